@@ -2,6 +2,7 @@
 import type {
   EventsV1Event,
   V1ConfigMap,
+  V1CustomResourceDefinition,
   V1CronJob,
   V1Deployment,
   V1EndpointSlice,
@@ -181,4 +182,11 @@ export const EndpointSlice = defineKind<K<V1EndpointSlice>>({
   kind: "EndpointSlice",
   plural: "endpointslices",
   namespaced: true,
+});
+export const CustomResourceDefinition = defineKind<K<V1CustomResourceDefinition>>({
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  plural: "customresourcedefinitions",
+  namespaced: false,
 });
