@@ -46,7 +46,7 @@ function desiredConfigMap(g: Greeting): ObjectOf<typeof ConfigMap> {
   const cm: ObjectOf<typeof ConfigMap> = {
     apiVersion: "v1",
     kind: "ConfigMap",
-    metadata: { name: `${g.metadata.name}-greeting`, namespace: g.metadata.namespace, labels: { "app.kubernetes.io/managed-by": "greeting-controller" } },
+    metadata: { name: `${g.metadata.name}-greeting`, namespace: g.metadata.namespace ?? "default", labels: { "app.kubernetes.io/managed-by": "greeting-controller" } },
     data: Object.fromEntries((g.spec.recipients ?? ["world"]).map((r) => [r, `${g.spec.message}, ${r}!`])),
   };
   setControllerReference(g, Greeting, cm);

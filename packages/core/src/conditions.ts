@@ -19,7 +19,8 @@ export interface Condition {
 export type ConditionInput = Omit<Condition, "lastTransitionTime"> & { lastTransitionTime?: string };
 
 const REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
-const TYPE = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const TYPE =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const STATUSES = new Set(["True", "False", "Unknown"]);
 const MAX_REASON = 1024;
 const MAX_MESSAGE = 32768;

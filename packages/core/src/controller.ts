@@ -185,39 +185,36 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   private subscribe(queue: WorkQueue<string>): void {
     const forKind = this.options.for;
-    const add = (req: Request) => queue.add(keyOf(req));
+    const enqueue = (reqs: Iterable<Request>) => {
+      for (const r of reqs) queue.add(keyOf(r));
+    };
     // The `for` kind: its own key.
     this.unsubscribe.push(
       this.informerFor(forKind).addEventHandler(
-        filtered(this.options.predicates ?? [], (obj: T) => add(keyFromObject(obj))),
+        filtered(this.options.predicates ?? [], (obj: T) => [keyFromObject(obj)], enqueue),
       ),
     );
-    // Owned kinds: the controller owner of the `for` kind.
-    const group = forKind.group;
-    const ownerOf = (obj: KubeObject) => {
-      for (const ref of obj.metadata.ownerReferences ?? []) {
-        if (!ref.controller || ref.kind !== forKind.kind) continue;
-        if (apiGroup(ref.apiVersion) !== group) continue;
-        add({ namespace: forKind.namespaced ? (obj.metadata.namespace ?? "") : "", name: ref.name });
-      }
+    // Owned kinds: the controller owner, when it is of the `for` kind.
+    const ownerOf = (obj: KubeObject): Request[] => {
+      const ref = obj.metadata.ownerReferences?.find((r) => r.controller);
+      if (!ref || ref.kind !== forKind.kind || apiGroup(ref.apiVersion) !== forKind.group) return [];
+      return [{ namespace: forKind.namespaced ? (obj.metadata.namespace ?? "") : "", name: ref.name }];
     };
     for (const kind of this.options.owns ?? []) {
-      this.unsubscribe.push(this.informerFor(kind).addEventHandler(filtered([], ownerOf)));
+      this.unsubscribe.push(this.informerFor(kind).addEventHandler(filtered([], ownerOf, enqueue)));
     }
     // Arbitrary watches: the user's map function.
+    const log = this.requireEnv().logger;
     for (const w of this.options.watches ?? []) {
-      const log = this.requireEnv().logger;
-      const map = (obj: KubeObject) => {
-        let reqs: Request[];
+      const map = (obj: KubeObject): Request[] => {
         try {
-          reqs = w.map(obj);
+          return w.map(obj);
         } catch (err) {
           log.error({ err, kind: w.kind.kind }, "watch map function threw; event dropped");
-          return;
+          return [];
         }
-        for (const r of reqs) add(r);
       };
-      this.unsubscribe.push(this.informerFor(w.kind).addEventHandler(filtered(w.predicates ?? [], map)));
+      this.unsubscribe.push(this.informerFor(w.kind).addEventHandler(filtered(w.predicates ?? [], map, enqueue)));
     }
   }
 
@@ -300,21 +297,28 @@ function apiGroup(apiVersion: string): string {
   return i < 0 ? "" : apiVersion.slice(0, i);
 }
 
-/** An informer handler that applies predicates, then calls `fn` (for updates: with old and new objects). */
-function filtered<U extends KubeObject>(predicates: Predicate<U>[], fn: (obj: U) => void): EventHandler<U> {
+/**
+ * An informer handler that applies predicates, maps the object to requests and enqueues them. For an
+ * update both the old and the new object are mapped (an owner or a mapped field may have changed), and
+ * the union is enqueued once.
+ */
+function filtered<U extends KubeObject>(
+  predicates: Predicate<U>[],
+  map: (obj: U) => Request[],
+  enqueue: (reqs: Iterable<Request>) => void,
+): EventHandler<U> {
   return {
     onAdd: (obj) => {
-      if (predicates.every((p) => p.create?.(obj) ?? true)) fn(obj);
+      if (predicates.every((p) => p.create?.(obj) ?? true)) enqueue(map(obj));
     },
     onUpdate: (oldObj, newObj) => {
       if (!predicates.every((p) => p.update?.(oldObj, newObj) ?? true)) return;
-      // An owner or a mapped field may have changed: the old object's targets hear about it too
-      // (for the same target the queue de-duplicates).
-      fn(newObj);
-      fn(oldObj);
+      const reqs = new Map<string, Request>();
+      for (const r of [...map(newObj), ...map(oldObj)]) reqs.set(keyOf(r), r);
+      enqueue(reqs.values());
     },
     onDelete: (obj) => {
-      if (predicates.every((p) => p.delete?.(obj) ?? true)) fn(obj);
+      if (predicates.every((p) => p.delete?.(obj) ?? true)) enqueue(map(obj));
     },
   };
 }

@@ -14,7 +14,7 @@ export function hasFinalizer(obj: KubeObject, finalizer: string): boolean {
 
 /** True once deletion was requested (`metadata.deletionTimestamp` is set); finalizers still hold the object. */
 export function isBeingDeleted(obj: KubeObject): boolean {
-  return obj.metadata.deletionTimestamp !== undefined && obj.metadata.deletionTimestamp !== null;
+  return Boolean(obj.metadata.deletionTimestamp);
 }
 
 /**
@@ -25,7 +25,13 @@ export function validateFinalizerName(finalizer: string): void {
   const slash = finalizer.indexOf("/");
   const prefix = finalizer.slice(0, Math.max(slash, 0));
   const name = finalizer.slice(slash + 1);
-  if (slash < 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix) || name.length > 63 || !NAME.test(name)) {
+  if (
+    slash < 0 ||
+    prefix.length > 253 ||
+    !DNS_SUBDOMAIN.test(prefix) ||
+    name.length > 63 ||
+    !NAME.test(name)
+  ) {
     throw new Error(
       `finalizer "${finalizer}" is invalid: use a domain-qualified name such as "etcd.capstan.dev/cleanup" ` +
         "(a lower-case DNS subdomain, '/', then a name of at most 63 letters, digits, '-', '_' or '.')",

@@ -19,7 +19,7 @@ import type {
   V1ServiceAccount,
   V1StatefulSet,
 } from "@kubernetes/client-node";
-import type { KubeObject } from "./object.ts";
+import type { KubeObject, Wire } from "./object.ts";
 
 /** A resource type. `T` is the TypeScript shape of one object of the kind. */
 export interface Kind<T extends KubeObject = KubeObject> {
@@ -62,7 +62,7 @@ export function kindId(kind: Kind): string {
   return `${kind.apiVersion}/${kind.kind}`;
 }
 
-type K<T> = T & KubeObject;
+type K<T> = Wire<T> & KubeObject;
 
 export const Namespace = defineKind<K<V1Namespace>>({
   group: "",

@@ -137,7 +137,8 @@ export class Manager {
 
   /** True while this replica holds the lease (always true without leader election, once started). */
   isLeader(): boolean {
-    return this.elector ? this.elector.isLeader() : this.started;
+    if (this.options.leaderElection) return this.elector?.isLeader() ?? false;
+    return this.started;
   }
 
   async start(signal: AbortSignal): Promise<void> {
