@@ -44,7 +44,9 @@ function configMapJson(i: number): string {
   };
   const fieldsOf = (o: Record<string, string>) =>
     Object.fromEntries([[".", {}], ...Object.keys(o).map((k) => [`f:${k}`, {}])]);
-  const data = Object.fromEntries(DATA_KEYS.map((k, j) => [k, `# ${k} for ${app}\n${hex(i * 7 + j, 220)}\n`]));
+  const data = Object.fromEntries(
+    DATA_KEYS.map((k, j) => [k, `# ${k} for ${app}\n${hex(i * 7 + j, 220)}\n`]),
+  );
   const managedFields = [
     {
       manager: "helm",
@@ -147,7 +149,11 @@ export async function benchInformerMemory(objects = 20_000): Promise<BenchResult
   const dropped = await bytesPerObject(objects);
   const kept = await bytesPerObject(objects, (o) => o);
   return [
-    { name: "informer heap per object (managedFields dropped, default)", value: Math.round(dropped), unit: "bytes" },
+    {
+      name: "informer heap per object (managedFields dropped, default)",
+      value: Math.round(dropped),
+      unit: "bytes",
+    },
     { name: "informer heap per object (no transform)", value: Math.round(kept), unit: "bytes" },
     {
       name: "informer heap saved by dropping managedFields",

@@ -7,11 +7,11 @@
 import {
   applyIfChanged,
   Client,
-  ConfigMap,
   type Condition,
+  ConfigMap,
+  CustomResourceDefinition,
   conditionsEqual,
   controller,
-  CustomResourceDefinition,
   createLogger,
   defineKind,
   generationChanged,
@@ -46,7 +46,11 @@ function desiredConfigMap(g: Greeting): ObjectOf<typeof ConfigMap> {
   const cm: ObjectOf<typeof ConfigMap> = {
     apiVersion: "v1",
     kind: "ConfigMap",
-    metadata: { name: `${g.metadata.name}-greeting`, namespace: g.metadata.namespace ?? "default", labels: { "app.kubernetes.io/managed-by": "greeting-controller" } },
+    metadata: {
+      name: `${g.metadata.name}-greeting`,
+      namespace: g.metadata.namespace ?? "default",
+      labels: { "app.kubernetes.io/managed-by": "greeting-controller" },
+    },
     data: Object.fromEntries((g.spec.recipients ?? ["world"]).map((r) => [r, `${g.spec.message}, ${r}!`])),
   };
   setControllerReference(g, Greeting, cm);
@@ -63,7 +67,13 @@ await client.apply(
     metadata: { name: "greetings.examples.capstan.dev" },
     spec: {
       group: "examples.capstan.dev",
-      names: { kind: "Greeting", plural: "greetings", singular: "greeting", shortNames: ["greet"], categories: ["capstan"] },
+      names: {
+        kind: "Greeting",
+        plural: "greetings",
+        singular: "greeting",
+        shortNames: ["greet"],
+        categories: ["capstan"],
+      },
       scope: "Namespaced",
       versions: [
         {
@@ -80,7 +90,11 @@ await client.apply(
                   required: ["message"],
                   properties: {
                     message: { type: "string", minLength: 1, maxLength: 200 },
-                    recipients: { type: "array", maxItems: 20, items: { type: "string", pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" } },
+                    recipients: {
+                      type: "array",
+                      maxItems: 20,
+                      items: { type: "string", pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" },
+                    },
                   },
                 },
                 status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
@@ -102,7 +116,10 @@ for (let i = 0; ; i++) {
 if (process.env.SAMPLE !== "false") {
   await client.apply(
     Greeting,
-    { metadata: { name: "hello", namespace: "default" }, spec: { message: "Hello", recipients: ["world", "capstan"] } },
+    {
+      metadata: { name: "hello", namespace: "default" },
+      spec: { message: "Hello", recipients: ["world", "capstan"] },
+    },
     { fieldManager: "greeting-sample" },
   );
 }
@@ -138,7 +155,14 @@ mgr.add(
         fieldManager: FIELD_MANAGER,
         force: true,
       });
-      if (applied) ctx.recorder.event(g, "Normal", "ConfigMapApplied", "Apply", `ConfigMap ${g.metadata.name}-greeting updated`);
+      if (applied)
+        ctx.recorder.event(
+          g,
+          "Normal",
+          "ConfigMapApplied",
+          "Apply",
+          `ConfigMap ${g.metadata.name}-greeting updated`,
+        );
       const conditions = setCondition(g.status?.conditions, {
         type: "Available",
         status: "True",
@@ -147,9 +171,16 @@ mgr.add(
         observedGeneration: g.metadata.generation ?? 0,
       });
       // Steady state: nothing changed, so nothing is written.
-      if (g.status?.observedGeneration !== g.metadata.generation || !conditionsEqual(conditions, g.status?.conditions ?? [])) {
+      if (
+        g.status?.observedGeneration !== g.metadata.generation ||
+        !conditionsEqual(conditions, g.status?.conditions ?? [])
+      ) {
         await ctx.client.patchStatus(Greeting, req.name, req.namespace, {
-          status: { observedGeneration: g.metadata.generation, conditions, configMap: `${g.metadata.name}-greeting` },
+          status: {
+            observedGeneration: g.metadata.generation,
+            conditions,
+            configMap: `${g.metadata.name}-greeting`,
+          },
         });
       }
       return undefined;

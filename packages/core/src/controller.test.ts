@@ -1,7 +1,7 @@
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Client } from "./client.ts";
-import { controller, type Reconciler, type Request } from "./controller.ts";
+import { controller, type Reconciler, type Request, watch } from "./controller.ts";
 import { TerminalError } from "./errors.ts";
 import { FakeApiServer } from "./fake-api-server.test-util.ts";
 import { ConfigMap, defineKind, Secret } from "./kinds.ts";
@@ -16,7 +16,13 @@ interface Widget extends KubeObject {
   spec: { size: number };
   status?: { seen?: number };
 }
-const Widget = defineKind<Widget>({ group: "test.capstan.dev", version: "v1", kind: "Widget", plural: "widgets", namespaced: true });
+const Widget = defineKind<Widget>({
+  group: "test.capstan.dev",
+  version: "v1",
+  kind: "Widget",
+  plural: "widgets",
+  namespaced: true,
+});
 const WIDGETS = "/apis/test.capstan.dev/v1/widgets";
 const CONFIGMAPS = "/api/v1/configmaps";
 
@@ -40,13 +46,25 @@ afterEach(async () => {
 });
 
 function widget(name: string, size = 1): Widget {
-  return { apiVersion: "test.capstan.dev/v1", kind: "Widget", metadata: { name, namespace: "ns" }, spec: { size } };
+  return {
+    apiVersion: "test.capstan.dev/v1",
+    kind: "Widget",
+    metadata: { name, namespace: "ns" },
+    spec: { size },
+  };
 }
 
 /** Starts a manager with one controller (fast retries) against the fake server. */
 function run(reconcile: Reconciler, extra: Partial<Parameters<typeof controller<Widget>>[0]> = {}) {
   const client = new Client({ kubeConfig: server.kubeConfig(), metrics });
-  const mgr = new Manager({ name: "test", client, metrics, logger: silentLogger, metricsPort: null, healthPort: null });
+  const mgr = new Manager({
+    name: "test",
+    client,
+    metrics,
+    logger: silentLogger,
+    metricsPort: null,
+    healthPort: null,
+  });
   mgr.add(
     controller<Widget>({
       name: "widget",
@@ -61,7 +79,9 @@ function run(reconcile: Reconciler, extra: Partial<Parameters<typeof controller<
 }
 
 async function counter(name: string, labels: Record<string, string>): Promise<number> {
-  const metric = (await metrics.registry.getSingleMetric(name)?.get()) as { values: { labels: Record<string, unknown>; value: number }[] };
+  const metric = (await metrics.registry.getSingleMetric(name)?.get()) as {
+    values: { labels: Record<string, unknown>; value: number }[];
+  };
   const row = metric.values.find((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val));
   return row?.value ?? Number.NaN;
 }
@@ -75,8 +95,15 @@ describe("Controller", () => {
       seen.push(req);
     });
     await vi.waitFor(() => expect(seen).toHaveLength(2));
-    expect(seen).toEqual(expect.arrayContaining([{ namespace: "ns", name: "a" }, { namespace: "ns", name: "b" }]));
-    await vi.waitFor(async () => expect(await counter("controller_runtime_reconcile_total", { result: "success" })).toBe(2));
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        { namespace: "ns", name: "a" },
+        { namespace: "ns", name: "b" },
+      ]),
+    );
+    await vi.waitFor(async () =>
+      expect(await counter("controller_runtime_reconcile_total", { result: "success" })).toBe(2),
+    );
     expect(await counter("controller_runtime_reconcile_total", { result: "error" })).toBe(0);
   });
 
@@ -88,7 +115,9 @@ describe("Controller", () => {
       if (calls < 4) throw new Error("transient");
     });
     await vi.waitFor(() => expect(calls).toBe(4));
-    await vi.waitFor(async () => expect(await counter("controller_runtime_reconcile_total", { result: "success" })).toBe(1));
+    await vi.waitFor(async () =>
+      expect(await counter("controller_runtime_reconcile_total", { result: "success" })).toBe(1),
+    );
     expect(await counter("controller_runtime_reconcile_errors_total", { controller: "widget" })).toBe(3);
     expect(await counter("workqueue_retries_total", { name: "widget" })).toBe(3);
   });
@@ -100,7 +129,9 @@ describe("Controller", () => {
       calls++;
       throw new TerminalError("spec.size is invalid");
     });
-    await vi.waitFor(async () => expect(await counter("controller_runtime_terminal_reconcile_errors_total", {})).toBe(1));
+    await vi.waitFor(async () =>
+      expect(await counter("controller_runtime_terminal_reconcile_errors_total", {})).toBe(1),
+    );
     await new Promise((r) => setTimeout(r, 100)); // retries would have happened by now (1 ms base delay)
     expect(calls).toBe(1);
   });
@@ -147,7 +178,9 @@ describe("Controller", () => {
       { maxConcurrentReconciles: 4 },
     );
     await vi.waitFor(() => expect(calls).toBe(1));
-    await vi.waitFor(() => expect(server.requests.some((r) => r.startsWith(`GET ${WIDGETS}?watch`))).toBe(true));
+    await vi.waitFor(() =>
+      expect(server.requests.some((r) => r.startsWith(`GET ${WIDGETS}?watch`))).toBe(true),
+    );
     for (let i = 2; i < 6; i++) server.put(WIDGETS, widget("a", i)); // four changes while "a" is processed
     await new Promise((r) => setTimeout(r, 50));
     expect(calls).toBe(1); // held by one worker; the other three never take it
@@ -161,15 +194,26 @@ describe("Controller", () => {
   it("maps owned objects to their controller owner and filters with predicates", async () => {
     const w = server.put(WIDGETS, widget("a"));
     const seen: string[] = [];
-    run(async (req) => {
-      seen.push(req.name);
-    }, { owns: [ConfigMap], predicates: [generationChanged()] });
+    run(
+      async (req) => {
+        seen.push(req.name);
+      },
+      { owns: [ConfigMap], predicates: [generationChanged()] },
+    );
     await vi.waitFor(() => expect(seen).toEqual(["a"]));
     server.put(CONFIGMAPS, {
       metadata: {
         name: "a-config",
         namespace: "ns",
-        ownerReferences: [{ apiVersion: "test.capstan.dev/v1", kind: "Widget", name: "a", uid: w.metadata.uid ?? "", controller: true }],
+        ownerReferences: [
+          {
+            apiVersion: "test.capstan.dev/v1",
+            kind: "Widget",
+            name: "a",
+            uid: w.metadata.uid ?? "",
+            controller: true,
+          },
+        ],
       },
     });
     await vi.waitFor(() => expect(seen).toEqual(["a", "a"]));
@@ -192,9 +236,14 @@ describe("Controller", () => {
 
   it("maps watched kinds through the map function", async () => {
     const seen: string[] = [];
-    run(async (req) => {
-      seen.push(req.name);
-    }, { watches: [{ kind: Secret, map: (s: KubeObject) => [{ namespace: "ns", name: `${s.metadata.name}-widget` }] }] });
+    run(
+      async (req) => {
+        seen.push(req.name);
+      },
+      {
+        watches: [watch(Secret, (s) => [{ namespace: "ns", name: `${s.metadata.name}-widget` }])],
+      },
+    );
     server.put("/api/v1/secrets", { metadata: { name: "creds", namespace: "ns" } });
     await vi.waitFor(() => expect(seen).toEqual(["creds-widget"]));
   });
@@ -206,7 +255,9 @@ describe("Controller", () => {
       async (_req, ctx) => {
         calls++;
         if (calls > 1) return;
-        await new Promise((_r, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)));
+        await new Promise((_r, reject) =>
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)),
+        );
       },
       { reconcileTimeoutMs: 30 },
     );
@@ -231,9 +282,11 @@ describe("Controller", () => {
   });
 
   it("rejects bad options with a clear message", () => {
-    expect(() => controller({ name: "Bad Name", for: Widget, reconcile: async () => {} })).toThrow(/lower-case/);
-    expect(() => controller({ name: "w", for: Widget, maxConcurrentReconciles: 0, reconcile: async () => {} })).toThrow(
-      /maxConcurrentReconciles/,
+    expect(() => controller({ name: "Bad Name", for: Widget, reconcile: async () => {} })).toThrow(
+      /lower-case/,
     );
+    expect(() =>
+      controller({ name: "w", for: Widget, maxConcurrentReconciles: 0, reconcile: async () => {} }),
+    ).toThrow(/maxConcurrentReconciles/);
   });
 });

@@ -9,7 +9,6 @@ import type { EventHandler } from "./informer.ts";
 import type { InformerFactory } from "./informer-factory.ts";
 import type { Kind } from "./kinds.ts";
 import type { Logger } from "./logger.ts";
-import { silentLogger } from "./logger.ts";
 import type { CoreMetrics } from "./metrics.ts";
 import { type KubeObject, keyOf, type ObjectKey, parseKey } from "./object.ts";
 import type { Predicate } from "./predicates.ts";
@@ -40,13 +39,23 @@ export interface ReconcileContext {
 }
 
 /** A reconciler is a function: level-triggered, idempotent, given a key and never an event. */
+// biome-ignore lint/suspicious/noConfusingVoidType: lets `async () => {}` be a reconciler that succeeded.
 export type Reconciler = (req: Request, ctx: ReconcileContext) => Promise<Result | undefined | void>;
 
 /** A watched kind whose events map to requests of the controller's kind. */
 export interface Watch<U extends KubeObject = KubeObject> {
   kind: Kind<U>;
-  map: (obj: U) => Request[];
+  map(obj: U): Request[];
   predicates?: Predicate<U>[];
+}
+
+/** A typed watch: `watch(Secret, (s) => [...])` infers the object type for the map function. */
+export function watch<U extends KubeObject>(
+  kind: Kind<U>,
+  map: (obj: U) => Request[],
+  predicates?: Predicate<U>[],
+): Watch<U> {
+  return predicates ? { kind, map, predicates } : { kind, map };
 }
 
 export interface ControllerOptions<T extends KubeObject> {
@@ -56,7 +65,7 @@ export interface ControllerOptions<T extends KubeObject> {
   for: Kind<T>;
   /** Kinds whose controller owner reference points at a `for` object: their events enqueue the owner. */
   owns?: Kind[];
-  watches?: Watch<any>[];
+  watches?: Watch[];
   /** Filters for events of the `for` kind; all must pass. */
   predicates?: Predicate<T>[];
   /** Default 1. A key is never reconciled by two workers at once. */
@@ -104,7 +113,9 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
     const workers = options.maxConcurrentReconciles ?? 1;
     if (!Number.isInteger(workers) || workers < 1) {
-      throw new Error(`controller ${options.name}: maxConcurrentReconciles must be a positive integer, got ${workers}`);
+      throw new Error(
+        `controller ${options.name}: maxConcurrentReconciles must be a positive integer, got ${workers}`,
+      );
     }
     this.name = options.name;
     this.options = options;
@@ -148,7 +159,9 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.queue = queue;
     this.subscribe(queue);
     env.logger.info({ workers: this.options.maxConcurrentReconciles ?? 1 }, "starting workers");
-    const workers = Array.from({ length: this.options.maxConcurrentReconciles ?? 1 }, () => this.worker(queue));
+    const workers = Array.from({ length: this.options.maxConcurrentReconciles ?? 1 }, () =>
+      this.worker(queue),
+    );
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
       else signal.addEventListener("abort", () => resolve(), { once: true });
@@ -214,7 +227,9 @@ export class Controller<T extends KubeObject = KubeObject> {
           return [];
         }
       };
-      this.unsubscribe.push(this.informerFor(w.kind).addEventHandler(filtered(w.predicates ?? [], map, enqueue)));
+      this.unsubscribe.push(
+        this.informerFor(w.kind).addEventHandler(filtered(w.predicates ?? [], map, enqueue)),
+      );
     }
   }
 
@@ -241,7 +256,14 @@ export class Controller<T extends KubeObject = KubeObject> {
     const timeoutMs = this.options.reconcileTimeoutMs;
     if (timeoutMs !== undefined) signals.push(AbortSignal.timeout(timeoutMs));
     const signal = AbortSignal.any(signals);
-    const ctx: ReconcileContext = { signal, log, reconcileID, client: env.client, cache: env.cache, recorder: env.recorder };
+    const ctx: ReconcileContext = {
+      signal,
+      log,
+      reconcileID,
+      client: env.client,
+      cache: env.cache,
+      recorder: env.recorder,
+    };
 
     m.activeWorkers.inc(labels);
     const started = performance.now();

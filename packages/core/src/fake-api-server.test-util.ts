@@ -97,7 +97,10 @@ export class FakeApiServer {
     const obj = store.get(`${namespace}/${name}`);
     if (!obj) return false;
     store.delete(`${namespace}/${name}`);
-    this.notify(collection, "DELETED", { ...obj, metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } });
+    this.notify(collection, "DELETED", {
+      ...obj,
+      metadata: { ...obj.metadata, resourceVersion: String(++this.rv) },
+    });
     return true;
   }
 
@@ -127,7 +130,8 @@ export class FakeApiServer {
       res.writeHead(code, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
     };
-    const notFound = () => send(404, { kind: "Status", code: 404, reason: "NotFound", message: `${name} not found` });
+    const notFound = () =>
+      send(404, { kind: "Status", code: 404, reason: "NotFound", message: `${name} not found` });
     const body = await new Promise<string>((r) => {
       let s = "";
       req.on("data", (c) => {
@@ -164,8 +168,16 @@ export class FakeApiServer {
       const obj = JSON.parse(body) as KubeObject;
       const existing = store.get(key);
       if (!existing) return notFound();
-      if (obj.metadata.resourceVersion && obj.metadata.resourceVersion !== existing.metadata.resourceVersion) {
-        return send(409, { kind: "Status", code: 409, reason: "Conflict", message: "the object has been modified" });
+      if (
+        obj.metadata.resourceVersion &&
+        obj.metadata.resourceVersion !== existing.metadata.resourceVersion
+      ) {
+        return send(409, {
+          kind: "Status",
+          code: 409,
+          reason: "Conflict",
+          message: "the object has been modified",
+        });
       }
       return send(200, this.put(collection, obj));
     }
@@ -178,15 +190,19 @@ export class FakeApiServer {
       return send(200, this.put(collection, merged));
     }
     if (req.method === "DELETE") {
-      return this.remove(collection, namespace ?? "", name ?? "") ? send(200, { kind: "Status", status: "Success" }) : notFound();
+      return this.remove(collection, namespace ?? "", name ?? "")
+        ? send(200, { kind: "Status", status: "Success" })
+        : notFound();
     }
     send(405, { kind: "Status", code: 405, message: "method not allowed" });
   }
 }
 
 function sameSpec(a: KubeObject, b: KubeObject): boolean {
-  return JSON.stringify((a as { spec?: unknown }).spec) === JSON.stringify((b as { spec?: unknown }).spec) &&
-    JSON.stringify((a as { data?: unknown }).data) === JSON.stringify((b as { data?: unknown }).data);
+  return (
+    JSON.stringify((a as { spec?: unknown }).spec) === JSON.stringify((b as { spec?: unknown }).spec) &&
+    JSON.stringify((a as { data?: unknown }).data) === JSON.stringify((b as { data?: unknown }).data)
+  );
 }
 
 /** JSON merge patch (RFC 7386). */

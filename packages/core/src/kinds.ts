@@ -2,8 +2,8 @@
 import type {
   EventsV1Event,
   V1ConfigMap,
-  V1CustomResourceDefinition,
   V1CronJob,
+  V1CustomResourceDefinition,
   V1Deployment,
   V1EndpointSlice,
   V1Job,

@@ -49,7 +49,16 @@ afterEach(async () => {
 function newManager(opts: Partial<ConstructorParameters<typeof Manager>[0]> = {}) {
   const metrics = new CoreMetrics(new Registry());
   const client = new Client({ kubeConfig: server.kubeConfig(), metrics });
-  const mgr = new Manager({ name: "test", client, metrics, logger: silentLogger, metricsPort: 0, healthPort: 0, bindAddress: "127.0.0.1", ...opts });
+  const mgr = new Manager({
+    name: "test",
+    client,
+    metrics,
+    logger: silentLogger,
+    metricsPort: 0,
+    healthPort: 0,
+    bindAddress: "127.0.0.1",
+    ...opts,
+  });
   const stop = new AbortController();
   stops.push(stop);
   return { mgr, stop, metrics };
@@ -58,7 +67,9 @@ function newManager(opts: Partial<ConstructorParameters<typeof Manager>[0]> = {}
 describe("Manager", () => {
   it("serves /metrics with every standard metric name, and /healthz and /readyz", async () => {
     server.put("/api/v1/configmaps", { metadata: { name: "a", namespace: "ns" } });
-    const { mgr, stop } = newManager({ leaderElection: { namespace: "ns", leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 } });
+    const { mgr, stop } = newManager({
+      leaderElection: { namespace: "ns", leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 },
+    });
     let reconciled = 0;
     mgr.add(controller({ name: "cm", for: ConfigMap, reconcile: async () => void reconciled++ }));
     const running = mgr.start(stop.signal);
@@ -93,7 +104,13 @@ describe("Manager", () => {
   });
 
   it("with two managers on one Lease exactly one leads, and a graceful stop hands over", async () => {
-    const le = { namespace: "ns", name: "shared", leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 100 };
+    const le = {
+      namespace: "ns",
+      name: "shared",
+      leaseDurationMs: 3000,
+      renewDeadlineMs: 2000,
+      retryPeriodMs: 100,
+    };
     const a = newManager({ leaderElection: { ...le, identity: "a" }, metricsPort: null, healthPort: null });
     const b = newManager({ leaderElection: { ...le, identity: "b" }, metricsPort: null, healthPort: null });
     const runA = a.mgr.start(a.stop.signal);
@@ -103,7 +120,9 @@ describe("Manager", () => {
     expect(b.mgr.isLeader()).toBe(false);
     a.stop.abort();
     await runA; // releases the lease on the way out
-    const lease = server.objects.get("/apis/coordination.k8s.io/v1/leases")?.get("ns/shared") as unknown as { spec: { holderIdentity?: string } };
+    const lease = server.objects.get("/apis/coordination.k8s.io/v1/leases")?.get("ns/shared") as unknown as {
+      spec: { holderIdentity?: string };
+    };
     expect(lease.spec.holderIdentity ?? "").toBe("");
     // b takes over at its next retry, long before the 3 s lease would have expired.
     await vi.waitFor(() => expect(b.mgr.isLeader()).toBe(true), { timeout: 1500 });
@@ -123,9 +142,13 @@ describe("Manager", () => {
   it("refuses to add a controller name twice or after start", async () => {
     const { mgr, stop } = newManager({ metricsPort: null, healthPort: null });
     mgr.add(controller({ name: "cm", for: ConfigMap, reconcile: async () => {} }));
-    expect(() => mgr.add(controller({ name: "cm", for: ConfigMap, reconcile: async () => {} }))).toThrow(/already added/);
+    expect(() => mgr.add(controller({ name: "cm", for: ConfigMap, reconcile: async () => {} }))).toThrow(
+      /already added/,
+    );
     const running = mgr.start(stop.signal);
-    expect(() => mgr.add(controller({ name: "x", for: ConfigMap, reconcile: async () => {} }))).toThrow(/already started/);
+    expect(() => mgr.add(controller({ name: "x", for: ConfigMap, reconcile: async () => {} }))).toThrow(
+      /already started/,
+    );
     stop.abort();
     await running;
   });

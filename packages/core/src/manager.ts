@@ -10,6 +10,7 @@ import { defaultLeaderIdentity, LeaderElector } from "./leader-election.ts";
 import { LeaseLock } from "./lease-lock.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { type CoreMetrics, globalMetrics } from "./metrics.ts";
+import type { KubeObject } from "./object.ts";
 import { type Check, Endpoints } from "./probes.ts";
 
 /** Something the manager runs: started with a signal, resolves after it stopped. */
@@ -70,7 +71,7 @@ export class Manager {
   readonly cache: Cache;
   readonly recorder: EventRecorder;
   private readonly options: ManagerOptions;
-  private readonly controllers: Controller<any>[] = [];
+  private readonly controllers: Controller<KubeObject>[] = [];
   private readonly runnables: Runnable[] = [];
   private readonly healthChecks = new Map<string, Check>();
   private readonly readyChecks = new Map<string, Check>();
@@ -83,7 +84,8 @@ export class Manager {
     this.name = options.name;
     this.metrics = options.metrics ?? globalMetrics();
     this.logger = (options.logger ?? createLogger()).child({ manager: options.name });
-    this.client = options.client ?? new Client({ metrics: this.metrics, userAgent: `${options.name} (capstan)` });
+    this.client =
+      options.client ?? new Client({ metrics: this.metrics, userAgent: `${options.name} (capstan)` });
     this.informers = new InformerFactory({ client: this.client, logger: this.logger });
     this.cache = new Cache(this.informers, options.namespace);
     const instance = options.instance ?? process.env.POD_NAME ?? hostname();
@@ -98,7 +100,7 @@ export class Manager {
   }
 
   /** Adds a controller (its informers are created now, so they start with the cache) or a runnable. */
-  add(item: Controller<any> | Runnable): this {
+  add(item: Controller<KubeObject> | Runnable): this {
     if (this.started) throw new Error("Manager.add: the manager has already started");
     if ("bind" in item) {
       if (this.controllers.some((c) => c.name === item.name)) {
@@ -164,13 +166,19 @@ export class Manager {
       }
       const runLeaderWork = (leaderSignal: AbortSignal) => {
         const deadline = this.options.gracefulShutdownTimeoutMs ?? 30_000;
-        for (const c of this.controllers) leaderWork.push(this.guard(c.start(leaderSignal, deadline), c.name));
+        for (const c of this.controllers)
+          leaderWork.push(this.guard(c.start(leaderSignal, deadline), c.name));
         for (const r of this.runnables) {
           if (r.needLeaderElection !== false) leaderWork.push(this.guard(r.start(leaderSignal), "runnable"));
         }
       };
       if (this.options.leaderElection) {
-        const outcome = await this.runElection(this.options.leaderElection, stop.signal, runLeaderWork, leaderWork);
+        const outcome = await this.runElection(
+          this.options.leaderElection,
+          stop.signal,
+          runLeaderWork,
+          leaderWork,
+        );
         if (outcome === "lost") failure = new Error("leader election lost");
       } else {
         runLeaderWork(stop.signal);

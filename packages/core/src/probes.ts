@@ -76,7 +76,8 @@ export class Endpoints {
       res.end(body);
       return;
     }
-    const checks = path === "/healthz" || path === "/livez" ? healthChecks : path === "/readyz" ? readyChecks : undefined;
+    const checks =
+      path === "/healthz" || path === "/livez" ? healthChecks : path === "/readyz" ? readyChecks : undefined;
     if (!checks) {
       res.writeHead(404, { "content-type": "text/plain" });
       res.end("not found\n");
