@@ -117,9 +117,11 @@ function syntheticListerWatcher(n: number): ListerWatcher<KubeObject> {
   };
 }
 
-function collect(): number {
+/** Heap in use after full collections, once pending callbacks have had a turn to let go of garbage. */
+async function collect(): Promise<number> {
   const gc = globalThis.gc;
   if (gc === undefined) throw new Error("run with node --expose-gc bench/informer-memory.ts");
+  await new Promise((resolve) => setImmediate(resolve));
   gc();
   gc();
   return process.memoryUsage().heapUsed;
@@ -127,7 +129,7 @@ function collect(): number {
 
 /** Heap bytes the informer holds per object once synced on `n` objects. */
 async function bytesPerObject(n: number, transform?: (obj: KubeObject) => KubeObject): Promise<number> {
-  const before = collect();
+  const before = await collect();
   const informer = new Informer(syntheticListerWatcher(n), {
     pageSize: PAGE_SIZE,
     ...(transform === undefined ? {} : { transform }),
@@ -135,19 +137,26 @@ async function bytesPerObject(n: number, transform?: (obj: KubeObject) => KubeOb
   const controller = new AbortController();
   const done = informer.start(controller.signal);
   await informer.waitForSync();
-  const after = collect();
+  const after = await collect();
   if (informer.store.size !== n) throw new Error(`synced ${informer.store.size} objects, expected ${n}`);
   controller.abort();
   await done;
   return (after - before) / n;
 }
 
+/** The median of three measurements, so one disturbed collection cannot skew the figure. */
+async function median(measure: () => Promise<number>): Promise<number> {
+  const runs = [await measure(), await measure(), await measure()].sort((a, b) => a - b);
+  return runs[1]!;
+}
+
 /** Feeds `objects` synthetic ConfigMaps through an Informer, with and without dropping managedFields. */
 export async function benchInformerMemory(objects = 20_000): Promise<BenchResult[]> {
+  const identity = (o: KubeObject) => o;
   await bytesPerObject(1_000); // warm up: compile the code paths so they do not count below
-  await bytesPerObject(1_000, (o) => o);
-  const dropped = await bytesPerObject(objects);
-  const kept = await bytesPerObject(objects, (o) => o);
+  await bytesPerObject(1_000, identity);
+  const dropped = await median(() => bytesPerObject(objects));
+  const kept = await median(() => bytesPerObject(objects, identity));
   return [
     {
       name: "informer heap per object (managedFields dropped, default)",

@@ -88,11 +88,28 @@ GO
   )
 }
 
+# --- kwok: fake nodes (no replace directives; go install works). Its stage configs ship in the module. ---
+kwok_dir="$cache/kwok-$KWOK_VERSION"
+build_kwok() {
+  [ -x "$kwok_dir/bin/kwok" ] && [ -d "$kwok_dir/stages" ] && return 0
+  log "building kwok $KWOK_VERSION"
+  mkdir -p "$kwok_dir/bin"
+  GOBIN="$kwok_dir/bin" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  local src
+  src="$(go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')"
+  rm -rf "$kwok_dir/stages.tmp" && mkdir -p "$kwok_dir/stages.tmp"
+  for f in "$src"/kustomize/stage/node/fast/*.yaml "$src"/kustomize/stage/pod/fast/*.yaml; do
+    case "$(basename "$f")" in kustomization.yaml) ;; *) cp "$f" "$kwok_dir/stages.tmp/" ;; esac
+  done
+  chmod -R u+w "$kwok_dir/stages.tmp" && mv "$kwok_dir/stages.tmp" "$kwok_dir/stages"
+}
+
 what="${1:-all}"
 case "$what" in
   kubernetes) build_kubernetes ;;
+  kwok) build_kwok ;;
   etcd) build_etcd ;;
-  all) build_etcd; build_kubernetes ;;
-  *) echo "usage: $0 [all|kubernetes|etcd]" >&2; exit 2 ;;
+  all) build_etcd; build_kwok; build_kubernetes ;;
+  *) echo "usage: $0 [all|kubernetes|etcd|kwok]" >&2; exit 2 ;;
 esac
 echo "$cache"

@@ -324,5 +324,19 @@ describe("Reflector", () => {
     expect(vi.getTimerCount()).toBe(1);
     await c.stop();
     expect(sleeping.listCalls).toHaveLength(1);
+
+    // between the list and the watch (aborted by whoever received the list)
+    const between = new FakeListerWatcher<CM>().replyList(page([], "1"));
+    const controller = new AbortController();
+    const reflector = new Reflector<CM>(between, { replace: () => controller.abort(), apply: () => {} });
+    let finished = false;
+    const done = reflector.run(controller.signal).then(() => {
+      finished = true;
+    });
+    await settle();
+    expect(finished).toBe(true);
+    expect(between.watches).toHaveLength(0);
+    expect(vi.getTimerCount()).toBe(0);
+    await done;
   });
 });

@@ -82,6 +82,8 @@ export class Backoff {
 /**
  * Lists a collection (paginated, consistent), then watches it from the list's resourceVersion, forever:
  * re-watches when the server ends a watch, reconnects with backoff after errors, relists after 410 Gone.
+ * Every failure, 410 included, first waits out the backoff (as in client-go), so a failing server is
+ * never hammered and a 410 cannot turn into a relist loop.
  */
 export class Reflector<T extends KubeObject> {
   private readonly lw: ListerWatcher<T>;
@@ -168,6 +170,7 @@ export class Reflector<T extends KubeObject> {
 
   /** One watch call; returns when it ends normally or goes quiet, throws on errors (ERROR events too). */
   private async watch(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return; // stopped while listing: its abort listener below would never fire
     const [min, max] = this.watchTimeoutSeconds;
     const timeoutSeconds = Math.min(max, min + Math.floor(this.random() * (max - min + 1)));
     const call = new AbortController();

@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# A real single-node Kubernetes control plane built from upstream sources (see build.sh), run directly
+# on this machine: etcd, kube-apiserver (TLS, RBAC, service accounts), kube-controller-manager,
+# kube-scheduler, and kwok for a fake Node so workloads report Ready.
+#   cluster.sh up       start (idempotent: a healthy cluster is left alone, a dead one is cleaned up)
+#   cluster.sh down     stop every process it started, by PID, and remove the state
+#   cluster.sh status   print what runs
+# State lives in CAPSTAN_CLUSTER_DIR (default <repo>/.cluster, git-ignored); the kubeconfig is
+# <state>/kubeconfig. Binaries are cached by version outside the repo (CAPSTAN_CACHE).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../../.." && pwd)"
+# shellcheck source=versions.env
+source "$here/versions.env"
+cache="${CAPSTAN_CACHE:-$HOME/.cache/capstan}"
+state="${CAPSTAN_CLUSTER_DIR:-$repo/.cluster}"
+k8s_bin="$cache/kubernetes-$KUBERNETES_VERSION/bin"
+etcd_bin="$cache/etcd-$ETCD_VERSION/bin"
+kwok_dir="$cache/kwok-$KWOK_VERSION"
+API_PORT="${CAPSTAN_API_PORT:-6443}"
+ETCD_PORT="${CAPSTAN_ETCD_PORT:-12379}"
+ETCD_PEER_PORT=$((ETCD_PORT + 1))
+SERVICE_CIDR="10.96.0.0/16"
+SERVICE_IP="10.96.0.1"
+CLUSTER_CIDR="10.244.0.0/16"
+NODE_NAME="${CAPSTAN_FAKE_NODE:-kwok-node-0}"
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+
+log() { printf '[cluster] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+pid_alive() { [ -f "$state/pids/$1" ] && kill -0 "$(cat "$state/pids/$1")" 2>/dev/null; }
+
+kubectl_() { "$k8s_bin/kubectl" --kubeconfig "$state/kubeconfig" "$@"; }
+
+api_ready() {
+  curl -fsS --max-time 2 --cacert "$state/pki/ca.crt" --cert "$state/pki/admin.crt" --key "$state/pki/admin.key" \
+    "https://127.0.0.1:$API_PORT/readyz" >/dev/null 2>&1
+}
+
+wait_for() { # description timeout-seconds command...
+  local what="$1" t="$2"; shift 2
+  for ((i = 0; i < t * 5; i++)); do
+    if "$@"; then return 0; fi
+    sleep 0.2
+  done
+  die "$what not ready after ${t}s (logs: $state/logs)"
+}
+
+# --- certificates (openssl): one CA, serving and client certs, the service-account key pair ---
+cert() { # name CN O [SANs]
+  local name="$1" cn="$2" org="$3" sans="${4:-}"
+  local ext="$state/pki/$name.ext"
+  {
+    echo "basicConstraints=CA:FALSE"
+    echo "keyUsage=critical,digitalSignature,keyEncipherment"
+    if [ -n "$sans" ]; then echo "extendedKeyUsage=serverAuth,clientAuth"; echo "subjectAltName=$sans"; else echo "extendedKeyUsage=clientAuth"; fi
+  } >"$ext"
+  local subj="/CN=$cn"
+  [ -n "$org" ] && subj="/O=$org$subj"
+  openssl req -new -newkey rsa:2048 -nodes -keyout "$state/pki/$name.key" -subj "$subj" -out "$state/pki/$name.csr" 2>/dev/null
+  openssl x509 -req -in "$state/pki/$name.csr" -CA "$state/pki/ca.crt" -CAkey "$state/pki/ca.key" -CAcreateserial \
+    -days 365 -sha256 -extfile "$ext" -out "$state/pki/$name.crt" 2>/dev/null
+}
+
+make_pki() {
+  mkdir -p "$state/pki"
+  openssl req -x509 -new -newkey rsa:2048 -nodes -keyout "$state/pki/ca.key" -subj "/CN=capstan-local-ca" \
+    -days 3650 -sha256 -out "$state/pki/ca.crt" 2>/dev/null
+  cert apiserver kube-apiserver "" \
+    "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,IP:127.0.0.1,IP:$SERVICE_IP"
+  cert admin capstan-admin system:masters
+  cert controller-manager system:kube-controller-manager ""
+  cert scheduler system:kube-scheduler ""
+  cert kwok kwok-controller system:masters
+  cert apiserver-kubelet-client kube-apiserver-kubelet-client system:masters
+  openssl genrsa -out "$state/pki/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$state/pki/sa.key" -pubout -out "$state/pki/sa.pub" 2>/dev/null
+}
+
+kubeconfig() { # file user
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: capstan-local
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    certificate-authority: $state/pki/ca.crt
+users:
+- name: $2
+  user:
+    client-certificate: $state/pki/$2.crt
+    client-key: $state/pki/$2.key
+contexts:
+- name: capstan-local
+  context: { cluster: capstan-local, user: $2 }
+current-context: capstan-local
+EOF
+}
+
+start() { # name command...
+  local name="$1"; shift
+  setsid "$@" >"$state/logs/$name.log" 2>&1 < /dev/null &
+  echo $! >"$state/pids/$name"
+}
+
+stop_all() {
+  [ -d "$state/pids" ] || return 0
+  local order=(kwok kube-scheduler kube-controller-manager kube-apiserver etcd)
+  for name in "${order[@]}"; do
+    [ -f "$state/pids/$name" ] || continue
+    local pid; pid="$(cat "$state/pids/$name")"
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+      for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+    fi
+    rm -f "$state/pids/$name"
+  done
+}
+
+cmd_up() {
+  if [ -f "$state/kubeconfig" ] && api_ready && pid_alive etcd && pid_alive kube-apiserver; then
+    log "already running"
+    echo "$state/kubeconfig"
+    return 0
+  fi
+  if [ -d "$state" ]; then
+    log "cleaning up state left by an earlier run"
+    stop_all
+    rm -rf "$state"
+  fi
+  "$here/build.sh" all >/dev/null
+  command -v openssl >/dev/null || die "openssl is required"
+  command -v curl >/dev/null || die "curl is required"
+  mkdir -p "$state/pids" "$state/logs" "$state/etcd"
+  make_pki
+  kubeconfig "$state/kubeconfig" admin
+  kubeconfig "$state/controller-manager.kubeconfig" controller-manager
+  kubeconfig "$state/scheduler.kubeconfig" scheduler
+  kubeconfig "$state/kwok.kubeconfig" kwok
+
+  log "starting etcd $ETCD_VERSION"
+  start etcd "$etcd_bin/etcd" --name capstan --data-dir "$state/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "capstan=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls "" \
+    --quota-backend-bytes 4294967296 --auto-compaction-mode revision --auto-compaction-retention 0
+  wait_for etcd 30 curl -fsS --max-time 2 "http://127.0.0.1:$ETCD_PORT/readyz"
+
+  log "starting kube-apiserver $KUBERNETES_VERSION"
+  start kube-apiserver "$k8s_bin/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address 127.0.0.1 --secure-port "$API_PORT" --advertise-address 127.0.0.1 \
+    --service-cluster-ip-range "$SERVICE_CIDR" \
+    --tls-cert-file "$state/pki/apiserver.crt" --tls-private-key-file "$state/pki/apiserver.key" \
+    --client-ca-file "$state/pki/ca.crt" \
+    --kubelet-client-certificate "$state/pki/apiserver-kubelet-client.crt" \
+    --kubelet-client-key "$state/pki/apiserver-kubelet-client.key" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$state/pki/sa.pub" --service-account-signing-key-file "$state/pki/sa.key" \
+    --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
+    --allow-privileged=true --enable-aggregator-routing=true --profiling=false \
+    --watch-cache=true --storage-media-type application/json
+  wait_for kube-apiserver 90 api_ready
+
+  log "starting kube-controller-manager and kube-scheduler"
+  start kube-controller-manager "$k8s_bin/kube-controller-manager" \
+    --kubeconfig "$state/controller-manager.kubeconfig" \
+    --authentication-kubeconfig "$state/controller-manager.kubeconfig" \
+    --authorization-kubeconfig "$state/controller-manager.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port 10257 \
+    --service-account-private-key-file "$state/pki/sa.key" --root-ca-file "$state/pki/ca.crt" \
+    --cluster-signing-cert-file "$state/pki/ca.crt" --cluster-signing-key-file "$state/pki/ca.key" \
+    --use-service-account-credentials --controllers '*' --leader-elect=false \
+    --cluster-cidr "$CLUSTER_CIDR" --service-cluster-ip-range "$SERVICE_CIDR"
+  start kube-scheduler "$k8s_bin/kube-scheduler" --kubeconfig "$state/scheduler.kubeconfig" \
+    --authentication-kubeconfig "$state/scheduler.kubeconfig" --authorization-kubeconfig "$state/scheduler.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port 10259 --leader-elect=false
+
+  log "starting kwok $KWOK_VERSION (fake node $NODE_NAME)"
+  local stage_args=()
+  for f in "$kwok_dir"/stages/*.yaml; do stage_args+=(--config "$f"); done
+  start kwok "$kwok_dir/bin/kwok" --kubeconfig "$state/kwok.kubeconfig" \
+    --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+    --cidr 10.245.0.0/16 --node-ip 10.245.255.1 --server-address 127.0.0.1:10247 "${stage_args[@]}"
+
+  kubectl_ apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: $NODE_NAME
+  annotations: { kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0" }
+  labels: { type: kwok, kubernetes.io/hostname: $NODE_NAME, kubernetes.io/os: linux, kubernetes.io/arch: amd64 }
+spec: {}
+EOF
+  wait_for "fake node $NODE_NAME" 60 node_ready
+  wait_for "default service account" 60 sa_exists
+  log "ready: export KUBECONFIG=$state/kubeconfig"
+  echo "$state/kubeconfig"
+}
+
+node_ready() {
+  [ "$(kubectl_ get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = "True" ]
+}
+
+sa_exists() { kubectl_ -n default get serviceaccount default >/dev/null 2>&1; }
+
+cmd_down() {
+  stop_all
+  rm -rf "$state"
+  log "stopped"
+}
+
+cmd_status() {
+  local rc=0
+  for name in "${COMPONENTS[@]}"; do
+    if pid_alive "$name"; then printf '%-24s running (pid %s)\n' "$name" "$(cat "$state/pids/$name")"
+    else printf '%-24s stopped\n' "$name"; rc=1; fi
+  done
+  if [ -f "$state/kubeconfig" ] && api_ready; then
+    printf '%-24s ready at https://127.0.0.1:%s (KUBECONFIG=%s)\n' "api" "$API_PORT" "$state/kubeconfig"
+  else
+    printf '%-24s not ready\n' "api"; rc=1
+  fi
+  return $rc
+}
+
+case "${1:-}" in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+esac
