@@ -5,6 +5,8 @@
 #   cluster.sh up       start (idempotent: a healthy cluster is left alone, a dead one is cleaned up)
 #   cluster.sh down     stop every process it started, by PID, and remove the state
 #   cluster.sh status   print what runs
+#   cluster.sh restart-apiserver   stop and start kube-apiserver (for tests of clients riding out a restart)
+#   cluster.sh etcdctl ARGS...     etcdctl against the cluster's etcd (e.g. `compact`, `endpoint status`)
 # State lives in CAPSTAN_CLUSTER_DIR (default <repo>/.cluster, git-ignored); the kubeconfig is
 # <state>/kubeconfig. Binaries are cached by version outside the repo (CAPSTAN_CACHE).
 set -euo pipefail
@@ -20,6 +22,9 @@ kwok_dir="$cache/kwok-$KWOK_VERSION"
 API_PORT="${CAPSTAN_API_PORT:-6443}"
 ETCD_PORT="${CAPSTAN_ETCD_PORT:-12379}"
 ETCD_PEER_PORT=$((ETCD_PORT + 1))
+KCM_PORT="${CAPSTAN_KCM_PORT:-10257}"
+SCHEDULER_PORT="${CAPSTAN_SCHEDULER_PORT:-10259}"
+KWOK_PORT="${CAPSTAN_KWOK_PORT:-10247}"
 SERVICE_CIDR="10.96.0.0/16"
 SERVICE_IP="10.96.0.1"
 CLUSTER_CIDR="10.244.0.0/16"
@@ -120,6 +125,23 @@ stop_all() {
   done
 }
 
+start_apiserver() {
+  log "starting kube-apiserver $KUBERNETES_VERSION"
+  start kube-apiserver "$k8s_bin/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address 127.0.0.1 --secure-port "$API_PORT" --advertise-address 127.0.0.1 \
+    --service-cluster-ip-range "$SERVICE_CIDR" \
+    --tls-cert-file "$state/pki/apiserver.crt" --tls-private-key-file "$state/pki/apiserver.key" \
+    --client-ca-file "$state/pki/ca.crt" \
+    --kubelet-client-certificate "$state/pki/apiserver-kubelet-client.crt" \
+    --kubelet-client-key "$state/pki/apiserver-kubelet-client.key" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$state/pki/sa.pub" --service-account-signing-key-file "$state/pki/sa.key" \
+    --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
+    --allow-privileged=true --enable-aggregator-routing=true --profiling=false \
+    --watch-cache=true --storage-media-type application/json
+}
+
 cmd_up() {
   if [ -f "$state/kubeconfig" ] && api_ready && pid_alive etcd && pid_alive kube-apiserver; then
     log "already running"
@@ -149,20 +171,7 @@ cmd_up() {
     --quota-backend-bytes 4294967296 --auto-compaction-mode revision --auto-compaction-retention 0
   wait_for etcd 30 curl -fsS --max-time 2 "http://127.0.0.1:$ETCD_PORT/readyz"
 
-  log "starting kube-apiserver $KUBERNETES_VERSION"
-  start kube-apiserver "$k8s_bin/kube-apiserver" \
-    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-    --bind-address 127.0.0.1 --secure-port "$API_PORT" --advertise-address 127.0.0.1 \
-    --service-cluster-ip-range "$SERVICE_CIDR" \
-    --tls-cert-file "$state/pki/apiserver.crt" --tls-private-key-file "$state/pki/apiserver.key" \
-    --client-ca-file "$state/pki/ca.crt" \
-    --kubelet-client-certificate "$state/pki/apiserver-kubelet-client.crt" \
-    --kubelet-client-key "$state/pki/apiserver-kubelet-client.key" \
-    --service-account-issuer https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file "$state/pki/sa.pub" --service-account-signing-key-file "$state/pki/sa.key" \
-    --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
-    --allow-privileged=true --enable-aggregator-routing=true --profiling=false \
-    --watch-cache=true --storage-media-type application/json
+  start_apiserver
   wait_for kube-apiserver 90 api_ready
 
   log "starting kube-controller-manager and kube-scheduler"
@@ -170,21 +179,21 @@ cmd_up() {
     --kubeconfig "$state/controller-manager.kubeconfig" \
     --authentication-kubeconfig "$state/controller-manager.kubeconfig" \
     --authorization-kubeconfig "$state/controller-manager.kubeconfig" \
-    --bind-address 127.0.0.1 --secure-port 10257 \
+    --bind-address 127.0.0.1 --secure-port "$KCM_PORT" \
     --service-account-private-key-file "$state/pki/sa.key" --root-ca-file "$state/pki/ca.crt" \
     --cluster-signing-cert-file "$state/pki/ca.crt" --cluster-signing-key-file "$state/pki/ca.key" \
     --use-service-account-credentials --controllers '*' --leader-elect=false \
     --cluster-cidr "$CLUSTER_CIDR" --service-cluster-ip-range "$SERVICE_CIDR"
   start kube-scheduler "$k8s_bin/kube-scheduler" --kubeconfig "$state/scheduler.kubeconfig" \
     --authentication-kubeconfig "$state/scheduler.kubeconfig" --authorization-kubeconfig "$state/scheduler.kubeconfig" \
-    --bind-address 127.0.0.1 --secure-port 10259 --leader-elect=false
+    --bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT" --leader-elect=false
 
   log "starting kwok $KWOK_VERSION (fake node $NODE_NAME)"
   local stage_args=()
   for f in "$kwok_dir"/stages/*.yaml; do stage_args+=(--config "$f"); done
   start kwok "$kwok_dir/bin/kwok" --kubeconfig "$state/kwok.kubeconfig" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
-    --cidr 10.245.0.0/16 --node-ip 10.245.255.1 --server-address 127.0.0.1:10247 "${stage_args[@]}"
+    --cidr 10.245.0.0/16 --node-ip 10.245.255.1 --server-address "127.0.0.1:$KWOK_PORT" "${stage_args[@]}"
 
   kubectl_ apply -f - >/dev/null <<EOF
 apiVersion: v1
@@ -227,9 +236,23 @@ cmd_status() {
   return $rc
 }
 
+cmd_restart_apiserver() {
+  pid_alive kube-apiserver || die "kube-apiserver is not running"
+  local pid; pid="$(cat "$state/pids/kube-apiserver")"
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid"
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  mv "$state/logs/kube-apiserver.log" "$state/logs/kube-apiserver.$(date +%s).log"
+  start_apiserver
+  wait_for kube-apiserver 90 api_ready
+  log "kube-apiserver restarted"
+}
+
 case "${1:-}" in
   up) cmd_up ;;
+  restart-apiserver) cmd_restart_apiserver ;;
+  etcdctl) shift; "$etcd_bin/etcdctl" --endpoints "http://127.0.0.1:$ETCD_PORT" "$@" ;;
   down) cmd_down ;;
   status) cmd_status ;;
-  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|restart-apiserver|etcdctl ARGS..." >&2; exit 2 ;;
 esac

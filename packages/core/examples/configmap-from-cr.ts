@@ -104,7 +104,7 @@ await client.apply(
         },
       ],
     },
-  } as never,
+  },
   { fieldManager: FIELD_MANAGER, force: true },
 );
 for (let i = 0; ; i++) {

@@ -208,14 +208,13 @@ export class Client {
   /** Every object, following continue tokens (page size `limit`, default 500). */
   async list<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ListResult<T>> {
     const items: T[] = [];
+    const first = { ...options, limit: options.limit ?? 500 };
+    // Later pages carry the continue token alone: the server rejects a resourceVersion(Match) with it.
+    const { resourceVersion: _rv, resourceVersionMatch: _match, ...next } = first;
     let cont: string | undefined;
     let resourceVersion = "";
     do {
-      const page = await this.listPage(kind, {
-        ...options,
-        limit: options.limit ?? 500,
-        ...(cont === undefined ? {} : { continue: cont }),
-      });
+      const page = await this.listPage(kind, cont === undefined ? first : { ...next, continue: cont });
       for (const item of page.items) items.push(item);
       resourceVersion = page.resourceVersion;
       cont = page.continue;
@@ -252,6 +251,7 @@ export class Client {
       });
     } catch (err) {
       this.observe("GET", 0, started);
+      if (options.signal?.aborted) return;
       throw toApiError(err);
     }
     this.observe("GET", res.statusCode, started);
@@ -440,10 +440,9 @@ export class Client {
         });
       } catch (err) {
         this.observe(req.method, 0, started);
+        if (req.signal?.aborted) throw req.signal.reason;
         const code = (err as { code?: string }).code ?? "";
-        const retriable =
-          !req.signal?.aborted &&
-          (code === "ECONNREFUSED" || (req.method === "GET" && RETRIABLE_NET.has(code)));
+        const retriable = code === "ECONNREFUSED" || (req.method === "GET" && RETRIABLE_NET.has(code));
         if (retriable && attempt < this.maxAttempts) {
           await sleep(backoff(attempt, undefined), req.signal);
           continue;

@@ -21,5 +21,6 @@ export * from "./owner-references.ts";
 export * from "./predicates.ts";
 export * from "./probes.ts";
 export * from "./rate-limiter.ts";
+export * from "./retry.ts";
 export * from "./store.ts";
 export * from "./workqueue.ts";

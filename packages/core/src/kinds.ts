@@ -3,7 +3,6 @@ import type {
   EventsV1Event,
   V1ConfigMap,
   V1CronJob,
-  V1CustomResourceDefinition,
   V1Deployment,
   V1EndpointSlice,
   V1Job,
@@ -183,7 +182,58 @@ export const EndpointSlice = defineKind<K<V1EndpointSlice>>({
   plural: "endpointslices",
   namespaced: true,
 });
-export const CustomResourceDefinition = defineKind<K<V1CustomResourceDefinition>>({
+/** A JSON schema as CRDs carry it (keys as on the wire, e.g. "x-kubernetes-validations"). */
+export type JSONSchemaProps = { [key: string]: unknown };
+
+/** apiextensions.k8s.io/v1 CustomResourceDefinition in its JSON form. */
+export interface CustomResourceDefinitionObject extends KubeObject {
+  spec: {
+    group: string;
+    scope: "Namespaced" | "Cluster";
+    names: {
+      kind: string;
+      plural: string;
+      singular?: string;
+      shortNames?: string[];
+      categories?: string[];
+      listKind?: string;
+    };
+    versions: {
+      name: string;
+      served: boolean;
+      storage: boolean;
+      deprecated?: boolean;
+      schema?: { openAPIV3Schema: JSONSchemaProps };
+      subresources?: {
+        status?: Record<string, never>;
+        scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+      };
+      additionalPrinterColumns?: {
+        name: string;
+        type: string;
+        jsonPath: string;
+        description?: string;
+        format?: string;
+        priority?: number;
+      }[];
+    }[];
+    conversion?: JSONSchemaProps;
+    preserveUnknownFields?: boolean;
+  };
+  status?: {
+    conditions?: {
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+      lastTransitionTime?: string;
+    }[];
+    acceptedNames?: { kind: string; plural: string };
+    storedVersions?: string[];
+  };
+}
+
+export const CustomResourceDefinition = defineKind<CustomResourceDefinitionObject>({
   group: "apiextensions.k8s.io",
   version: "v1",
   kind: "CustomResourceDefinition",

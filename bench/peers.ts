@@ -1,0 +1,286 @@
+// Side-by-side benchmarks against client-go and @kubernetes/client-node on one real API server:
+// informer sync time, peak RSS and update events/s (each peer in its own process), and work queue throughput.
+// Run: KUBECONFIG=... npm run bench:peers   (env: BENCH_SIZES=10000,50000 BENCH_REPEATS=3 BENCH_UPDATES=20000)
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import type { Client } from "../packages/core/src/client.ts";
+import {
+  connect,
+  deleteLeftovers,
+  deleteNamespace,
+  fillNamespace,
+  writeUpdates,
+} from "./peers/cluster-data.ts";
+import { benchQueue } from "./queue.ts";
+
+const HERE = import.meta.dirname;
+const GO_PEER_DIR = join(HERE, "peers", "client-go");
+const PEERS = ["capstan", "client-go", "client-node"] as const;
+type Peer = (typeof PEERS)[number];
+
+const { env } = process; // read here, not by turbo: no turbo.json entry needed
+const sizes = (env.BENCH_SIZES ?? "10000,50000").split(",").map(Number);
+const repeats = Number(env.BENCH_REPEATS ?? 3);
+const updates = Number(env.BENCH_UPDATES ?? 20_000);
+if (sizes.some((n) => !Number.isInteger(n) || n < 1) || !(repeats >= 1) || !(updates >= 1)) {
+  throw new Error("BENCH_SIZES must be positive integers, BENCH_REPEATS and BENCH_UPDATES >= 1");
+}
+
+/** What one informer child reports (both JSON lines merged), plus what the runner measured around it. */
+interface InformerRun {
+  syncSeconds: number;
+  /** RSS with the peer's code loaded, before its informer starts. */
+  baseRssBytes: number;
+  syncPeakRssBytes: number;
+  updateSeconds: number;
+  cpuSeconds: number;
+  peakRssBytes: number;
+  /** From spawning the process to its "synced" line: includes process start and module loading. */
+  startToSyncSeconds: number;
+  /** The rate the writer achieved while this peer watched. */
+  writerPerSecond: number;
+}
+
+/** Builds the Go peer into ~/.cache/capstan/bench unless a build of the same sources is there. */
+function buildGoPeer(): string {
+  const hash = createHash("sha256");
+  for (const file of readdirSync(GO_PEER_DIR).sort()) {
+    if (/\.(go|mod|sum)$/.test(file)) hash.update(file).update(readFileSync(join(GO_PEER_DIR, file)));
+  }
+  const binary = join(
+    homedir(),
+    ".cache",
+    "capstan",
+    "bench",
+    `client-go-peer-${hash.digest("hex").slice(0, 16)}`,
+  );
+  if (existsSync(binary)) return binary;
+  mkdirSync(dirname(binary), { recursive: true });
+  console.log(`building the client-go peer (first run: a minute or two) -> ${binary}`);
+  try {
+    execFileSync("go", ["build", "-o", binary, "."], { cwd: GO_PEER_DIR, stdio: "inherit" });
+  } catch (err) {
+    throw new Error(`cannot build bench/peers/client-go (is Go 1.24+ on PATH?): ${(err as Error).message}`);
+  }
+  return binary;
+}
+
+/** The command line of one informer peer. */
+function informerCommand(peer: Peer, goPeer: string, ns: string, expect: number): [string, string[]] {
+  if (peer === "client-go") {
+    return [goPeer, ["informer", "-namespace", ns, "-expect", String(expect), "-updates", String(updates)]];
+  }
+  const child = join(HERE, "peers", "informer-child.ts");
+  return [process.execPath, [child, peer, ns, String(expect), String(updates)]];
+}
+
+/** Reads a child's JSON lines, one per phase; rejects if it exits before sending `phase`. */
+function phases(child: ChildProcess): (phase: string) => Promise<Record<string, number>> {
+  const seen = new Map<string, Record<string, number>>();
+  const waiting = new Map<string, (line: Record<string, number>) => void>();
+  let exited: Error | undefined;
+  const failed = new Set<(err: Error) => void>();
+  createInterface({ input: child.stdout! }).on("line", (text) => {
+    const line = JSON.parse(text) as Record<string, number> & { phase: string };
+    seen.set(line.phase, line);
+    waiting.get(line.phase)?.(line);
+  });
+  child.on("exit", (code) => {
+    exited = new Error(`${child.spawnfile} exited with code ${code}`);
+    for (const reject of failed) reject(exited);
+  });
+  return (phase) =>
+    new Promise((resolve, reject) => {
+      const line = seen.get(phase);
+      if (line) return resolve(line);
+      if (exited) return reject(exited);
+      waiting.set(phase, resolve);
+      failed.add(reject);
+    });
+}
+
+/** One informer peer: spawn, wait for its sync, drive the writer, wait until it saw every update. */
+async function runInformer(
+  client: Client,
+  peer: Peer,
+  goPeer: string,
+  ns: string,
+  size: number,
+  expect: number,
+) {
+  const [command, args] = informerCommand(peer, goPeer, ns, expect);
+  const spawned = performance.now();
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const exit = new Promise((resolve) => child.on("exit", resolve));
+  try {
+    const next = phases(child);
+    const synced = await next("synced");
+    const startToSyncSeconds = (performance.now() - spawned) / 1000;
+    const writerPerSecond = await writeUpdates(client, ns, size, updates);
+    const updated = await next("updated");
+    await exit;
+    return { ...synced, ...updated, startToSyncSeconds, writerPerSecond } as unknown as InformerRun;
+  } finally {
+    if (child.exitCode === null) child.kill();
+  }
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const mib = (bytes: number) => bytes / 2 ** 20;
+
+/** One figure for every peer, printed with `digits` decimals. */
+interface Row {
+  name: string;
+  unit: string;
+  digits: number;
+  values: Partial<Record<Peer, number>>;
+}
+
+function printRows(title: string, rows: Row[]): void {
+  console.log(`\n${title}`);
+  const width = Math.max(...rows.map((r) => `${r.name} (${r.unit})`.length));
+  console.log(
+    `${"".padEnd(width)}  ${PEERS.map((p) => p.padStart(12)).join("  ")}  capstan/client-go  capstan/client-node`,
+  );
+  for (const row of rows) {
+    const cells = PEERS.map((p) => (row.values[p] === undefined ? "-" : row.values[p].toFixed(row.digits)));
+    const ratio = (peer: Peer) => {
+      const [a, b] = [row.values.capstan, row.values[peer]];
+      return a === undefined || b === undefined ? "-" : `${(a / b).toFixed(2)}x`;
+    };
+    console.log(
+      `${`${row.name} (${row.unit})`.padEnd(width)}  ${cells.map((c) => c.padStart(12)).join("  ")}  ${ratio("client-go").padStart(17)}  ${ratio("client-node").padStart(19)}`,
+    );
+  }
+}
+
+/** Work queue: @capstan/core (bench/queue.ts, one thread) vs client-go's workqueue (goroutines). */
+async function benchQueues(goPeer: string): Promise<{ rows: Row[]; raw: unknown }> {
+  const capstan: Record<number, number[]> = { 1: [], 4: [] };
+  const goDefault: Record<number, number[]> = { 1: [], 4: [] };
+  const goOneCore: Record<number, number[]> = { 1: [], 4: [] };
+  for (let r = 0; r < repeats; r++) {
+    for (const result of await benchQueue()) {
+      const m = result.name.match(/^workqueue add\+get\+done \(distinct keys, (\d) worker/);
+      if (m) capstan[Number(m[1])]!.push(result.value);
+    }
+    for (const workers of [1, 4]) {
+      for (const [target, env] of [
+        [goDefault, {}],
+        [goOneCore, { GOMAXPROCS: "1" }],
+      ] as const) {
+        const out = execFileSync(goPeer, ["queue", "-workers", String(workers)], {
+          env: { ...process.env, ...env },
+          encoding: "utf8",
+        });
+        target[workers]!.push((JSON.parse(out) as { opsPerSec: number }).opsPerSec);
+      }
+    }
+  }
+  const rows: Row[] = [];
+  for (const workers of [1, 4]) {
+    const plural = workers > 1 ? "s" : "";
+    rows.push({
+      name: `add+get+done, 1e6 distinct keys, ${workers} worker${plural}`,
+      unit: "ops/s",
+      digits: 0,
+      values: { capstan: median(capstan[workers]!), "client-go": median(goDefault[workers]!) },
+    });
+    rows.push({
+      name: `  same, client-go with GOMAXPROCS=1`,
+      unit: "ops/s",
+      digits: 0,
+      values: { capstan: median(capstan[workers]!), "client-go": median(goOneCore[workers]!) },
+    });
+  }
+  return { rows, raw: { capstan, goDefault, goOneCore } };
+}
+
+/** Informers on `size` ConfigMaps: every peer `repeats` times, in a rotating order, medians per figure. */
+async function benchInformers(
+  client: Client,
+  goPeer: string,
+  size: number,
+): Promise<{ rows: Row[]; raw: unknown }> {
+  const ns = `bench-peers-${size}-${Date.now().toString(36)}`;
+  try {
+    const expect = await fillNamespace(client, ns, size);
+    const runs: Record<Peer, InformerRun[]> = { capstan: [], "client-go": [], "client-node": [] };
+    for (let r = 0; r < repeats; r++) {
+      for (let i = 0; i < PEERS.length; i++) {
+        const peer = PEERS[(i + r) % PEERS.length]!;
+        const run = await runInformer(client, peer, goPeer, ns, size, expect);
+        runs[peer].push(run);
+        console.log(
+          `  ${size} #${r + 1} ${peer.padEnd(11)} sync ${run.syncSeconds.toFixed(2)} s, peak RSS ${mib(run.peakRssBytes).toFixed(0)} MiB, ` +
+            `${Math.round(updates / run.updateSeconds)} updates/s, ${((run.cpuSeconds * 1e6) / updates).toFixed(0)} µs CPU/update`,
+        );
+      }
+    }
+    const figure = (name: string, unit: string, digits: number, of: (run: InformerRun) => number): Row => ({
+      name,
+      unit,
+      digits,
+      values: Object.fromEntries(PEERS.map((p) => [p, median(runs[p].map(of))])),
+    });
+    const rows = [
+      figure("sync time", "s", 2, (r) => r.syncSeconds),
+      figure("sync time incl. process start", "s", 2, (r) => r.startToSyncSeconds),
+      figure("RSS before start (code loaded)", "MiB", 0, (r) => mib(r.baseRssBytes)),
+      figure("peak RSS after sync", "MiB", 0, (r) => mib(r.syncPeakRssBytes)),
+      figure("peak RSS after updates", "MiB", 0, (r) => mib(r.peakRssBytes)),
+      figure("update events received", "events/s", 0, (r) => updates / r.updateSeconds),
+      figure("CPU per update event", "µs", 0, (r) => (r.cpuSeconds * 1e6) / updates),
+      figure("writer rate meanwhile", "writes/s", 0, (r) => r.writerPerSecond),
+    ];
+    return { rows, raw: runs };
+  } finally {
+    await deleteNamespace(client, ns);
+  }
+}
+
+/** Runs everything; the cluster is checked first so a missing one fails at once. */
+async function main(): Promise<void> {
+  const client = await connect();
+  try {
+    await deleteLeftovers(client);
+    const goPeer = buildGoPeer();
+    const goVersion = execFileSync("go", ["env", "GOVERSION"], { encoding: "utf8" }).trim();
+    console.log(`node ${process.version}, ${goVersion}, client-go v0.34.4, @kubernetes/client-node 2.0.1`);
+    console.log(`sizes ${sizes.join(", ")}; ${repeats} runs each, medians; ${updates} updates per run\n`);
+
+    const results: Record<string, unknown> = {};
+    const queue = await benchQueues(goPeer);
+    results.queue = queue.raw;
+    printRows("work queue (median of runs)", queue.rows);
+    const tables: [string, Row[]][] = [["work queue", queue.rows]];
+    for (const size of sizes) {
+      const informers = await benchInformers(client, goPeer, size);
+      results[`informer-${size}`] = informers.raw;
+      tables.push([`informer, ${size} ConfigMaps`, informers.rows]);
+      printRows(`informer, ${size} ConfigMaps (median of ${repeats})`, informers.rows);
+    }
+
+    console.log("\n==== summary ====");
+    for (const [title, rows] of tables) printRows(title, rows);
+    const out = join(HERE, "results", `peers-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, `${JSON.stringify({ sizes, repeats, updates, results }, null, 2)}\n`);
+    console.log(`\nraw figures: ${out}`);
+  } finally {
+    await client.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`bench:peers: ${err instanceof Error ? err.message : String(err)}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs the integration suites against a real cluster: the one in KUBECONFIG if set and reachable,
+# else the local cluster (started here, and stopped again at the end if this script started it).
+#   e2e/run.sh [vitest args...]      e.g. e2e/run.sh suites/core
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+cluster="$here/cluster/local/cluster.sh"
+started=0
+if [ -z "${KUBECONFIG:-}" ]; then
+  if ! "$cluster" status >/dev/null 2>&1; then
+    started=1
+    trap '"$cluster" down' EXIT
+  fi
+  KUBECONFIG="$("$cluster" up)"
+  export KUBECONFIG
+fi
+export CAPSTAN_CLUSTER_SCRIPT="$cluster"
+cd "$here"
+npx vitest run "$@"
