@@ -117,7 +117,13 @@ async function startInformer(
   const informer = new Informer<CM>(lw, { name: "it/ConfigMap", ...options });
   const stop = new AbortController();
   const done = informer.start(stop.signal);
-  return { informer, stop: () => (stop.abort(), done) };
+  return {
+    informer,
+    stop: () => {
+      stop.abort();
+      return done;
+    },
+  };
 }
 
 describe("Informer on a real API server", () => {
