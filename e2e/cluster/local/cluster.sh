@@ -43,6 +43,8 @@ api_ready() {
     "https://127.0.0.1:$API_PORT/readyz" >/dev/null 2>&1
 }
 
+etcd_ready() { curl -fsS --max-time 2 "http://127.0.0.1:$ETCD_PORT/readyz" >/dev/null 2>&1; }
+
 wait_for() { # description timeout-seconds command...
   local what="$1" t="$2"; shift 2
   for ((i = 0; i < t * 5; i++)); do
@@ -169,7 +171,7 @@ cmd_up() {
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster "capstan=http://127.0.0.1:$ETCD_PEER_PORT" --listen-metrics-urls "" \
     --quota-backend-bytes 4294967296 --auto-compaction-mode revision --auto-compaction-retention 0
-  wait_for etcd 30 curl -fsS --max-time 2 "http://127.0.0.1:$ETCD_PORT/readyz"
+  wait_for etcd 30 etcd_ready
 
   start_apiserver
   wait_for kube-apiserver 90 api_ready
