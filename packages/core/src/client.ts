@@ -7,6 +7,7 @@ import { ApiError, type ApiStatus } from "./errors.ts";
 import type { Kind } from "./kinds.ts";
 import { type CoreMetrics, globalMetrics } from "./metrics.ts";
 import type { KubeObject } from "./object.ts";
+import { sleepOrThrow } from "./sleep.ts";
 
 export interface ListOptions {
   namespace?: string;
@@ -444,7 +445,7 @@ export class Client {
         const code = (err as { code?: string }).code ?? "";
         const retriable = code === "ECONNREFUSED" || (req.method === "GET" && RETRIABLE_NET.has(code));
         if (retriable && attempt < this.maxAttempts) {
-          await sleep(backoff(attempt, undefined), req.signal);
+          await sleepOrThrow(backoff(attempt, undefined), req.signal);
           continue;
         }
         throw toApiError(err);
@@ -464,7 +465,7 @@ export class Client {
         res.statusCode === 429 ||
         (res.statusCode >= 500 && (req.method === "GET" || err.retryAfterSeconds !== undefined));
       if (retriable && attempt < this.maxAttempts && !req.signal?.aborted) {
-        await sleep(backoff(attempt, err.retryAfterSeconds), req.signal);
+        await sleepOrThrow(backoff(attempt, err.retryAfterSeconds), req.signal);
         continue;
       }
       throw err;
@@ -486,21 +487,6 @@ function backoff(attempt: number, retryAfterSeconds: number | undefined): number
   if (retryAfterSeconds !== undefined) return Math.min(retryAfterSeconds, 10) * 1000;
   const base = Math.min(200 * 2 ** (attempt - 1), 10_000);
   return base / 2 + Math.random() * (base / 2);
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 async function errorFrom(res: Dispatcher.ResponseData, method: string, path: string): Promise<ApiError> {

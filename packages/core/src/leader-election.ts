@@ -4,6 +4,7 @@ import { isAlreadyExists, isConflict } from "./errors.ts";
 import { formatMicroTime, type LeaderElectionRecord, type ResourceLock } from "./lease-lock.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import { type CoreMetrics, globalMetrics } from "./metrics.ts";
+import { sleepUntilAborted } from "./sleep.ts";
 
 /** What a {@link LeaderElector} tells its owner. */
 export interface LeaderCallbacks {
@@ -170,7 +171,7 @@ export class LeaderElector {
       const acquired = await this.tryAcquireOrRenew(signal);
       this.reportTransition();
       if (acquired) return true;
-      await sleep(this.retryPeriodMs * (1 + this.random() * JITTER_FACTOR), signal);
+      await sleepUntilAborted(this.retryPeriodMs * (1 + this.random() * JITTER_FACTOR), signal);
     }
     return false;
   }
@@ -178,7 +179,7 @@ export class LeaderElector {
   /** Renews every retryPeriod; each renewal retries until renewDeadline (as client-go's PollUntilContextTimeout). */
   private async renew(signal: AbortSignal): Promise<"stopped" | "lost"> {
     for (;;) {
-      await sleep(this.retryPeriodMs, signal);
+      await sleepUntilAborted(this.retryPeriodMs, signal);
       if (signal.aborted) return "stopped";
       const renewed = await this.renewWithinDeadline(signal);
       if (signal.aborted) return "stopped";
@@ -193,7 +194,7 @@ export class LeaderElector {
         const renewed = await this.tryAcquireOrRenew(deadline.signal);
         this.reportTransition();
         if (renewed) return true;
-        await sleep(this.retryPeriodMs, deadline.signal);
+        await sleepUntilAborted(this.retryPeriodMs, deadline.signal);
         if (deadline.signal.aborted) return false;
       }
     } finally {
@@ -311,20 +312,6 @@ function sameRecord(a: LeaderElectionRecord, b: LeaderElectionRecord): boolean {
     a.renewTime === b.renewTime &&
     a.leaseTransitions === b.leaseTransitions
   );
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts; the timer never outlives the wait. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 /** A signal that aborts when `parent` does or after `ms`; call clear() when done so no timer is left behind. */

@@ -4,6 +4,7 @@ import { ApiError, type ApiStatus, isGone } from "./errors.ts";
 import type { ListerWatcher } from "./list-watch.ts";
 import { type Logger, silentLogger } from "./logger.ts";
 import type { KubeObject } from "./object.ts";
+import { sleepUntilAborted } from "./sleep.ts";
 import { dropManagedFields } from "./store.ts";
 
 /** Reconnect backoff: `initialMs` doubling to `maxMs`, each delay times `1 + random() * jitter`. */
@@ -131,7 +132,7 @@ export class Reflector<T extends KubeObject> {
         const delayMs = this.backoff.next();
         const what = gone ? "resourceVersion expired, relisting" : needList ? "list failed" : "watch failed";
         this.logger.warn({ err, delayMs: Math.round(delayMs) }, what);
-        await sleep(delayMs, signal);
+        await sleepUntilAborted(delayMs, signal);
       }
     }
   }
@@ -255,20 +256,6 @@ function nextUnlessAborted<E>(
         reject(err);
       },
     );
-  });
-}
-
-/** Waits `ms`, or less if `signal` aborts; never leaves a timer behind. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
   });
 }
 

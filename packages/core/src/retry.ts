@@ -1,5 +1,6 @@
 // Retry-on-conflict: re-runs a read-modify-write while the API server answers 409 Conflict (client-go's retry).
 import { isConflict } from "./errors.ts";
+import { sleepOrThrow } from "./sleep.ts";
 
 /** How often and how long to retry; the defaults are client-go's `retry.DefaultRetry`. */
 export interface RetryOptions {
@@ -42,23 +43,7 @@ export async function retryOn<T>(
     } catch (err) {
       if (attempt >= steps || !retriable(err)) throw err;
     }
-    await sleep(jitter > 0 ? delay + Math.random() * jitter * delay : delay, signal);
+    await sleepOrThrow(jitter > 0 ? delay + Math.random() * jitter * delay : delay, signal);
     delay *= factor;
   }
-}
-
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts (the timer is cleared). */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
