@@ -30,6 +30,9 @@ SERVICE_IP="10.96.0.1"
 CLUSTER_CIDR="10.244.0.0/16"
 NODE_NAME="${CAPSTAN_FAKE_NODE:-kwok-node-0}"
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+# Opt-in real node (node.sh): with CAPSTAN_NODE=real, `up` records a node IP in <state>/node-ip; the apiserver
+# then also listens on it and advertises it, since pods reach the `kubernetes` Service through the advertised
+# address and 127.0.0.1 is a pod's own loopback. Without it nothing below changes.
 
 log() { printf '[cluster] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -74,8 +77,10 @@ make_pki() {
   mkdir -p "$state/pki"
   openssl req -x509 -new -newkey rsa:2048 -nodes -keyout "$state/pki/ca.key" -subj "/CN=capstan-local-ca" \
     -days 3650 -sha256 -out "$state/pki/ca.crt" 2>/dev/null
+  local node_san=""
+  if [ -f "$state/node-ip" ]; then node_san=",IP:$(cat "$state/node-ip")"; fi
   cert apiserver kube-apiserver "" \
-    "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,IP:127.0.0.1,IP:$SERVICE_IP"
+    "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,IP:127.0.0.1,IP:$SERVICE_IP$node_san"
   cert admin capstan-admin system:masters
   cert controller-manager system:kube-controller-manager ""
   cert scheduler system:kube-scheduler ""
@@ -113,6 +118,7 @@ start() { # name command...
 }
 
 stop_all() {
+  if [ -f "$state/node-ip" ]; then "$here/node.sh" down || true; fi
   [ -d "$state/pids" ] || return 0
   local order=(kwok kube-scheduler kube-controller-manager kube-apiserver etcd)
   for name in "${order[@]}"; do
@@ -129,9 +135,12 @@ stop_all() {
 
 start_apiserver() {
   log "starting kube-apiserver $KUBERNETES_VERSION"
+  local net=(--bind-address 127.0.0.1 --advertise-address 127.0.0.1)
+  if [ -f "$state/node-ip" ]; then
+    net=(--bind-address 0.0.0.0 --advertise-address "$(cat "$state/node-ip")" --kubelet-preferred-address-types "InternalIP,Hostname")
+  fi
   start kube-apiserver "$k8s_bin/kube-apiserver" \
-    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-    --bind-address 127.0.0.1 --secure-port "$API_PORT" --advertise-address 127.0.0.1 \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" --secure-port "$API_PORT" "${net[@]}" \
     --service-cluster-ip-range "$SERVICE_CIDR" \
     --tls-cert-file "$state/pki/apiserver.crt" --tls-private-key-file "$state/pki/apiserver.key" \
     --client-ca-file "$state/pki/ca.crt" \
@@ -159,6 +168,7 @@ cmd_up() {
   command -v openssl >/dev/null || die "openssl is required"
   command -v curl >/dev/null || die "curl is required"
   mkdir -p "$state/pids" "$state/logs" "$state/etcd"
+  if [ "${CAPSTAN_NODE:-}" = real ]; then echo "${CAPSTAN_NODE_IP:-10.246.0.1}" >"$state/node-ip"; fi
   make_pki
   kubeconfig "$state/kubeconfig" admin
   kubeconfig "$state/controller-manager.kubeconfig" controller-manager

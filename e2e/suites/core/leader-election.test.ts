@@ -77,7 +77,8 @@ describe("leader election between processes", () => {
 
     console.log(
       `leader election takeover: after SIGKILL ${(killTakeover / 1000).toFixed(1)} s ` +
-        `(leaseDuration 15 s + retryPeriod 2 s = 17 s bound); after graceful stop ${(gracefulTakeover / 1000).toFixed(1)} s`,
+        `(leaseDuration 15 s from when the standby saw the last renewal, standbys retry every 2-4.4 s); ` +
+        `after graceful stop ${(gracefulTakeover / 1000).toFixed(1)} s`,
     );
     c.proc.kill("SIGTERM");
   });
