@@ -15,5 +15,8 @@ if [ -z "${KUBECONFIG:-}" ]; then
   export KUBECONFIG
 fi
 export CAPSTAN_CLUSTER_SCRIPT="$cluster"
+# The smoke suite needs a node that runs containers: the local cluster has one unless CAPSTAN_NODE=kwok.
+state="${CAPSTAN_CLUSTER_DIR:-$(cd "$here/.." && pwd)/.cluster}"
+if [ "$KUBECONFIG" = "$state/kubeconfig" ] && [ -f "$state/node-ip" ]; then export CAPSTAN_REAL_NODE=1; fi
 cd "$here"
 npx vitest run "$@"

@@ -27,4 +27,4 @@ done
 cd "$repo"
 npm run build
 # Suites that restart the API server or compact etcd need the local cluster's script and skip here.
-CAPSTAN_REAL_NODE=1 CAPSTAN_REAL_NODE_NAME="$name-control-plane" npx --prefix e2e vitest run --root e2e
+CAPSTAN_REAL_NODE=1 CAPSTAN_NODE_NAME="$name-control-plane" npx --prefix e2e vitest run --root e2e

@@ -104,12 +104,50 @@ build_kwok() {
   chmod -R u+w "$kwok_dir/stages.tmp" && mv "$kwok_dir/stages.tmp" "$kwok_dir/stages"
 }
 
+# --- Helm: no replace directives; `go install` works. The ldflags are those of Helm's Makefile (version,
+# and the Kubernetes version its client-go twin targets, which .Capabilities.KubeVersion defaults to). ---
+helm_dir="$cache/helm-$HELM_VERSION"
+build_helm() {
+  [ -x "$helm_dir/bin/helm" ] && return 0
+  log "building Helm $HELM_VERSION"
+  mkdir -p "$helm_dir/bin"
+  local major="${HELM_VERSION%%.*}" gomod cg
+  gomod="$(go mod download -json "helm.sh/helm/$major@$HELM_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+  cg="$(awk '$1 == "k8s.io/client-go" {print $2}' "$gomod")"; cg="${cg#v0.}"
+  local p="helm.sh/helm/$major" k8s_major=1 k8s_minor="${cg%%.*}"
+  local ld="-s -w -X $p/internal/version.version=$HELM_VERSION -X $p/internal/version.gitTreeState=clean"
+  ld+=" -X $p/pkg/lint/rules.k8sVersionMajor=$k8s_major -X $p/pkg/lint/rules.k8sVersionMinor=$k8s_minor"
+  ld+=" -X $p/pkg/chartutil.k8sVersionMajor=$k8s_major -X $p/pkg/chartutil.k8sVersionMinor=$k8s_minor"
+  GOBIN="$helm_dir/bin" go install -trimpath -ldflags "$ld" "$p/cmd/helm@$HELM_VERSION"
+}
+
+# --- cluster add-ons (addons.sh): CoreDNS and local-path-provisioner; no replace directives, go install works. ---
+coredns_dir="$cache/coredns-$COREDNS_VERSION"
+build_coredns() {
+  [ -x "$coredns_dir/bin/coredns" ] && return 0
+  log "building CoreDNS $COREDNS_VERSION"
+  mkdir -p "$coredns_dir/bin"
+  GOBIN="$coredns_dir/bin" go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+}
+lpp_dir="$cache/local-path-provisioner-$LOCAL_PATH_PROVISIONER_VERSION"
+build_local_path() {
+  [ -x "$lpp_dir/bin/local-path-provisioner" ] && return 0
+  log "building local-path-provisioner $LOCAL_PATH_PROVISIONER_VERSION"
+  mkdir -p "$lpp_dir/bin"
+  GOBIN="$lpp_dir/bin" go install -trimpath -ldflags "-s -w -X main.VERSION=$LOCAL_PATH_PROVISIONER_VERSION" \
+    "github.com/rancher/local-path-provisioner@$LOCAL_PATH_PROVISIONER_VERSION"
+}
+
 what="${1:-all}"
 case "$what" in
   kubernetes) build_kubernetes ;;
   kwok) build_kwok ;;
+  helm) build_helm ;;
+  coredns) build_coredns ;;
+  local-path) build_local_path ;;
+  addons) build_coredns; build_local_path ;;
   etcd) build_etcd ;;
-  all) build_etcd; build_kwok; build_kubernetes ;;
-  *) echo "usage: $0 [all|kubernetes|etcd|kwok]" >&2; exit 2 ;;
+  all) build_etcd; build_kwok; build_helm; build_kubernetes ;;
+  *) echo "usage: $0 [all|kubernetes|etcd|kwok|helm|coredns|local-path|addons]" >&2; exit 2 ;;
 esac
 echo "$cache"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A real single-node Kubernetes control plane built from upstream sources (see build.sh), run directly
 # on this machine: etcd, kube-apiserver (TLS, RBAC, service accounts), kube-controller-manager,
-# kube-scheduler, and kwok for a fake Node so workloads report Ready.
+# kube-scheduler, and a real node (node.sh: containerd, kubelet, kube-proxy, CoreDNS, local-path storage).
+# CAPSTAN_NODE=kwok runs a kwok fake Node instead (no containers; fast, for API-only work and scale tests);
+# CAPSTAN_KWOK_NODE=1 adds the fake node beside the real one.
 #   cluster.sh up       start (idempotent: a healthy cluster is left alone, a dead one is cleaned up)
 #   cluster.sh down     stop every process it started, by PID, and remove the state
 #   cluster.sh status   print what runs
@@ -29,8 +31,10 @@ SERVICE_CIDR="10.96.0.0/16"
 SERVICE_IP="10.96.0.1"
 CLUSTER_CIDR="10.244.0.0/16"
 NODE_NAME="${CAPSTAN_FAKE_NODE:-kwok-node-0}"
+NODE_MODE="${CAPSTAN_NODE:-real}" # real | kwok
+case "$NODE_MODE" in real | kwok) ;; *) echo "CAPSTAN_NODE must be real or kwok, not $NODE_MODE" >&2; exit 2 ;; esac
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
-# Opt-in real node (node.sh): with CAPSTAN_NODE=real, `up` records a node IP in <state>/node-ip; the apiserver
+# Real node (node.sh): with CAPSTAN_NODE=real (the default), `up` records a node IP in <state>/node-ip; the apiserver
 # then also listens on it and advertises it, since pods reach the `kubernetes` Service through the advertised
 # address and 127.0.0.1 is a pod's own loopback. Without it nothing below changes.
 
@@ -156,6 +160,7 @@ start_apiserver() {
 cmd_up() {
   if [ -f "$state/kubeconfig" ] && api_ready && pid_alive etcd && pid_alive kube-apiserver; then
     log "already running"
+    if [ -f "$state/node-ip" ]; then "$here/node.sh" up >&2; fi # restarts a node that died, else no-op
     echo "$state/kubeconfig"
     return 0
   fi
@@ -168,7 +173,7 @@ cmd_up() {
   command -v openssl >/dev/null || die "openssl is required"
   command -v curl >/dev/null || die "curl is required"
   mkdir -p "$state/pids" "$state/logs" "$state/etcd"
-  if [ "${CAPSTAN_NODE:-}" = real ]; then echo "${CAPSTAN_NODE_IP:-10.246.0.1}" >"$state/node-ip"; fi
+  if [ "$NODE_MODE" = real ]; then echo "${CAPSTAN_NODE_IP:-10.246.0.1}" >"$state/node-ip"; fi
   make_pki
   kubeconfig "$state/kubeconfig" admin
   kubeconfig "$state/controller-manager.kubeconfig" controller-manager
@@ -200,13 +205,21 @@ cmd_up() {
     --authentication-kubeconfig "$state/scheduler.kubeconfig" --authorization-kubeconfig "$state/scheduler.kubeconfig" \
     --bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT" --leader-elect=false
 
-  log "starting kwok $KWOK_VERSION (fake node $NODE_NAME)"
+  log "starting kwok $KWOK_VERSION"
   local stage_args=()
   for f in "$kwok_dir"/stages/*.yaml; do stage_args+=(--config "$f"); done
   start kwok "$kwok_dir/bin/kwok" --kubeconfig "$state/kwok.kubeconfig" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
     --cidr 10.245.0.0/16 --node-ip 10.245.255.1 --server-address "127.0.0.1:$KWOK_PORT" "${stage_args[@]}"
 
+  wait_for "default service account" 60 sa_exists
+  if [ "$NODE_MODE" = kwok ] || [ "${CAPSTAN_KWOK_NODE:-}" = 1 ]; then add_fake_node; fi
+  if [ "$NODE_MODE" = real ]; then "$here/node.sh" up >&2; fi
+  log "ready: export KUBECONFIG=$state/kubeconfig"
+  echo "$state/kubeconfig"
+}
+
+add_fake_node() {
   kubectl_ apply -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Node
@@ -217,9 +230,6 @@ metadata:
 spec: {}
 EOF
   wait_for "fake node $NODE_NAME" 60 node_ready
-  wait_for "default service account" 60 sa_exists
-  log "ready: export KUBECONFIG=$state/kubeconfig"
-  echo "$state/kubeconfig"
 }
 
 node_ready() {
@@ -245,6 +255,7 @@ cmd_status() {
   else
     printf '%-24s not ready\n' "api"; rc=1
   fi
+  if [ -f "$state/node-ip" ]; then "$here/node.sh" status || rc=1; fi
   return $rc
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Opt-in real node for the local cluster: containerd + runc with bridge CNI, a kubelet and kube-proxy on
-# this machine, so pods run for real. The default `cluster.sh up` (kwok fake node) does not change.
-#   CAPSTAN_NODE=real cluster.sh up   a control plane whose apiserver advertises the node IP (see cluster.sh)
-#   node.sh up        install what is missing (Debian), start containerd, kubelet, kube-proxy; wait for Ready
+# The local cluster's real node: containerd + runc with bridge CNI, a kubelet and kube-proxy on this
+# machine, so pods run for real. `cluster.sh up` calls it (unless CAPSTAN_NODE=kwok); by hand:
+#   cluster.sh up     a control plane whose apiserver advertises the node IP (see cluster.sh)
+#   node.sh up        install what is missing (Debian), start containerd, kubelet, kube-proxy; wait for Ready;
+#                     then addons.sh up (CoreDNS, local-path storage; CAPSTAN_ADDONS=0 skips it)
 #   node.sh down      drain and stop them by PID, unmount, remove the bridge, iptables rules, cgroups and
 #                     node state, restore the sysctls they changed
 #   node.sh status    print what runs
@@ -218,6 +219,7 @@ cmd_up() {
   [ -f "$state/node-ip" ] || die "start the control plane with CAPSTAN_NODE=real (its apiserver must advertise the node IP)"
   if pid_alive containerd && pid_alive kubelet && pid_alive kube-proxy && node_ready; then
     log "already running"
+    [ "${CAPSTAN_ADDONS:-1}" = 0 ] || "$here/addons.sh" up
     return 0
   fi
   local other; other="$(owner)"
@@ -246,6 +248,7 @@ cmd_up() {
   start kube-proxy "$k8s_bin/kube-proxy" --config "$node/kube-proxy.yaml"
   wait_for "node $NODE_NAME" 120 node_ready
   log "ready: node $NODE_NAME"
+  [ "${CAPSTAN_ADDONS:-1}" = 0 ] || "$here/addons.sh" up # CoreDNS and local-path storage; CAPSTAN_ADDONS=0 skips
 }
 
 containerd_ready() { ctr_ version >/dev/null 2>&1; }

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Builds every image the e2e suites run on the local node into a version-keyed cache
+# ($CAPSTAN_CACHE/images, default ~/.cache/capstan/images), without a registry: each image's build.sh
+# skips a tarball that is newer than its inputs, so a warm run only lists them. Prints the tarballs.
+#   e2e/images/build-all.sh [--import] [--verify]
+#     --import   also imports them into the local node (e2e/cluster/local/node.sh import TAR...)
+#     --verify   extracts each tarball and runs its entry binary's --version in a chroot (needs root)
+# Images: registry.k8s.io/pause:3.10, capstan.local/busybox:1, gcr.io/etcd-development/etcd:v3.6.15 and
+# :v3.6.16 (ETCD_IMAGE_VERSIONS), quay.io/prometheus/prometheus:v3.16.0, capstan.local/node:24, and
+# quay.io/openbao/openbao only with CAPSTAN_OPENBAO=1 (the Go module proxy refuses its pinned commit today).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+out="${CAPSTAN_CACHE:-$HOME/.cache/capstan}/images"
+import=0 verify=0
+for a in "$@"; do
+  case "$a" in
+    --import) import=1 ;;
+    --verify) verify=1 ;;
+    *) echo "usage: $0 [--import] [--verify]" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$out"
+log() { printf '[images] %s\n' "$*" >&2; }
+tars=()
+
+# pause and busybox rebuild unconditionally; skip them here when the tarball is newer than their sources.
+fresh() { # TARBALL DIR
+  [ -f "$1" ] || return 1
+  [ -z "$(find "$2" -type f -newer "$1" -print -quit)" ]
+}
+for img in pause busybox; do
+  if fresh "$out/$img.tar" "$here/$img"; then tars+=("$out/$img.tar"); else
+    log "building $img"; tars+=("$("$here/$img/build.sh" "$out" | tail -n 1)")
+  fi
+done
+for img in etcd prometheus node; do
+  start=$SECONDS
+  "$here/$img/build.sh" "$out" >"$out/.$img.list" || { log "$img: build failed"; exit 1; }
+  mapfile -t t <"$out/.$img.list" && rm -f "$out/.$img.list"
+  tars+=("${t[@]}")
+  if [ $((SECONDS - start)) -gt 2 ]; then log "$img: $((SECONDS - start))s"; fi
+done
+if [ "${CAPSTAN_OPENBAO:-0}" = 1 ]; then
+  if t="$("$here/openbao/build.sh" "$out")"; then tars+=("$t"); else log "openbao: build failed (skipped)"; fi
+fi
+
+if [ "$verify" = 1 ]; then
+  for t in "${tars[@]}"; do
+    d="$(mktemp -d)"
+    tar -xf "$t" -C "$d"
+    layer="$d/$(sed -n 's/.*"Layers":\["\([^"]*\)".*/\1/p' "$d/manifest.json")"
+    mkdir "$d/rootfs" && tar -xf "$layer" -C "$d/rootfs"
+    case "$(basename "$t")" in
+      pause.tar) cmd=(/pause) ;;  # runs forever: only checked to be present
+      busybox.tar) cmd=(/bin/sh -c 'echo sh ok') ;;
+      etcd_*) cmd=(/usr/local/bin/etcd --version) ;;
+      prometheus_*) cmd=(/bin/prometheus --version) ;;
+      node_*) cmd=(/usr/bin/node -e 'console.log("node", process.version)') ;;
+      openbao_*) cmd=(/usr/bin/bao version) ;;
+      *) cmd=() ;;
+    esac
+    if [ "${#cmd[@]}" = 0 ]; then log "unverified $(basename "$t")"
+    elif [ "${cmd[0]}" != /pause ]; then
+      if res="$(chroot "$d/rootfs" "${cmd[@]}" 2>&1 | head -n 1)"; then log "ok $(basename "$t"): $res"
+      else log "FAILED $(basename "$t"): $res"; rm -rf "$d"; exit 1; fi
+    else
+      if [ -x "$d/rootfs/pause" ]; then log "ok $(basename "$t"): /pause present"; else log "FAILED $(basename "$t"): no /pause"; exit 1; fi
+    fi
+    rm -rf "$d"
+  done
+fi
+
+printf '%s\n' "${tars[@]}"
+if [ "$import" = 1 ]; then
+  "$here/../cluster/local/node.sh" import "${tars[@]}"
+fi
