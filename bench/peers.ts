@@ -3,8 +3,8 @@
 // Run: KUBECONFIG=... npm run bench:peers   (env: BENCH_SIZES=10000,50000 BENCH_REPEATS=3 BENCH_UPDATES=20000)
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { homedir, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Client } from "../packages/core/src/client.ts";
@@ -43,6 +43,16 @@ interface InformerRun {
   startToSyncSeconds: number;
   /** The rate the writer achieved while this peer watched. */
   writerPerSecond: number;
+}
+
+/** Builds @capstan/core's dist (what the capstan peer imports) when a source file is newer than it. */
+function buildCore(): void {
+  const src = join(HERE, "..", "packages", "core", "src");
+  const dist = join(src, "..", "dist", "index.js");
+  const built = existsSync(dist) ? statSync(dist).mtimeMs : 0;
+  if (readdirSync(src).every((file) => statSync(join(src, file)).mtimeMs <= built)) return;
+  console.log("building @capstan/core (its dist is missing or older than its sources)");
+  execFileSync("npm", ["run", "build", "--workspace", "@capstan/core"], { stdio: "inherit" });
 }
 
 /** Builds the Go peer into ~/.cache/capstan/bench unless a build of the same sources is there. */
@@ -121,11 +131,27 @@ async function runInformer(
     const synced = await next("synced");
     const startToSyncSeconds = (performance.now() - spawned) / 1000;
     const writerPerSecond = await writeUpdates(client, ns, size, updates);
-    const updated = await next("updated");
+    const updated = await within(STALL_MS, next("updated"), `${peer} stalled: not every update arrived`);
     await exit;
     return { ...synced, ...updated, startToSyncSeconds, writerPerSecond } as unknown as InformerRun;
   } finally {
     if (child.exitCode === null) child.kill();
+  }
+}
+
+/** How long a peer may take to receive the last update once the writer is done. */
+const STALL_MS = 120_000;
+
+/** `promise`, or a rejection with `message` after `ms`. */
+async function within<T>(ms: number, promise: Promise<T>, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -221,7 +247,8 @@ async function benchInformers(
         runs[peer].push(run);
         console.log(
           `  ${size} #${r + 1} ${peer.padEnd(11)} sync ${run.syncSeconds.toFixed(2)} s, peak RSS ${mib(run.peakRssBytes).toFixed(0)} MiB, ` +
-            `${Math.round(updates / run.updateSeconds)} updates/s, ${((run.cpuSeconds * 1e6) / updates).toFixed(0)} µs CPU/update`,
+            `${Math.round(updates / run.updateSeconds)} updates/s, ${((run.cpuSeconds * 1e6) / updates).toFixed(0)} µs CPU/update ` +
+            `(load average ${loadavg()[0]!.toFixed(1)})`,
         );
       }
     }
@@ -252,6 +279,7 @@ async function main(): Promise<void> {
   const client = await connect();
   try {
     await deleteLeftovers(client);
+    buildCore();
     const goPeer = buildGoPeer();
     const goVersion = execFileSync("go", ["env", "GOVERSION"], { encoding: "utf8" }).trim();
     console.log(`node ${process.version}, ${goVersion}, client-go v0.34.4, @kubernetes/client-node 2.0.1`);

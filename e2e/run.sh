@@ -15,6 +15,10 @@ if [ -z "${KUBECONFIG:-}" ]; then
   export KUBECONFIG
 fi
 export CAPSTAN_CLUSTER_SCRIPT="$cluster"
+# shellcheck source=cluster/local/versions.env
+source "$here/cluster/local/versions.env"
+helm_bin="${CAPSTAN_CACHE:-$HOME/.cache/capstan}/helm-$HELM_VERSION/bin/helm"
+if [ -z "${CAPSTAN_HELM:-}" ] && [ -x "$helm_bin" ]; then export CAPSTAN_HELM="$helm_bin"; fi
 # The smoke suite needs a node that runs containers: the local cluster has one unless CAPSTAN_NODE=kwok.
 state="${CAPSTAN_CLUSTER_DIR:-$(cd "$here/.." && pwd)/.cluster}"
 if [ "$KUBECONFIG" = "$state/kubeconfig" ] && [ -f "$state/node-ip" ]; then export CAPSTAN_REAL_NODE=1; fi

@@ -70,16 +70,20 @@ export async function fillNamespace(client: Client, name: string, count: number)
   return items.length;
 }
 
-/** Applies `updates` merge patches round-robin over the first `count` ConfigMaps; returns updates/s. */
+/**
+ * Applies `updates` merge patches round-robin over the first `count` ConfigMaps; returns updates/s. Every
+ * value is new (a per-call tag): a patch that changes nothing is no update and sends no event.
+ */
 export async function writeUpdates(
   client: Client,
   namespace: string,
   count: number,
   updates: number,
 ): Promise<number> {
+  const tag = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   const started = performance.now();
   await parallel(updates, (i) =>
-    client.patch(ConfigMap, nameOf(i % count), namespace, { data: { counter: String(i + 1) } }, "merge", {
+    client.patch(ConfigMap, nameOf(i % count), namespace, { data: { counter: `${tag}-${i}` } }, "merge", {
       fieldManager: "capstan-bench",
     }),
   );

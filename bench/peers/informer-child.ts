@@ -14,12 +14,9 @@ const expect = Number(expectArg);
 const updates = Number(updatesArg);
 const TIMEOUT_MS = 5 * 60_000;
 
-/** @capstan/core's Informer with its defaults (pages of 500, managedFields dropped). */
+/** @capstan/core's Informer with its defaults (pages of 500, managedFields dropped), from the built package. */
 async function loadCapstan(): Promise<StartInformer> {
-  const { Client } = await import("../../packages/core/src/client.ts");
-  const { ConfigMap } = await import("../../packages/core/src/kinds.ts");
-  const { Informer } = await import("../../packages/core/src/informer.ts");
-  const { clientListerWatcher } = await import("../../packages/core/src/list-watch.ts");
+  const { Client, ConfigMap, Informer, clientListerWatcher } = await import("@capstan/core");
   return async (ns, onUpdate) => {
     const client = new Client();
     const informer = new Informer(clientListerWatcher(client, ConfigMap, { namespace: ns }));

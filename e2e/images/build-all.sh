@@ -7,6 +7,7 @@
 #     --verify   extracts each tarball and runs its entry binary's --version in a chroot (needs root)
 # Images: registry.k8s.io/pause:3.10, capstan.local/busybox:1, gcr.io/etcd-development/etcd:v3.6.15 and
 # :v3.6.16 (ETCD_IMAGE_VERSIONS), quay.io/prometheus/prometheus:v3.16.0, capstan.local/node:24, and
+# registry.k8s.io/coredns/coredns and rancher/local-path-provisioner (the add-ons),
 # quay.io/openbao/openbao only with CAPSTAN_OPENBAO=1 (the Go module proxy refuses its pinned commit today).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -40,8 +41,11 @@ for img in etcd prometheus node; do
   tars+=("${t[@]}")
   if [ $((SECONDS - start)) -gt 2 ]; then log "$img: $((SECONDS - start))s"; fi
 done
+# The cluster add-ons (CoreDNS, local-path-provisioner; built by build.sh addons, packed here when missing).
+"$here/../cluster/local/build.sh" addons >/dev/null
+for img in coredns local-path; do tars+=("$("$here/$img/build.sh" | tail -n 1)"); done
 if [ "${CAPSTAN_OPENBAO:-0}" = 1 ]; then
-  if t="$("$here/openbao/build.sh" "$out")"; then tars+=("$t"); else log "openbao: build failed (skipped)"; fi
+  if ob="$("$here/openbao/build.sh" "$out")"; then tars+=("$ob"); else log "openbao: build failed (skipped)"; fi
 fi
 
 if [ "$verify" = 1 ]; then

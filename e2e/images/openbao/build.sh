@@ -24,7 +24,7 @@ mod=github.com/openbao/openbao
 work="$cache/openbao-$version/src" bin="$cache/openbao-$version/bin"
 # (On 2026-11-29 proxy.golang.org answered 403 "This module version is not available." for this
 # pseudo-version, so this script stops here; build-all.sh runs it only with CAPSTAN_OPENBAO=1.)
-info="$(cd /tmp && go mod download -json "$mod@$pseudo" 2>&1 || true)"
+info="$(cd /tmp; go mod download -json "$mod@$pseudo" 2>&1 || true)"
 src="$(printf '%s\n' "$info" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')"
 if [ ! -d "$src" ]; then
   echo "the Go module proxy did not serve $mod@$pseudo:" >&2

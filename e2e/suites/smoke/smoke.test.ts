@@ -5,6 +5,10 @@
 // also installs the add-ons, addons.sh), or kind. Images are imported by the node scripts, never pulled:
 // CAPSTAN_BUSYBOX_IMAGE (default capstan.local/busybox:1, e2e/images/busybox) must be on the node. Pods are
 // pinned to CAPSTAN_NODE_NAME (default capstan-node-0), since the kwok fake node is schedulable too.
+
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import {
   type Client,
   Deployment,
@@ -26,6 +30,10 @@ const nodeName = process.env.CAPSTAN_NODE_NAME ?? "capstan-node-0";
 const image = process.env.CAPSTAN_BUSYBOX_IMAGE ?? "capstan.local/busybox:1";
 const onNode = { nodeSelector: { "kubernetes.io/hostname": nodeName } };
 const podTimeout = 120_000;
+/** Helm: CAPSTAN_HELM (set by e2e/run.sh to the locally built one) or `helm` on PATH (kind). */
+const helm = process.env.CAPSTAN_HELM ?? "helm";
+const helloChart = fileURLToPath(new URL("./fixtures/hello-chart", import.meta.url));
+const run = promisify(execFile);
 
 if (!realNode) {
   console.warn(
@@ -260,5 +268,40 @@ describe.skipIf(!realNode)("smoke on a real node (CAPSTAN_REAL_NODE=1)", () => {
     expect(rejected.message).toMatch(/violates PodSecurity "restricted:latest"/);
     expect(rejected.message).toMatch(/allowPrivilegeEscalation != false/);
     expect(rejected.message).toMatch(/runAsNonRoot != true/);
+  });
+
+  it("Helm installs a chart, waits for its Deployment, and uninstalls it", async () => {
+    const ns = await namespace("smoke-helm");
+    const args = ["--kubeconfig", process.env.KUBECONFIG ?? "", "--namespace", ns];
+    await run(helm, [
+      "install",
+      "hello",
+      helloChart,
+      ...args,
+      "--wait",
+      "--timeout",
+      "120s",
+      "--set",
+      "message=hello from helm smoke",
+      "--set",
+      `image=${image}`,
+      "--set",
+      `nodeName=${nodeName}`,
+    ]);
+    const releases = JSON.parse((await run(helm, ["list", ...args, "-o", "json"])).stdout) as {
+      name: string;
+      status: string;
+    }[];
+    expect(releases).toEqual([expect.objectContaining({ name: "hello", status: "deployed" })]);
+    const pods = await client.list(Pod, { namespace: ns, labelSelector: "app.kubernetes.io/instance=hello" });
+    const pod = pods.items[0]?.metadata.name ?? "";
+    await eventually(async () => expect(await podLogs(ns, pod)).toContain("hello from helm smoke"), {
+      timeoutMs: podTimeout,
+    });
+    await run(helm, ["uninstall", "hello", ...args, "--wait"]);
+    await eventually(async () => {
+      const left = await client.list(Deployment, { namespace: ns });
+      expect(left.items).toEqual([]);
+    });
   });
 });
