@@ -1,0 +1,392 @@
+// EtcdCluster (etcd.capstan.dev/v1alpha1): the CRD schema, the single source of truth, and its TypeScript types.
+import {
+  type Condition,
+  type CustomResourceDefinitionObject,
+  defineKind,
+  type JSONSchemaProps,
+  type KubeObject,
+} from "@capstan/core";
+
+/** The API group of every etcd operator resource. */
+export const GROUP = "etcd.capstan.dev";
+/** The served and stored version. */
+export const VERSION = "v1alpha1";
+/** The etcd release a new EtcdCluster runs unless `spec.version` says otherwise. */
+export const DEFAULT_ETCD_VERSION = "3.6.15";
+/** The image repository used unless `spec.repository` says otherwise; the tag is `v<version>`. */
+export const DEFAULT_REPOSITORY = "gcr.io/etcd-development/etcd";
+/** The data volume size used when `spec.storage` is omitted. */
+export const DEFAULT_STORAGE_SIZE = "1Gi";
+
+/** Where members keep their data: a PersistentVolumeClaim of `size`, or an emptyDir when `ephemeral`. */
+export interface EtcdStorage {
+  /** Size of each member's PersistentVolumeClaim, a quantity such as "8Gi". */
+  size?: string;
+  /** StorageClass of the members' claims; immutable once set. */
+  storageClassName?: string;
+  /** Keep data in an emptyDir: a member whose pod is lost is replaced, never restarted. */
+  ephemeral?: boolean;
+}
+
+/** A toleration, as in a Pod spec. */
+export interface EtcdToleration {
+  key?: string;
+  operator?: "Exists" | "Equal";
+  value?: string;
+  effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+  tolerationSeconds?: number;
+}
+
+/** Compute resources of the etcd container (quantities). */
+export interface EtcdResources {
+  limits?: Record<string, string | number>;
+  requests?: Record<string, string | number>;
+}
+
+/** What users may set on member pods. */
+export interface EtcdPodTemplate {
+  resources?: EtcdResources;
+  /** A core/v1 Affinity, passed through to the pods as is. */
+  affinity?: Record<string, unknown>;
+  tolerations?: EtcdToleration[];
+  nodeSelector?: Record<string, string>;
+  /** Extra labels on member pods; the operator's own labels win on a clash. */
+  labels?: Record<string, string>;
+  /** Extra annotations on member pods. */
+  annotations?: Record<string, string>;
+  priorityClassName?: string;
+}
+
+/** The desired state of an etcd cluster; defaulted fields are always present on objects read from the API server. */
+export interface EtcdClusterSpec {
+  /** Number of voting members, 1 to 9. */
+  replicas: number;
+  /** etcd release, e.g. "3.6.15" (3.5.x or 3.6.x). */
+  version: string;
+  /** Image repository; the image is `<repository>:v<version>`. */
+  repository: string;
+  storage: EtcdStorage;
+  podTemplate?: EtcdPodTemplate;
+  /** Stop all membership changes and pod updates until unset. */
+  paused?: boolean;
+}
+
+/** The life-cycle phase shown in `kubectl get etcd`. */
+export type EtcdClusterPhase =
+  | "Creating"
+  | "Running"
+  | "Scaling"
+  | "Upgrading"
+  | "Recovering"
+  | "Degraded"
+  | "QuorumLost"
+  | "Paused";
+
+/** All phases, in the order the schema lists them. */
+export const PHASES: readonly EtcdClusterPhase[] = [
+  "Creating",
+  "Running",
+  "Scaling",
+  "Upgrading",
+  "Recovering",
+  "Degraded",
+  "QuorumLost",
+  "Paused",
+];
+
+/** One etcd member as the operator last observed it. */
+export interface EtcdMemberStatus {
+  name: string;
+  /** Member ID in hexadecimal (etcd IDs are 64-bit, beyond JavaScript's safe integers). */
+  id: string;
+  peerURL: string;
+  clientURLs: string[];
+  version?: string;
+  healthy: boolean;
+  learner: boolean;
+  leader: boolean;
+}
+
+/** The observed state of an etcd cluster. */
+export interface EtcdClusterStatus {
+  observedGeneration?: number;
+  phase?: EtcdClusterPhase;
+  /** Available, Progressing and Degraded. */
+  conditions?: Condition[];
+  /** Number of members (voters and learners). */
+  replicas?: number;
+  /** Number of members whose pod is ready. */
+  readyReplicas?: number;
+  members?: EtcdMemberStatus[];
+  /** Name of the leader member. */
+  leader?: string;
+  /** Lowest etcd version among the members. */
+  currentVersion?: string;
+  /** Cluster ID in hexadecimal; set once the cluster has been bootstrapped. */
+  clusterID?: string;
+  /** Label selector of the member pods (for the scale subresource). */
+  selector?: string;
+  /** URL clients use to reach the cluster, e.g. "http://demo-client.ns.svc:2379". */
+  clientEndpoint?: string;
+}
+
+/** An EtcdCluster object. */
+export interface EtcdCluster extends KubeObject {
+  spec: EtcdClusterSpec;
+  status?: EtcdClusterStatus;
+}
+
+/** The EtcdCluster kind descriptor for clients, informers and controllers. */
+export const EtcdClusterKind = defineKind<EtcdCluster>({
+  group: GROUP,
+  version: VERSION,
+  kind: "EtcdCluster",
+  plural: "etcdclusters",
+  namespaced: true,
+});
+
+const stringMap: JSONSchemaProps = { type: "object", additionalProperties: { type: "string" } };
+
+const quantity: JSONSchemaProps = {
+  anyOf: [{ type: "integer" }, { type: "string" }],
+  pattern:
+    "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$",
+  "x-kubernetes-int-or-string": true,
+};
+
+const storageSchema: JSONSchemaProps = {
+  type: "object",
+  description:
+    "Member data: a PersistentVolumeClaim of `size` per member, or `ephemeral: true` for an emptyDir.",
+  default: { size: DEFAULT_STORAGE_SIZE },
+  properties: {
+    size: {
+      type: "string",
+      description: "Size of each member's PersistentVolumeClaim, e.g. 8Gi.",
+      pattern: "^([0-9]+(\\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$",
+      maxLength: 32,
+    },
+    storageClassName: {
+      type: "string",
+      description: "StorageClass of the members' claims (default: the cluster's default class). Immutable.",
+      maxLength: 253,
+    },
+    ephemeral: {
+      type: "boolean",
+      description: "Keep data in an emptyDir; a member whose pod is lost is replaced by a new member.",
+    },
+  },
+  "x-kubernetes-validations": [
+    {
+      rule: "has(self.size) != (has(self.ephemeral) && self.ephemeral)",
+      message: "storage: set exactly one of size (a PersistentVolumeClaim per member) or ephemeral: true",
+    },
+    {
+      rule: "!(has(self.ephemeral) && self.ephemeral) || !has(self.storageClassName)",
+      message: "storage.storageClassName applies only to persistent storage (storage.size), not ephemeral",
+      fieldPath: ".storageClassName",
+    },
+    {
+      rule: "has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",
+      message: "storage.storageClassName is immutable: create a new EtcdCluster to move to another class",
+      fieldPath: ".storageClassName",
+    },
+    {
+      rule: "(has(self.ephemeral) && self.ephemeral) == (has(oldSelf.ephemeral) && oldSelf.ephemeral)",
+      message:
+        "storage.ephemeral is immutable: create a new EtcdCluster to switch between persistent and ephemeral storage",
+      fieldPath: ".ephemeral",
+    },
+  ],
+};
+
+const podTemplateSchema: JSONSchemaProps = {
+  type: "object",
+  description: "Settings applied to every member pod.",
+  properties: {
+    resources: {
+      type: "object",
+      description: "Compute resources of the etcd container.",
+      properties: {
+        limits: { type: "object", additionalProperties: quantity },
+        requests: { type: "object", additionalProperties: quantity },
+      },
+    },
+    affinity: {
+      type: "object",
+      description: "A core/v1 Affinity for the member pods.",
+      "x-kubernetes-preserve-unknown-fields": true,
+    },
+    tolerations: {
+      type: "array",
+      description: "Tolerations of the member pods.",
+      items: {
+        type: "object",
+        properties: {
+          key: { type: "string" },
+          operator: { type: "string", enum: ["Exists", "Equal"] },
+          value: { type: "string" },
+          effect: { type: "string", enum: ["NoSchedule", "PreferNoSchedule", "NoExecute"] },
+          tolerationSeconds: { type: "integer", format: "int64" },
+        },
+      },
+    },
+    nodeSelector: { ...stringMap, description: "Node labels the member pods must match." },
+    labels: { ...stringMap, description: "Extra labels on member pods." },
+    annotations: { ...stringMap, description: "Extra annotations on member pods." },
+    priorityClassName: { type: "string", description: "PriorityClass of the member pods.", maxLength: 253 },
+  },
+};
+
+const specSchema: JSONSchemaProps = {
+  type: "object",
+  description: "The desired etcd cluster.",
+  properties: {
+    replicas: {
+      type: "integer",
+      format: "int32",
+      description: "Number of voting members (odd numbers tolerate the same failures with fewer members).",
+      default: 3,
+      minimum: 1,
+      maximum: 9,
+    },
+    version: {
+      type: "string",
+      description: "etcd release to run, MAJOR.MINOR.PATCH without a leading v (3.5.x or 3.6.x).",
+      default: DEFAULT_ETCD_VERSION,
+      maxLength: 32,
+      "x-kubernetes-validations": [
+        {
+          rule: "self.matches('^3[.](5|6)[.][0-9]+$')",
+          message: `version must be an etcd 3.5 or 3.6 release written MAJOR.MINOR.PATCH without a leading v, e.g. ${DEFAULT_ETCD_VERSION}`,
+        },
+      ],
+    },
+    repository: {
+      type: "string",
+      description: "Image repository; the image is <repository>:v<version>.",
+      default: DEFAULT_REPOSITORY,
+      minLength: 1,
+      maxLength: 512,
+    },
+    storage: storageSchema,
+    podTemplate: podTemplateSchema,
+    paused: { type: "boolean", description: "Stop all membership changes and pod updates until unset." },
+  },
+};
+
+const conditionSchema: JSONSchemaProps = {
+  type: "object",
+  required: ["type", "status", "reason", "message", "lastTransitionTime"],
+  properties: {
+    type: { type: "string", maxLength: 316 },
+    status: { type: "string", enum: ["True", "False", "Unknown"] },
+    reason: { type: "string", maxLength: 1024 },
+    message: { type: "string", maxLength: 32768 },
+    lastTransitionTime: { type: "string", format: "date-time" },
+    observedGeneration: { type: "integer", format: "int64", minimum: 0 },
+  },
+};
+
+const memberSchema: JSONSchemaProps = {
+  type: "object",
+  required: ["name", "id"],
+  properties: {
+    name: { type: "string" },
+    id: { type: "string", description: "Member ID in hexadecimal." },
+    peerURL: { type: "string" },
+    clientURLs: { type: "array", items: { type: "string" } },
+    version: { type: "string" },
+    healthy: { type: "boolean" },
+    learner: { type: "boolean" },
+    leader: { type: "boolean" },
+  },
+};
+
+const statusSchema: JSONSchemaProps = {
+  type: "object",
+  description: "The observed etcd cluster.",
+  properties: {
+    observedGeneration: { type: "integer", format: "int64" },
+    phase: { type: "string", enum: [...PHASES] },
+    conditions: {
+      type: "array",
+      items: conditionSchema,
+      "x-kubernetes-list-type": "map",
+      "x-kubernetes-list-map-keys": ["type"],
+    },
+    replicas: { type: "integer", format: "int32" },
+    readyReplicas: { type: "integer", format: "int32" },
+    members: { type: "array", items: memberSchema },
+    leader: { type: "string", description: "Name of the leader member." },
+    currentVersion: { type: "string", description: "Lowest etcd version among the members." },
+    clusterID: { type: "string", description: "Cluster ID in hexadecimal." },
+    selector: { type: "string", description: "Label selector of the member pods." },
+    clientEndpoint: { type: "string", description: "URL clients use to reach the cluster." },
+  },
+};
+
+/** The openAPIV3Schema of EtcdCluster. */
+export const etcdClusterSchema: JSONSchemaProps = {
+  type: "object",
+  description: "An etcd cluster whose members the operator creates, scales, recovers and upgrades.",
+  required: ["spec"],
+  properties: {
+    apiVersion: { type: "string" },
+    kind: { type: "string" },
+    metadata: { type: "object" },
+    spec: specSchema,
+    status: statusSchema,
+  },
+};
+
+/** The EtcdCluster CustomResourceDefinition; `crds/etcdclusters.etcd.capstan.dev.yaml` is generated from it. */
+export function etcdClusterCrd(): CustomResourceDefinitionObject {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${EtcdClusterKind.plural}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: "Namespaced",
+      names: {
+        kind: EtcdClusterKind.kind,
+        plural: EtcdClusterKind.plural,
+        singular: "etcdcluster",
+        listKind: "EtcdClusterList",
+        shortNames: ["etcd"],
+        categories: ["capstan"],
+      },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: structuredClone(etcdClusterSchema) },
+          subresources: {
+            status: {},
+            scale: {
+              specReplicasPath: ".spec.replicas",
+              statusReplicasPath: ".status.replicas",
+              labelSelectorPath: ".status.selector",
+            },
+          },
+          additionalPrinterColumns: [
+            { name: "Replicas", type: "integer", jsonPath: ".spec.replicas" },
+            { name: "Ready", type: "integer", jsonPath: ".status.readyReplicas" },
+            { name: "Version", type: "string", jsonPath: ".status.currentVersion" },
+            { name: "Leader", type: "string", jsonPath: ".status.leader" },
+            { name: "Phase", type: "string", jsonPath: ".status.phase" },
+            {
+              name: "Available",
+              type: "string",
+              jsonPath: '.status.conditions[?(@.type=="Available")].status',
+              priority: 1,
+            },
+            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+          ],
+        },
+      ],
+    },
+  };
+}

@@ -1,0 +1,118 @@
+// Builds the per-cluster objects: a member's data claim, the peer and client Services, and the PodDisruptionBudget.
+import {
+  type KubeObject,
+  type ObjectOf,
+  type PersistentVolumeClaim,
+  type PodDisruptionBudget,
+  type Service,
+  setControllerReference,
+} from "@capstan/core";
+import { DEFAULT_STORAGE_SIZE, type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
+import { quorum } from "../plan/plan.ts";
+import {
+  CLIENT_PORT,
+  clientServiceName,
+  clusterLabels,
+  clusterRef,
+  dataClaimName,
+  memberLabels,
+  PEER_PORT,
+  peerServiceName,
+  selectorLabels,
+} from "./names.ts";
+
+/** A PersistentVolumeClaim object. */
+export type PersistentVolumeClaimObject = ObjectOf<typeof PersistentVolumeClaim>;
+/** A Service object. */
+export type ServiceObject = ObjectOf<typeof Service>;
+/** A PodDisruptionBudget object. */
+export type PodDisruptionBudgetObject = ObjectOf<typeof PodDisruptionBudget>;
+
+/** `obj`, controlled by the cluster. */
+function owned<T extends KubeObject>(cluster: EtcdCluster, obj: T): T {
+  setControllerReference(cluster, EtcdClusterKind, obj);
+  return obj;
+}
+
+/** The data claim of `member`, or undefined when the cluster uses ephemeral storage. */
+export function memberDataClaim(
+  cluster: EtcdCluster,
+  member: string,
+): PersistentVolumeClaimObject | undefined {
+  const { storage } = cluster.spec;
+  if (storage.ephemeral === true) return undefined;
+  return owned<PersistentVolumeClaimObject>(cluster, {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: {
+      name: dataClaimName(member),
+      namespace: clusterRef(cluster).namespace,
+      labels: memberLabels(cluster, member),
+    },
+    spec: {
+      accessModes: ["ReadWriteOnce"],
+      resources: { requests: { storage: storage.size ?? DEFAULT_STORAGE_SIZE } },
+      ...(storage.storageClassName === undefined ? {} : { storageClassName: storage.storageClassName }),
+    },
+  });
+}
+
+/** The headless Service that gives members stable DNS names, published before they are ready so peers can join. */
+export function peerService(cluster: EtcdCluster): ServiceObject {
+  return owned<ServiceObject>(cluster, {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: {
+      name: peerServiceName(cluster),
+      namespace: clusterRef(cluster).namespace,
+      labels: clusterLabels(cluster),
+    },
+    spec: {
+      clusterIP: "None",
+      publishNotReadyAddresses: true,
+      selector: selectorLabels(cluster),
+      ports: [
+        { name: "peer", port: PEER_PORT, targetPort: "peer" },
+        { name: "client", port: CLIENT_PORT, targetPort: "client" },
+      ],
+    },
+  });
+}
+
+/** The Service clients use; only ready members receive traffic. */
+export function clientService(cluster: EtcdCluster): ServiceObject {
+  return owned<ServiceObject>(cluster, {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: {
+      name: clientServiceName(cluster),
+      namespace: clusterRef(cluster).namespace,
+      labels: clusterLabels(cluster),
+    },
+    spec: {
+      type: "ClusterIP",
+      selector: selectorLabels(cluster),
+      ports: [{ name: "client", port: CLIENT_PORT, targetPort: "client" }],
+    },
+  });
+}
+
+/**
+ * A PodDisruptionBudget keeping a quorum of members: minAvailable = quorum(spec.replicas). With one replica this
+ * blocks every voluntary eviction, which is the truth: a one-member cluster cannot lose its member.
+ */
+export function podDisruptionBudget(cluster: EtcdCluster): PodDisruptionBudgetObject {
+  return owned<PodDisruptionBudgetObject>(cluster, {
+    apiVersion: "policy/v1",
+    kind: "PodDisruptionBudget",
+    metadata: {
+      name: clusterRef(cluster).name,
+      namespace: clusterRef(cluster).namespace,
+      labels: clusterLabels(cluster),
+    },
+    spec: {
+      minAvailable: quorum(cluster.spec.replicas),
+      selector: { matchLabels: selectorLabels(cluster) },
+    },
+  });
+}

@@ -1,0 +1,168 @@
+// Builds a member's Pod: the etcd container, its flags, probes and a securityContext that passes Pod Security "restricted".
+import { type ObjectOf, type Pod, setControllerReference } from "@capstan/core";
+import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
+import {
+  CLIENT_PORT,
+  clientURL,
+  clusterRef,
+  dataClaimName,
+  METRICS_PORT,
+  memberLabels,
+  PEER_PORT,
+  peerServiceName,
+  peerURL,
+  selectorLabels,
+} from "./names.ts";
+
+/** A Pod object. */
+export type PodObject = ObjectOf<typeof Pod>;
+type PodSpec = NonNullable<PodObject["spec"]>;
+type Affinity = NonNullable<PodSpec["affinity"]>;
+
+/** Where etcd keeps its data (a sub-directory, so etcd creates it with mode 0700). */
+export const DATA_DIR = "/var/lib/etcd/data";
+/** UID and GID etcd runs as (the distroless "nonroot" user). */
+export const ETCD_UID = 65532;
+
+/** What a member pod is built from. */
+export interface MemberPodInput {
+  /** The EtcdCluster as read from the API server (defaults applied, uid set). */
+  cluster: EtcdCluster;
+  /** The member's name, also the pod's name and hostname. */
+  member: string;
+  /** Members for --initial-cluster: the seed alone for a new cluster, else the members after MemberAdd. */
+  initialCluster: { name: string; peerURL: string }[];
+  /** "new" for the seed, "existing" for a member joining a running cluster. */
+  initialClusterState: "new" | "existing";
+  /** etcd version to run (default spec.version): a member not yet upgraded keeps its running version. */
+  version?: string;
+}
+
+/** The etcd image for `version`, e.g. "gcr.io/etcd-development/etcd:v3.6.15". */
+export function etcdImage(cluster: EtcdCluster, version = cluster.spec.version): string {
+  return `${cluster.spec.repository}:v${version}`;
+}
+
+/** The etcd command-line flags of a member. */
+export function etcdArgs(input: MemberPodInput): string[] {
+  const { cluster, member } = input;
+  if (!input.initialCluster.some((m) => m.name === member)) {
+    throw new Error(
+      `EtcdCluster ${clusterRef(cluster).name}: --initial-cluster must include member ${member} itself`,
+    );
+  }
+  return [
+    `--name=${member}`,
+    `--data-dir=${DATA_DIR}`,
+    `--listen-peer-urls=http://0.0.0.0:${PEER_PORT}`,
+    `--listen-client-urls=http://0.0.0.0:${CLIENT_PORT}`,
+    `--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`,
+    `--initial-advertise-peer-urls=${peerURL(cluster, member)}`,
+    `--advertise-client-urls=${clientURL(cluster, member)}`,
+    `--initial-cluster=${input.initialCluster.map((m) => `${m.name}=${m.peerURL}`).join(",")}`,
+    `--initial-cluster-state=${input.initialClusterState}`,
+    `--initial-cluster-token=${cluster.metadata.uid ?? clusterRef(cluster).name}`,
+  ];
+}
+
+/** The Pod of one member, controlled by the EtcdCluster. */
+export function memberPod(input: MemberPodInput): PodObject {
+  const { cluster, member } = input;
+  const { namespace } = clusterRef(cluster);
+  const template = cluster.spec.podTemplate ?? {};
+  const probe = (path: string, periodSeconds: number, failureThreshold: number) => ({
+    httpGet: { path, port: "client" },
+    periodSeconds,
+    timeoutSeconds: 5,
+    failureThreshold,
+  });
+  const spec: PodSpec = {
+    hostname: member,
+    subdomain: peerServiceName(cluster),
+    restartPolicy: "Always",
+    enableServiceLinks: false,
+    automountServiceAccountToken: false,
+    terminationGracePeriodSeconds: 30,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: ETCD_UID,
+      runAsGroup: ETCD_UID,
+      fsGroup: ETCD_UID,
+      seccompProfile: { type: "RuntimeDefault" },
+    },
+    containers: [
+      {
+        name: "etcd",
+        image: etcdImage(cluster, input.version),
+        command: ["/usr/local/bin/etcd"],
+        args: etcdArgs(input),
+        ports: [
+          { name: "client", containerPort: CLIENT_PORT },
+          { name: "peer", containerPort: PEER_PORT },
+          { name: "metrics", containerPort: METRICS_PORT },
+        ],
+        ...(template.resources === undefined ? {} : { resources: resources(template.resources) }),
+        // A joining member may need minutes to receive a snapshot before it is live.
+        startupProbe: probe("/livez", 5, 60),
+        livenessProbe: probe("/livez", 10, 3),
+        readinessProbe: probe("/readyz", 5, 3),
+        securityContext: {
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          runAsNonRoot: true,
+          capabilities: { drop: ["ALL"] },
+          seccompProfile: { type: "RuntimeDefault" },
+        },
+        volumeMounts: [{ name: "data", mountPath: "/var/lib/etcd" }],
+      },
+    ],
+    volumes: [
+      cluster.spec.storage.ephemeral === true
+        ? { name: "data", emptyDir: {} }
+        : { name: "data", persistentVolumeClaim: { claimName: dataClaimName(member) } },
+    ],
+    affinity: (template.affinity as Affinity | undefined) ?? spreadMembers(cluster),
+    ...(template.tolerations === undefined ? {} : { tolerations: template.tolerations }),
+    ...(template.nodeSelector === undefined ? {} : { nodeSelector: template.nodeSelector }),
+    ...(template.priorityClassName === undefined ? {} : { priorityClassName: template.priorityClassName }),
+  };
+  const pod: PodObject = {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: member,
+      namespace,
+      labels: { ...template.labels, ...memberLabels(cluster, member) },
+      ...(template.annotations === undefined ? {} : { annotations: { ...template.annotations } }),
+    },
+    spec,
+  };
+  setControllerReference(cluster, EtcdClusterKind, pod);
+  return pod;
+}
+
+/** Default affinity: prefer one member per node, so one node's loss costs one member. */
+function spreadMembers(cluster: EtcdCluster): Affinity {
+  return {
+    podAntiAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        {
+          weight: 100,
+          podAffinityTerm: {
+            topologyKey: "kubernetes.io/hostname",
+            labelSelector: { matchLabels: selectorLabels(cluster) },
+          },
+        },
+      ],
+    },
+  };
+}
+
+function resources(r: NonNullable<NonNullable<EtcdCluster["spec"]["podTemplate"]>["resources"]>) {
+  const strings = (m: Record<string, string | number>) =>
+    Object.fromEntries(Object.entries(m).map(([k, v]) => [k, String(v)]));
+  return {
+    ...(r.limits === undefined ? {} : { limits: strings(r.limits) }),
+    ...(r.requests === undefined ? {} : { requests: strings(r.requests) }),
+  };
+}

@@ -1,0 +1,488 @@
+import { describe, expect, it } from "vitest";
+import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
+import { type Observed, type ObservedMember, type ObservedPod, planNext, quorum, type Step } from "./plan.ts";
+
+const NOW = new Date("2026-11-29T12:00:00Z");
+const FRESH = "demo-fresh";
+const minutesAgo = (n: number) => new Date(NOW.getTime() - n * 60_000);
+
+const spec = (o: Partial<EtcdClusterSpec> = {}): EtcdClusterSpec => ({
+  replicas: 3,
+  version: "3.6.15",
+  repository: "gcr.io/etcd-development/etcd",
+  storage: { size: "1Gi" },
+  ...o,
+});
+
+const member = (name: string, o: Partial<ObservedMember> = {}): ObservedMember => ({
+  id: `id-${name}`,
+  name,
+  peerURLs: [`http://${name}.demo-peer.ns.svc:2380`],
+  isLearner: false,
+  started: true,
+  healthy: true,
+  leader: false,
+  version: "3.6.15",
+  raftIndex: 1000,
+  ...o,
+});
+
+const withoutRaftIndex = ({ raftIndex: _, ...m }: ObservedMember): ObservedMember => m;
+const withoutVersion = ({ version: _, ...m }: ObservedMember): ObservedMember => m;
+
+const pod = (name: string, o: Partial<ObservedPod> = {}): ObservedPod => ({ name, ready: true, ...o });
+
+/** A reachable cluster where every member has a ready pod and a volume, unless overridden. */
+const cluster = (members: ObservedMember[], o: Partial<Observed> = {}): Observed => ({
+  etcd: { reachable: true, members },
+  pods: members.map((m) => pod(m.name, { ready: m.healthy })),
+  volumes: members.map((m) => m.name),
+  bootstrapped: true,
+  ...o,
+});
+
+const three = (o: Partial<ObservedMember> = {}) => [
+  member("demo-a", { leader: true, ...o }),
+  member("demo-b", o),
+  member("demo-c", o),
+];
+
+type Case = [string, EtcdClusterSpec, Observed, Partial<Step>];
+
+const cases: Case[] = [
+  // paused
+  [
+    "paused: nothing, even on a sick cluster",
+    spec({ paused: true }),
+    cluster(three({ healthy: false })),
+    { type: "Wait", reason: "Paused" },
+  ],
+
+  // bootstrap
+  [
+    "empty cluster: seed",
+    spec(),
+    { etcd: { reachable: false, error: "no endpoints" }, pods: [], volumes: [], bootstrapped: false },
+    { type: "CreateSeed", name: FRESH },
+  ],
+  [
+    "seed pod starting: wait, no second seed",
+    spec(),
+    {
+      etcd: { reachable: false, error: "connection refused" },
+      pods: [pod("demo-a", { ready: false })],
+      volumes: ["demo-a"],
+      bootstrapped: false,
+    },
+    { type: "Wait", reason: "SeedStarting" },
+  ],
+  [
+    "bootstrapped cluster that does not answer: quorum lost, never a new seed",
+    spec(),
+    {
+      etcd: { reachable: false, error: "context deadline exceeded" },
+      pods: [],
+      volumes: [],
+      bootstrapped: true,
+    },
+    { type: "QuorumLost" },
+  ],
+  ["empty member list: wait", spec(), cluster([]), { type: "Wait", reason: "NoMembers" }],
+
+  // scale out
+  [
+    "seed running: add the first learner",
+    spec(),
+    cluster([member("demo-a", { leader: true })]),
+    { type: "AddLearner", name: FRESH },
+  ],
+  [
+    "scale-out one at a time: learner catching up -> wait, no second AddLearner",
+    spec({ replicas: 5 }),
+    cluster([...three(), member("demo-d", { isLearner: true, raftIndex: 100 })]),
+    { type: "Wait", reason: "LearnerCatchingUp" },
+  ],
+  [
+    "learner with unknown progress: wait",
+    spec(),
+    cluster([member("demo-a", { leader: true }), withoutRaftIndex(member("demo-b", { isLearner: true }))]),
+    { type: "Wait", reason: "LearnerCatchingUp" },
+  ],
+  [
+    "learner caught up but unhealthy: wait",
+    spec(),
+    cluster([member("demo-a", { leader: true }), member("demo-b", { isLearner: true, healthy: false })]),
+    { type: "Wait", reason: "LearnerCatchingUp" },
+  ],
+  [
+    "learner caught up: promote",
+    spec(),
+    cluster([member("demo-a", { leader: true }), member("demo-b", { isLearner: true, raftIndex: 950 })]),
+    { type: "PromoteLearner", id: "id-demo-b", name: "demo-b" },
+  ],
+  [
+    "operator restarted mid-scale-out: member added, pod missing -> start its pod, not another AddLearner",
+    spec(),
+    {
+      ...cluster([
+        member("demo-a", { leader: true }),
+        member("demo-b", { isLearner: true, started: false, healthy: false }),
+      ]),
+      pods: [pod("demo-a")],
+      volumes: ["demo-a"],
+    },
+    { type: "StartMemberPod", name: "demo-b", reason: "NotStarted" },
+  ],
+  ["in sync", spec(), cluster(three()), { type: "InSync" }],
+  [
+    "fresh name in use by a member: wait",
+    spec({ replicas: 4 }),
+    cluster([member("demo-a", { leader: true }), member("demo-b"), member(FRESH)]),
+    { type: "Wait", reason: "NameInUse" },
+  ],
+
+  // scale in
+  [
+    "scale-in removes a follower (last by name), never the leader",
+    spec({ replicas: 3 }),
+    cluster(
+      [...three(), member("demo-d"), member("demo-e", { leader: true })].map((m) => ({
+        ...m,
+        leader: m.name === "demo-e",
+      })),
+    ),
+    { type: "RemoveMember", id: "id-demo-d", name: "demo-d" },
+  ],
+  [
+    "scale-in removes a learner before a follower",
+    spec({ replicas: 3 }),
+    cluster([...three(), member("demo-d", { isLearner: true })]),
+    { type: "RemoveMember", name: "demo-d" },
+  ],
+  [
+    "scale-in removes an unhealthy member first",
+    spec({ replicas: 3 }),
+    cluster([...three(), member("demo-b2", { healthy: false }), member("demo-d")]),
+    { type: "RemoveMember", name: "demo-b2" },
+  ],
+  [
+    "scale-in one at a time: 5 -> 1 removes a single member",
+    spec({ replicas: 1 }),
+    cluster([...three(), member("demo-d"), member("demo-e")]),
+    { type: "RemoveMember", name: "demo-e" },
+  ],
+  [
+    "scale-in removes the unhealthy member and keeps a quorum",
+    spec({ replicas: 2 }),
+    cluster(
+      [member("demo-a", { leader: true }), member("demo-b"), member("demo-c", { healthy: false })].reverse(),
+      {
+        pods: [pod("demo-a"), pod("demo-b"), pod("demo-c", { ready: false, notReadySince: minutesAgo(1) })],
+      },
+    ),
+    { type: "RemoveMember", name: "demo-c" },
+  ],
+
+  // recovery
+  [
+    "pod gone, data volume kept: restart the member in place",
+    spec(),
+    { ...cluster(three()), pods: [pod("demo-a"), pod("demo-c")] },
+    { type: "StartMemberPod", name: "demo-b", reason: "PodMissing" },
+  ],
+  [
+    "pod and PVC gone: replace the member (remove now, add a fresh one later)",
+    spec(),
+    { ...cluster(three()), pods: [pod("demo-a"), pod("demo-c")], volumes: ["demo-a", "demo-c"] },
+    { type: "ReplaceMember", id: "id-demo-b", name: "demo-b", reason: "DataLost" },
+  ],
+  [
+    "ephemeral storage, pod gone: replace, never restart on empty data",
+    spec({ storage: { ephemeral: true } }),
+    { ...cluster(three()), pods: [pod("demo-a"), pod("demo-c")] },
+    { type: "ReplaceMember", name: "demo-b", reason: "DataLost" },
+  ],
+  [
+    "after a replacement: add a member under a new name",
+    spec(),
+    cluster([member("demo-a", { leader: true }), member("demo-c")]),
+    { type: "AddLearner", name: FRESH },
+  ],
+  [
+    "dead follower past the threshold, quorum holds: replace",
+    spec(),
+    {
+      ...cluster(three()),
+      etcd: {
+        reachable: true,
+        members: [member("demo-a", { leader: true }), member("demo-b", { healthy: false }), member("demo-c")],
+      },
+      pods: [pod("demo-a"), pod("demo-b", { ready: false, notReadySince: minutesAgo(6) }), pod("demo-c")],
+    },
+    { type: "ReplaceMember", name: "demo-b", reason: "Unhealthy" },
+  ],
+  [
+    "unhealthy within the threshold: wait",
+    spec(),
+    {
+      ...cluster(three()),
+      etcd: {
+        reachable: true,
+        members: [member("demo-a", { leader: true }), member("demo-b", { healthy: false }), member("demo-c")],
+      },
+      pods: [pod("demo-a"), pod("demo-b", { ready: false, notReadySince: minutesAgo(4) }), pod("demo-c")],
+    },
+    { type: "Wait", reason: "MemberUnhealthy" },
+  ],
+  [
+    "dead leader (pod not ready past threshold, still leading): move leadership first",
+    spec(),
+    {
+      ...cluster(three()),
+      pods: [pod("demo-a", { ready: false, notReadySince: minutesAgo(10) }), pod("demo-b"), pod("demo-c")],
+    },
+    { type: "MoveLeader", from: "id-demo-a", to: "id-demo-b", toName: "demo-b" },
+  ],
+  [
+    "replacing would leave fewer healthy voters than a quorum: wait",
+    spec({ replicas: 5 }),
+    {
+      ...cluster([...three(), member("demo-d", { healthy: false }), member("demo-e", { healthy: false })]),
+      pods: [
+        pod("demo-a"),
+        pod("demo-b", { ready: false, notReadySince: minutesAgo(10) }),
+        pod("demo-c"),
+        pod("demo-d", { ready: false, notReadySince: minutesAgo(1) }),
+        pod("demo-e", { ready: false, notReadySince: minutesAgo(1) }),
+      ],
+    },
+    { type: "Wait", reason: "QuorumAtRisk" },
+  ],
+  [
+    "the only member is dead: never remove the last voter",
+    spec({ replicas: 1 }),
+    {
+      ...cluster([member("demo-a", { leader: true })]),
+      pods: [pod("demo-a", { ready: false, notReadySince: minutesAgo(30) })],
+    },
+    { type: "Wait", reason: "LastMember" },
+  ],
+  [
+    "a pod left by an interrupted removal: clean it up",
+    spec(),
+    {
+      ...cluster(three()),
+      pods: [...three().map((m) => pod(m.name)), pod("demo-old")],
+      volumes: ["demo-a", "demo-b", "demo-c", "demo-old"],
+    },
+    { type: "CleanupMember", name: "demo-old" },
+  ],
+
+  // quorum loss
+  [
+    "quorum lost: report, nothing removed",
+    spec(),
+    {
+      ...cluster([
+        member("demo-a", { leader: false }),
+        member("demo-b", { healthy: false }),
+        member("demo-c", { healthy: false }),
+      ]),
+      pods: [pod("demo-a")],
+      volumes: [],
+    },
+    { type: "QuorumLost" },
+  ],
+  [
+    "quorum lost during scale-in: nothing removed",
+    spec({ replicas: 1 }),
+    cluster([member("demo-a"), member("demo-b", { healthy: false }), member("demo-c", { healthy: false })]),
+    { type: "QuorumLost" },
+  ],
+  [
+    "quorum lost with a dead member past the threshold: nothing replaced",
+    spec(),
+    {
+      ...cluster([
+        member("demo-a"),
+        member("demo-b", { healthy: false }),
+        member("demo-c", { healthy: false }),
+      ]),
+      pods: [pod("demo-a"), pod("demo-b", { ready: false, notReadySince: minutesAgo(60) })],
+      volumes: [],
+    },
+    { type: "QuorumLost" },
+  ],
+  [
+    "learners do not count toward quorum",
+    spec(),
+    cluster([
+      member("demo-a", { healthy: false }),
+      member("demo-b", { healthy: false }),
+      member("demo-c"),
+      member("demo-d", { isLearner: true }),
+    ]),
+    { type: "QuorumLost" },
+  ],
+
+  // upgrades
+  [
+    "version change alone triggers an upgrade: a follower first",
+    spec(),
+    cluster(three({ version: "3.6.14" })),
+    { type: "UpgradeMember", name: "demo-b", from: "3.6.14", to: "3.6.15" },
+  ],
+  [
+    "upgrade continues with the next follower",
+    spec(),
+    cluster([
+      member("demo-a", { leader: true, version: "3.6.14" }),
+      member("demo-b"),
+      member("demo-c", { version: "3.6.14" }),
+    ]),
+    { type: "UpgradeMember", name: "demo-c" },
+  ],
+  [
+    "only the leader left: move leadership to an upgraded member first",
+    spec(),
+    cluster([member("demo-a", { leader: true, version: "3.6.14" }), member("demo-b"), member("demo-c")]),
+    { type: "MoveLeader", from: "id-demo-a", to: "id-demo-b" },
+  ],
+  [
+    "former leader, now a follower: upgraded last",
+    spec(),
+    cluster([member("demo-a", { version: "3.6.14" }), member("demo-b", { leader: true }), member("demo-c")]),
+    { type: "UpgradeMember", name: "demo-a" },
+  ],
+  [
+    "single member: upgrade the leader in place",
+    spec({ replicas: 1 }),
+    cluster([member("demo-a", { leader: true, version: "3.6.14" })]),
+    { type: "UpgradeMember", name: "demo-a" },
+  ],
+  [
+    "minor upgrade 3.5 -> 3.6 is allowed",
+    spec(),
+    cluster(three({ version: "3.5.21" })),
+    { type: "UpgradeMember", name: "demo-b", from: "3.5.21" },
+  ],
+  [
+    "patch downgrade within a minor is allowed",
+    spec({ version: "3.6.14" }),
+    cluster(three()),
+    { type: "UpgradeMember", name: "demo-b", to: "3.6.14" },
+  ],
+  [
+    "upgrade refused while a member is unhealthy",
+    spec(),
+    {
+      ...cluster(three({ version: "3.6.14" })),
+      pods: [pod("demo-a"), pod("demo-b"), pod("demo-c", { ready: false, notReadySince: minutesAgo(1) })],
+    },
+    { type: "Wait", reason: "MemberUnhealthy" },
+  ],
+  [
+    "upgrade waits for every member to report a version",
+    spec(),
+    cluster([
+      member("demo-a", { leader: true, version: "3.6.14" }),
+      member("demo-b"),
+      withoutVersion(member("demo-c")),
+    ]),
+    { type: "Wait", reason: "VersionUnknown" },
+  ],
+  [
+    "minor downgrade refused",
+    spec({ version: "3.5.21" }),
+    cluster(three()),
+    { type: "Degraded", reason: "UnsupportedVersionChange", field: "spec.version" },
+  ],
+  [
+    "two-minor jump refused",
+    spec({ version: "3.6.15" }),
+    cluster(three({ version: "3.4.35" })),
+    { type: "Degraded", reason: "UnsupportedVersionChange", field: "spec.version" },
+  ],
+  [
+    "major change refused",
+    spec({ version: "4.0.0" }),
+    cluster(three()),
+    { type: "Degraded", field: "spec.version" },
+  ],
+  [
+    "jump judged from the lowest member version, mid-upgrade",
+    spec({ version: "3.7.0" }),
+    cluster([member("demo-a", { leader: true, version: "3.5.21" }), member("demo-b"), member("demo-c")]),
+    { type: "Degraded", field: "spec.version" },
+  ],
+  [
+    "malformed version refused",
+    spec({ version: "latest" }),
+    cluster(three()),
+    { type: "Degraded", reason: "InvalidVersion", field: "spec.version" },
+  ],
+  [
+    "a refused version blocks scale-out (no member starts on it)",
+    spec({ version: "3.5.21", replicas: 5 }),
+    cluster(three()),
+    { type: "Degraded", field: "spec.version" },
+  ],
+];
+
+describe("planNext", () => {
+  it.each(cases)("%s", (_name, s, observed, expected) => {
+    expect(planNext(s, observed, NOW, { freshName: FRESH })).toMatchObject(expected);
+  });
+
+  it("every step carries a message", () => {
+    for (const [, s, observed] of cases) {
+      expect(planNext(s, observed, NOW, { freshName: FRESH }).message).not.toBe("");
+    }
+  });
+
+  it("honours a custom dead-member threshold", () => {
+    const observed: Observed = {
+      ...cluster([
+        member("demo-a", { leader: true }),
+        member("demo-b", { healthy: false }),
+        member("demo-c"),
+      ]),
+      pods: [pod("demo-a"), pod("demo-b", { ready: false, notReadySince: minutesAgo(2) }), pod("demo-c")],
+    };
+    expect(planNext(spec(), observed, NOW, { freshName: FRESH, deadAfterMs: 60_000 })).toMatchObject({
+      type: "ReplaceMember",
+      name: "demo-b",
+    });
+  });
+
+  it("never removes, replaces or deletes anything while quorum is lost", () => {
+    const removals = new Set(["RemoveMember", "ReplaceMember", "CleanupMember", "MoveLeader"]);
+    const lost = [
+      member("demo-a"),
+      member("demo-b", { healthy: false }),
+      member("demo-c", { healthy: false }),
+    ];
+    const variants: [EtcdClusterSpec, Observed][] = [
+      [spec({ replicas: 1 }), cluster(lost)],
+      [spec({ version: "3.6.14" }), cluster(lost)],
+      [spec(), { ...cluster(lost), pods: [pod("demo-a"), pod("demo-x")], volumes: ["demo-x"] }],
+      [spec({ storage: { ephemeral: true } }), { ...cluster(lost), pods: [pod("demo-a")] }],
+    ];
+    for (const [s, observed] of variants) {
+      const step = planNext(s, observed, NOW, { freshName: FRESH });
+      expect(removals.has(step.type)).toBe(false);
+      expect(step.type).toBe("QuorumLost");
+    }
+  });
+});
+
+describe("quorum", () => {
+  it.each([
+    [1, 1],
+    [2, 2],
+    [3, 2],
+    [4, 3],
+    [5, 3],
+    [9, 5],
+  ])("of %i voters is %i", (voters, q) => expect(quorum(voters)).toBe(q));
+});
