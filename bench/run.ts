@@ -1,6 +1,6 @@
 // Runs every benchmark and prints one table. `npm run bench` (Node 24, --expose-gc for memory figures).
-// Peer comparisons (client-go, client-node's makeInformer) run side by side on a real API server; see
-// docs/performance.md once the local cluster is available.
+// Peer comparisons (client-go, client-node's makeInformer) on a real API server: `npm run bench:peers`
+// (bench/peers.ts); figures in docs/performance.md.
 import { benchInformerMemory } from "./informer-memory.ts";
 import { type BenchResult, benchQueue } from "./queue.ts";
 
