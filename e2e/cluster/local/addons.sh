@@ -9,15 +9,10 @@
 # Reads CAPSTAN_CLUSTER_DIR (default <repo>/.cluster) and the node name (CAPSTAN_NODE_NAME) as node.sh does.
 # Both are idempotent: up on a cluster where all is in place only re-applies the (unchanged) manifests.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(cd "$here/../../.." && pwd)"
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 images="$repo/e2e/images"
-# shellcheck source=versions.env
-source "$here/versions.env"
-cache="${CAPSTAN_CACHE:-$HOME/.cache/capstan}"
-state="${CAPSTAN_CLUSTER_DIR:-$repo/.cluster}"
 node="$state/node"
-k8s_bin="$cache/kubernetes-$KUBERNETES_VERSION/bin"
 NODE_NAME="${CAPSTAN_NODE_NAME:-capstan-node-0}"
 COREDNS_IMAGE="registry.k8s.io/coredns/coredns:$COREDNS_VERSION"
 LOCAL_PATH_IMAGE="rancher/local-path-provisioner:$LOCAL_PATH_PROVISIONER_VERSION"
@@ -26,7 +21,6 @@ LOCAL_PATH_DIR="$node/local-path"   # where volumes live on the node (node.sh do
 
 log() { printf '[addons] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
-kubectl_() { "$k8s_bin/kubectl" --kubeconfig "$state/kubeconfig" "$@"; }
 node_sh() { "$here/node.sh" "$@"; }
 
 full_ref() { # what containerd calls an image: docker.io/ (and library/) for names without a registry

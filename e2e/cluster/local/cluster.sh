@@ -12,16 +12,10 @@
 # State lives in CAPSTAN_CLUSTER_DIR (default <repo>/.cluster, git-ignored); the kubeconfig is
 # <state>/kubeconfig. Binaries are cached by version outside the repo (CAPSTAN_CACHE).
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(cd "$here/../../.." && pwd)"
-# shellcheck source=versions.env
-source "$here/versions.env"
-cache="${CAPSTAN_CACHE:-$HOME/.cache/capstan}"
-state="${CAPSTAN_CLUSTER_DIR:-$repo/.cluster}"
-k8s_bin="$cache/kubernetes-$KUBERNETES_VERSION/bin"
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 etcd_bin="$cache/etcd-$ETCD_VERSION/bin"
 kwok_dir="$cache/kwok-$KWOK_VERSION"
-API_PORT="${CAPSTAN_API_PORT:-6443}"
 ETCD_PORT="${CAPSTAN_ETCD_PORT:-12379}"
 ETCD_PEER_PORT=$((ETCD_PORT + 1))
 KCM_PORT="${CAPSTAN_KCM_PORT:-10257}"
@@ -43,7 +37,6 @@ die() { log "error: $*"; exit 1; }
 
 pid_alive() { [ -f "$state/pids/$1" ] && kill -0 "$(cat "$state/pids/$1")" 2>/dev/null; }
 
-kubectl_() { "$k8s_bin/kubectl" --kubeconfig "$state/kubeconfig" "$@"; }
 
 api_ready() {
   curl -fsS --max-time 2 --cacert "$state/pki/ca.crt" --cert "$state/pki/admin.crt" --key "$state/pki/admin.key" \

@@ -14,14 +14,8 @@
 # system containerd is never touched), CNI config and IPAM data, kubelet dir, pod logs. One real node per
 # host: the bridge, the node-IP interface, kube-proxy's iptables chains and kubelet ports are host-wide.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(cd "$here/../../.." && pwd)"
-# shellcheck source=versions.env
-source "$here/versions.env"
-cache="${CAPSTAN_CACHE:-$HOME/.cache/capstan}"
-state="${CAPSTAN_CLUSTER_DIR:-$repo/.cluster}"
-k8s_bin="$cache/kubernetes-$KUBERNETES_VERSION/bin"
-API_PORT="${CAPSTAN_API_PORT:-6443}"
+# shellcheck source=common.sh
+source "$(dirname "$0")/common.sh"
 node="$state/node"
 sock="$node/containerd/containerd.sock"
 NODE_NAME="${CAPSTAN_NODE_NAME:-capstan-node-0}"
@@ -43,7 +37,6 @@ HOST_DIRS=(/var/log/containers /var/lib/kubelet/device-plugins /var/lib/kubelet 
 log() { printf '[node] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 pid_alive() { [ -f "$state/pids/$1" ] && kill -0 "$(cat "$state/pids/$1")" 2>/dev/null; }
-kubectl_() { "$k8s_bin/kubectl" --kubeconfig "$state/kubeconfig" "$@"; }
 ctr_() { ctr --address "$sock" "$@"; }
 api_ready() { kubectl_ get --raw /readyz >/dev/null 2>&1; }
 node_ready() {
