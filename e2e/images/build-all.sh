@@ -7,7 +7,7 @@
 #     --verify   extracts each tarball and runs its entry binary's --version in a chroot (needs root)
 # Images: registry.k8s.io/pause:3.10, capstan.local/busybox:1, gcr.io/etcd-development/etcd:v3.6.15 and
 # :v3.6.16 (ETCD_IMAGE_VERSIONS), quay.io/prometheus/prometheus:v3.16.0, capstan.local/node:24, and
-# registry.k8s.io/coredns/coredns and rancher/local-path-provisioner (the add-ons),
+# registry.k8s.io/coredns/coredns and rancher/local-path-provisioner (the add-ons), hashicorp/vault:1.14.8,
 # quay.io/openbao/openbao only with CAPSTAN_OPENBAO=1 (the Go module proxy refuses its pinned commit today).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -34,7 +34,7 @@ for img in pause busybox; do
     log "building $img"; tars+=("$("$here/$img/build.sh" "$out" | tail -n 1)")
   fi
 done
-for img in etcd prometheus node; do
+for img in etcd prometheus node vault; do
   start=$SECONDS
   "$here/$img/build.sh" "$out" >"$out/.$img.list" || { log "$img: build failed"; exit 1; }
   mapfile -t t <"$out/.$img.list" && rm -f "$out/.$img.list"
@@ -61,6 +61,7 @@ if [ "$verify" = 1 ]; then
       prometheus_*) cmd=(/bin/prometheus --version) ;;
       node_*) cmd=(/usr/bin/node -e 'console.log("node", process.version)') ;;
       openbao_*) cmd=(/usr/bin/bao version) ;;
+      vault_*) cmd=(/bin/vault version) ;;
       *) cmd=() ;;
     esac
     if [ "${#cmd[@]}" = 0 ]; then log "unverified $(basename "$t")"
