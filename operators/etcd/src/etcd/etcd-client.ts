@@ -1,0 +1,378 @@
+// A small typed client for etcd's v3 API through its JSON gateway (POST /v3/..., base64 keys and values).
+// Plain HTTP only: TLS (client certificates, a CA) is not supported yet.
+import { request } from "undici";
+
+/** Default timeout of one request to one endpoint. */
+export const DEFAULT_ETCD_TIMEOUT_MS = 5_000;
+
+/** Options of an {@link EtcdClient}. */
+export interface EtcdClientOptions {
+  /** Client URLs (e.g. "http://10.0.0.1:2379"), tried in order until one answers. Plain HTTP only. */
+  endpoints: string[];
+  /** Timeout of one request to one endpoint (default {@link DEFAULT_ETCD_TIMEOUT_MS}). */
+  timeoutMs?: number;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  /** Aborts the call; no further endpoint is tried. */
+  signal?: AbortSignal;
+  /** Timeout of one request to one endpoint, overriding the client's. */
+  timeoutMs?: number;
+}
+
+/** Response header every etcd call returns. Member and cluster IDs are decimal strings (uint64). */
+export interface EtcdHeader {
+  clusterId: string;
+  memberId: string;
+  revision: number;
+  raftTerm: number;
+}
+
+/** One member of etcd's member list. IDs are decimal strings, as the JSON gateway returns uint64. */
+export interface EtcdMember {
+  id: string;
+  /** "" until the member has started once. */
+  name: string;
+  peerURLs: string[];
+  /** Empty until the member has started once. */
+  clientURLs: string[];
+  isLearner: boolean;
+}
+
+/** The member list and the header of the member that answered. */
+export interface EtcdMemberList {
+  header: EtcdHeader;
+  members: EtcdMember[];
+}
+
+/** Status of one member, from its own endpoint. */
+export interface EtcdStatus {
+  /** The endpoint asked. */
+  endpoint: string;
+  header: EtcdHeader;
+  /** The answering member's ID (header.memberId). */
+  memberId: string;
+  /** The leader's member ID as this member sees it ("0" when it knows no leader). */
+  leader: string;
+  version: string;
+  dbSize: number;
+  dbSizeInUse: number;
+  raftIndex: number;
+  raftTerm: number;
+  raftAppliedIndex: number;
+  isLearner: boolean;
+  /** Alarms and errors the member reports (e.g. "NOSPACE"). */
+  errors: string[];
+}
+
+/** Health of one member, from GET /readyz. */
+export interface EtcdHealth {
+  endpoint: string;
+  healthy: boolean;
+  /** Why the member is not healthy (the response text or the connection error). */
+  reason?: string;
+}
+
+/** A hash of a member's key-value store at a revision, to compare members. */
+export interface EtcdHashKV {
+  endpoint: string;
+  memberId: string;
+  hash: number;
+  /** The revision the hash was computed at. */
+  hashRevision: number;
+  /** The member's compacted revision (-1 if never compacted). */
+  compactRevision: number;
+}
+
+/** A failed etcd call: names the endpoint(s) and, when etcd answered, etcd's message and gRPC code. */
+export class EtcdError extends Error {
+  /** The endpoints that were tried. */
+  readonly endpoints: string[];
+  /** etcd's error message, e.g. "etcdserver: Peer URLs already exists" (absent for a transport error). */
+  readonly etcdMessage: string | undefined;
+  /** gRPC status code etcd returned (absent for a transport error). */
+  readonly code: number | undefined;
+
+  constructor(message: string, endpoints: string[], etcdMessage?: string, code?: number) {
+    super(message);
+    this.name = "EtcdError";
+    this.endpoints = endpoints;
+    this.etcdMessage = etcdMessage;
+    this.code = code;
+  }
+}
+
+/** gRPC UNAVAILABLE: the member cannot serve the call now (no leader, a learner, stopping); another may. */
+const GRPC_UNAVAILABLE = 14;
+
+type Json = Record<string, unknown>;
+
+/** Converts a decimal member ID (as etcd's JSON gateway returns it) to the hexadecimal form etcdctl prints. */
+export function memberIdToHex(id: string): string {
+  return BigInt(id).toString(16);
+}
+
+/**
+ * A client of etcd's v3 JSON gateway. Cluster-wide calls try the endpoints in order until one answers
+ * (a connection error, a timeout or an UNAVAILABLE answer moves to the next one); calls that take an
+ * endpoint ask only that member. TLS is not supported yet.
+ */
+export class EtcdClient {
+  /** The client URLs, in the order they are tried. */
+  readonly endpoints: string[];
+  readonly #timeoutMs: number;
+
+  constructor(options: EtcdClientOptions) {
+    if (options.endpoints.length === 0) throw new Error("EtcdClient needs at least one endpoint");
+    this.endpoints = options.endpoints.map((e) => e.replace(/\/+$/, ""));
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_ETCD_TIMEOUT_MS;
+  }
+
+  /**
+   * Lists the cluster's members. `linearizable` reads through a quorum instead of the answering member's view
+   * (etcd 3.6; older servers reject the field, so it is sent only when true).
+   */
+  async memberList(options: CallOptions & { linearizable?: boolean } = {}): Promise<EtcdMemberList> {
+    const body = options.linearizable === true ? { linearizable: true } : {};
+    const res = await this.#call("member list", "/v3/cluster/member/list", body, options);
+    return { header: parseHeader(res.header), members: parseMembers(res.members) };
+  }
+
+  /** Adds a learner (non-voting member) with these peer URLs; returns it (its name is "" until it starts). */
+  async memberAddAsLearner(peerURLs: string[], options: CallOptions = {}): Promise<EtcdMember> {
+    const res = await this.#call(
+      `member add learner ${peerURLs.join(",")}`,
+      "/v3/cluster/member/add",
+      { peerURLs, isLearner: true },
+      options,
+    );
+    const [member] = parseMembers([res.member]);
+    if (member === undefined) throw new EtcdError("member add: etcd returned no member", this.endpoints);
+    return member;
+  }
+
+  /** Promotes a learner that has caught up with the leader to a voting member. */
+  async memberPromote(id: string, options: CallOptions = {}): Promise<void> {
+    await this.#call(`member promote ${id}`, "/v3/cluster/member/promote", { ID: id }, options);
+  }
+
+  /** Removes a member from the cluster (its process stops on its own once it learns it). */
+  async memberRemove(id: string, options: CallOptions = {}): Promise<void> {
+    await this.#call(`member remove ${id}`, "/v3/cluster/member/remove", { ID: id }, options);
+  }
+
+  /** Moves leadership to a voting member. The request is sent to the current leader, found by asking each endpoint. */
+  async moveLeader(targetId: string, options: CallOptions = {}): Promise<void> {
+    const leader = await this.#leaderEndpoint(options);
+    await this.#call(
+      `move leader to ${targetId}`,
+      "/v3/maintenance/transfer-leadership",
+      { targetID: targetId },
+      options,
+      [leader],
+    );
+  }
+
+  /** Status of the member at `endpoint`. */
+  async status(endpoint: string, options: CallOptions = {}): Promise<EtcdStatus> {
+    const url = trimUrl(endpoint);
+    const res = await this.#call("status", "/v3/maintenance/status", {}, options, [url]);
+    const header = parseHeader(res.header);
+    return {
+      endpoint: url,
+      header,
+      memberId: header.memberId,
+      leader: str(res.leader, "0"),
+      version: str(res.version, ""),
+      dbSize: num(res.dbSize),
+      dbSizeInUse: num(res.dbSizeInUse),
+      raftIndex: num(res.raftIndex),
+      raftTerm: num(res.raftTerm),
+      raftAppliedIndex: num(res.raftAppliedIndex),
+      isLearner: res.isLearner === true,
+      errors: Array.isArray(res.errors) ? res.errors.map(String) : [],
+    };
+  }
+
+  /** Health of the member at `endpoint` (GET /readyz). Never throws for an unhealthy or unreachable member. */
+  async health(endpoint: string, options: CallOptions = {}): Promise<EtcdHealth> {
+    const url = trimUrl(endpoint);
+    try {
+      const res = await request(`${url}/readyz`, { method: "GET", signal: this.#signal(options) });
+      const text = (await res.body.text()).trim();
+      if (res.statusCode === 200) return { endpoint: url, healthy: true };
+      return { endpoint: url, healthy: false, reason: `HTTP ${res.statusCode}: ${text}` };
+    } catch (err) {
+      options.signal?.throwIfAborted();
+      return { endpoint: url, healthy: false, reason: describe(err) };
+    }
+  }
+
+  /** Writes a key (UTF-8 key and value); returns the revision of the write. */
+  async put(key: string, value: string, options: CallOptions = {}): Promise<{ revision: number }> {
+    const res = await this.#call(`put ${key}`, "/v3/kv/put", { key: b64(key), value: b64(value) }, options);
+    return { revision: parseHeader(res.header).revision };
+  }
+
+  /** Reads a key (linearizable); undefined when it does not exist. */
+  async get(key: string, options: CallOptions = {}): Promise<string | undefined> {
+    const res = await this.#call(`get ${key}`, "/v3/kv/range", { key: b64(key) }, options);
+    const kv = Array.isArray(res.kvs) ? (res.kvs[0] as Json | undefined) : undefined;
+    return kv === undefined ? undefined : Buffer.from(str(kv.value, ""), "base64").toString("utf8");
+  }
+
+  /** Hash of the key-value store of the member at `endpoint` up to `revision` (0: its latest). */
+  async hashKV(endpoint: string, revision = 0, options: CallOptions = {}): Promise<EtcdHashKV> {
+    const url = trimUrl(endpoint);
+    const res = await this.#call(
+      `hashKV at revision ${revision}`,
+      "/v3/maintenance/hashkv",
+      { revision },
+      options,
+      [url],
+    );
+    return {
+      endpoint: url,
+      memberId: parseHeader(res.header).memberId,
+      hash: num(res.hash),
+      hashRevision: num(res.hash_revision),
+      compactRevision: num(res.compact_revision, -1),
+    };
+  }
+
+  /** The endpoint of the current leader: one of ours whose member is the leader, else the leader's client URL. */
+  async #leaderEndpoint(options: CallOptions): Promise<string> {
+    let leader: string | undefined;
+    const failures: string[] = [];
+    for (const endpoint of this.endpoints) {
+      try {
+        const s = await this.status(endpoint, options);
+        if (s.leader !== "0" && s.leader === s.memberId) return endpoint;
+        if (s.leader !== "0") leader = s.leader;
+      } catch (err) {
+        options.signal?.throwIfAborted();
+        failures.push(describe(err));
+      }
+    }
+    if (leader === undefined) {
+      const why = failures.length > 0 ? `: ${failures.join("; ")}` : "";
+      throw new EtcdError(
+        `no etcd endpoint knows a leader (${this.endpoints.join(", ")})${why}`,
+        this.endpoints,
+      );
+    }
+    const { members } = await this.memberList(options);
+    const url = members.find((m) => m.id === leader)?.clientURLs[0];
+    if (url === undefined) {
+      throw new EtcdError(`the etcd leader ${leader} has no client URL in the member list`, this.endpoints);
+    }
+    return trimUrl(url);
+  }
+
+  /** POSTs `body` to `path`, trying `endpoints` in order; throws an EtcdError naming the endpoint(s). */
+  async #call(
+    what: string,
+    path: string,
+    body: Json,
+    options: CallOptions,
+    endpoints = this.endpoints,
+  ): Promise<Json> {
+    const failures: string[] = [];
+    for (const endpoint of endpoints) {
+      let res: Json;
+      let statusCode: number;
+      try {
+        const r = await request(`${endpoint}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+          signal: this.#signal(options),
+        });
+        statusCode = r.statusCode;
+        res = parseJson(await r.body.text());
+      } catch (err) {
+        options.signal?.throwIfAborted();
+        failures.push(`${endpoint}: ${describe(err)}`);
+        continue;
+      }
+      if (statusCode === 200) return res;
+      const message = str(res.message, str(res.error, `HTTP ${statusCode}`));
+      const code = typeof res.code === "number" ? res.code : undefined;
+      if (code === GRPC_UNAVAILABLE && endpoints.length > 1) {
+        failures.push(`${endpoint}: ${message}`);
+        continue;
+      }
+      throw new EtcdError(`etcd ${endpoint}: ${what}: ${message}`, [endpoint], message, code);
+    }
+    const tried = endpoints.join(", ");
+    throw new EtcdError(`${what}: no etcd endpoint answered (${tried}): ${failures.join("; ")}`, endpoints);
+  }
+
+  #signal(options: CallOptions): AbortSignal {
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? this.#timeoutMs);
+    return options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout]);
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) {
+    if (err.name === "TimeoutError") return "timed out";
+    const code = (err as { code?: unknown }).code;
+    return typeof code === "string" && !err.message.includes(code) ? `${code} ${err.message}` : err.message;
+  }
+  return String(err);
+}
+
+/** The gateway answers JSON; anything else (e.g. a proxy's error page) becomes `{ message: text }`. */
+function parseJson(text: string): Json {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (typeof v === "object" && v !== null) return v as Json;
+  } catch {
+    // not JSON: fall through
+  }
+  return { message: text.trim() };
+}
+
+function trimUrl(url: string): string {
+  return url.replace(/\/+$/, "");
+}
+
+function b64(s: string): string {
+  return Buffer.from(s, "utf8").toString("base64");
+}
+
+function str(v: unknown, fallback: string): string {
+  return typeof v === "string" ? v : fallback;
+}
+
+/** Reads a number the gateway sends as a JSON number or (int64/uint64) a decimal string; absent -> fallback. */
+function num(v: unknown, fallback = 0): number {
+  if (typeof v === "number") return v;
+  if (typeof v === "string" && v !== "") return Number(v);
+  return fallback;
+}
+
+function parseHeader(v: unknown): EtcdHeader {
+  const h = (v ?? {}) as Json;
+  return {
+    clusterId: str(h.cluster_id, "0"),
+    memberId: str(h.member_id, "0"),
+    revision: num(h.revision),
+    raftTerm: num(h.raft_term),
+  };
+}
+
+function parseMembers(v: unknown): EtcdMember[] {
+  if (!Array.isArray(v)) return [];
+  return v
+    .filter((m): m is Json => typeof m === "object" && m !== null)
+    .map((m) => ({
+      id: str(m.ID, "0"),
+      name: str(m.name, ""),
+      peerURLs: Array.isArray(m.peerURLs) ? m.peerURLs.map(String) : [],
+      clientURLs: Array.isArray(m.clientURLs) ? m.clientURLs.map(String) : [],
+      isLearner: m.isLearner === true,
+    }));
+}
