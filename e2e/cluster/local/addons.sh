@@ -20,7 +20,6 @@ BUSYBOX_IMAGE="${BUSYBOX_IMAGE:-capstan.local/busybox:1}"
 LOCAL_PATH_DIR="$node/local-path"   # where volumes live on the node (node.sh down removes it)
 
 log() { printf '[addons] %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 node_sh() { "$here/node.sh" "$@"; }
 
 full_ref() { # what containerd calls an image: docker.io/ (and library/) for names without a registry

@@ -33,9 +33,7 @@ COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 # address and 127.0.0.1 is a pod's own loopback. Without it nothing below changes.
 
 log() { printf '[cluster] %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
-pid_alive() { [ -f "$state/pids/$1" ] && kill -0 "$(cat "$state/pids/$1")" 2>/dev/null; }
 
 
 api_ready() {
@@ -45,14 +43,6 @@ api_ready() {
 
 etcd_ready() { curl -fsS --max-time 2 "http://127.0.0.1:$ETCD_PORT/readyz" >/dev/null 2>&1; }
 
-wait_for() { # description timeout-seconds command...
-  local what="$1" t="$2"; shift 2
-  for ((i = 0; i < t * 5; i++)); do
-    if "$@"; then return 0; fi
-    sleep 0.2
-  done
-  die "$what not ready after ${t}s (logs: $state/logs)"
-}
 
 # --- certificates (openssl): one CA, serving and client certs, the service-account key pair ---
 cert() { # name CN O [SANs]

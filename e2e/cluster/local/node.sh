@@ -35,8 +35,6 @@ HOST_DIRS=(/var/log/containers /var/lib/kubelet/device-plugins /var/lib/kubelet 
   /var/lib/cni/results /var/lib/cni /run/mount)
 
 log() { printf '[node] %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-pid_alive() { [ -f "$state/pids/$1" ] && kill -0 "$(cat "$state/pids/$1")" 2>/dev/null; }
 ctr_() { ctr --address "$sock" "$@"; }
 api_ready() { kubectl_ get --raw /readyz >/dev/null 2>&1; }
 node_ready() {
@@ -45,14 +43,6 @@ node_ready() {
 # The node-IP interface carries the state dir as its alias: down removes host-wide pieces only if they are its own.
 owner() { cat "/sys/class/net/$NODE_IF/ifalias" 2>/dev/null || true; }
 
-wait_for() { # description timeout-seconds command...
-  local what="$1" t="$2"; shift 2
-  for ((i = 0; i < t * 5; i++)); do
-    if "$@"; then return 0; fi
-    sleep 0.2
-  done
-  die "$what not ready after ${t}s (logs: $state/logs)"
-}
 
 start() { # name command... (as cluster.sh: own session, log in <state>/logs, PID in <state>/pids)
   local name="$1"; shift

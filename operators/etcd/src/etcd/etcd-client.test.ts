@@ -52,7 +52,7 @@ describe.skipIf(!available)("EtcdClient against a real etcd cluster", () => {
     etcd = await LocalEtcd.create();
     const specs = [await etcd.allocate("m0"), await etcd.allocate("m1"), await etcd.allocate("m2")];
     seeds = specs.map((s) => etcd.start(s, specs, "new"));
-    client = new EtcdClient({ endpoints: specs.map((s) => s.clientURL), timeoutMs: 2_000 });
+    client = new EtcdClient({ endpoints: specs.map((s) => s.clientURL), timeoutMs: 15_000 });
     await Promise.all(
       specs.map((s) =>
         eventually(`${s.name} ready`, async () =>

@@ -103,6 +103,15 @@ export class EtcdError extends Error {
   }
 }
 
+/** Marks a #call that changes cluster membership (see #call). */
+const MUTATES = true;
+
+/** True when the request never reached the endpoint (so it is safe to try another). */
+function connectionRefused(err: unknown): boolean {
+  const e = err as { code?: string; cause?: { code?: string } };
+  return e.code === "ECONNREFUSED" || e.cause?.code === "ECONNREFUSED";
+}
+
 /** gRPC UNAVAILABLE: the member cannot serve the call now (no leader, a learner, stopping); another may. */
 const GRPC_UNAVAILABLE = 14;
 
@@ -146,6 +155,8 @@ export class EtcdClient {
       "/v3/cluster/member/add",
       { peerURLs, isLearner: true },
       options,
+      this.endpoints,
+      MUTATES,
     );
     const [member] = parseMembers([res.member]);
     if (member === undefined) throw new EtcdError("member add: etcd returned no member", this.endpoints);
@@ -154,12 +165,26 @@ export class EtcdClient {
 
   /** Promotes a learner that has caught up with the leader to a voting member. */
   async memberPromote(id: string, options: CallOptions = {}): Promise<void> {
-    await this.#call(`member promote ${id}`, "/v3/cluster/member/promote", { ID: id }, options);
+    await this.#call(
+      `member promote ${id}`,
+      "/v3/cluster/member/promote",
+      { ID: id },
+      options,
+      this.endpoints,
+      MUTATES,
+    );
   }
 
   /** Removes a member from the cluster (its process stops on its own once it learns it). */
   async memberRemove(id: string, options: CallOptions = {}): Promise<void> {
-    await this.#call(`member remove ${id}`, "/v3/cluster/member/remove", { ID: id }, options);
+    await this.#call(
+      `member remove ${id}`,
+      "/v3/cluster/member/remove",
+      { ID: id },
+      options,
+      this.endpoints,
+      MUTATES,
+    );
   }
 
   /** Moves leadership to a voting member. The request is sent to the current leader, found by asking each endpoint. */
@@ -270,13 +295,19 @@ export class EtcdClient {
     return trimUrl(url);
   }
 
-  /** POSTs `body` to `path`, trying `endpoints` in order; throws an EtcdError naming the endpoint(s). */
+  /**
+   * POSTs `body` to `path`, trying `endpoints` in order; throws an EtcdError naming the endpoint(s). A call
+   * that changes membership (`mutates`) moves to the next endpoint only when the connection was refused or
+   * the member answered UNAVAILABLE: after a timeout or a dropped connection it may have been applied, and
+   * repeating it elsewhere would fail misleadingly ("member not found") or act twice.
+   */
   async #call(
     what: string,
     path: string,
     body: Json,
     options: CallOptions,
     endpoints = this.endpoints,
+    mutates = false,
   ): Promise<Json> {
     const failures: string[] = [];
     for (const endpoint of endpoints) {
@@ -293,6 +324,12 @@ export class EtcdClient {
         res = parseJson(await r.body.text());
       } catch (err) {
         options.signal?.throwIfAborted();
+        if (mutates && !connectionRefused(err)) {
+          throw new EtcdError(
+            `etcd ${endpoint}: ${what}: ${describe(err)} (not retried elsewhere: it may have been applied)`,
+            [endpoint],
+          );
+        }
         failures.push(`${endpoint}: ${describe(err)}`);
         continue;
       }
