@@ -90,6 +90,10 @@ export class LocalEtcd {
         `--initial-cluster=${cluster.map((m) => `${m.name}=${m.peerURL}`).join(",")}`,
         `--initial-cluster-state=${state}`,
         "--initial-cluster-token=capstan-test",
+        // Tests share two cores with other suites: slower heartbeats keep a starved member from calling
+        // spurious elections that would move the leader under a test's feet.
+        "--heartbeat-interval=250",
+        "--election-timeout=2500",
       ],
       { stdio: ["ignore", log, log] },
     );
