@@ -1,0 +1,44 @@
+// The etcd operator's process: wiring only. Configuration comes from the environment (the chart sets it):
+//   WATCH_NAMESPACE   reconcile EtcdClusters in this namespace only (namespace-scoped mode); unset/empty: all
+//   LEADER_ELECT      "true" to run several replicas with one active leader (Lease in POD_NAMESPACE)
+//   POD_NAMESPACE     the operator's own namespace (the Lease's); POD_NAME its identity and event instance
+//   METRICS_PORT      /metrics (default 8080);  HEALTH_PORT  /healthz and /readyz (default 8081)
+//   LOG_LEVEL         pino level (default info);  MAX_CONCURRENT_RECONCILES (default 4)
+import { createLogger, Manager, shutdownSignal } from "@capstan/core";
+import { etcdClusterController } from "./reconcile/controller.ts";
+import { EtcdOperatorMetrics } from "./reconcile/metrics.ts";
+
+const env = process.env;
+const logger = createLogger({ name: "etcd-operator", level: env.LOG_LEVEL ?? "info" });
+const namespace = env.WATCH_NAMESPACE?.trim() || undefined;
+const leaderElect = env.LEADER_ELECT === "true";
+const podNamespace = env.POD_NAMESPACE?.trim() || namespace || "default";
+
+const mgr = new Manager({
+  name: "etcd-operator",
+  logger,
+  ...(namespace === undefined ? {} : { namespace }),
+  ...(leaderElect
+    ? {
+        leaderElection: {
+          namespace: podNamespace,
+          name: "capstan-etcd-operator-leader",
+          ...(env.POD_NAME ? { identity: env.POD_NAME } : {}),
+        },
+      }
+    : {}),
+  metricsPort: Number(env.METRICS_PORT ?? 8080),
+  healthPort: Number(env.HEALTH_PORT ?? 8081),
+});
+const metrics = new EtcdOperatorMetrics(mgr.metrics.registry);
+mgr.add(
+  etcdClusterController({
+    metrics,
+    maxConcurrentReconciles: Number(env.MAX_CONCURRENT_RECONCILES ?? 4),
+  }),
+);
+logger.info({ namespace: namespace ?? "(all)", leaderElect }, "starting the etcd operator");
+await mgr.start(shutdownSignal()).catch((err: unknown) => {
+  logger.error({ err }, "etcd operator failed");
+  process.exit(1);
+});

@@ -1,0 +1,155 @@
+// Performs the planner's one step against the API server and etcd. Each step is safe to repeat: the next
+// reconcile re-observes and plans again, so an interrupted step is finished or cleaned up then.
+import { type Client, isAlreadyExists, isNotFound, PersistentVolumeClaim, Pod } from "@capstan/core";
+import type { EtcdCluster } from "../api/etcd-cluster.ts";
+import { memberDataClaim } from "../desired/cluster-objects.ts";
+import { etcdImage, memberPod } from "../desired/member-pod.ts";
+import { clusterRef, dataClaimName, memberNameFromPeerURL, peerURL } from "../desired/names.ts";
+import { EtcdClient } from "../etcd/etcd-client.ts";
+import type { Step } from "../plan/plan.ts";
+import type { Observation } from "./observe.ts";
+
+/** Timeout of one membership call (MemberAdd, MemberPromote, MemberRemove, MoveLeader) to one member. */
+export const MEMBERSHIP_TIMEOUT_MS = 10_000;
+
+/** What a step did: `done` when it changed something, else why it waits (the step could not be taken yet). */
+export type ActResult = { done: true } | { done: false; reason: string; message: string };
+
+const DONE: ActResult = { done: true };
+
+/** Everything a step needs. */
+export interface ActContext {
+  client: Client;
+  cluster: EtcdCluster;
+  obs: Observation;
+  /** Creates the etcd client for membership calls (replaced in tests). */
+  etcdClient?: (endpoints: string[]) => EtcdClient;
+  signal?: AbortSignal;
+}
+
+/** Decimal member ID (etcd's JSON gateway) from the hexadecimal form the planner and status use. */
+export function memberIdToDecimal(hex: string): string {
+  return BigInt(`0x${hex}`).toString(10);
+}
+
+/** Performs `step`. Steps that only report (Wait, InSync, Degraded, QuorumLost) do nothing. */
+export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
+  const etcd = () =>
+    (ctx.etcdClient ?? ((e) => new EtcdClient({ endpoints: e, timeoutMs: MEMBERSHIP_TIMEOUT_MS })))(
+      ctx.obs.endpoints,
+    );
+  const call = ctx.signal === undefined ? {} : { signal: ctx.signal };
+  switch (step.type) {
+    case "CreateSeed":
+      return startMember(ctx, step.name, "new", [{ name: step.name, peerURL: peerURL(ctx.cluster, step.name) }]);
+    case "StartMemberPod": {
+      const initial = ctx.obs.members.map((m) => ({
+        name: m.name || memberNameFromPeerURL(m.peerURLs[0] ?? "") || "",
+        peerURL: m.peerURLs[0] ?? "",
+      }));
+      return startMember(ctx, step.name, "existing", initial);
+    }
+    case "AddLearner":
+      await etcd().memberAddAsLearner([peerURL(ctx.cluster, step.name)], call);
+      return DONE;
+    case "PromoteLearner":
+      await etcd().memberPromote(memberIdToDecimal(step.id), call);
+      return DONE;
+    case "MoveLeader":
+      await etcd().moveLeader(memberIdToDecimal(step.to), call);
+      return DONE;
+    case "RemoveMember":
+    case "ReplaceMember":
+      await etcd().memberRemove(memberIdToDecimal(step.id), call);
+      await deleteMemberObjects(ctx, step.name);
+      return DONE;
+    case "CleanupMember":
+      await deleteMemberObjects(ctx, step.name);
+      return DONE;
+    case "UpgradeMember":
+      return upgradeMember(ctx, step.name);
+    default:
+      return { done: false, reason: step.type, message: step.message };
+  }
+}
+
+/** Creates a member's data claim (if persistent and missing) and its pod, unless the old pod is still going away. */
+async function startMember(
+  ctx: ActContext,
+  name: string,
+  state: "new" | "existing",
+  initialCluster: { name: string; peerURL: string }[],
+): Promise<ActResult> {
+  const old = ctx.obs.pods.get(name);
+  if (old !== undefined) {
+    // A pod of this name is terminating or has failed: it must be gone before the member starts again.
+    if (old.metadata.deletionTimestamp === undefined) await deleteIgnoringMissing(ctx, Pod, name);
+    return { done: false, reason: "PodTerminating", message: `waiting for the old pod of ${name} to go away` };
+  }
+  const { namespace } = clusterRef(ctx.cluster);
+  const claim = memberDataClaim(ctx.cluster, name);
+  if (claim !== undefined && !ctx.obs.claims.has(name)) {
+    await ctx.client
+      .create(PersistentVolumeClaim, claim, ctx.signal === undefined ? {} : { signal: ctx.signal })
+      .catch(ignore(isAlreadyExists));
+  }
+  const pod = memberPod({
+    cluster: ctx.cluster,
+    member: name,
+    initialCluster,
+    initialClusterState: state,
+  });
+  await ctx.client.create(Pod, { ...pod, metadata: { ...pod.metadata, namespace } }).catch(ignore(isAlreadyExists));
+  return DONE;
+}
+
+/** Moves one member to spec.version in place: the pod's image is changed and the kubelet restarts etcd on its data. */
+async function upgradeMember(ctx: ActContext, name: string): Promise<ActResult> {
+  const pod = ctx.obs.pods.get(name);
+  const image = etcdImage(ctx.cluster);
+  if (pod === undefined) return { done: false, reason: "PodMissing", message: `member ${name} has no pod` };
+  const index = pod.spec?.containers.findIndex((c) => c.name === "etcd") ?? -1;
+  if (index < 0) throw new Error(`pod ${name} has no etcd container`);
+  if (pod.spec?.containers[index]?.image === image) {
+    return {
+      done: false,
+      reason: "MemberRestarting",
+      message: `member ${name} is restarting on ${image}`,
+    };
+  }
+  await ctx.client.patch(
+    Pod,
+    name,
+    clusterRef(ctx.cluster).namespace,
+    [
+      { op: "test", path: `/spec/containers/${index}/name`, value: "etcd" },
+      { op: "replace", path: `/spec/containers/${index}/image`, value: image },
+    ],
+    "json",
+    ctx.signal === undefined ? {} : { signal: ctx.signal },
+  );
+  return DONE;
+}
+
+/** Deletes a member's pod and data claim (both may already be gone). */
+async function deleteMemberObjects(ctx: ActContext, name: string): Promise<void> {
+  await deleteIgnoringMissing(ctx, Pod, name);
+  await deleteIgnoringMissing(ctx, PersistentVolumeClaim, dataClaimName(name));
+}
+
+async function deleteIgnoringMissing(
+  ctx: ActContext,
+  kind: typeof Pod | typeof PersistentVolumeClaim,
+  name: string,
+): Promise<void> {
+  await ctx.client
+    .delete(kind, name, clusterRef(ctx.cluster).namespace, ctx.signal === undefined ? {} : { signal: ctx.signal })
+    .catch(ignore(isNotFound));
+}
+
+function ignore(test: (err: unknown) => boolean): (err: unknown) => undefined {
+  return (err) => {
+    if (!test(err)) throw err;
+    return undefined;
+  };
+}

@@ -1,0 +1,194 @@
+// The EtcdCluster controller: observe -> plan one step -> act -> write status, conditions, events and metrics.
+import { randomInt } from "node:crypto";
+import {
+  applyIfChanged,
+  type Controller,
+  controller,
+  findCondition,
+  generationChanged,
+  PersistentVolumeClaim,
+  Pod,
+  PodDisruptionBudget,
+  type ReconcileContext,
+  type Request,
+  type Result,
+  Service,
+} from "@capstan/core";
+import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
+import { clientService, peerService, podDisruptionBudget } from "../desired/cluster-objects.ts";
+import { clusterRef, memberName } from "../desired/names.ts";
+import { EtcdError } from "../etcd/etcd-client.ts";
+import { planNext, quorum, type Step } from "../plan/plan.ts";
+import { act } from "./act.ts";
+import type { EtcdOperatorMetrics } from "./metrics.ts";
+import { defaultEtcdClient, type EtcdClientFactory, type Observation, observe } from "./observe.ts";
+import { statusOf, statusPatch } from "./status.ts";
+
+/** The field manager of every object the operator applies. */
+export const FIELD_MANAGER = "capstan-etcd-operator";
+
+/** When to look again, by what the reconcile found (milliseconds). */
+export const REQUEUE = {
+  /** After a step: soon, to take the next one once the informers have seen this one. */
+  afterStep: 1_000,
+  /** Waiting for something that is moving (a pod starting, a learner catching up). */
+  waiting: 5_000,
+  /** Quorum lost: watch for it to come back. */
+  quorumLost: 10_000,
+  /** In sync: etcd's health is not in any Kubernetes object, so it is polled (no API writes). */
+  inSync: 30_000,
+  /** Refused spec: nothing changes until the spec does (a spec edit triggers a reconcile at once). */
+  degraded: 60_000,
+} as const;
+
+/** Options of {@link etcdClusterController}. */
+export interface EtcdClusterControllerOptions {
+  metrics: EtcdOperatorMetrics;
+  /** Default 4: different clusters are reconciled in parallel, one cluster never by two workers. */
+  maxConcurrentReconciles?: number;
+  /** How long a voting member's pod may stay not ready before it is replaced (default 5 minutes). */
+  deadAfterMs?: number;
+  /** Creates etcd clients (tests replace it). */
+  etcdClient?: EtcdClientFactory;
+}
+
+/** A random member-name suffix: 5 characters of [a-z0-9] (60 million names; the planner refuses one in use). */
+export function randomSuffix(): string {
+  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+  return Array.from({ length: 5 }, () => alphabet[randomInt(alphabet.length)]).join("");
+}
+
+/** The controller that reconciles EtcdClusters. */
+export function etcdClusterController(options: EtcdClusterControllerOptions): Controller<EtcdCluster> {
+  return controller({
+    name: "etcdcluster",
+    for: EtcdClusterKind,
+    owns: [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget],
+    // Our own status writes do not trigger a reconcile; spec edits, creation and deletion do.
+    predicates: [generationChanged()],
+    maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,
+    reconcile: (req, ctx) => reconcileEtcdCluster(req, ctx, options),
+  });
+}
+
+/** One reconcile of one EtcdCluster. */
+export async function reconcileEtcdCluster(
+  req: Request,
+  ctx: ReconcileContext,
+  options: EtcdClusterControllerOptions,
+): Promise<Result | undefined> {
+  const cluster = await ctx.cache.get(EtcdClusterKind, req.name, req.namespace);
+  if (cluster === undefined || cluster.metadata.deletionTimestamp !== undefined) {
+    // Deleted: every object it owned goes with it (owner references and the garbage collector).
+    options.metrics.forget(req.namespace ?? "", req.name);
+    return undefined;
+  }
+  const signal = ctx.signal;
+  await applyClusterObjects(ctx, cluster);
+
+  const obs = await observe(cluster, ctx.cache, options.etcdClient ?? defaultEtcdClient, signal);
+  recordMetrics(options.metrics, cluster, obs);
+  const step = planNext(cluster.spec, obs.observed, new Date(), {
+    freshName: memberName(cluster, randomSuffix()),
+    ...(options.deadAfterMs === undefined ? {} : { deadAfterMs: options.deadAfterMs }),
+  });
+
+  let reported: Step = step;
+  let requeueAfter = requeueFor(step);
+  if (isAction(step)) {
+    try {
+      const result = await act(step, {
+        client: ctx.client,
+        cluster,
+        obs,
+        ...(options.etcdClient === undefined ? {} : { etcdClient: options.etcdClient }),
+        signal,
+      });
+      if (result.done) {
+        ctx.log.info({ step: step.type, member: memberOfStep(step) }, step.message);
+        ctx.recorder.event(cluster, "Normal", step.type, step.type, step.message);
+        options.metrics.steps.inc({ ...labels(cluster), step: step.type });
+      } else {
+        reported = { type: "Wait", reason: result.reason, message: result.message };
+        requeueAfter = REQUEUE.waiting;
+      }
+    } catch (err) {
+      if (!(err instanceof EtcdError)) throw err;
+      // etcd refused or did not answer (e.g. "unhealthy cluster" right after a member started, a learner not
+      // yet in sync): not a bug, so no backoff storm; report it and look again shortly.
+      const message = `${step.message}: etcd answered: ${err.message}`;
+      ctx.log.warn({ step: step.type, err: err.message }, "etcd step failed; will retry");
+      ctx.recorder.event(cluster, "Warning", `${step.type}Failed`, step.type, message);
+      reported = { type: "Wait", reason: `${step.type}Failed`, message };
+      requeueAfter = REQUEUE.waiting;
+    }
+  } else if (step.type === "Degraded" || step.type === "QuorumLost") {
+    const reason = step.type === "Degraded" ? step.reason : "QuorumLost";
+    const before = findCondition(cluster.status?.conditions, "Degraded");
+    if (before?.status !== "True" || before.reason !== reason) {
+      ctx.log.warn({ reason }, step.message);
+      ctx.recorder.event(cluster, "Warning", reason, "Reconcile", step.message);
+    }
+  }
+
+  const patch = statusPatch(cluster.status, statusOf(cluster, obs, reported, new Date()));
+  if (patch !== undefined) {
+    await ctx.client.patchStatus(EtcdClusterKind, req.name, req.namespace, patch, "merge", { signal });
+  }
+  return requeueAfter === undefined ? undefined : { requeueAfter };
+}
+
+/** The peer and client Services and the PodDisruptionBudget; no request when they already match. */
+async function applyClusterObjects(ctx: ReconcileContext, cluster: EtcdCluster): Promise<void> {
+  const { namespace } = clusterRef(cluster);
+  const apply = { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal };
+  for (const svc of [peerService(cluster), clientService(cluster)]) {
+    const live = await ctx.cache.get(Service, svc.metadata.name ?? "", namespace);
+    await applyIfChanged(ctx.client, Service, svc, live, apply);
+  }
+  const pdb = podDisruptionBudget(cluster);
+  const live = await ctx.cache.get(PodDisruptionBudget, pdb.metadata.name ?? "", namespace);
+  await applyIfChanged(ctx.client, PodDisruptionBudget, pdb, live, apply);
+}
+
+function isAction(step: Step): boolean {
+  return !["Wait", "InSync", "Degraded", "QuorumLost"].includes(step.type);
+}
+
+function requeueFor(step: Step): number | undefined {
+  switch (step.type) {
+    case "InSync":
+      return REQUEUE.inSync;
+    case "Degraded":
+      return REQUEUE.degraded;
+    case "QuorumLost":
+      return REQUEUE.quorumLost;
+    case "Wait":
+      return step.reason === "Paused" ? undefined : REQUEUE.waiting;
+    default:
+      return REQUEUE.afterStep;
+  }
+}
+
+function memberOfStep(step: Step): string | undefined {
+  return "name" in step ? step.name : "toName" in step ? step.toName : undefined;
+}
+
+function labels(cluster: EtcdCluster): { namespace: string; name: string } {
+  return clusterRef(cluster);
+}
+
+function recordMetrics(metrics: EtcdOperatorMetrics, cluster: EtcdCluster, obs: Observation): void {
+  const { namespace, name } = clusterRef(cluster);
+  const { etcd } = obs.observed;
+  const members = etcd.reachable ? etcd.members : [];
+  const voters = members.filter((m) => !m.isLearner);
+  const healthy = voters.filter((m) => m.healthy).length;
+  metrics.observe(
+    namespace,
+    name,
+    { healthy, unhealthy: voters.length - healthy, learner: members.length - voters.length },
+    etcd.reachable && voters.length > 0 && healthy >= quorum(voters.length),
+    members.some((m) => m.leader),
+  );
+}

@@ -1,0 +1,183 @@
+// Observation: what the cache says about a cluster's pods and volumes, and what etcd says about its members.
+import { type Cache, PersistentVolumeClaim, Pod } from "@capstan/core";
+import type { EtcdCluster, EtcdMemberStatus } from "../api/etcd-cluster.ts";
+import type { PersistentVolumeClaimObject } from "../desired/cluster-objects.ts";
+import type { PodObject } from "../desired/member-pod.ts";
+import { CLIENT_PORT, clusterRef, MEMBER_LABEL, memberNameFromPeerURL, selectorLabels } from "../desired/names.ts";
+import { EtcdClient, type EtcdMember, memberIdToHex } from "../etcd/etcd-client.ts";
+import type { Observed, ObservedMember, ObservedPod } from "../plan/plan.ts";
+
+/** Timeout of each etcd call made while observing: a dead member must not stall the reconcile. */
+export const OBSERVE_TIMEOUT_MS = 3_000;
+
+/** Everything one reconcile knows about a cluster. */
+export interface Observation {
+  /** The planner's input. */
+  observed: Observed;
+  /** Member pods by member name, including pods being deleted and failed pods. */
+  pods: Map<string, PodObject>;
+  /** Member data claims by member name. */
+  claims: Map<string, PersistentVolumeClaimObject>;
+  /** etcd's member list (decimal IDs), when etcd answered. */
+  members: EtcdMember[];
+  /** status.members as observed. */
+  memberStatus: EtcdMemberStatus[];
+  /** Cluster ID in hexadecimal, when etcd answered. */
+  clusterID?: string;
+  /** Client URLs of the live member pods (by pod IP), ready pods first. */
+  endpoints: string[];
+}
+
+/** Creates the etcd client for a set of endpoints (replaced in tests). */
+export type EtcdClientFactory = (endpoints: string[]) => EtcdClient;
+
+/** The default {@link EtcdClientFactory}. */
+export const defaultEtcdClient: EtcdClientFactory = (endpoints) =>
+  new EtcdClient({ endpoints, timeoutMs: OBSERVE_TIMEOUT_MS });
+
+/** Member name of a pod or claim (its member label; pods are also named after their member). */
+function memberOf(obj: PodObject | PersistentVolumeClaimObject): string | undefined {
+  return obj.metadata.labels?.[MEMBER_LABEL];
+}
+
+/** True when the pod is running and its Ready condition is True. */
+export function podReady(pod: PodObject): boolean {
+  return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+}
+
+/** True when the pod will never run again (deleted, or terminated for good). */
+export function podGone(pod: PodObject): boolean {
+  const phase = pod.status?.phase;
+  return pod.metadata.deletionTimestamp !== undefined || phase === "Failed" || phase === "Succeeded";
+}
+
+/** The planner's view of a pod. */
+function observedPod(name: string, pod: PodObject): ObservedPod {
+  const ready = podReady(pod);
+  const cond = pod.status?.conditions?.find((c) => c.type === "Ready");
+  const since = !ready && cond?.lastTransitionTime ? new Date(cond.lastTransitionTime) : undefined;
+  return { name, ready, ...(since === undefined ? {} : { notReadySince: since }) };
+}
+
+/** Reads the cluster's pods and claims from the cache, then asks etcd (through the pods' IPs) about its members. */
+export async function observe(
+  cluster: EtcdCluster,
+  cache: Cache,
+  etcdClient: EtcdClientFactory,
+  signal?: AbortSignal,
+): Promise<Observation> {
+  const { namespace } = clusterRef(cluster);
+  const uid = cluster.metadata.uid;
+  const mine = (o: PodObject | PersistentVolumeClaimObject) =>
+    o.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === uid) === true;
+  const labels = selectorLabels(cluster);
+
+  const pods = new Map<string, PodObject>();
+  for (const pod of await cache.list(Pod, { namespace, labels })) {
+    const name = memberOf(pod);
+    if (name !== undefined && mine(pod)) pods.set(name, pod);
+  }
+  const claims = new Map<string, PersistentVolumeClaimObject>();
+  for (const pvc of await cache.list(PersistentVolumeClaim, { namespace, labels })) {
+    const name = memberOf(pvc);
+    if (name !== undefined && mine(pvc) && pvc.metadata.deletionTimestamp === undefined) claims.set(name, pvc);
+  }
+
+  const live = [...pods.entries()].filter(([, p]) => !podGone(p));
+  const observedPods = live.map(([name, pod]) => observedPod(name, pod));
+  const endpointOf = (pod: PodObject) =>
+    pod.status?.podIP ? `http://${pod.status.podIP}:${CLIENT_PORT}` : undefined;
+  const endpoints = live
+    .sort(([, a], [, b]) => Number(podReady(b)) - Number(podReady(a)))
+    .map(([, pod]) => endpointOf(pod))
+    .filter((e) => e !== undefined);
+
+  const base = {
+    pods,
+    claims,
+    endpoints,
+    members: [] as EtcdMember[],
+    memberStatus: [] as EtcdMemberStatus[],
+  };
+  const bootstrapped = cluster.status?.clusterID !== undefined;
+  const volumes = [...claims.keys()];
+  if (endpoints.length === 0) {
+    return {
+      ...base,
+      observed: {
+        etcd: { reachable: false, error: "no member pod has an IP address" },
+        pods: observedPods,
+        volumes,
+        bootstrapped,
+      },
+    };
+  }
+
+  const client = etcdClient(endpoints);
+  let list: Awaited<ReturnType<EtcdClient["memberList"]>>;
+  try {
+    list = await client.memberList(signal === undefined ? {} : { signal });
+  } catch (err) {
+    signal?.throwIfAborted();
+    return {
+      ...base,
+      observed: {
+        etcd: { reachable: false, error: err instanceof Error ? err.message : String(err) },
+        pods: observedPods,
+        volumes,
+        bootstrapped,
+      },
+    };
+  }
+
+  // Ask each member with a pod for its status and health, in parallel.
+  const call = signal === undefined ? {} : { signal };
+  const probes = await Promise.all(
+    list.members.map(async (m) => {
+      const name = m.name || memberNameFromPeerURL(m.peerURLs[0] ?? "") || m.name;
+      const pod = pods.get(name);
+      const endpoint = pod === undefined || podGone(pod) ? undefined : endpointOf(pod);
+      if (endpoint === undefined) return { m, name };
+      const [status, health] = await Promise.all([
+        client.status(endpoint, call).catch(() => undefined),
+        m.isLearner ? Promise.resolve(undefined) : client.health(endpoint, call),
+      ]);
+      return { m, name, status, health };
+    }),
+  );
+  signal?.throwIfAborted();
+
+  const leaderId = probes.find((p) => p.status !== undefined && p.status.leader !== "0")?.status?.leader;
+  const members: ObservedMember[] = probes.map(({ m, name, status, health }) => ({
+    id: memberIdToHex(m.id),
+    name,
+    peerURLs: m.peerURLs,
+    isLearner: m.isLearner,
+    started: m.name !== "",
+    // A learner cannot serve /readyz's linearizable read; it is healthy when it answers its status.
+    healthy: m.isLearner ? status !== undefined : health?.healthy === true,
+    leader: leaderId !== undefined && m.id === leaderId,
+    ...(status?.version ? { version: status.version } : {}),
+    ...(status === undefined ? {} : { raftIndex: status.raftIndex }),
+  }));
+  const memberStatus: EtcdMemberStatus[] = members
+    .map((m, i) => ({
+      name: m.name,
+      id: m.id,
+      peerURL: m.peerURLs[0] ?? "",
+      clientURLs: list.members[i]?.clientURLs ?? [],
+      ...(m.version === undefined ? {} : { version: m.version }),
+      healthy: m.healthy,
+      learner: m.isLearner,
+      leader: m.leader,
+    }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+
+  return {
+    ...base,
+    members: list.members,
+    memberStatus,
+    clusterID: memberIdToHex(list.header.clusterId),
+    observed: { etcd: { reachable: true, members }, pods: observedPods, volumes, bootstrapped },
+  };
+}
