@@ -87,6 +87,55 @@ const cases: Case[] = [
     },
     { type: "QuorumLost" },
   ],
+  [
+    "no member answers, pods gone, volumes kept: restart a known member on its data",
+    spec(),
+    {
+      etcd: { reachable: false, error: "no member pod has an IP address" },
+      pods: [pod("demo-b", { ready: false })],
+      volumes: ["demo-a", "demo-b", "demo-c"],
+      bootstrapped: true,
+      knownMembers: ["demo-c", "demo-a", "demo-b"],
+    },
+    { type: "StartMemberPod", name: "demo-a", reason: "PodMissing" },
+  ],
+  [
+    "no member answers, pods and volumes gone: quorum lost, nothing started",
+    spec(),
+    {
+      etcd: { reachable: false, error: "no member pod has an IP address" },
+      pods: [],
+      volumes: [],
+      bootstrapped: true,
+      knownMembers: ["demo-a", "demo-b", "demo-c"],
+    },
+    { type: "QuorumLost" },
+  ],
+  [
+    "no member answers, ephemeral storage: quorum lost (a restart on empty data is unsafe)",
+    spec({ storage: { ephemeral: true } }),
+    {
+      etcd: { reachable: false, error: "no member pod has an IP address" },
+      pods: [],
+      volumes: [],
+      bootstrapped: true,
+      knownMembers: ["demo-a"],
+    },
+    { type: "QuorumLost" },
+  ],
+  [
+    "quorum lost because two pods were deleted: restart one on its data",
+    spec(),
+    {
+      ...cluster([
+        member("demo-a"),
+        member("demo-b", { healthy: false }),
+        member("demo-c", { healthy: false }),
+      ]),
+      pods: [pod("demo-a")],
+    },
+    { type: "StartMemberPod", name: "demo-b", reason: "PodMissing" },
+  ],
   ["empty member list: wait", spec(), cluster([]), { type: "Wait", reason: "NoMembers" }],
 
   // scale out

@@ -51,6 +51,8 @@ export interface Observed {
   volumes: string[];
   /** The cluster was bootstrapped once (status.clusterID is set). */
   bootstrapped: boolean;
+  /** Names of the members the operator last saw (status.members): their pods are restarted even without quorum. */
+  knownMembers?: string[];
 }
 
 /** Planner settings. */
@@ -105,8 +107,11 @@ export function quorum(voters: number): number {
  * Plans the next step. The rules, in order (the first that applies wins):
  *  1. Paused: Wait.
  *  2. etcd unreachable: never bootstrapped and no pods -> CreateSeed; never bootstrapped with pods -> Wait for
- *     the seed; bootstrapped -> QuorumLost (a cluster that existed and answers nothing has lost quorum).
- *  3. Fewer healthy voters than a quorum -> QuorumLost: nothing is removed, added or deleted.
+ *     the seed; bootstrapped -> a known member whose pod is gone but whose data volume is kept -> StartMemberPod
+ *     (restarting a member on its own data is always safe and is how a cluster whose pods all went away comes
+ *     back), else QuorumLost (a cluster that existed and answers nothing has lost quorum).
+ *  3. Fewer healthy voters than a quorum -> the same restart of a started member on its kept data, else
+ *     QuorumLost: nothing is removed, added or deleted.
  *  4. spec.version malformed, or an unsupported change from the lowest running version (downgrade of a minor,
  *     skipping a minor, another major) -> Degraded naming spec.version; it blocks every later rule, so no member
  *     is ever started on a refused version.
@@ -139,10 +144,12 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
   const { etcd } = observed;
   if (!etcd.reachable) {
     if (observed.bootstrapped) {
-      return {
-        type: "QuorumLost",
-        message: `no etcd member answers (${etcd.error}); nothing is removed until a quorum is back`,
-      };
+      return (
+        restartOnData(spec, observed, observed.knownMembers ?? []) ?? {
+          type: "QuorumLost",
+          message: `no etcd member answers (${etcd.error}); nothing is removed until a quorum is back`,
+        }
+      );
     }
     if (observed.pods.length === 0) {
       return {
@@ -164,6 +171,9 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
   const voters = members.filter((m) => !m.isLearner);
   const healthy = voters.filter((m) => m.healthy);
   if (healthy.length < quorum(voters.length)) {
+    const started = members.filter((m) => m.started).map((m) => m.name);
+    const restart = restartOnData(spec, observed, started);
+    if (restart !== undefined) return restart;
     return {
       type: "QuorumLost",
       message: `${healthy.length} of ${voters.length} voting members are healthy, a quorum needs ${quorum(voters.length)}; unhealthy: ${names(voters.filter((m) => !m.healthy))}; nothing is removed until a quorum is back`,
@@ -419,6 +429,20 @@ class View {
       message: `moving leadership from ${leader.name} to ${to.name} ${why}`,
     };
   }
+}
+
+/** StartMemberPod for the first of `names` whose pod is gone and whose data volume is kept, if any. */
+function restartOnData(spec: EtcdClusterSpec, observed: Observed, names: string[]): Step | undefined {
+  if (spec.storage.ephemeral === true) return undefined;
+  const withPod = new Set(observed.pods.map((p) => p.name));
+  const name = [...names].sort().find((n) => !withPod.has(n) && observed.volumes.includes(n));
+  if (name === undefined) return undefined;
+  return {
+    type: "StartMemberPod",
+    name,
+    reason: "PodMissing",
+    message: `the pod of member ${name} is gone while the cluster has no quorum; restarting it on its data volume`,
+  };
 }
 
 function wait(reason: string, message: string): Step {

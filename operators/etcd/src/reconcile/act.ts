@@ -41,12 +41,18 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
   const call = ctx.signal === undefined ? {} : { signal: ctx.signal };
   switch (step.type) {
     case "CreateSeed":
-      return startMember(ctx, step.name, "new", [{ name: step.name, peerURL: peerURL(ctx.cluster, step.name) }]);
+      return startMember(ctx, step.name, "new", [
+        { name: step.name, peerURL: peerURL(ctx.cluster, step.name) },
+      ]);
     case "StartMemberPod": {
-      const initial = ctx.obs.members.map((m) => ({
-        name: m.name || memberNameFromPeerURL(m.peerURLs[0] ?? "") || "",
-        peerURL: m.peerURLs[0] ?? "",
-      }));
+      // etcd's member list; without quorum, the members last seen (a member restarting on its data ignores it).
+      const initial =
+        ctx.obs.members.length > 0
+          ? ctx.obs.members.map((m) => ({
+              name: m.name || memberNameFromPeerURL(m.peerURLs[0] ?? "") || "",
+              peerURL: m.peerURLs[0] ?? "",
+            }))
+          : (ctx.cluster.status?.members ?? []).map((m) => ({ name: m.name, peerURL: m.peerURL }));
       return startMember(ctx, step.name, "existing", initial);
     }
     case "AddLearner":
@@ -84,7 +90,11 @@ async function startMember(
   if (old !== undefined) {
     // A pod of this name is terminating or has failed: it must be gone before the member starts again.
     if (old.metadata.deletionTimestamp === undefined) await deleteIgnoringMissing(ctx, Pod, name);
-    return { done: false, reason: "PodTerminating", message: `waiting for the old pod of ${name} to go away` };
+    return {
+      done: false,
+      reason: "PodTerminating",
+      message: `waiting for the old pod of ${name} to go away`,
+    };
   }
   const { namespace } = clusterRef(ctx.cluster);
   const claim = memberDataClaim(ctx.cluster, name);
@@ -99,7 +109,9 @@ async function startMember(
     initialCluster,
     initialClusterState: state,
   });
-  await ctx.client.create(Pod, { ...pod, metadata: { ...pod.metadata, namespace } }).catch(ignore(isAlreadyExists));
+  await ctx.client
+    .create(Pod, { ...pod, metadata: { ...pod.metadata, namespace } })
+    .catch(ignore(isAlreadyExists));
   return DONE;
 }
 
@@ -143,7 +155,12 @@ async function deleteIgnoringMissing(
   name: string,
 ): Promise<void> {
   await ctx.client
-    .delete(kind, name, clusterRef(ctx.cluster).namespace, ctx.signal === undefined ? {} : { signal: ctx.signal })
+    .delete(
+      kind,
+      name,
+      clusterRef(ctx.cluster).namespace,
+      ctx.signal === undefined ? {} : { signal: ctx.signal },
+    )
     .catch(ignore(isNotFound));
 }
 

@@ -3,7 +3,13 @@ import { type Cache, PersistentVolumeClaim, Pod } from "@capstan/core";
 import type { EtcdCluster, EtcdMemberStatus } from "../api/etcd-cluster.ts";
 import type { PersistentVolumeClaimObject } from "../desired/cluster-objects.ts";
 import type { PodObject } from "../desired/member-pod.ts";
-import { CLIENT_PORT, clusterRef, MEMBER_LABEL, memberNameFromPeerURL, selectorLabels } from "../desired/names.ts";
+import {
+  CLIENT_PORT,
+  clusterRef,
+  MEMBER_LABEL,
+  memberNameFromPeerURL,
+  selectorLabels,
+} from "../desired/names.ts";
 import { EtcdClient, type EtcdMember, memberIdToHex } from "../etcd/etcd-client.ts";
 import type { Observed, ObservedMember, ObservedPod } from "../plan/plan.ts";
 
@@ -80,7 +86,8 @@ export async function observe(
   const claims = new Map<string, PersistentVolumeClaimObject>();
   for (const pvc of await cache.list(PersistentVolumeClaim, { namespace, labels })) {
     const name = memberOf(pvc);
-    if (name !== undefined && mine(pvc) && pvc.metadata.deletionTimestamp === undefined) claims.set(name, pvc);
+    if (name !== undefined && mine(pvc) && pvc.metadata.deletionTimestamp === undefined)
+      claims.set(name, pvc);
   }
 
   const live = [...pods.entries()].filter(([, p]) => !podGone(p));
@@ -101,6 +108,7 @@ export async function observe(
   };
   const bootstrapped = cluster.status?.clusterID !== undefined;
   const volumes = [...claims.keys()];
+  const knownMembers = (cluster.status?.members ?? []).map((m) => m.name);
   if (endpoints.length === 0) {
     return {
       ...base,
@@ -109,6 +117,7 @@ export async function observe(
         pods: observedPods,
         volumes,
         bootstrapped,
+        knownMembers,
       },
     };
   }
@@ -126,6 +135,7 @@ export async function observe(
         pods: observedPods,
         volumes,
         bootstrapped,
+        knownMembers,
       },
     };
   }
@@ -178,6 +188,6 @@ export async function observe(
     members: list.members,
     memberStatus,
     clusterID: memberIdToHex(list.header.clusterId),
-    observed: { etcd: { reachable: true, members }, pods: observedPods, volumes, bootstrapped },
+    observed: { etcd: { reachable: true, members }, pods: observedPods, volumes, bootstrapped, knownMembers },
   };
 }

@@ -51,17 +51,16 @@ export function phaseOf(cluster: EtcdCluster, obs: Observation, step: Step): Etc
 }
 
 /** Available, Progressing and Degraded for this step. */
-export function conditionsOf(
-  cluster: EtcdCluster,
-  obs: Observation,
-  step: Step,
-  now: Date,
-): Condition[] {
+export function conditionsOf(cluster: EtcdCluster, obs: Observation, step: Step, now: Date): Condition[] {
   const generation = cluster.metadata.generation ?? 0;
   const { etcd } = obs.observed;
   let conditions = cluster.status?.conditions ?? [];
   const set = (type: string, status: Condition["status"], reason: string, message: string) => {
-    conditions = setCondition(conditions, { type, status, reason, message, observedGeneration: generation }, now);
+    conditions = setCondition(
+      conditions,
+      { type, status, reason, message, observedGeneration: generation },
+      now,
+    );
   };
 
   if (!etcd.reachable) {
