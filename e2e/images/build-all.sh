@@ -8,6 +8,7 @@
 # Images: registry.k8s.io/pause:3.10, capstan.local/busybox:1, gcr.io/etcd-development/etcd:v3.6.15 and
 # :v3.6.16 (ETCD_IMAGE_VERSIONS), quay.io/prometheus/prometheus:v3.16.0, capstan.local/node:24, and
 # registry.k8s.io/coredns/coredns and rancher/local-path-provisioner (the add-ons), hashicorp/vault:1.14.8,
+# capstan.local/etcd-operator:<package version> (on capstan.local/node:24; builds operators/etcd when stale),
 # quay.io/openbao/openbao only with CAPSTAN_OPENBAO=1 (the Go module proxy refuses its pinned commit today).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -34,7 +35,7 @@ for img in pause busybox; do
     log "building $img"; tars+=("$("$here/$img/build.sh" "$out" | tail -n 1)")
   fi
 done
-for img in etcd prometheus node vault; do
+for img in etcd prometheus node vault etcd-operator; do
   start=$SECONDS
   "$here/$img/build.sh" "$out" >"$out/.$img.list" || { log "$img: build failed"; exit 1; }
   mapfile -t t <"$out/.$img.list" && rm -f "$out/.$img.list"
@@ -60,6 +61,7 @@ if [ "$verify" = 1 ]; then
       etcd_*) cmd=(/usr/local/bin/etcd --version) ;;
       prometheus_*) cmd=(/bin/prometheus --version) ;;
       node_*) cmd=(/usr/bin/node -e 'console.log("node", process.version)') ;;
+      etcd-operator_*) cmd=(/usr/bin/node -p '"bundle /app/main.js: " + require("fs").statSync("/app/main.js").size + " bytes"') ;;
       openbao_*) cmd=(/usr/bin/bao version) ;;
       vault_*) cmd=(/bin/vault version) ;;
       *) cmd=() ;;

@@ -1,0 +1,62 @@
+{{/* Names, labels and small checks shared by the etcd operator chart's templates. */}}
+
+{{/* The chart name, or nameOverride. */}}
+{{- define "etcd-operator.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The full name of the release's objects: fullnameOverride, else <release>-<name> (just the release name when it already contains the name). */}}
+{{- define "etcd-operator.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := include "etcd-operator.name" . }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* The name of the RBAC objects that grant the operator's permissions: prefixed by the release namespace, as a ClusterRole (or a Role in another namespace) is shared by releases of every namespace. */}}
+{{- define "etcd-operator.rbacName" -}}
+{{- printf "%s-%s" .Release.Namespace (include "etcd-operator.fullname" .) }}
+{{- end }}
+
+{{/* chart-version, for the helm.sh/chart label. */}}
+{{- define "etcd-operator.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The labels that select the operator's pods. */}}
+{{- define "etcd-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "etcd-operator.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* The standard labels of every object. */}}
+{{- define "etcd-operator.labels" -}}
+helm.sh/chart: {{ include "etcd-operator.chart" . }}
+{{ include "etcd-operator.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/component: operator
+app.kubernetes.io/part-of: capstan
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/* The operator's ServiceAccount name. */}}
+{{- define "etcd-operator.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "etcd-operator.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- required "serviceAccount.name must name an existing ServiceAccount when serviceAccount.create is false" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The values that only make sense together; fails the install with a message otherwise. */}}
+{{- define "etcd-operator.validate" -}}
+{{- if and (gt (int .Values.replicas) 1) (not .Values.leaderElection.enabled) }}
+{{- fail (printf "replicas is %d: more than one operator replica needs leaderElection.enabled=true" (int .Values.replicas)) }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,244 @@
+// The Helm chart (charts/etcd-operator): its CRD copy matches the schema, and, where helm is installed, it lints
+// clean and renders the objects each mode needs. Refresh the CRD copy after `npm run gen:crd` with:
+//   CAPSTAN_UPDATE_CHART_CRDS=1 npm exec -- vitest run src/chart.test.ts      (in operators/etcd)
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { renderCrds } from "./api/crd-yaml.ts";
+
+const chartDir = fileURLToPath(new URL("../../../charts/etcd-operator/", import.meta.url));
+const chartCrdDir = join(chartDir, "templates", "crds");
+
+/** The chart's copy of a generated CRD: the same YAML behind `crds.enabled`, with the keep annotation. */
+function chartCrd(file: string, yaml: string): string {
+  const metadata = "\nmetadata:\n";
+  const at = yaml.indexOf(metadata);
+  if (at < 0 || yaml.includes(`${metadata}  annotations:`)) {
+    throw new Error(`crds/${file}: expected a top-level "metadata:" without annotations`);
+  }
+  const end = at + metadata.length;
+  const body = `${yaml.slice(0, end)}  annotations:\n    helm.sh/resource-policy: keep\n${yaml.slice(end)}`;
+  return (
+    `{{- /* Copy of operators/etcd/crds/${file} with helm.sh/resource-policy: keep; do not edit: see operators/etcd/src/chart.test.ts. */}}\n` +
+    `{{- if .Values.crds.enabled }}\n${body}{{- end }}\n`
+  );
+}
+
+describe("the chart's CRDs", () => {
+  const crds = renderCrds();
+  if (process.env.CAPSTAN_UPDATE_CHART_CRDS === "1") {
+    for (const { file, yaml } of crds) writeFileSync(join(chartCrdDir, file), chartCrd(file, yaml));
+  }
+
+  it.each(crds)(
+    "templates/crds/$file is the generated CRD with the keep annotation (CAPSTAN_UPDATE_CHART_CRDS=1 refreshes it)",
+    ({ file, yaml }) => {
+      expect(readFileSync(join(chartCrdDir, file), "utf8")).toBe(chartCrd(file, yaml));
+    },
+  );
+
+  it("holds no CRD the operator does not generate", () => {
+    expect(readdirSync(chartCrdDir).sort()).toEqual(crds.map((c) => c.file).sort());
+  });
+});
+
+const helm = [process.env.CAPSTAN_HELM, join(homedir(), ".cache/capstan/helm-v3.22.0/bin/helm")].find(
+  (p): p is string => p !== undefined && p !== "" && existsSync(p),
+);
+if (helm === undefined) {
+  console.warn(
+    "chart.test.ts: no helm binary (set CAPSTAN_HELM): skipping helm lint and helm template tests",
+  );
+}
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  [key: string]: unknown;
+}
+
+interface EnvVar {
+  name: string;
+  value?: string;
+}
+
+/** Runs helm; throws with helm's stderr when it fails. */
+function runHelm(args: string[]): string {
+  return execFileSync(helm!, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+}
+
+/** `helm template` of the chart as release "ops" in namespace "ops-ns" with --set values; the parsed objects. */
+function render(...sets: string[]): K8sObject[] {
+  const out = runHelm([
+    "template",
+    "ops",
+    chartDir,
+    "--namespace",
+    "ops-ns",
+    ...sets.flatMap((s) => ["--set", s]),
+  ]);
+  return parseAllDocuments(out)
+    .map((d) => d.toJSON() as K8sObject | null)
+    .filter((o): o is K8sObject => o !== null);
+}
+
+/** helm's error output for a render expected to fail. */
+function renderError(...sets: string[]): string {
+  try {
+    render(...sets);
+  } catch (err) {
+    return String((err as { stderr?: unknown }).stderr ?? err);
+  }
+  throw new Error(`helm template ${sets.join(" ")} succeeded; expected it to fail`);
+}
+
+const kinds = (objs: K8sObject[]) => objs.map((o) => o.kind).sort();
+const ofKind = (objs: K8sObject[], kind: string) => objs.filter((o) => o.kind === kind);
+
+function operatorContainer(objs: K8sObject[]) {
+  const [deploy] = ofKind(objs, "Deployment");
+  const spec = (deploy as unknown as { spec: { replicas: number; template: { spec: PodSpec } } }).spec;
+  const [container] = spec.template.spec.containers;
+  return { replicas: spec.replicas, pod: spec.template.spec, container: container! };
+}
+
+interface PodSpec {
+  securityContext: Record<string, unknown>;
+  serviceAccountName: string;
+  containers: {
+    image: string;
+    env: EnvVar[];
+    securityContext: Record<string, unknown>;
+    livenessProbe: { httpGet: { path: string; port: string } };
+    readinessProbe: { httpGet: { path: string; port: string } };
+  }[];
+}
+
+const env = (container: { env: EnvVar[] }, name: string) => container.env.find((e) => e.name === name);
+
+describe.skipIf(helm === undefined)("the chart with helm", () => {
+  it("passes helm lint --strict, cluster-wide and namespaced", () => {
+    expect(runHelm(["lint", "--strict", chartDir])).toMatch(/0 chart\(s\) failed/);
+    expect(runHelm(["lint", "--strict", chartDir, "--set", "watchNamespace=apps"])).toMatch(
+      /0 chart\(s\) failed/,
+    );
+  });
+
+  it("renders the cluster-wide operator by default", () => {
+    const objs = render();
+    expect(kinds(objs)).toEqual([
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "CustomResourceDefinition",
+      "Deployment",
+      "Role",
+      "RoleBinding",
+      "Service",
+      "ServiceAccount",
+    ]);
+    // The only Role is the leader-election one, in the release namespace, on Leases alone.
+    const [role] = ofKind(objs, "Role") as (K8sObject & { rules: { resources: string[] }[] })[];
+    expect(role!.metadata.namespace).toBe("ops-ns");
+    expect(role!.rules.flatMap((r) => r.resources)).toEqual(["leases", "leases"]);
+    const [clusterRole] = ofKind(objs, "ClusterRole") as (K8sObject & { rules: { resources: string[] }[] })[];
+    expect(clusterRole!.rules.flatMap((r) => r.resources)).toContain("etcdclusters");
+
+    const { replicas, pod, container } = operatorContainer(objs);
+    expect(replicas).toBe(1);
+    expect(container.image).toBe("capstan.local/etcd-operator:0.1.0");
+    expect(env(container, "WATCH_NAMESPACE")).toBeUndefined();
+    expect(env(container, "LEADER_ELECT")?.value).toBe("true");
+    expect(container.env.map((e) => e.name)).toEqual(expect.arrayContaining(["POD_NAME", "POD_NAMESPACE"]));
+    expect(container.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "health" });
+    expect(container.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "health" });
+    // What Pod Security "restricted" asks for.
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(container.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+    });
+
+    const [crd] = ofKind(objs, "CustomResourceDefinition");
+    expect(crd!.metadata).toMatchObject({
+      name: "etcdclusters.etcd.capstan.dev",
+      annotations: { "helm.sh/resource-policy": "keep" },
+    });
+    for (const o of objs.filter((o) => o.kind !== "CustomResourceDefinition")) {
+      expect(o.metadata.labels).toMatchObject({
+        "app.kubernetes.io/name": "etcd-operator",
+        "app.kubernetes.io/instance": "ops",
+        "app.kubernetes.io/managed-by": "Helm",
+        "helm.sh/chart": "etcd-operator-0.1.0",
+      });
+    }
+  });
+
+  it("renders a Role and RoleBinding in the watched namespace in namespaced mode", () => {
+    const objs = render("watchNamespace=apps");
+    expect(ofKind(objs, "ClusterRole")).toEqual([]);
+    expect(ofKind(objs, "ClusterRoleBinding")).toEqual([]);
+    const roles = ofKind(objs, "Role").filter((r) => r.metadata.namespace === "apps");
+    const bindings = ofKind(objs, "RoleBinding").filter((r) => r.metadata.namespace === "apps");
+    expect(roles).toHaveLength(1);
+    expect(bindings).toHaveLength(1);
+    expect(bindings[0]).toMatchObject({
+      roleRef: { kind: "Role", name: roles[0]!.metadata.name },
+      subjects: [{ kind: "ServiceAccount", name: "ops-etcd-operator", namespace: "ops-ns" }],
+    });
+    expect(env(operatorContainer(objs).container, "WATCH_NAMESPACE")?.value).toBe("apps");
+  });
+
+  it("renders two replicas with leader election and its Lease Role", () => {
+    const objs = render("replicas=2");
+    const { replicas, container } = operatorContainer(objs);
+    expect(replicas).toBe(2);
+    expect(env(container, "LEADER_ELECT")?.value).toBe("true");
+    const leases = ofKind(objs, "Role").filter((r) => JSON.stringify(r).includes('"leases"'));
+    expect(leases.map((r) => r.metadata.namespace)).toEqual(["ops-ns"]);
+  });
+
+  it("renders no Lease Role without leader election, and refuses two replicas without it", () => {
+    const objs = render("leaderElection.enabled=false");
+    expect(ofKind(objs, "Role")).toEqual([]);
+    expect(env(operatorContainer(objs).container, "LEADER_ELECT")?.value).toBe("false");
+    expect(renderError("replicas=2", "leaderElection.enabled=false")).toMatch(
+      /more than one operator replica needs leaderElection.enabled=true/,
+    );
+  });
+
+  it("renders a ServiceMonitor that selects the metrics Service", () => {
+    expect(ofKind(render(), "ServiceMonitor")).toEqual([]);
+    const objs = render("serviceMonitor.enabled=true", "serviceMonitor.interval=15s");
+    const [monitor] = ofKind(objs, "ServiceMonitor") as (K8sObject & {
+      spec: { selector: { matchLabels: Record<string, string> }; endpoints: unknown[] };
+    })[];
+    expect(monitor!.apiVersion).toBe("monitoring.capstan.dev/v1alpha1");
+    expect(monitor!.spec.endpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "15s" }]);
+    const [service] = ofKind(objs, "Service") as (K8sObject & {
+      spec: { ports: { name: string; port: number }[] };
+    })[];
+    expect(service!.spec.ports).toMatchObject([{ name: "metrics", port: 8080 }]);
+    expect(service!.metadata.labels).toMatchObject(monitor!.spec.selector.matchLabels);
+  });
+
+  it("leaves the CRD out with crds.enabled=false", () => {
+    expect(ofKind(render("crds.enabled=false"), "CustomResourceDefinition")).toEqual([]);
+  });
+
+  it("rejects values the schema does not allow, naming them", () => {
+    expect(renderError("replicas=x")).toMatch(/replicas.*(integer|number)/i);
+    expect(renderError("replicas=0")).toMatch(/replicas.*(minimum|greater)/i);
+    expect(renderError("unknownKey=1")).toMatch(/unknownKey/);
+    expect(renderError("image.pullPolicy=Sometimes")).toMatch(/pullPolicy/);
+    expect(renderError("logLevel=loud")).toMatch(/logLevel/);
+  });
+});
