@@ -21,6 +21,11 @@ helm_bin="${CAPSTAN_CACHE:-$HOME/.cache/capstan}/helm-$HELM_VERSION/bin/helm"
 if [ -z "${CAPSTAN_HELM:-}" ] && [ -x "$helm_bin" ]; then export CAPSTAN_HELM="$helm_bin"; fi
 # The smoke suite needs a node that runs containers: the local cluster has one unless CAPSTAN_NODE=kwok.
 state="${CAPSTAN_CLUSTER_DIR:-$(cd "$here/.." && pwd)/.cluster}"
-if [ "$KUBECONFIG" = "$state/kubeconfig" ] && [ -f "$state/node-ip" ]; then export CAPSTAN_REAL_NODE=1; fi
+if [ "$KUBECONFIG" = "$state/kubeconfig" ] && [ -f "$state/node-ip" ]; then
+  export CAPSTAN_REAL_NODE=1
+  # The operator suites run real operands and the operators' own images: build them (cached) and import them.
+  echo "[e2e] images: etcd, node, etcd-operator" >&2
+  bash "$here/images/build-all.sh" --import etcd node etcd-operator >/dev/null
+fi
 cd "$here"
 npx vitest run "$@"

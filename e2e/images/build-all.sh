@@ -2,7 +2,8 @@
 # Builds every image the e2e suites run on the local node into a version-keyed cache
 # ($CAPSTAN_CACHE/images, default ~/.cache/capstan/images), without a registry: each image's build.sh
 # skips a tarball that is newer than its inputs, so a warm run only lists them. Prints the tarballs.
-#   e2e/images/build-all.sh [--import] [--verify]
+#   e2e/images/build-all.sh [--import] [--verify] [IMAGE...]
+#     IMAGE      only these (pause busybox etcd prometheus node vault etcd-operator coredns local-path); default all
 #     --import   also imports them into the local node (e2e/cluster/local/node.sh import TAR...)
 #     --verify   extracts each tarball and runs its entry binary's --version in a chroot (needs root)
 # Images: registry.k8s.io/pause:3.10, capstan.local/busybox:1, gcr.io/etcd-development/etcd:v3.6.15 and
@@ -13,14 +14,17 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${CAPSTAN_CACHE:-$HOME/.cache/capstan}/images"
-import=0 verify=0
+import=0 verify=0 only=()
+all=(pause busybox etcd prometheus node vault etcd-operator coredns local-path)
 for a in "$@"; do
   case "$a" in
     --import) import=1 ;;
     --verify) verify=1 ;;
-    *) echo "usage: $0 [--import] [--verify]" >&2; exit 2 ;;
+    -*) echo "usage: $0 [--import] [--verify] [IMAGE...]" >&2; exit 2 ;;
+    *) [[ " ${all[*]} " == *" $a "* ]] || { echo "unknown image $a (one of: ${all[*]})" >&2; exit 2; }; only+=("$a") ;;
   esac
 done
+wanted() { [ "${#only[@]}" = 0 ] || [[ " ${only[*]} " == *" $1 "* ]]; }
 mkdir -p "$out"
 log() { printf '[images] %s\n' "$*" >&2; }
 tars=()
@@ -31,11 +35,13 @@ fresh() { # TARBALL DIR
   [ -z "$(find "$2" -type f -newer "$1" -print -quit)" ]
 }
 for img in pause busybox; do
+  wanted "$img" || continue
   if fresh "$out/$img.tar" "$here/$img"; then tars+=("$out/$img.tar"); else
     log "building $img"; tars+=("$("$here/$img/build.sh" "$out" | tail -n 1)")
   fi
 done
 for img in etcd prometheus node vault etcd-operator; do
+  wanted "$img" || continue
   start=$SECONDS
   "$here/$img/build.sh" "$out" >"$out/.$img.list" || { log "$img: build failed"; exit 1; }
   mapfile -t t <"$out/.$img.list" && rm -f "$out/.$img.list"
@@ -43,8 +49,10 @@ for img in etcd prometheus node vault etcd-operator; do
   if [ $((SECONDS - start)) -gt 2 ]; then log "$img: $((SECONDS - start))s"; fi
 done
 # The cluster add-ons (CoreDNS, local-path-provisioner; built by build.sh addons, packed here when missing).
-"$here/../cluster/local/build.sh" addons >/dev/null
-for img in coredns local-path; do tars+=("$("$here/$img/build.sh" | tail -n 1)"); done
+if wanted coredns || wanted local-path; then "$here/../cluster/local/build.sh" addons >/dev/null; fi
+for img in coredns local-path; do
+  wanted "$img" && tars+=("$("$here/$img/build.sh" | tail -n 1)")
+done
 if [ "${CAPSTAN_OPENBAO:-0}" = 1 ]; then
   if ob="$("$here/openbao/build.sh" "$out")"; then tars+=("$ob"); else log "openbao: build failed (skipped)"; fi
 fi

@@ -1,5 +1,5 @@
 // Example: a controller that keeps a ConfigMap derived from a custom resource (Greeting).
-// Run against any cluster in KUBECONFIG:  npm start   (from the repository root)
+// Run against any cluster in KUBECONFIG:  npm run example   (from the repository root)
 // It installs its CRD, creates a sample Greeting in the "default" namespace (unless SAMPLE=false),
 // then reconciles until SIGTERM/SIGINT. Edit the Greeting and watch the ConfigMap follow:
 //   kubectl patch greeting hello --type merge -p '{"spec":{"message":"Hi again"}}'
