@@ -18,13 +18,15 @@ mkdir -p "$(dirname "$KUBECONFIG")"
 kind get kubeconfig --name "$name" >"$KUBECONFIG"
 
 # Images the suites use that no registry serves: built as docker-save tarballs, loaded into the node.
-# (Upstream operand images are pulled from their registries on kind.)
-for build in "$repo"/e2e/images/busybox/build.sh; do
-  tar="$(bash "$build")"
-  kind load image-archive "$tar" --name "$name"
-done
-
+# (Upstream operand images, e.g. gcr.io/etcd-development/etcd, are pulled from their registries on kind.)
 cd "$repo"
 npm run build
+images="${CAPSTAN_CACHE:-$HOME/.cache/capstan}/images"
+for tar in "$(bash e2e/images/busybox/build.sh | tail -n 1)" \
+  "$(bash e2e/images/etcd-operator/build.sh "$images" | tail -n 1)"; do
+  kind load image-archive "$tar" --name "$name"
+done
+# The operator suites install charts with Helm.
+if [ -z "${CAPSTAN_HELM:-}" ]; then CAPSTAN_HELM="$(command -v helm || true)"; export CAPSTAN_HELM; fi
 # Suites that restart the API server or compact etcd need the local cluster's script and skip here.
 CAPSTAN_REAL_NODE=1 CAPSTAN_NODE_NAME="$name-control-plane" npx --prefix e2e vitest run --root e2e

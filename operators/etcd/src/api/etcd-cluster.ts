@@ -331,6 +331,14 @@ export const etcdClusterSchema: JSONSchemaProps = {
   type: "object",
   description: "An etcd cluster whose members the operator creates, scales, recovers and upgrades.",
   required: ["spec"],
+  "x-kubernetes-validations": [
+    {
+      // Members are named <name>-<5 characters> (pod hostnames: 63 at most) and Services <name>-client.
+      rule: "self.metadata.name.size() <= 50 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+      message:
+        "metadata.name must be at most 50 characters of lowercase letters, digits and '-', starting with a letter (it names the member pods and Services)",
+    },
+  ],
   properties: {
     apiVersion: { type: "string" },
     kind: { type: "string" },
