@@ -1,0 +1,110 @@
+// The API server rejects bad EtcdCluster specs with the schema's message: bounds, version format, storage rules.
+// Needs only the CRD (no operator): every object created here is paused, so an operator elsewhere leaves it alone.
+import { type Client, isInvalid } from "@capstan/core";
+import { connect, createNamespace, type TestNamespace } from "@capstan/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { etcdCluster } from "./fixtures/etcd-cluster.ts";
+import { type EtcdCluster, EtcdClusterKind, type EtcdClusterSpec } from "./fixtures/operator-api.ts";
+import { ensureEtcdCrd, etcdSuitesEnabled } from "./fixtures/operator-release.ts";
+
+let client: Client;
+let ns: TestNamespace;
+
+function paused(name: string, spec: Record<string, unknown>): EtcdCluster {
+  return etcdCluster(ns.name, name, { paused: true, ...(spec as Partial<EtcdClusterSpec>) });
+}
+
+/** The API server's message for a write it must refuse as Invalid (422). */
+async function rejection(p: Promise<unknown>): Promise<string> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err, "the API server accepted an invalid EtcdCluster").toBeDefined();
+  expect(isInvalid(err), `want 422 Invalid, got ${String(err)}`).toBe(true);
+  return (err as Error).message;
+}
+
+describe.skipIf(!etcdSuitesEnabled)("EtcdCluster validation by the API server", () => {
+  beforeAll(async () => {
+    ({ client } = connect());
+    await ensureEtcdCrd(client);
+    ns = await createNamespace(client, "etcd-invalid");
+  });
+  afterAll(async () => {
+    await ns?.cleanup();
+    await client?.close();
+  });
+
+  it("fills the defaults of a minimal spec", async () => {
+    const created = await client.create(EtcdClusterKind, {
+      apiVersion: EtcdClusterKind.apiVersion,
+      kind: EtcdClusterKind.kind,
+      metadata: { name: "defaults", namespace: ns.name },
+      spec: { paused: true } as EtcdClusterSpec,
+    });
+    expect(created.spec).toMatchObject({
+      replicas: 3,
+      version: "3.6.15",
+      repository: "gcr.io/etcd-development/etcd",
+      storage: { size: "1Gi" },
+    });
+  });
+
+  it("rejects replicas out of 1..9", async () => {
+    expect(await rejection(client.create(EtcdClusterKind, paused("zero", { replicas: 0 })))).toMatch(
+      /spec\.replicas.*should be greater than or equal to 1/,
+    );
+    expect(await rejection(client.create(EtcdClusterKind, paused("ten", { replicas: 10 })))).toMatch(
+      /spec\.replicas.*should be less than or equal to 9/,
+    );
+  });
+
+  it("rejects a version with a leading v or outside 3.5/3.6", async () => {
+    const rule = "version must be an etcd 3.5 or 3.6 release written MAJOR.MINOR.PATCH without a leading v";
+    for (const [name, version] of [
+      ["leading-v", "v3.6.15"],
+      ["three-seven", "3.7.0"],
+      ["two-parts", "3.6"],
+    ] as const) {
+      const message = await rejection(client.create(EtcdClusterKind, paused(name, { version })));
+      expect(message, version).toMatch(/spec\.version/);
+      expect(message, version).toContain(rule);
+    }
+  });
+
+  it("rejects storage with both a size and ephemeral", async () => {
+    const message = await rejection(
+      client.create(EtcdClusterKind, paused("both", { storage: { size: "64Mi", ephemeral: true } })),
+    );
+    expect(message).toMatch(/spec\.storage/);
+    expect(message).toContain("storage: set exactly one of size");
+  });
+
+  it("rejects a change of storage.storageClassName", async () => {
+    await client.create(
+      EtcdClusterKind,
+      paused("immutable", { storage: { size: "64Mi", storageClassName: "standard" } }),
+    );
+    const message = await rejection(
+      client.patch(EtcdClusterKind, "immutable", ns.name, {
+        spec: { storage: { storageClassName: "fast" } },
+      }),
+    );
+    expect(message).toMatch(/spec\.storage\.storageClassName/);
+    expect(message).toContain("storage.storageClassName is immutable");
+    const live = await client.get(EtcdClusterKind, "immutable", ns.name);
+    expect(live.spec.storage.storageClassName).toBe("standard");
+  });
+
+  it("rejects out-of-bounds replicas through the scale subresource too", async () => {
+    await client.create(EtcdClusterKind, paused("scaled", {}));
+    const message = await rejection(
+      client.patch(EtcdClusterKind, "scaled", ns.name, { spec: { replicas: 10 } }, "merge", {
+        subresource: "scale",
+      }),
+    );
+    expect(message).toMatch(/spec\.replicas.*should be less than or equal to 9/);
+    expect((await client.get(EtcdClusterKind, "scaled", ns.name)).spec.replicas).toBe(3);
+  });
+});
