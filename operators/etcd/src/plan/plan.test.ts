@@ -284,6 +284,42 @@ const cases: Case[] = [
     { type: "Wait", reason: "MemberUnhealthy" },
   ],
   [
+    "a learner that has not answered since its pod started long ago: replaced",
+    spec({ replicas: 4 }),
+    {
+      ...cluster([...three(), member("demo-d", { isLearner: true, healthy: false })]),
+      pods: [
+        ...three().map((m) => pod(m.name)),
+        pod("demo-d", { ready: false, notReadySince: minutesAgo(60) }),
+      ],
+    },
+    { type: "ReplaceMember", name: "demo-d", reason: "Unhealthy" },
+  ],
+  [
+    "a learner that answers but is still catching up after a long time: kept",
+    spec({ replicas: 4 }),
+    {
+      ...cluster([...three(), member("demo-d", { isLearner: true, raftIndex: 10 })]),
+      pods: [
+        ...three().map((m) => pod(m.name)),
+        pod("demo-d", { ready: false, notReadySince: minutesAgo(60) }),
+      ],
+    },
+    { type: "Wait", reason: "LearnerCatchingUp" },
+  ],
+  [
+    "a learner that does not answer yet, pod just started: wait",
+    spec({ replicas: 4 }),
+    {
+      ...cluster([...three(), member("demo-d", { isLearner: true, healthy: false })]),
+      pods: [
+        ...three().map((m) => pod(m.name)),
+        pod("demo-d", { ready: false, notReadySince: minutesAgo(1) }),
+      ],
+    },
+    { type: "Wait", reason: "LearnerCatchingUp" },
+  ],
+  [
     "dead leader (pod not ready past threshold, still leading): move leadership first",
     spec(),
     {

@@ -121,7 +121,9 @@ export function quorum(voters: number): number {
  *     StartMemberPod (restart in place); started with its data gone (ephemeral, or PVC deleted) ->
  *     ReplaceMember, because restarting a member identity on empty data is unsafe.
  *  7. A voter whose pod has been not ready for deadAfterMs -> ReplaceMember (a fresh name is added later; a
- *     removed member's name is never reused).
+ *     removed member's name is never reused). A learner's pod is never ready (a learner cannot serve /readyz),
+ *     so a learner is replaced only when it also does not answer: a learner that never comes up cannot block
+ *     the cluster forever.
  *  8. More members than spec.replicas -> RemoveMember, one at a time: learners first, then unhealthy members,
  *     then followers (by name, last first); the leader only if nothing else is left.
  *  9. A learner: caught up (raft index >= 90% of the leader's) -> PromoteLearner; else Wait.
@@ -284,7 +286,7 @@ class View {
   deadMembers(): Step | undefined {
     const deadAfter = this.options.deadAfterMs ?? DEFAULT_DEAD_AFTER_MS;
     for (const m of this.members) {
-      if (m.isLearner) continue;
+      if (m.isLearner && m.healthy) continue;
       const pod = this.pods.get(m.name);
       if (pod === undefined || pod.ready || pod.notReadySince === undefined) continue;
       const forMs = this.now.getTime() - pod.notReadySince.getTime();
