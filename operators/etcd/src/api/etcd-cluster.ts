@@ -223,11 +223,26 @@ const podTemplateSchema: JSONSchemaProps = {
       items: {
         type: "object",
         properties: {
-          key: { type: "string" },
-          operator: { type: "string", enum: ["Exists", "Equal"] },
-          value: { type: "string" },
-          effect: { type: "string", enum: ["NoSchedule", "PreferNoSchedule", "NoExecute"] },
-          tolerationSeconds: { type: "integer", format: "int64" },
+          key: {
+            type: "string",
+            description: "Taint key the toleration applies to; empty with Exists matches all.",
+          },
+          operator: {
+            type: "string",
+            enum: ["Exists", "Equal"],
+            description: "How key and value are compared.",
+          },
+          value: { type: "string", description: "Taint value to match with operator Equal." },
+          effect: {
+            type: "string",
+            enum: ["NoSchedule", "PreferNoSchedule", "NoExecute"],
+            description: "Taint effect to match; empty matches all effects.",
+          },
+          tolerationSeconds: {
+            type: "integer",
+            format: "int64",
+            description: "With NoExecute: how long the pod stays bound after the taint appears.",
+          },
         },
       },
     },
@@ -292,14 +307,21 @@ const memberSchema: JSONSchemaProps = {
   type: "object",
   required: ["name", "id"],
   properties: {
-    name: { type: "string" },
+    name: {
+      type: "string",
+      description: "Member name, also the name of its pod and (with -data) its claim.",
+    },
     id: { type: "string", description: "Member ID in hexadecimal." },
-    peerURL: { type: "string" },
-    clientURLs: { type: "array", items: { type: "string" } },
-    version: { type: "string" },
-    healthy: { type: "boolean" },
-    learner: { type: "boolean" },
-    leader: { type: "boolean" },
+    peerURL: { type: "string", description: "URL other members reach it at." },
+    clientURLs: {
+      type: "array",
+      items: { type: "string" },
+      description: "URLs it serves clients at (empty until it has started).",
+    },
+    version: { type: "string", description: "etcd version the member runs." },
+    healthy: { type: "boolean", description: "It answers /readyz (a learner: its status)." },
+    learner: { type: "boolean", description: "A non-voting member catching up before promotion." },
+    leader: { type: "boolean", description: "The member is the raft leader." },
   },
 };
 
@@ -307,17 +329,23 @@ const statusSchema: JSONSchemaProps = {
   type: "object",
   description: "The observed etcd cluster.",
   properties: {
-    observedGeneration: { type: "integer", format: "int64" },
-    phase: { type: "string", enum: [...PHASES] },
+    observedGeneration: {
+      type: "integer",
+      format: "int64",
+      description: "The metadata.generation this status was computed from.",
+    },
+    phase: { type: "string", enum: [...PHASES], description: "What the operator is doing with the cluster." },
     conditions: {
       type: "array",
+      description:
+        "Available (a quorum is healthy), Progressing (a step is under way), Degraded (refused spec or quorum lost).",
       items: conditionSchema,
       "x-kubernetes-list-type": "map",
       "x-kubernetes-list-map-keys": ["type"],
     },
-    replicas: { type: "integer", format: "int32" },
-    readyReplicas: { type: "integer", format: "int32" },
-    members: { type: "array", items: memberSchema },
+    replicas: { type: "integer", format: "int32", description: "Number of members, voters and learners." },
+    readyReplicas: { type: "integer", format: "int32", description: "Number of member pods that are ready." },
+    members: { type: "array", items: memberSchema, description: "The members as last observed." },
     leader: { type: "string", description: "Name of the leader member." },
     currentVersion: { type: "string", description: "Lowest etcd version among the members." },
     clusterID: { type: "string", description: "Cluster ID in hexadecimal." },
