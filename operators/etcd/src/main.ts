@@ -5,7 +5,7 @@
 //   METRICS_PORT      /metrics (default 8080);  HEALTH_PORT  /healthz and /readyz (default 8081)
 //   LOG_LEVEL         pino level (default info);  MAX_CONCURRENT_RECONCILES (default 4)
 import { createLogger, Manager, shutdownSignal } from "@capstan/core";
-import { etcdClusterController } from "./reconcile/controller.ts";
+import { etcdClusterCacheSelectors, etcdClusterController } from "./reconcile/controller.ts";
 import { EtcdOperatorMetrics } from "./reconcile/metrics.ts";
 
 const env = process.env;
@@ -18,6 +18,8 @@ const mgr = new Manager({
   name: "etcd-operator",
   logger,
   ...(namespace === undefined ? {} : { namespace }),
+  // Cache only the operator's own Pods, PVCs, Services and PDBs, not every one in the cluster.
+  cacheSelectors: etcdClusterCacheSelectors(),
   ...(leaderElect
     ? {
         leaderElection: {

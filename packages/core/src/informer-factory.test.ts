@@ -28,6 +28,28 @@ function factory() {
 }
 
 describe("InformerFactory", () => {
+  it("applies a kind's cache selector to every informer of that kind whose scope sets none", () => {
+    const made: Scope[] = [];
+    const f = new InformerFactory({
+      selectors: [{ kind: ConfigMap, labelSelector: "app.kubernetes.io/managed-by=me" }],
+      listerWatcher: <T extends KubeObject>(_kind: Kind<T>, scope: Scope) => {
+        made.push(scope);
+        return new FakeListerWatcher().replyList(page([], "1")) as unknown as FakeListerWatcher<T>;
+      },
+    });
+    const mine = f.informerFor(ConfigMap, { namespace: "a" });
+    expect(
+      f.informerFor(ConfigMap, { namespace: "a", labelSelector: "app.kubernetes.io/managed-by=me" }),
+    ).toBe(mine);
+    f.informerFor(ConfigMap, { namespace: "a", labelSelector: "other=x" });
+    f.informerFor(Secret, { namespace: "a" });
+    expect(made).toEqual([
+      { namespace: "a", labelSelector: "app.kubernetes.io/managed-by=me" },
+      { namespace: "a", labelSelector: "other=x" },
+      { namespace: "a" },
+    ]);
+  });
+
   it("shares one informer per kind and scope; other scopes get their own", () => {
     const { f, made } = factory();
     const all = f.informerFor(ConfigMap);

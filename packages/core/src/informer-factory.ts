@@ -15,6 +15,19 @@ export interface InformerFactoryOptions {
   logger?: Logger;
   /** Options for every informer. A `transform` here must return the same shape it receives. */
   informerOptions?: Omit<InformerOptions<KubeObject>, "indexers" | "name" | "logger">;
+  /** Selectors applied to every informer of a kind whose scope sets none (see {@link CacheSelector}). */
+  selectors?: CacheSelector[];
+}
+
+/**
+ * Restricts what the cache holds of one kind, like controller-runtime's cache `ByObject` selectors: an operator
+ * that owns Pods caches only its own (e.g. `app.kubernetes.io/managed-by=my-operator`), not every Pod in the
+ * cluster. Objects outside the selector are invisible to the cache and to `owns` event handlers.
+ */
+export interface CacheSelector {
+  kind: Kind;
+  labelSelector?: string;
+  fieldSelector?: string;
 }
 
 /**
@@ -24,6 +37,7 @@ export interface InformerFactoryOptions {
 export class InformerFactory {
   private readonly options: InformerFactoryOptions;
   private readonly logger: Logger;
+  private readonly selectors: Map<string, CacheSelector>;
   private readonly byScope = new Map<string, Informer<KubeObject>>();
   private readonly running: Promise<void>[] = [];
   private signal: AbortSignal | undefined;
@@ -34,13 +48,18 @@ export class InformerFactory {
     }
     this.options = options;
     this.logger = options.logger ?? silentLogger;
+    this.selectors = new Map((options.selectors ?? []).map((s) => [kindId(s.kind), s]));
   }
 
-  /** The shared informer for `kind` in `scope`; started at once if the factory already runs. */
+  /**
+   * The shared informer for `kind` in `scope`; started at once if the factory already runs. A selector the
+   * scope leaves unset comes from the kind's {@link CacheSelector}, if any.
+   */
   informerFor<T extends KubeObject>(kind: Kind<T>, scope: Scope = {}): Informer<T> {
+    const defaults = this.selectors.get(kindId(kind));
     const namespace = kind.namespaced ? (scope.namespace ?? "") : "";
-    const labelSelector = scope.labelSelector ?? "";
-    const fieldSelector = scope.fieldSelector ?? "";
+    const labelSelector = scope.labelSelector ?? defaults?.labelSelector ?? "";
+    const fieldSelector = scope.fieldSelector ?? defaults?.fieldSelector ?? "";
     const id = JSON.stringify([kindId(kind), namespace, labelSelector, fieldSelector]);
     const existing = this.byScope.get(id);
     if (existing !== undefined) return existing as unknown as Informer<T>;

@@ -5,7 +5,7 @@ import { Cache } from "./cache.ts";
 import { Client } from "./client.ts";
 import type { Controller } from "./controller.ts";
 import { EventRecorder } from "./event-recorder.ts";
-import { InformerFactory } from "./informer-factory.ts";
+import { type CacheSelector, InformerFactory } from "./informer-factory.ts";
 import { defaultLeaderIdentity, LeaderElector } from "./leader-election.ts";
 import { LeaseLock } from "./lease-lock.ts";
 import { createLogger, type Logger } from "./logger.ts";
@@ -38,6 +38,8 @@ export interface ManagerOptions {
   client?: Client;
   /** Cache (and so controllers) restricted to one namespace: the namespace-scoped mode. */
   namespace?: string;
+  /** Per-kind selectors: the cache holds only matching objects of those kinds (e.g. only the operator's Pods). */
+  cacheSelectors?: CacheSelector[];
   /** Off when unset. */
   leaderElection?: LeaderElectionOptions;
   /** /metrics port; default 8080; 0 picks a free port; null disables. */
@@ -86,7 +88,11 @@ export class Manager {
     this.logger = (options.logger ?? createLogger()).child({ manager: options.name });
     this.client =
       options.client ?? new Client({ metrics: this.metrics, userAgent: `${options.name} (capstan)` });
-    this.informers = new InformerFactory({ client: this.client, logger: this.logger });
+    this.informers = new InformerFactory({
+      client: this.client,
+      logger: this.logger,
+      ...(options.cacheSelectors === undefined ? {} : { selectors: options.cacheSelectors }),
+    });
     this.cache = new Cache(this.informers, options.namespace);
     const instance = options.instance ?? process.env.POD_NAME ?? hostname();
     this.recorder = new EventRecorder({

@@ -13,6 +13,9 @@ export const CLUSTER_LABEL = "etcd.capstan.dev/cluster";
 /** Label carrying the member's name on its pod and volume claim. */
 export const MEMBER_LABEL = "etcd.capstan.dev/member";
 
+/** The app.kubernetes.io/managed-by value on every object the operator creates. */
+export const MANAGED_BY = "capstan-etcd-operator";
+
 /** Name and namespace of the cluster; throws when the object lacks them. */
 export function clusterRef(cluster: EtcdCluster): { name: string; namespace: string } {
   const { name, namespace } = cluster.metadata;
@@ -91,7 +94,7 @@ export function clusterLabels(cluster: EtcdCluster): Record<string, string> {
   return {
     ...selectorLabels(cluster),
     "app.kubernetes.io/instance": clusterRef(cluster).name,
-    "app.kubernetes.io/managed-by": "capstan-etcd-operator",
+    "app.kubernetes.io/managed-by": MANAGED_BY,
   };
 }
 

@@ -2,6 +2,7 @@
 import { randomInt } from "node:crypto";
 import {
   applyIfChanged,
+  type CacheSelector,
   type Controller,
   controller,
   findCondition,
@@ -16,7 +17,7 @@ import {
 } from "@capstan/core";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import { clientService, peerService, podDisruptionBudget } from "../desired/cluster-objects.ts";
-import { clusterRef, memberName } from "../desired/names.ts";
+import { clusterRef, MANAGED_BY, memberName } from "../desired/names.ts";
 import { EtcdError } from "../etcd/etcd-client.ts";
 import { planNext, quorum, type Step } from "../plan/plan.ts";
 import { act } from "./act.ts";
@@ -40,6 +41,15 @@ export const REQUEUE = {
   /** Refused spec: nothing changes until the spec does (a spec edit triggers a reconcile at once). */
   degraded: 60_000,
 } as const;
+
+/**
+ * What the manager's cache needs to hold for this controller: only the Pods, PVCs, Services and
+ * PodDisruptionBudgets the operator created (labelled managed-by), not every one in the cluster.
+ */
+export function etcdClusterCacheSelectors(): CacheSelector[] {
+  const labelSelector = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
+  return [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget].map((kind) => ({ kind, labelSelector }));
+}
 
 /** Options of {@link etcdClusterController}. */
 export interface EtcdClusterControllerOptions {
