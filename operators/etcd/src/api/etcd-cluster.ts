@@ -77,6 +77,7 @@ export type EtcdClusterPhase =
   | "Running"
   | "Scaling"
   | "Upgrading"
+  | "Updating"
   | "Recovering"
   | "Degraded"
   | "QuorumLost"
@@ -88,6 +89,7 @@ export const PHASES: readonly EtcdClusterPhase[] = [
   "Running",
   "Scaling",
   "Upgrading",
+  "Updating",
   "Recovering",
   "Degraded",
   "QuorumLost",

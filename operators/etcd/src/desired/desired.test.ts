@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import type { EtcdCluster, EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import { clientService, memberDataClaim, peerService, podDisruptionBudget } from "./cluster-objects.ts";
-import { etcdArgs, memberPod } from "./member-pod.ts";
+import { etcdArgs, memberPod, POD_TEMPLATE_HASH_ANNOTATION, podTemplateHash } from "./member-pod.ts";
 import { clientEndpoint, memberName, memberNameFromPeerURL, peerURL, selectorString } from "./names.ts";
 
 const UPDATE = process.env.UPDATE_GOLDEN === "1";
@@ -174,5 +174,29 @@ describe("names", () => {
     const c = cluster();
     delete c.metadata.namespace;
     expect(() => peerService(c)).toThrow(/metadata.namespace/);
+  });
+});
+
+describe("podTemplateHash", () => {
+  it("changes with spec.podTemplate or spec.repository, not with the version, replicas or key order", () => {
+    const base = podTemplateHash(full);
+    expect(podTemplateHash(cluster({ ...full.spec, version: "3.5.22", replicas: 5 }))).toBe(base);
+    const reordered = cluster({
+      ...full.spec,
+      podTemplate: Object.fromEntries(Object.entries(full.spec.podTemplate ?? {}).reverse()),
+    });
+    expect(podTemplateHash(reordered)).toBe(base);
+    const resized = cluster({
+      ...full.spec,
+      podTemplate: { ...full.spec.podTemplate, resources: { requests: { cpu: "500m" } } },
+    });
+    expect(podTemplateHash(resized)).not.toBe(base);
+    expect(podTemplateHash(cluster({ ...full.spec, repository: "other/etcd" }))).not.toBe(base);
+  });
+
+  it("is stamped on every member pod", () => {
+    expect(memberPod(joinInput).metadata.annotations?.[POD_TEMPLATE_HASH_ANNOTATION]).toBe(
+      podTemplateHash(full),
+    );
   });
 });

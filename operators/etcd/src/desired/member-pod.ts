@@ -1,4 +1,5 @@
 // Builds a member's Pod: the etcd container, its flags, probes and a securityContext that passes Pod Security "restricted".
+import { createHash } from "node:crypto";
 import { type ObjectOf, type Pod, setControllerReference } from "@capstan/core";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import {
@@ -36,6 +37,32 @@ export interface MemberPodInput {
   initialClusterState: "new" | "existing";
   /** etcd version to run (default spec.version): a member not yet upgraded keeps its running version. */
   version?: string;
+}
+
+/** Annotation on a member pod: the {@link podTemplateHash} it was built from. */
+export const POD_TEMPLATE_HASH_ANNOTATION = "etcd.capstan.dev/pod-template-hash";
+
+/**
+ * A short hash of what users set on member pods (spec.podTemplate and spec.repository). A member pod whose
+ * annotation differs is recreated, one member at a time, on its data. The version is not part of it: a version
+ * change is a rolling upgrade, made in place.
+ */
+export function podTemplateHash(cluster: EtcdCluster): string {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(canonical)
+      : v !== null && typeof v === "object"
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  const input = { podTemplate: cluster.spec.podTemplate ?? {}, repository: cluster.spec.repository };
+  return createHash("sha256")
+    .update(JSON.stringify(canonical(input)))
+    .digest("hex")
+    .slice(0, 16);
 }
 
 /** The etcd image for `version`, e.g. "gcr.io/etcd-development/etcd:v3.6.15". */
@@ -133,7 +160,7 @@ export function memberPod(input: MemberPodInput): PodObject {
       name: member,
       namespace,
       labels: { ...template.labels, ...memberLabels(cluster, member) },
-      ...(template.annotations === undefined ? {} : { annotations: { ...template.annotations } }),
+      annotations: { ...template.annotations, [POD_TEMPLATE_HASH_ANNOTATION]: podTemplateHash(cluster) },
     },
     spec,
   };

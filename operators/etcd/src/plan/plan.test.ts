@@ -410,6 +410,54 @@ const cases: Case[] = [
     { type: "QuorumLost" },
   ],
 
+  // podTemplate roll-outs
+  [
+    "changed podTemplate: a follower's pod restarted first",
+    spec(),
+    {
+      ...cluster(three()),
+      pods: three().map((m) => pod(m.name, { outdated: true })),
+    },
+    { type: "RestartMember", name: "demo-b" },
+  ],
+  [
+    "changed podTemplate, only the leader left outdated: move leadership first",
+    spec(),
+    { ...cluster(three()), pods: [pod("demo-a", { outdated: true }), pod("demo-b"), pod("demo-c")] },
+    { type: "MoveLeader", from: "id-demo-a", toName: "demo-b" },
+  ],
+  [
+    "changed podTemplate on a sick cluster: wait",
+    spec(),
+    {
+      ...cluster(three()),
+      pods: [pod("demo-a"), pod("demo-b", { outdated: true }), pod("demo-c", { ready: false })],
+    },
+    { type: "Wait", reason: "MemberUnhealthy" },
+  ],
+  [
+    "changed podTemplate with one persistent member: restarted (a short outage, data kept)",
+    spec({ replicas: 1 }),
+    { ...cluster([member("demo-a", { leader: true })]), pods: [pod("demo-a", { outdated: true })] },
+    { type: "RestartMember", name: "demo-a" },
+  ],
+  [
+    "changed podTemplate with one ephemeral member: never restarted (it would lose all data)",
+    spec({ replicas: 1, storage: { ephemeral: true } }),
+    {
+      ...cluster([member("demo-a", { leader: true })]),
+      pods: [pod("demo-a", { outdated: true })],
+      volumes: [],
+    },
+    { type: "Wait", reason: "LastMember" },
+  ],
+  [
+    "version change and podTemplate change together: the upgrade goes first",
+    spec({ version: "3.6.16" }),
+    { ...cluster(three()), pods: three().map((m) => pod(m.name, { outdated: true })) },
+    { type: "UpgradeMember", name: "demo-b" },
+  ],
+
   // upgrades
   [
     "version change alone triggers an upgrade: a follower first",

@@ -35,6 +35,8 @@ export interface ObservedPod {
   ready: boolean;
   /** When the pod's Ready condition last became False (its lastTransitionTime). */
   notReadySince?: Date;
+  /** The pod was built from another spec.podTemplate or spec.repository than the current one. */
+  outdated?: boolean;
 }
 
 /** The etcd cluster as the etcd API showed it, or the error when no member answered. */
@@ -87,6 +89,8 @@ export type Step =
   | { type: "MoveLeader"; from: string; to: string; toName: string; message: string }
   /** Recreate one member's pod with the image of spec.version (its data is kept). */
   | { type: "UpgradeMember"; id: string; name: string; from: string; to: string; message: string }
+  /** Delete one member's outdated pod; it is started again from the current podTemplate, on its data. */
+  | { type: "RestartMember"; id: string; name: string; message: string }
   /** Delete the pod and PVC of a name that is no longer a member (an interrupted removal). */
   | { type: "CleanupMember"; name: string; message: string }
   /** Nothing safe to do now; plan again later. */
@@ -130,8 +134,10 @@ export function quorum(voters: number): number {
  * 10. Any member unhealthy or its pod not ready -> Wait (no scale-out or upgrade on a sick cluster).
  * 11. Members not on spec.version -> UpgradeMember, one at a time: followers first (by name), the leader last,
  *     after MoveLeader to an upgraded member when there is one.
- * 12. Fewer members than spec.replicas -> AddLearner(freshName), one at a time.
- * 13. InSync.
+ * 12. A member whose pod was built from an older spec.podTemplate or spec.repository -> RestartMember, one at a
+ *     time, followers first, the leader last after MoveLeader (rule 6 starts the pod again on its data).
+ * 13. Fewer members than spec.replicas -> AddLearner(freshName), one at a time.
+ * 14. InSync.
  * Every removal (rules 6-8) keeps a quorum of healthy voters after it or waits, and moves leadership away
  * first when it would remove the leader while another healthy voter exists.
  */
@@ -198,6 +204,7 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
     view.learners() ??
     view.unhealthy() ??
     view.upgrade(target) ??
+    view.roll() ??
     view.scaleOut() ?? {
       type: "InSync",
       message: `${members.length} members on ${spec.version}, all healthy`,
@@ -375,6 +382,35 @@ class View {
   }
 
   /** Rule 12. */
+  roll(): Step | undefined {
+    const outdated = this.members.filter((m) => this.pods.get(m.name)?.outdated === true);
+    const next = outdated.find((m) => !m.leader) ?? outdated[0];
+    if (next === undefined) return undefined;
+    if (next.leader) {
+      const moved = this.moveLeaderFrom(next, `before restarting leader ${next.name}`);
+      if (moved !== undefined) return moved;
+    }
+    const step: Step = {
+      type: "RestartMember",
+      id: next.id,
+      name: next.name,
+      message: `restarting member ${next.name} on its data to apply the changed podTemplate`,
+    };
+    // Without a volume the restart replaces the member: it must be safe as a removal.
+    if (this.spec.storage.ephemeral === true) return this.removal(next, step);
+    const voters = this.members.filter((v) => !v.isLearner);
+    if (voters.length === 1) return step; // one member: a short outage is the only way, and the data is kept
+    const healthyDuring = voters.filter((v) => v.healthy && v !== next).length;
+    if (healthyDuring < quorum(voters.length)) {
+      return wait(
+        "QuorumAtRisk",
+        `not restarting ${next.name}: ${healthyDuring} of ${voters.length} voters would stay healthy, below a quorum`,
+      );
+    }
+    return step;
+  }
+
+  /** Rule 13. */
   scaleOut(): Step | undefined {
     if (this.members.length >= this.spec.replicas) return undefined;
     const name = this.options.freshName;

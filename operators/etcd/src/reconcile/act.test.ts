@@ -184,6 +184,15 @@ describe("act", () => {
     ]);
   });
 
+  it("RestartMember deletes only the pod: the member restarts on its data", async () => {
+    const api = recordingClient();
+    await act(
+      { type: "RestartMember", id: "a", name: "demo-a", message: "" },
+      { client: api.client, cluster, obs: obs() },
+    );
+    expect(api.calls.map((c) => `${c.verb} ${c.kind} ${c.name}`)).toEqual(["delete Pod demo-a"]);
+  });
+
   it("UpgradeMember patches the etcd container's image once, then waits for the restart", async () => {
     const api = recordingClient();
     const step = {

@@ -74,6 +74,10 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
       return DONE;
     case "UpgradeMember":
       return upgradeMember(ctx, step.name);
+    case "RestartMember":
+      // Rule 6 starts it again from the current podTemplate, on its data, once the old pod is gone.
+      await deleteIgnoringMissing(ctx, Pod, step.name);
+      return DONE;
     default:
       return { done: false, reason: step.type, message: step.message };
   }

@@ -2,7 +2,7 @@
 import { type Cache, PersistentVolumeClaim, Pod } from "@capstan/core";
 import type { EtcdCluster, EtcdMemberStatus } from "../api/etcd-cluster.ts";
 import type { PersistentVolumeClaimObject } from "../desired/cluster-objects.ts";
-import type { PodObject } from "../desired/member-pod.ts";
+import { POD_TEMPLATE_HASH_ANNOTATION, type PodObject, podTemplateHash } from "../desired/member-pod.ts";
 import {
   CLIENT_PORT,
   clusterRef,
@@ -57,12 +57,18 @@ export function podGone(pod: PodObject): boolean {
   return pod.metadata.deletionTimestamp !== undefined || phase === "Failed" || phase === "Succeeded";
 }
 
-/** The planner's view of a pod. */
-function observedPod(name: string, pod: PodObject): ObservedPod {
+/** The planner's view of a pod; `templateHash` is the cluster's current {@link podTemplateHash}. */
+function observedPod(name: string, pod: PodObject, templateHash: string): ObservedPod {
   const ready = podReady(pod);
   const cond = pod.status?.conditions?.find((c) => c.type === "Ready");
   const since = !ready && cond?.lastTransitionTime ? new Date(cond.lastTransitionTime) : undefined;
-  return { name, ready, ...(since === undefined ? {} : { notReadySince: since }) };
+  const outdated = pod.metadata.annotations?.[POD_TEMPLATE_HASH_ANNOTATION] !== templateHash;
+  return {
+    name,
+    ready,
+    ...(since === undefined ? {} : { notReadySince: since }),
+    ...(outdated ? { outdated } : {}),
+  };
 }
 
 /** Reads the cluster's pods and claims from the cache, then asks etcd (through the pods' IPs) about its members. */
@@ -91,7 +97,8 @@ export async function observe(
   }
 
   const live = [...pods.entries()].filter(([, p]) => !podGone(p));
-  const observedPods = live.map(([name, pod]) => observedPod(name, pod));
+  const templateHash = podTemplateHash(cluster);
+  const observedPods = live.map(([name, pod]) => observedPod(name, pod, templateHash));
   const endpointOf = (pod: PodObject) =>
     pod.status?.podIP ? `http://${pod.status.podIP}:${CLIENT_PORT}` : undefined;
   const endpoints = live

@@ -25,6 +25,9 @@ export function phaseOf(cluster: EtcdCluster, obs: Observation, step: Step): Etc
     case "UpgradeMember":
       phase = "Upgrading";
       break;
+    case "RestartMember":
+      phase = "Updating";
+      break;
     case "ReplaceMember":
     case "CleanupMember":
       phase = "Recovering";
@@ -43,6 +46,7 @@ export function phaseOf(cluster: EtcdCluster, obs: Observation, step: Step): Etc
       if (step.type === "Wait" && step.reason === "LearnerCatchingUp") phase = "Scaling";
       else if (members.length !== cluster.spec.replicas) phase = "Scaling";
       else if (outdated) phase = "Upgrading";
+      else if (obs.observed.pods.some((p) => p.outdated === true)) phase = "Updating";
       else phase = step.type === "MoveLeader" ? "Scaling" : "Recovering";
     }
   }
