@@ -85,6 +85,13 @@ describe("phaseOf", () => {
       "Creating",
     ],
     [
+      "pod template roll-out",
+      {},
+      { type: "RestartMember", id: "1", name: "n", message: "" },
+      "Updating",
+      "Running",
+    ],
+    [
       "upgrade",
       {},
       { type: "UpgradeMember", id: "1", name: "n", from: "a", to: "b", message: "" },
