@@ -178,6 +178,44 @@ describe.skipIf(!etcdSuitesEnabled)(
     );
 
     it(
+      "a podTemplate change rolls out: every member's pod is recreated on its data, one at a time",
+      async () => {
+        const before = await checkEtcd(client, ns, name, 3);
+        const uids = new Map<string, string | undefined>();
+        for (const m of before.endpoints.keys()) uids.set(m, (await client.get(Pod, m, ns)).metadata.uid);
+
+        await client.patch(EtcdClusterKind, name, ns, {
+          spec: { podTemplate: { annotations: { "example.com/rolled": "yes" } } },
+        });
+        await eventually(
+          async () => {
+            for (const m of before.endpoints.keys()) {
+              const pod = await client.get(Pod, m, ns);
+              expect(pod.metadata.annotations?.["example.com/rolled"], m).toBe("yes");
+              expect(pod.metadata.uid, `${m} is a new pod`).not.toBe(uids.get(m));
+              expect(podReady(pod), `${m} is ready`).toBe(true);
+            }
+          },
+          {
+            timeoutMs: minutes(6),
+            intervalMs: 1_000,
+            message: "every member pod carries the new annotation",
+          },
+        );
+        await waitAvailable(client, ns, name, 3);
+        const after = await waitEtcdHealthy(client, ns, name, 3);
+        // Restarted in place: the same members (IDs) on their kept volumes, and the data is all there.
+        expect(after.ids).toEqual(before.ids);
+        expect(await differencesOnMembers(after, written)).toEqual([]);
+        const restarts = (await clusterEvents(client, ns, name)).filter((e) => e.reason === "RestartMember");
+        expect(
+          restarts.map((e) => [...before.endpoints.keys()].find((m) => namesMember(e.note, m))).sort(),
+        ).toEqual([...before.endpoints.keys()].sort());
+      },
+      minutes(8),
+    );
+
+    it(
       "a member's pod deleted is restarted on its data, and the cluster takes writes meanwhile",
       async () => {
         const before = await checkEtcd(client, ns, name, 3);
