@@ -17,7 +17,7 @@ build_kubernetes() {
   local missing=0
   for c in "${k8s_cmds[@]}"; do [ -x "$k8s_bin/$c" ] || missing=1; done
   [ "$missing" = 0 ] && return 0
-  log "building Kubernetes $KUBERNETES_VERSION (cold: tens of minutes on 2 cores)"
+  log "building Kubernetes $KUBERNETES_VERSION (cold: several minutes on 2 cores)"
   local work="$cache/kubernetes-$KUBERNETES_VERSION/src"
   mkdir -p "$work" "$k8s_bin"
   local staging="v0${KUBERNETES_VERSION#v1}"
