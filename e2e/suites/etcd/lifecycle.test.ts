@@ -8,7 +8,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   checkEtcd,
   clusterEvents,
-  deleteCluster,
   differencesOnMembers,
   etcdCluster,
   hashesAt,
@@ -20,6 +19,7 @@ import {
   putKeys,
   readyEndpoints,
   TEST_STORAGE_SIZE,
+  tearDownSuite,
   waitAvailable,
   waitEtcdHealthy,
 } from "./fixtures/etcd-cluster.ts";
@@ -61,14 +61,7 @@ describe.skipIf(!etcdSuitesEnabled)(
       op = await installOperator(client, opNs.name, { watchNamespace: ns });
     }, minutes(5));
 
-    afterAll(async () => {
-      if (client === undefined) return;
-      await deleteCluster(client, ns, name).catch((err) => console.warn(`cleanup: ${err}`));
-      await op?.uninstall();
-      await clusterNs?.cleanup();
-      await opNs?.cleanup();
-      await client.close();
-    }, minutes(5));
+    afterAll(() => tearDownSuite(client, { namespace: ns, name }, op, [clusterNs, opNs]), minutes(5));
 
     beforeEach(({ onTestFailed }) => {
       onTestFailed(() => printFailureReport(client, ns, name, op));

@@ -7,11 +7,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   checkEtcd,
   clusterEvents,
-  deleteCluster,
   etcdCluster,
   ownedObjects,
   podReady,
   printFailureReport,
+  tearDownSuite,
   waitAvailable,
   waitEtcdHealthy,
 } from "./fixtures/etcd-cluster.ts";
@@ -86,13 +86,7 @@ describe.skipIf(!etcdSuitesEnabled)("etcd operator faults (namespace-scoped inst
     await client.create(EtcdClusterKind, etcdCluster(ns, name));
   }, minutes(5));
 
-  afterAll(async () => {
-    if (client === undefined) return;
-    await deleteCluster(client, ns, name).catch((err) => console.warn(`cleanup: ${err}`));
-    await op?.uninstall();
-    await nsObj?.cleanup();
-    await client.close();
-  }, minutes(5));
+  afterAll(() => tearDownSuite(client, { namespace: ns, name }, op, [nsObj]), minutes(5));
 
   beforeEach(({ onTestFailed }) => {
     onTestFailed(() => printFailureReport(client, ns, name, op));

@@ -8,7 +8,6 @@ import {
   checkEtcd,
   clusterEvents,
   condition,
-  deleteCluster,
   etcdCluster,
   keysUnder,
   memberPods,
@@ -17,6 +16,7 @@ import {
   podReady,
   printFailureReport,
   readyEndpoints,
+  tearDownSuite,
   waitAvailable,
   waitEtcdHealthy,
 } from "./fixtures/etcd-cluster.ts";
@@ -49,13 +49,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster rolling upgrade", () => {
     await client.create(EtcdClusterKind, etcdCluster(ns, name, { version: from }));
   }, minutes(5));
 
-  afterAll(async () => {
-    if (client === undefined) return;
-    await deleteCluster(client, ns, name).catch((err) => console.warn(`cleanup: ${err}`));
-    await op?.uninstall();
-    await nsObj?.cleanup();
-    await client.close();
-  }, minutes(5));
+  afterAll(() => tearDownSuite(client, { namespace: ns, name }, op, [nsObj]), minutes(5));
 
   beforeEach(({ onTestFailed }) => {
     onTestFailed(() => printFailureReport(client, ns, name, op));
