@@ -193,6 +193,25 @@ describe("act", () => {
     expect(api.calls.map((c) => `${c.verb} ${c.kind} ${c.name}`)).toEqual(["delete Pod demo-a"]);
   });
 
+  it("MemberRemove is asked through the other members, never the one being removed", async () => {
+    const seen: string[][] = [];
+    const etcd = recordingEtcd();
+    const ctx = {
+      client: recordingClient().client,
+      cluster,
+      obs: obs({
+        endpoints: ["http://10.0.0.1:2379", "http://10.0.0.2:2379"],
+        pods: new Map([["demo-a", { ...pod("demo-a"), status: { podIP: "10.0.0.1" } }]]),
+      }),
+      etcdClient: (endpoints: string[]) => {
+        seen.push(endpoints);
+        return etcd.factory();
+      },
+    };
+    await act({ type: "RemoveMember", id: "a", name: "demo-a", message: "" }, ctx);
+    expect(seen).toEqual([["http://10.0.0.2:2379"]]);
+  });
+
   it("UpgradeMember patches the etcd container's image once, then waits for the restart", async () => {
     const api = recordingClient();
     const step = {

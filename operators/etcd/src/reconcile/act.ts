@@ -34,9 +34,9 @@ export function memberIdToDecimal(hex: string): string {
 
 /** Performs `step`. Steps that only report (Wait, InSync, Degraded, QuorumLost) do nothing. */
 export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
-  const etcd = () =>
+  const etcd = (without?: string) =>
     (ctx.etcdClient ?? ((e) => new EtcdClient({ endpoints: e, timeoutMs: MEMBERSHIP_TIMEOUT_MS })))(
-      ctx.obs.endpoints,
+      endpointsWithout(ctx, without),
     );
   const call = ctx.signal === undefined ? {} : { signal: ctx.signal };
   switch (step.type) {
@@ -66,7 +66,8 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
       return DONE;
     case "RemoveMember":
     case "ReplaceMember":
-      await etcd().memberRemove(memberIdToDecimal(step.id), call);
+      // Asked through the other members: a member asked to remove itself may stop before it answers.
+      await etcd(step.name).memberRemove(memberIdToDecimal(step.id), call);
       await deleteMemberObjects(ctx, step.name);
       return DONE;
     case "CleanupMember":
@@ -81,6 +82,13 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
     default:
       return { done: false, reason: step.type, message: step.message };
   }
+}
+
+/** The observed endpoints without the one of member `name` (unless it is the only one). */
+function endpointsWithout(ctx: ActContext, name: string | undefined): string[] {
+  const ip = name === undefined ? undefined : ctx.obs.pods.get(name)?.status?.podIP;
+  const others = ctx.obs.endpoints.filter((e) => ip === undefined || new URL(e).hostname !== ip);
+  return others.length > 0 ? others : ctx.obs.endpoints;
 }
 
 /** Creates a member's data claim (if persistent and missing) and its pod, unless the old pod is still going away. */
