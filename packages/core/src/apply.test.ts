@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { APPLIED_HASH_ANNOTATION, applyIfChanged, desiredHash, isSubset, needsApply } from "./apply.ts";
+import {
+  APPLIED_HASH_ANNOTATION,
+  applyIfChanged,
+  desiredHash,
+  isSubset,
+  needsApply,
+  stableHash,
+} from "./apply.ts";
 import type { Client } from "./client.ts";
 import { ConfigMap } from "./kinds.ts";
 import type { KubeObject } from "./object.ts";
@@ -157,5 +164,17 @@ describe("applyIfChanged", () => {
     expect(second.object).toBe(first.object);
     expect(applied).toHaveLength(1);
     expect(applied[0]?.options).toEqual({ fieldManager: "m" });
+  });
+});
+
+describe("stableHash", () => {
+  it("is the same for equal values in any key order, and differs when a value changes", () => {
+    expect(stableHash({ a: 1, b: { c: [1, 2], d: "x" } })).toBe(
+      stableHash({ b: { d: "x", c: [1, 2] }, a: 1 }),
+    );
+    expect(stableHash({ a: 1, b: undefined })).toBe(stableHash({ a: 1 }));
+    expect(stableHash({ a: 1 })).not.toBe(stableHash({ a: 2 }));
+    expect(stableHash({ a: [1, 2] })).not.toBe(stableHash({ a: [2, 1] }));
+    expect(stableHash("x")).toMatch(/^[0-9a-f]{16}$/);
   });
 });

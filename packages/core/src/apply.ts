@@ -15,8 +15,16 @@ export function desiredHash(desired: KubeObject): string {
   const { annotations: all, ...rest } = desired.metadata;
   const { [APPLIED_HASH_ANNOTATION]: _, ...annotations } = all ?? {};
   const metadata = Object.keys(annotations).length === 0 ? rest : { ...rest, annotations };
+  return stableHash({ ...desired, metadata });
+}
+
+/**
+ * A short (16 hex digits) sha256 of any JSON value in canonical form (keys sorted at every level, undefined
+ * fields dropped): equal for equal values whatever their key order. For change-detection annotations.
+ */
+export function stableHash(value: unknown): string {
   return createHash("sha256")
-    .update(JSON.stringify(canonical({ ...desired, metadata })))
+    .update(JSON.stringify(canonical(value)))
     .digest("hex")
     .slice(0, 16);
 }

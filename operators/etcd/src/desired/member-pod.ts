@@ -1,6 +1,5 @@
 // Builds a member's Pod: the etcd container, its flags, probes and a securityContext that passes Pod Security "restricted".
-import { createHash } from "node:crypto";
-import { type ObjectOf, type Pod, setControllerReference } from "@capstan/core";
+import { type ObjectOf, type Pod, setControllerReference, stableHash } from "@capstan/core";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import {
   CLIENT_PORT,
@@ -48,21 +47,7 @@ export const POD_TEMPLATE_HASH_ANNOTATION = "etcd.capstan.dev/pod-template-hash"
  * change is a rolling upgrade, made in place.
  */
 export function podTemplateHash(cluster: EtcdCluster): string {
-  const canonical = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(canonical)
-      : v !== null && typeof v === "object"
-        ? Object.fromEntries(
-            Object.keys(v)
-              .sort()
-              .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
-          )
-        : v;
-  const input = { podTemplate: cluster.spec.podTemplate ?? {}, repository: cluster.spec.repository };
-  return createHash("sha256")
-    .update(JSON.stringify(canonical(input)))
-    .digest("hex")
-    .slice(0, 16);
+  return stableHash({ podTemplate: cluster.spec.podTemplate ?? {}, repository: cluster.spec.repository });
 }
 
 /** The etcd image for `version`, e.g. "gcr.io/etcd-development/etcd:v3.6.15". */

@@ -117,7 +117,7 @@ export async function reconcileEtcdCluster(
       if (result.done) {
         ctx.log.info({ step: step.type, member: memberOfStep(step) }, step.message);
         ctx.recorder.event(cluster, "Normal", step.type, step.type, step.message);
-        options.metrics.steps.inc({ ...labels(cluster), step: step.type });
+        options.metrics.steps.inc({ ...clusterRef(cluster), step: step.type });
       } else {
         reported = { type: "Wait", reason: result.reason, message: result.message };
         requeueAfter = REQUEUE.waiting;
@@ -182,10 +182,6 @@ function requeueFor(step: Step): number | undefined {
 
 function memberOfStep(step: Step): string | undefined {
   return "name" in step ? step.name : "toName" in step ? step.toName : undefined;
-}
-
-function labels(cluster: EtcdCluster): { namespace: string; name: string } {
-  return clusterRef(cluster);
 }
 
 function recordMetrics(metrics: EtcdOperatorMetrics, cluster: EtcdCluster, obs: Observation): void {
