@@ -11,7 +11,7 @@ import {
   Pod,
   PodDisruptionBudget,
   type ReconcileContext,
-  type Request,
+  type ReconcileRequest,
   type Result,
   Service,
 } from "@capstan/core";
@@ -83,7 +83,7 @@ export function etcdClusterController(options: EtcdClusterControllerOptions): Co
 
 /** One reconcile of one EtcdCluster. */
 export async function reconcileEtcdCluster(
-  req: Request,
+  req: ReconcileRequest,
   ctx: ReconcileContext,
   options: EtcdClusterControllerOptions,
 ): Promise<Result | undefined> {

@@ -1,0 +1,242 @@
+// Kind descriptors: what the client, informers and controllers need to address a resource type.
+import type {
+  EventsV1Event,
+  V1ConfigMap,
+  V1CronJob,
+  V1Deployment,
+  V1EndpointSlice,
+  V1Job,
+  V1Lease,
+  V1Namespace,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1PodDisruptionBudget,
+  V1Role,
+  V1RoleBinding,
+  V1Secret,
+  V1Service,
+  V1ServiceAccount,
+  V1StatefulSet,
+} from "@kubernetes/client-node";
+import type { KubeObject, Wire } from "./object.ts";
+
+/** A resource type. `T` is the TypeScript shape of one object of the kind. */
+export interface Kind<T extends KubeObject = KubeObject> {
+  /** API group; "" for the core group. */
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  /** Lower-case plural used in URLs, e.g. "configmaps". */
+  readonly plural: string;
+  readonly namespaced: boolean;
+  /** "v1" or "group/version". */
+  readonly apiVersion: string;
+  /** Phantom field carrying the object type; never set at run time. */
+  readonly __type?: T;
+}
+
+/** The object type a kind describes. */
+export type ObjectOf<K> = K extends Kind<infer T> ? T : never;
+
+export interface KindSpec {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+/** Describes a resource type, built-in or custom: `defineKind<EtcdCluster>({ group: "etcd.capstan.dev", ... })`. */
+export function defineKind<T extends KubeObject = KubeObject>(spec: KindSpec): Kind<T> {
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(spec.plural)) {
+    throw new Error(`defineKind(${spec.kind}): plural "${spec.plural}" must be a lower-case DNS label`);
+  }
+  if (spec.version === "") throw new Error(`defineKind(${spec.kind}): version is required`);
+  const apiVersion = spec.group === "" ? spec.version : `${spec.group}/${spec.version}`;
+  return Object.freeze({ ...spec, apiVersion });
+}
+
+/** "group/version/kind" (core group: "v1/Kind"); a stable identifier for maps and logs. */
+export function kindId(kind: Kind): string {
+  return `${kind.apiVersion}/${kind.kind}`;
+}
+
+type K<T> = Wire<T> & KubeObject;
+
+export const Namespace = defineKind<K<V1Namespace>>({
+  group: "",
+  version: "v1",
+  kind: "Namespace",
+  plural: "namespaces",
+  namespaced: false,
+});
+export const Pod = defineKind<K<V1Pod>>({
+  group: "",
+  version: "v1",
+  kind: "Pod",
+  plural: "pods",
+  namespaced: true,
+});
+export const Service = defineKind<K<V1Service>>({
+  group: "",
+  version: "v1",
+  kind: "Service",
+  plural: "services",
+  namespaced: true,
+});
+export const ConfigMap = defineKind<K<V1ConfigMap>>({
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  plural: "configmaps",
+  namespaced: true,
+});
+export const Secret = defineKind<K<V1Secret>>({
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
+});
+export const PersistentVolumeClaim = defineKind<K<V1PersistentVolumeClaim>>({
+  group: "",
+  version: "v1",
+  kind: "PersistentVolumeClaim",
+  plural: "persistentvolumeclaims",
+  namespaced: true,
+});
+export const ServiceAccount = defineKind<K<V1ServiceAccount>>({
+  group: "",
+  version: "v1",
+  kind: "ServiceAccount",
+  plural: "serviceaccounts",
+  namespaced: true,
+});
+export const StatefulSet = defineKind<K<V1StatefulSet>>({
+  group: "apps",
+  version: "v1",
+  kind: "StatefulSet",
+  plural: "statefulsets",
+  namespaced: true,
+});
+export const Deployment = defineKind<K<V1Deployment>>({
+  group: "apps",
+  version: "v1",
+  kind: "Deployment",
+  plural: "deployments",
+  namespaced: true,
+});
+export const Job = defineKind<K<V1Job>>({
+  group: "batch",
+  version: "v1",
+  kind: "Job",
+  plural: "jobs",
+  namespaced: true,
+});
+export const CronJob = defineKind<K<V1CronJob>>({
+  group: "batch",
+  version: "v1",
+  kind: "CronJob",
+  plural: "cronjobs",
+  namespaced: true,
+});
+export const PodDisruptionBudget = defineKind<K<V1PodDisruptionBudget>>({
+  group: "policy",
+  version: "v1",
+  kind: "PodDisruptionBudget",
+  plural: "poddisruptionbudgets",
+  namespaced: true,
+});
+export const Role = defineKind<K<V1Role>>({
+  group: "rbac.authorization.k8s.io",
+  version: "v1",
+  kind: "Role",
+  plural: "roles",
+  namespaced: true,
+});
+export const RoleBinding = defineKind<K<V1RoleBinding>>({
+  group: "rbac.authorization.k8s.io",
+  version: "v1",
+  kind: "RoleBinding",
+  plural: "rolebindings",
+  namespaced: true,
+});
+export const Lease = defineKind<K<V1Lease>>({
+  group: "coordination.k8s.io",
+  version: "v1",
+  kind: "Lease",
+  plural: "leases",
+  namespaced: true,
+});
+export const KubeEvent = defineKind<K<EventsV1Event>>({
+  group: "events.k8s.io",
+  version: "v1",
+  kind: "Event",
+  plural: "events",
+  namespaced: true,
+});
+export const EndpointSlice = defineKind<K<V1EndpointSlice>>({
+  group: "discovery.k8s.io",
+  version: "v1",
+  kind: "EndpointSlice",
+  plural: "endpointslices",
+  namespaced: true,
+});
+/** A JSON schema as CRDs carry it (keys as on the wire, e.g. "x-kubernetes-validations"). */
+export type JSONSchemaProps = { [key: string]: unknown };
+
+/** apiextensions.k8s.io/v1 CustomResourceDefinition in its JSON form. */
+export interface CustomResourceDefinitionObject extends KubeObject {
+  spec: {
+    group: string;
+    scope: "Namespaced" | "Cluster";
+    names: {
+      kind: string;
+      plural: string;
+      singular?: string;
+      shortNames?: string[];
+      categories?: string[];
+      listKind?: string;
+    };
+    versions: {
+      name: string;
+      served: boolean;
+      storage: boolean;
+      deprecated?: boolean;
+      schema?: { openAPIV3Schema: JSONSchemaProps };
+      subresources?: {
+        status?: Record<string, never>;
+        scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+      };
+      additionalPrinterColumns?: {
+        name: string;
+        type: string;
+        jsonPath: string;
+        description?: string;
+        format?: string;
+        priority?: number;
+      }[];
+    }[];
+    conversion?: JSONSchemaProps;
+    preserveUnknownFields?: boolean;
+  };
+  status?: {
+    conditions?: {
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+      lastTransitionTime?: string;
+    }[];
+    acceptedNames?: { kind: string; plural: string };
+    storedVersions?: string[];
+  };
+}
+
+export const CustomResourceDefinition = defineKind<CustomResourceDefinitionObject>({
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  plural: "customresourcedefinitions",
+  namespaced: false,
+});

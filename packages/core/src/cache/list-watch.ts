@@ -1,0 +1,50 @@
+// The list/watch contract an informer's reflector consumes, and its implementation over the Client.
+
+import type { Kind } from "../api/kinds.ts";
+import type { KubeObject } from "../api/object.ts";
+import type { Client, ListResult, WatchEvent } from "../client/client.ts";
+
+/** Which objects an informer covers: all of a kind, or one namespace, optionally narrowed by selectors. */
+export interface Scope {
+  /** Unset or "" for all namespaces (and for cluster-scoped kinds). */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** A source of lists and watches, so the reflector can run against a real server or a scripted fake. */
+export interface ListerWatcher<T extends KubeObject = KubeObject> {
+  list(options: {
+    limit?: number;
+    continue?: string;
+    resourceVersion?: string;
+    signal?: AbortSignal;
+  }): Promise<ListResult<T>>;
+  watch(options: {
+    resourceVersion: string;
+    timeoutSeconds: number;
+    allowWatchBookmarks: boolean;
+    signal: AbortSignal;
+  }): AsyncIterable<WatchEvent<T>>;
+}
+
+/** A ListerWatcher for `kind` within `scope`, backed by the API server. */
+export function clientListerWatcher<T extends KubeObject>(
+  client: Client,
+  kind: Kind<T>,
+  scope: Scope = {},
+): ListerWatcher<T> {
+  const base = {
+    ...(scope.namespace ? { namespace: scope.namespace } : {}),
+    ...(scope.labelSelector ? { labelSelector: scope.labelSelector } : {}),
+    ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}),
+  };
+  return {
+    list: (options) => client.listPage(kind, { ...base, ...stripUndefined(options) }),
+    watch: (options) => client.watch(kind, { ...base, ...options }),
+  };
+}
+
+function stripUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as never;
+}

@@ -1,0 +1,270 @@
+// The list-and-watch loop behind an informer (client-go's Reflector): keeps a sink in step with the server.
+
+import type { KubeObject } from "../api/object.ts";
+import type { WatchEvent } from "../client/client.ts";
+import { ApiError, type ApiStatus, isGone } from "../client/errors.ts";
+import { type Logger, silentLogger } from "../util/logger.ts";
+import { sleepUntilAborted } from "../util/sleep.ts";
+import type { ListerWatcher } from "./list-watch.ts";
+import { dropManagedFields } from "./store.ts";
+
+/** Reconnect backoff: `initialMs` doubling to `maxMs`, each delay times `1 + random() * jitter`. */
+export interface BackoffOptions {
+  /** Default 800 ms. */
+  initialMs?: number;
+  /** Cap before jitter; default 30 s. */
+  maxMs?: number;
+  /** Back to `initialMs` after this long without a failure; default 2 min. */
+  resetAfterMs?: number;
+  /** Default 1.0: a delay d becomes a random value in [d, 2d). */
+  jitter?: number;
+}
+
+/** How a reflector lists and watches. Every field has a client-go-like default. */
+export interface ReflectorOptions<T> {
+  /** Applied to every object from lists and watches before it is stored; default {@link dropManagedFields}. */
+  transform?: (obj: T) => T;
+  /** Objects per list page; default 500. 0 lists everything in one call. */
+  pageSize?: number;
+  /** Server-side timeout of each watch call, picked at random in [min, max]; default [300, 600]. */
+  watchTimeoutSeconds?: [min: number, max: number];
+  /**
+   * A watch that delivers no event (bookmarks included) for this long is aborted and reopened from the
+   * last resourceVersion, so a half-open connection cannot silence the informer. Default 150 s.
+   */
+  inactivityTimeoutMs?: number;
+  backoff?: BackoffOptions;
+  logger?: Logger;
+  /** Name for logs, e.g. "v1/ConfigMap". */
+  name?: string;
+  /** Source of randomness for jitter and watch timeouts; injectable for tests. */
+  random?: () => number;
+}
+
+/** Where a reflector delivers what it learns; the informer implements it. */
+export interface ReflectorSink<T> {
+  /** A complete, consistent list: the sink's content becomes exactly `items`. */
+  replace(items: T[], resourceVersion: string): void;
+  /** One change from the watch, already transformed. */
+  apply(type: "ADDED" | "MODIFIED" | "DELETED", obj: T): void;
+}
+
+/** A watch that ends normally faster than this without any event counts as a failure (no hot loop). */
+const MIN_HEALTHY_WATCH_MS = 1000;
+
+/** Exponential backoff with jitter that starts over after a quiet period. */
+export class Backoff {
+  private readonly initialMs: number;
+  private readonly maxMs: number;
+  private readonly resetAfterMs: number;
+  private readonly jitter: number;
+  private readonly random: () => number;
+  private delay = 0;
+  /** When the last delay ended, i.e. when the retry it guarded began. */
+  private retriedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(options: BackoffOptions = {}, random: () => number = Math.random) {
+    this.initialMs = options.initialMs ?? 800;
+    this.maxMs = options.maxMs ?? 30_000;
+    this.resetAfterMs = options.resetAfterMs ?? 120_000;
+    this.jitter = options.jitter ?? 1.0;
+    this.random = random;
+  }
+
+  /** The delay before the next retry, in ms. */
+  next(now: number = Date.now()): number {
+    if (now - this.retriedAt >= this.resetAfterMs) this.delay = 0;
+    this.delay = this.delay === 0 ? this.initialMs : Math.min(this.delay * 2, this.maxMs);
+    const ms = this.delay * (1 + this.random() * this.jitter);
+    this.retriedAt = now + ms;
+    return ms;
+  }
+}
+
+/**
+ * Lists a collection (paginated, consistent), then watches it from the list's resourceVersion, forever:
+ * re-watches when the server ends a watch, reconnects with backoff after errors, relists after 410 Gone.
+ * Every failure, 410 included, first waits out the backoff (as in client-go), so a failing server is
+ * never hammered and a 410 cannot turn into a relist loop.
+ */
+export class Reflector<T extends KubeObject> {
+  private readonly lw: ListerWatcher<T>;
+  private readonly sink: ReflectorSink<T>;
+  private readonly transform: (obj: T) => T;
+  private readonly pageSize: number;
+  private readonly watchTimeoutSeconds: [number, number];
+  private readonly inactivityTimeoutMs: number;
+  private readonly backoff: Backoff;
+  private readonly logger: Logger;
+  private readonly random: () => number;
+  private resourceVersion = "";
+
+  constructor(lw: ListerWatcher<T>, sink: ReflectorSink<T>, options: ReflectorOptions<T> = {}) {
+    this.lw = lw;
+    this.sink = sink;
+    this.transform = options.transform ?? dropManagedFields;
+    this.pageSize = options.pageSize ?? 500;
+    this.watchTimeoutSeconds = options.watchTimeoutSeconds ?? [300, 600];
+    this.inactivityTimeoutMs = options.inactivityTimeoutMs ?? 150_000;
+    this.random = options.random ?? Math.random;
+    this.backoff = new Backoff(options.backoff, this.random);
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** The resourceVersion of the last list, event or bookmark seen; "" before the first list. */
+  lastSyncResourceVersion(): string {
+    return this.resourceVersion;
+  }
+
+  /** Lists and watches until `signal` aborts; resolves once nothing is in flight and no timer is left. */
+  async run(signal: AbortSignal): Promise<void> {
+    let needList = true;
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.list(signal);
+          needList = false;
+        }
+        await this.watch(signal); // ended by the server or gone quiet: watch again at once, no relist
+      } catch (err) {
+        if (signal.aborted) break;
+        const gone = isGone(err);
+        if (gone) needList = true;
+        const delayMs = this.backoff.next();
+        const what = gone ? "resourceVersion expired, relisting" : needList ? "list failed" : "watch failed";
+        this.logger.warn({ err, delayMs: Math.round(delayMs) }, what);
+        await sleepUntilAborted(delayMs, signal);
+      }
+    }
+  }
+
+  /** A full list, page by page; if a continue token expires, once more without pagination. */
+  private async list(signal: AbortSignal): Promise<void> {
+    const items: T[] = [];
+    let limit = this.pageSize;
+    let cont: string | undefined;
+    for (;;) {
+      let page: Awaited<ReturnType<ListerWatcher<T>["list"]>>;
+      try {
+        page = await this.lw.list({
+          signal,
+          ...(limit > 0 ? { limit } : {}),
+          ...(cont === undefined ? {} : { continue: cont }),
+        });
+      } catch (err) {
+        if (cont === undefined || !isGone(err)) throw err;
+        this.logger.info("list continue token expired; listing again without pagination");
+        items.length = 0;
+        limit = 0;
+        cont = undefined;
+        continue;
+      }
+      for (const item of page.items) items.push(this.transform(item));
+      cont = page.continue || undefined;
+      if (cont === undefined) {
+        this.sink.replace(items, page.resourceVersion);
+        this.resourceVersion = page.resourceVersion;
+        this.logger.debug({ objects: items.length, resourceVersion: page.resourceVersion }, "listed");
+        return;
+      }
+    }
+  }
+
+  /** One watch call; returns when it ends normally or goes quiet, throws on errors (ERROR events too). */
+  private async watch(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return; // stopped while listing: its abort listener below would never fire
+    const [min, max] = this.watchTimeoutSeconds;
+    const timeoutSeconds = Math.min(max, min + Math.floor(this.random() * (max - min + 1)));
+    const call = new AbortController();
+    const stop = () => call.abort(signal.reason);
+    signal.addEventListener("abort", stop, { once: true });
+    let quiet = false;
+    const timer = setTimeout(() => {
+      quiet = true;
+      call.abort(new Error("watch inactive"));
+    }, this.inactivityTimeoutMs);
+    const started = Date.now();
+    let events = 0;
+    let iterator: AsyncIterator<WatchEvent<T>> | undefined;
+    try {
+      iterator = this.lw
+        .watch({
+          resourceVersion: this.resourceVersion,
+          timeoutSeconds,
+          allowWatchBookmarks: true,
+          signal: call.signal,
+        })
+        [Symbol.asyncIterator]();
+      for (;;) {
+        const next = await nextUnlessAborted(iterator, call.signal);
+        if (next === undefined || next.done) break;
+        timer.refresh();
+        events++;
+        this.handle(next.value);
+      }
+    } catch (err) {
+      if (!call.signal.aborted) throw err; // an aborted call may throw AbortError: that is our doing
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", stop);
+      call.abort();
+      iterator?.return?.().catch(() => {}); // not awaited: an iterator that ignores aborts must not hang us
+    }
+    if (quiet) {
+      this.logger.warn({ inactivityTimeoutMs: this.inactivityTimeoutMs }, "watch went quiet; reconnecting");
+    } else if (!signal.aborted && events === 0 && Date.now() - started < MIN_HEALTHY_WATCH_MS) {
+      throw new Error("watch closed at once without events");
+    }
+  }
+
+  private handle(event: WatchEvent<T>): void {
+    switch (event.type) {
+      case "ADDED":
+      case "MODIFIED":
+      case "DELETED": {
+        const rv = event.object.metadata.resourceVersion;
+        this.sink.apply(event.type, this.transform(event.object));
+        if (rv) this.resourceVersion = rv;
+        return;
+      }
+      case "BOOKMARK": {
+        const rv = event.object.metadata.resourceVersion;
+        if (rv) this.resourceVersion = rv;
+        return;
+      }
+      case "ERROR":
+        throw statusError(event.object);
+    }
+  }
+}
+
+/** The iterator's next result, or undefined as soon as `signal` aborts (even if the iterator ignores it). */
+function nextUnlessAborted<E>(
+  iterator: AsyncIterator<E>,
+  signal: AbortSignal,
+): Promise<IteratorResult<E> | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    iterator.next().then(
+      (result) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(result);
+      },
+      (err: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+function statusError(status: ApiStatus): ApiError {
+  return new ApiError(
+    status.code ?? 500,
+    status.reason ?? "",
+    `watch ERROR event: ${status.message ?? "no message"}`,
+    status,
+  );
+}

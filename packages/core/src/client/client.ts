@@ -1,0 +1,522 @@
+// A typed client for any kind: get, list, watch, create, update, patch, server-side apply, status, delete.
+// Raw JSON over undici (HTTP/1.1 keep-alive), authenticated by client-node's KubeConfig (in-cluster,
+// KUBECONFIG, exec and OIDC plugins). Retries 429 and 5xx with backoff; records rest_client_* metrics.
+import { KubeConfig } from "@kubernetes/client-node";
+import { Agent, type Dispatcher, request } from "undici";
+import type { Kind } from "../api/kinds.ts";
+import type { KubeObject } from "../api/object.ts";
+import { type CoreMetrics, globalMetrics } from "../metrics/metrics.ts";
+import { sleepOrThrow } from "../util/sleep.ts";
+import { ApiError, type ApiStatus } from "./errors.ts";
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Page size; 0 or unset means the server's default (everything). */
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: "Exact" | "NotOlderThan";
+  signal?: AbortSignal;
+}
+
+export interface ListResult<T> {
+  items: T[];
+  resourceVersion: string;
+  /** Set when more pages follow. */
+  continue?: string;
+}
+
+export interface WatchOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  /** Server-side timeout of the watch call. */
+  timeoutSeconds?: number;
+  signal?: AbortSignal;
+}
+
+export type WatchEvent<T> =
+  | { type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK"; object: T }
+  | { type: "ERROR"; object: ApiStatus };
+
+export interface WriteOptions {
+  /** Field manager recorded in managedFields. */
+  fieldManager?: string;
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface ApplyOptions extends WriteOptions {
+  fieldManager: string;
+  /** Take ownership of fields other managers own (conflicts are errors otherwise). */
+  force?: boolean;
+}
+
+export type PatchType = "merge" | "json" | "strategic";
+
+export interface DeleteOptions {
+  propagationPolicy?: "Foreground" | "Background" | "Orphan";
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface ClientOptions {
+  /** Defaults to `loadKubeConfig()`. */
+  kubeConfig?: KubeConfig;
+  metrics?: CoreMetrics;
+  userAgent?: string;
+  /** Attempts for a retriable failure (429, 5xx, connection refused); default 5. */
+  maxAttempts?: number;
+  /** Per-request timeout for everything but watches; default 60 s. */
+  requestTimeoutMs?: number;
+}
+
+/** Loads in-cluster config, else KUBECONFIG, else ~/.kube/config (client-node's default order). */
+export function loadKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  return kc;
+}
+
+const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
+  merge: "application/merge-patch+json",
+  json: "application/json-patch+json",
+  strategic: "application/strategic-merge-patch+json",
+};
+const AUTH_TTL_MS = 30_000;
+const RETRIABLE_NET = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "ETIMEDOUT"]);
+
+interface Send {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal | undefined;
+}
+
+/** Talks to one API server. Create one per process and share it. */
+export class Client {
+  readonly kubeConfig: KubeConfig;
+  readonly server: URL;
+  private readonly host: string;
+  private readonly metrics: CoreMetrics;
+  private dispatcherReady: Promise<Dispatcher> | undefined;
+  private readonly userAgent: string;
+  private readonly maxAttempts: number;
+  private readonly requestTimeoutMs: number;
+  private auth: { headers: Record<string, string>; expires: number } | undefined;
+
+  constructor(options: ClientOptions = {}) {
+    this.kubeConfig = options.kubeConfig ?? loadKubeConfig();
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error("kubeconfig has no current cluster: set KUBECONFIG or run in a cluster");
+    this.server = new URL(cluster.server);
+    this.host = this.server.host;
+    this.metrics = options.metrics ?? globalMetrics();
+    this.userAgent = options.userAgent ?? "capstan/0.1";
+    this.maxAttempts = options.maxAttempts ?? 5;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+  }
+
+  /** Closes idle connections; in-flight requests finish. */
+  async close(): Promise<void> {
+    const d = this.dispatcherReady;
+    this.dispatcherReady = undefined;
+    if (d) await (await d).close();
+  }
+
+  /** One keep-alive connection pool per client, with the kubeconfig's TLS material (read once). */
+  private dispatcher(): Promise<Dispatcher> {
+    this.dispatcherReady ??= (async () => {
+      const tls: {
+        ca?: Buffer;
+        cert?: Buffer;
+        key?: Buffer;
+        rejectUnauthorized?: boolean;
+        servername?: string;
+      } = {};
+      await this.kubeConfig.applyToHTTPSOptions(tls as never);
+      const connect: Record<string, unknown> = {};
+      for (const k of ["ca", "cert", "key", "rejectUnauthorized", "servername"] as const) {
+        if (tls[k] !== undefined) connect[k] = tls[k];
+      }
+      return new Agent({ connect, keepAliveTimeout: 30_000, connections: 32 });
+    })();
+    return this.dispatcherReady;
+  }
+
+  /** The URL path of a collection or object (and optional subresource). */
+  path(kind: Kind, namespace?: string, name?: string, subresource?: string): string {
+    let p = kind.group === "" ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
+    if (kind.namespaced && namespace) p += `/namespaces/${encodeURIComponent(namespace)}`;
+    p += `/${kind.plural}`;
+    if (name !== undefined) {
+      if (name === "") throw new Error(`${kind.kind}: an object name is required`);
+      p += `/${encodeURIComponent(name)}`;
+    }
+    if (subresource !== undefined) p += `/${subresource}`;
+    return p;
+  }
+
+  async get<T extends KubeObject>(
+    kind: Kind<T>,
+    name: string,
+    namespace?: string,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    return (await this.send({
+      method: "GET",
+      path: this.path(kind, this.ns(kind, namespace), name),
+      signal,
+    })) as T;
+  }
+
+  /** One page of a list. */
+  async listPage<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ListResult<T>> {
+    const body = (await this.send({
+      method: "GET",
+      path: this.path(kind, options.namespace),
+      query: {
+        labelSelector: options.labelSelector,
+        fieldSelector: options.fieldSelector,
+        limit: options.limit || undefined,
+        continue: options.continue,
+        resourceVersion: options.resourceVersion,
+        resourceVersionMatch: options.resourceVersionMatch,
+      },
+      signal: options.signal,
+    })) as { items?: T[]; metadata?: { resourceVersion?: string; continue?: string } };
+    const items = body.items ?? [];
+    for (const item of items) {
+      item.apiVersion ??= kind.apiVersion;
+      item.kind ??= kind.kind;
+    }
+    const cont = body.metadata?.continue;
+    return {
+      items,
+      resourceVersion: body.metadata?.resourceVersion ?? "",
+      ...(cont ? { continue: cont } : {}),
+    };
+  }
+
+  /** Every object, following continue tokens (page size `limit`, default 500). */
+  async list<T extends KubeObject>(kind: Kind<T>, options: ListOptions = {}): Promise<ListResult<T>> {
+    const items: T[] = [];
+    const first = { ...options, limit: options.limit ?? 500 };
+    // Later pages carry the continue token alone: the server rejects a resourceVersion(Match) with it.
+    const { resourceVersion: _rv, resourceVersionMatch: _match, ...next } = first;
+    let cont: string | undefined;
+    let resourceVersion = "";
+    do {
+      const page = await this.listPage(kind, cont === undefined ? first : { ...next, continue: cont });
+      for (const item of page.items) items.push(item);
+      resourceVersion = page.resourceVersion;
+      cont = page.continue;
+    } while (cont);
+    return { items, resourceVersion };
+  }
+
+  /**
+   * Streams watch events until the server ends the call, `signal` aborts, or the connection fails
+   * (then the iterator throws). Watch ERROR events (e.g. 410 Expired) are yielded, not thrown.
+   */
+  async *watch<T extends KubeObject>(
+    kind: Kind<T>,
+    options: WatchOptions = {},
+  ): AsyncGenerator<WatchEvent<T>> {
+    const url = this.url(this.path(kind, options.namespace), {
+      watch: true,
+      labelSelector: options.labelSelector,
+      fieldSelector: options.fieldSelector,
+      resourceVersion: options.resourceVersion,
+      allowWatchBookmarks: options.allowWatchBookmarks,
+      timeoutSeconds: options.timeoutSeconds,
+    });
+    const started = performance.now();
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(url, {
+        dispatcher: await this.dispatcher(),
+        method: "GET",
+        headers: await this.headers(),
+        signal: options.signal ?? null,
+        bodyTimeout: 0,
+        headersTimeout: this.requestTimeoutMs,
+      });
+    } catch (err) {
+      this.observe("GET", 0, started);
+      if (options.signal?.aborted) return;
+      throw toApiError(err);
+    }
+    this.observe("GET", res.statusCode, started);
+    if (res.statusCode !== 200) throw await errorFrom(res, "GET", url.pathname);
+    let buffer = "";
+    res.body.setEncoding("utf8");
+    try {
+      for await (const chunk of res.body as AsyncIterable<string>) {
+        buffer += chunk;
+        let nl = buffer.indexOf("\n");
+        while (nl >= 0) {
+          const line = buffer.slice(0, nl);
+          buffer = buffer.slice(nl + 1);
+          if (line.trim() !== "") yield JSON.parse(line) as WatchEvent<T>;
+          nl = buffer.indexOf("\n");
+        }
+      }
+    } catch (err) {
+      if (options.signal?.aborted) return;
+      throw toApiError(err);
+    } finally {
+      res.body.destroy();
+    }
+    if (buffer.trim() !== "") yield JSON.parse(buffer) as WatchEvent<T>;
+  }
+
+  async create<T extends KubeObject>(kind: Kind<T>, obj: T, options: WriteOptions = {}): Promise<T> {
+    return (await this.send({
+      method: "POST",
+      path: this.path(kind, this.ns(kind, obj.metadata.namespace)),
+      query: writeQuery(options),
+      body: withTypeMeta(kind, obj),
+      signal: options.signal,
+    })) as T;
+  }
+
+  /** Replaces the object (PUT); fails with a conflict when metadata.resourceVersion is stale. */
+  async update<T extends KubeObject>(kind: Kind<T>, obj: T, options: WriteOptions = {}): Promise<T> {
+    return (await this.send({
+      method: "PUT",
+      path: this.path(kind, this.ns(kind, obj.metadata.namespace), obj.metadata.name ?? ""),
+      query: writeQuery(options),
+      body: withTypeMeta(kind, obj),
+      signal: options.signal,
+    })) as T;
+  }
+
+  /** Replaces the status subresource (PUT .../status). */
+  async updateStatus<T extends KubeObject>(kind: Kind<T>, obj: T, options: WriteOptions = {}): Promise<T> {
+    return (await this.send({
+      method: "PUT",
+      path: this.path(kind, this.ns(kind, obj.metadata.namespace), obj.metadata.name ?? "", "status"),
+      query: writeQuery(options),
+      body: withTypeMeta(kind, obj),
+      signal: options.signal,
+    })) as T;
+  }
+
+  async patch<T extends KubeObject>(
+    kind: Kind<T>,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    type: PatchType = "merge",
+    options: WriteOptions & { subresource?: string } = {},
+  ): Promise<T> {
+    return (await this.send({
+      method: "PATCH",
+      path: this.path(kind, this.ns(kind, namespace), name, options.subresource),
+      query: writeQuery(options),
+      body: patch,
+      contentType: PATCH_CONTENT_TYPES[type],
+      signal: options.signal,
+    })) as T;
+  }
+
+  async patchStatus<T extends KubeObject>(
+    kind: Kind<T>,
+    name: string,
+    namespace: string | undefined,
+    patch: unknown,
+    type: PatchType = "merge",
+    options: WriteOptions = {},
+  ): Promise<T> {
+    return this.patch(kind, name, namespace, patch, type, { ...options, subresource: "status" });
+  }
+
+  /** Server-side apply: `obj` is the full desired state this field manager owns. */
+  async apply<T extends KubeObject>(kind: Kind<T>, obj: T, options: ApplyOptions): Promise<T> {
+    return this.sendApply(kind, obj, options, undefined);
+  }
+
+  /** Server-side apply of the status subresource. */
+  async applyStatus<T extends KubeObject>(kind: Kind<T>, obj: T, options: ApplyOptions): Promise<T> {
+    return this.sendApply(kind, obj, options, "status");
+  }
+
+  async delete(kind: Kind, name: string, namespace?: string, options: DeleteOptions = {}): Promise<void> {
+    const { signal, dryRun, ...rest } = options;
+    const body =
+      Object.keys(rest).length === 0 && !dryRun
+        ? undefined
+        : { apiVersion: "v1", kind: "DeleteOptions", ...rest, ...(dryRun ? { dryRun: ["All"] } : {}) };
+    await this.send({
+      method: "DELETE",
+      path: this.path(kind, this.ns(kind, namespace), name),
+      body,
+      signal,
+    });
+  }
+
+  /** A GET of any path (e.g. "/version", "/readyz"), parsed as JSON when the answer is JSON. */
+  async raw(path: string, signal?: AbortSignal): Promise<unknown> {
+    return this.send({ method: "GET", path, signal });
+  }
+
+  private sendApply<T extends KubeObject>(
+    kind: Kind<T>,
+    obj: T,
+    options: ApplyOptions,
+    subresource: string | undefined,
+  ): Promise<T> {
+    const name = obj.metadata.name;
+    if (!name) throw new Error(`apply ${kind.kind}: metadata.name is required`);
+    return this.send({
+      method: "PATCH",
+      path: this.path(kind, this.ns(kind, obj.metadata.namespace), name, subresource),
+      query: { ...writeQuery(options), force: options.force ? true : undefined },
+      body: withTypeMeta(kind, obj),
+      contentType: "application/apply-patch+yaml",
+      signal: options.signal,
+    }) as Promise<T>;
+  }
+
+  private ns(kind: Kind, namespace: string | undefined): string | undefined {
+    if (kind.namespaced && !namespace) throw new Error(`${kind.kind} is namespaced: a namespace is required`);
+    return kind.namespaced ? namespace : undefined;
+  }
+
+  private url(path: string, query: Send["query"] = {}): URL {
+    const url = new URL(this.server.pathname.replace(/\/$/, "") + path, this.server);
+    for (const [k, v] of Object.entries(query))
+      if (v !== undefined && v !== "") url.searchParams.set(k, String(v));
+    return url;
+  }
+
+  private async headers(): Promise<Record<string, string>> {
+    const now = Date.now();
+    if (this.auth === undefined || this.auth.expires <= now) {
+      const opts: { headers: Record<string, string> } = { headers: {} };
+      await this.kubeConfig.applyToHTTPSOptions(opts as never);
+      this.auth = { headers: opts.headers, expires: now + AUTH_TTL_MS };
+    }
+    return { ...this.auth.headers, "user-agent": this.userAgent, accept: "application/json" };
+  }
+
+  private observe(method: string, code: number, started: number): void {
+    this.metrics.restClientRequests.inc({
+      code: code === 0 ? "<error>" : String(code),
+      method,
+      host: this.host,
+    });
+    this.metrics.restClientRequestDuration.observe(
+      { verb: method, host: this.host },
+      (performance.now() - started) / 1000,
+    );
+  }
+
+  private async send(req: Send): Promise<unknown> {
+    const url = this.url(req.path, req.query);
+    const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
+    for (let attempt = 1; ; attempt++) {
+      const started = performance.now();
+      let res: Dispatcher.ResponseData;
+      try {
+        const headers = await this.headers();
+        if (payload !== undefined) headers["content-type"] = req.contentType ?? "application/json";
+        res = await request(url, {
+          dispatcher: await this.dispatcher(),
+          method: req.method,
+          headers,
+          body: payload ?? null,
+          signal: req.signal ?? null,
+          headersTimeout: this.requestTimeoutMs,
+          bodyTimeout: this.requestTimeoutMs,
+        });
+      } catch (err) {
+        this.observe(req.method, 0, started);
+        if (req.signal?.aborted) throw req.signal.reason;
+        const code = (err as { code?: string }).code ?? "";
+        const retriable = code === "ECONNREFUSED" || (req.method === "GET" && RETRIABLE_NET.has(code));
+        if (retriable && attempt < this.maxAttempts) {
+          await sleepOrThrow(backoff(attempt, undefined), req.signal);
+          continue;
+        }
+        throw toApiError(err);
+      }
+      this.observe(req.method, res.statusCode, started);
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        const text = await res.body.text();
+        if (text === "") return undefined;
+        return (res.headers["content-type"] ?? "").toString().includes("json") ? JSON.parse(text) : text;
+      }
+      const err = await errorFrom(res, req.method, url.pathname);
+      if (res.statusCode === 401 && attempt === 1) {
+        this.auth = undefined; // a rotated token: fetch credentials again once
+        continue;
+      }
+      const retriable =
+        res.statusCode === 429 ||
+        (res.statusCode >= 500 && (req.method === "GET" || err.retryAfterSeconds !== undefined));
+      if (retriable && attempt < this.maxAttempts && !req.signal?.aborted) {
+        await sleepOrThrow(backoff(attempt, err.retryAfterSeconds), req.signal);
+        continue;
+      }
+      throw err;
+    }
+  }
+}
+
+function writeQuery(options: WriteOptions): NonNullable<Send["query"]> {
+  return { fieldManager: options.fieldManager, dryRun: options.dryRun ? "All" : undefined };
+}
+
+function withTypeMeta<T extends KubeObject>(kind: Kind, obj: T): T {
+  if (obj.apiVersion === kind.apiVersion && obj.kind === kind.kind) return obj;
+  return { ...obj, apiVersion: kind.apiVersion, kind: kind.kind };
+}
+
+/** Exponential backoff 200 ms x 2^n (cap 10 s) with jitter, or the server's Retry-After (cap 10 s). */
+function backoff(attempt: number, retryAfterSeconds: number | undefined): number {
+  if (retryAfterSeconds !== undefined) return Math.min(retryAfterSeconds, 10) * 1000;
+  const base = Math.min(200 * 2 ** (attempt - 1), 10_000);
+  return base / 2 + Math.random() * (base / 2);
+}
+
+async function errorFrom(res: Dispatcher.ResponseData, method: string, path: string): Promise<ApiError> {
+  const text = await res.body.text().catch(() => "");
+  let status: ApiStatus | undefined;
+  try {
+    status = JSON.parse(text) as ApiStatus;
+  } catch {
+    status = undefined;
+  }
+  const retryAfter = Number(res.headers["retry-after"]);
+  const message = status?.message ?? (text || `HTTP ${res.statusCode}`);
+  return new ApiError(
+    res.statusCode,
+    status?.reason ?? "",
+    `${method} ${path}: ${message}`,
+    status,
+    Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+  );
+}
+
+function toApiError(err: unknown): Error {
+  if (err instanceof ApiError) return err;
+  if ((err as { name?: string }).name === "AbortError") return err as Error;
+  const e = err as { code?: string; message?: string };
+  return new ApiError(
+    0,
+    e.code ?? "Transport",
+    `transport error: ${e.message ?? String(err)}`,
+    undefined,
+    undefined,
+  );
+}

@@ -1,0 +1,346 @@
+// A controller: watches kinds, maps events to reconcile requests on a rate-limited work queue, and runs
+// the reconciler on up to maxConcurrentReconciles workers with controller-runtime's result semantics.
+import { randomUUID } from "node:crypto";
+import type { Kind } from "../api/kinds.ts";
+import { type KubeObject, keyOf, type ObjectKey, parseKey } from "../api/object.ts";
+import type { Cache } from "../cache/cache.ts";
+import type { EventHandler } from "../cache/informer.ts";
+import type { InformerFactory } from "../cache/informer-factory.ts";
+import type { Client } from "../client/client.ts";
+import { isTerminalError } from "../client/errors.ts";
+import type { EventRecorder } from "../helpers/event-recorder.ts";
+import type { CoreMetrics } from "../metrics/metrics.ts";
+import type { RateLimiter } from "../queue/rate-limiter.ts";
+import { WorkQueue } from "../queue/workqueue.ts";
+import type { Logger } from "../util/logger.ts";
+import type { Predicate } from "./predicates.ts";
+
+/** What to reconcile: the namespace ("" when cluster-scoped) and name of one object of the `for` kind. */
+export type ReconcileRequest = ObjectKey;
+
+/** What the reconciler asks for next. Returning nothing means success: no requeue. */
+export interface Result {
+  /** Reconcile again after this many milliseconds (failure history is forgotten). */
+  requeueAfter?: number;
+  /** Reconcile again soon, rate-limited (prefer requeueAfter or throwing). */
+  requeue?: boolean;
+}
+
+/** Everything a reconcile may use; all reads should go through `cache`. */
+export interface ReconcileContext {
+  /** Aborted when the reconcile timeout passes or the manager's shutdown deadline is hit. */
+  readonly signal: AbortSignal;
+  /** Carries controller, namespace, name and reconcileID. */
+  readonly log: Logger;
+  readonly reconcileID: string;
+  readonly client: Client;
+  readonly cache: Cache;
+  readonly recorder: EventRecorder;
+}
+
+/** A reconciler is a function: level-triggered, idempotent, given a key and never an event. */
+// biome-ignore lint/suspicious/noConfusingVoidType: lets `async () => {}` be a reconciler that succeeded.
+export type Reconciler = (req: ReconcileRequest, ctx: ReconcileContext) => Promise<Result | undefined | void>;
+
+/** A watched kind whose events map to requests of the controller's kind. */
+export interface Watch<U extends KubeObject = KubeObject> {
+  kind: Kind<U>;
+  map(obj: U): ReconcileRequest[];
+  predicates?: Predicate<U>[];
+}
+
+/** A typed watch: `watch(Secret, (s) => [...])` infers the object type for the map function. */
+export function watch<U extends KubeObject>(
+  kind: Kind<U>,
+  map: (obj: U) => ReconcileRequest[],
+  predicates?: Predicate<U>[],
+): Watch<U> {
+  return predicates ? { kind, map, predicates } : { kind, map };
+}
+
+export interface ControllerOptions<T extends KubeObject> {
+  /** Unique per manager; the `controller` label of every metric. */
+  name: string;
+  /** The kind this controller reconciles. */
+  for: Kind<T>;
+  /** Kinds whose controller owner reference points at a `for` object: their events enqueue the owner. */
+  owns?: Kind[];
+  watches?: Watch[];
+  /** Filters for events of the `for` kind; all must pass. */
+  predicates?: Predicate<T>[];
+  /** Default 1. A key is never reconciled by two workers at once. */
+  maxConcurrentReconciles?: number;
+  /** Aborts ctx.signal and counts a timeout after this many ms; the reconcile is retried. Default: none. */
+  reconcileTimeoutMs?: number;
+  /** Default: max(per-item exponential 5 ms..1000 s, token bucket 10 qps burst 100). */
+  rateLimiter?: RateLimiter<string>;
+  reconcile: Reconciler;
+}
+
+/** What the manager hands a controller when it is added. */
+export interface ControllerEnv {
+  client: Client;
+  cache: Cache;
+  informers: InformerFactory;
+  recorder: EventRecorder;
+  metrics: CoreMetrics;
+  logger: Logger;
+  /** Informer scope (the manager's namespace-scoped mode), if any. */
+  namespace?: string;
+}
+
+/** Type-safe constructor helper: `mgr.add(controller({ name, for: EtcdCluster, reconcile }))`. */
+export function controller<T extends KubeObject>(options: ControllerOptions<T>): Controller<T> {
+  return new Controller(options);
+}
+
+type Outcome = "success" | "error" | "requeue" | "requeue_after";
+const OUTCOMES: Outcome[] = ["success", "error", "requeue", "requeue_after"];
+const PROGRAMMING_ERRORS = [TypeError, ReferenceError, RangeError, SyntaxError];
+
+export class Controller<T extends KubeObject = KubeObject> {
+  readonly name: string;
+  private readonly options: ControllerOptions<T>;
+  private env: ControllerEnv | undefined;
+  private queue: WorkQueue<string> | undefined;
+  private readonly unsubscribe: (() => void)[] = [];
+  /** Aborted when the shutdown deadline passes: in-flight reconciles are told to stop. */
+  private readonly hardStop = new AbortController();
+
+  constructor(options: ControllerOptions<T>) {
+    if (!/^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/.test(options.name)) {
+      throw new Error(`controller name "${options.name}" must be lower-case alphanumerics, '-', '_' or '.'`);
+    }
+    const workers = options.maxConcurrentReconciles ?? 1;
+    if (!Number.isInteger(workers) || workers < 1) {
+      throw new Error(
+        `controller ${options.name}: maxConcurrentReconciles must be a positive integer, got ${workers}`,
+      );
+    }
+    this.name = options.name;
+    this.options = options;
+  }
+
+  /** Called by the manager on add: creates the informers this controller needs so they start with the cache. */
+  bind(env: ControllerEnv): void {
+    if (this.env) throw new Error(`controller ${this.name} is already added to a manager`);
+    this.env = { ...env, logger: env.logger.child({ controller: this.name }) };
+    this.informerFor(this.options.for);
+    for (const kind of this.options.owns ?? []) this.informerFor(kind);
+    for (const w of this.options.watches ?? []) this.informerFor(w.kind);
+    const m = env.metrics;
+    for (const result of OUTCOMES) m.reconcileTotal.inc({ controller: this.name, result }, 0);
+    m.reconcileErrors.inc({ controller: this.name }, 0);
+    m.terminalReconcileErrors.inc({ controller: this.name }, 0);
+    m.reconcilePanics.inc({ controller: this.name }, 0);
+    m.reconcileTimeouts.inc({ controller: this.name }, 0);
+    m.maxConcurrentReconciles.set({ controller: this.name }, this.options.maxConcurrentReconciles ?? 1);
+    m.activeWorkers.set({ controller: this.name }, 0);
+  }
+
+  /** Enqueue a request by hand (e.g. from a timer or an external trigger). */
+  enqueue(req: ReconcileRequest): void {
+    this.queue?.add(keyOf(req));
+  }
+
+  /**
+   * Subscribes to events and runs the workers until `signal` aborts, then stops taking new work and
+   * resolves once every in-flight reconcile has finished (or `deadlineMs` passed; then they are aborted).
+   */
+  async start(signal: AbortSignal, deadlineMs = 30_000): Promise<void> {
+    const env = this.requireEnv();
+    if (this.queue) throw new Error(`controller ${this.name} was already started`);
+    const queue = new WorkQueue<string>({
+      name: this.name,
+      controller: this.name,
+      metrics: env.metrics,
+      ...(this.options.rateLimiter ? { rateLimiter: this.options.rateLimiter } : {}),
+    });
+    this.queue = queue;
+    this.subscribe(queue);
+    env.logger.info({ workers: this.options.maxConcurrentReconciles ?? 1 }, "starting workers");
+    const workers = Array.from({ length: this.options.maxConcurrentReconciles ?? 1 }, () =>
+      this.worker(queue),
+    );
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    for (const off of this.unsubscribe.splice(0)) off();
+    env.logger.info("stopping: waiting for in-flight reconciles");
+    const drained = queue.shutDownWithDrain();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      drained.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), deadlineMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) {
+      env.logger.warn({ deadlineMs }, "shutdown deadline passed: aborting in-flight reconciles");
+      this.hardStop.abort(new Error("controller shutdown deadline exceeded"));
+      queue.shutDown();
+    }
+    await Promise.all(workers);
+    env.logger.info("stopped");
+  }
+
+  private requireEnv(): ControllerEnv {
+    if (!this.env) throw new Error(`controller ${this.name} must be added to a manager before it starts`);
+    return this.env;
+  }
+
+  private informerFor<U extends KubeObject>(kind: Kind<U>) {
+    const env = this.requireEnv();
+    return env.informers.informerFor(kind, env.namespace ? { namespace: env.namespace } : {});
+  }
+
+  private subscribe(queue: WorkQueue<string>): void {
+    const forKind = this.options.for;
+    const enqueue = (reqs: Iterable<ReconcileRequest>) => {
+      for (const r of reqs) queue.add(keyOf(r));
+    };
+    // The `for` kind: its own key.
+    this.unsubscribe.push(
+      this.informerFor(forKind).addEventHandler(
+        filtered(this.options.predicates ?? [], (obj: T) => [keyFromObject(obj)], enqueue),
+      ),
+    );
+    // Owned kinds: the controller owner, when it is of the `for` kind.
+    const ownerOf = (obj: KubeObject): ReconcileRequest[] => {
+      const ref = obj.metadata.ownerReferences?.find((r) => r.controller);
+      if (!ref || ref.kind !== forKind.kind || apiGroup(ref.apiVersion) !== forKind.group) return [];
+      return [{ namespace: forKind.namespaced ? (obj.metadata.namespace ?? "") : "", name: ref.name }];
+    };
+    for (const kind of this.options.owns ?? []) {
+      this.unsubscribe.push(this.informerFor(kind).addEventHandler(filtered([], ownerOf, enqueue)));
+    }
+    // Arbitrary watches: the user's map function.
+    const log = this.requireEnv().logger;
+    for (const w of this.options.watches ?? []) {
+      const map = (obj: KubeObject): ReconcileRequest[] => {
+        try {
+          return w.map(obj);
+        } catch (err) {
+          log.error({ err, kind: w.kind.kind }, "watch map function threw; event dropped");
+          return [];
+        }
+      };
+      this.unsubscribe.push(
+        this.informerFor(w.kind).addEventHandler(filtered(w.predicates ?? [], map, enqueue)),
+      );
+    }
+  }
+
+  private async worker(queue: WorkQueue<string>): Promise<void> {
+    for (;;) {
+      const key = await queue.get();
+      if (key === undefined) return;
+      try {
+        await this.process(queue, key);
+      } finally {
+        queue.done(key);
+      }
+    }
+  }
+
+  private async process(queue: WorkQueue<string>, key: string): Promise<void> {
+    const env = this.requireEnv();
+    const m = env.metrics;
+    const labels = { controller: this.name };
+    const req = parseKey(key);
+    const reconcileID = randomUUID();
+    const log = env.logger.child({ namespace: req.namespace, name: req.name, reconcileID });
+    const signals = [this.hardStop.signal];
+    const timeoutMs = this.options.reconcileTimeoutMs;
+    if (timeoutMs !== undefined) signals.push(AbortSignal.timeout(timeoutMs));
+    const signal = AbortSignal.any(signals);
+    const ctx: ReconcileContext = {
+      signal,
+      log,
+      reconcileID,
+      client: env.client,
+      cache: env.cache,
+      recorder: env.recorder,
+    };
+
+    m.activeWorkers.inc(labels);
+    const started = performance.now();
+    let outcome: Outcome;
+    try {
+      const result = (await this.options.reconcile(req, ctx)) ?? {};
+      if (result.requeueAfter !== undefined && result.requeueAfter > 0) {
+        queue.forget(key);
+        queue.addAfter(key, result.requeueAfter);
+        outcome = "requeue_after";
+      } else if (result.requeue) {
+        queue.addRateLimited(key);
+        outcome = "requeue";
+      } else {
+        queue.forget(key);
+        outcome = "success";
+      }
+    } catch (thrown) {
+      outcome = "error";
+      m.reconcileErrors.inc(labels);
+      const err = thrown instanceof Error ? thrown : new Error(`non-Error thrown: ${String(thrown)}`);
+      if (isPanic(thrown)) m.reconcilePanics.inc(labels);
+      if (timeoutMs !== undefined && signal.aborted && !this.hardStop.signal.aborted) {
+        m.reconcileTimeouts.inc(labels);
+      }
+      if (isTerminalError(thrown)) {
+        m.terminalReconcileErrors.inc(labels);
+        queue.forget(key);
+        log.error({ err }, "reconcile failed with a terminal error; not retrying");
+      } else {
+        queue.addRateLimited(key);
+        log.error({ err, retries: queue.numRequeues(key) }, "reconcile failed; retrying with backoff");
+      }
+    } finally {
+      m.activeWorkers.dec(labels);
+    }
+    m.reconcileTotal.inc({ controller: this.name, result: outcome });
+    m.reconcileTime.observe(labels, (performance.now() - started) / 1000);
+  }
+}
+
+/** The JavaScript analogue of a Go panic: a programming error or a thrown non-Error. */
+function isPanic(thrown: unknown): boolean {
+  return !(thrown instanceof Error) || PROGRAMMING_ERRORS.some((E) => thrown.constructor === E);
+}
+
+function keyFromObject(obj: KubeObject): ReconcileRequest {
+  return { namespace: obj.metadata.namespace ?? "", name: obj.metadata.name ?? "" };
+}
+
+function apiGroup(apiVersion: string): string {
+  const i = apiVersion.indexOf("/");
+  return i < 0 ? "" : apiVersion.slice(0, i);
+}
+
+/**
+ * An informer handler that applies predicates, maps the object to requests and enqueues them. For an
+ * update both the old and the new object are mapped (an owner or a mapped field may have changed), and
+ * the union is enqueued once.
+ */
+function filtered<U extends KubeObject>(
+  predicates: Predicate<U>[],
+  map: (obj: U) => ReconcileRequest[],
+  enqueue: (reqs: Iterable<ReconcileRequest>) => void,
+): EventHandler<U> {
+  return {
+    onAdd: (obj) => {
+      if (predicates.every((p) => p.create?.(obj) ?? true)) enqueue(map(obj));
+    },
+    onUpdate: (oldObj, newObj) => {
+      if (!predicates.every((p) => p.update?.(oldObj, newObj) ?? true)) return;
+      const reqs = new Map<string, ReconcileRequest>();
+      for (const r of [...map(newObj), ...map(oldObj)]) reqs.set(keyOf(r), r);
+      enqueue(reqs.values());
+    },
+    onDelete: (obj) => {
+      if (predicates.every((p) => p.delete?.(obj) ?? true)) enqueue(map(obj));
+    },
+  };
+}

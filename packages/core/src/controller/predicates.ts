@@ -1,0 +1,61 @@
+// Event filters for controllers: which add/update/delete events of a watched kind enqueue a reconcile.
+import type { KubeObject } from "../api/object.ts";
+
+/** Decides per event whether it triggers a reconcile. A missing method means "pass". */
+export interface Predicate<T extends KubeObject = KubeObject> {
+  create?(obj: T): boolean;
+  update?(oldObj: T, newObj: T): boolean;
+  delete?(obj: T): boolean;
+}
+
+/** Updates pass only when metadata.generation changed (spec edits; status-only writes are filtered out). */
+export function generationChanged<T extends KubeObject>(): Predicate<T> {
+  return { update: (o, n) => o.metadata.generation !== n.metadata.generation };
+}
+
+/** Updates pass only when the labels changed. */
+export function labelsChanged<T extends KubeObject>(): Predicate<T> {
+  return { update: (o, n) => !shallowEqual(o.metadata.labels, n.metadata.labels) };
+}
+
+/** Updates pass only when the annotations changed. */
+export function annotationsChanged<T extends KubeObject>(): Predicate<T> {
+  return { update: (o, n) => !shallowEqual(o.metadata.annotations, n.metadata.annotations) };
+}
+
+/** Every event passes only for objects carrying all these labels (for updates: the new object). */
+export function hasLabels<T extends KubeObject>(labels: Record<string, string>): Predicate<T> {
+  const match = (obj: T) => matchesLabels(obj, labels);
+  return { create: match, update: (_o, n) => match(n), delete: match };
+}
+
+/** Passes when any predicate passes. */
+export function or<T extends KubeObject>(...predicates: Predicate<T>[]): Predicate<T> {
+  return {
+    create: (obj) => predicates.some((p) => p.create?.(obj) ?? true),
+    update: (o, n) => predicates.some((p) => p.update?.(o, n) ?? true),
+    delete: (obj) => predicates.some((p) => p.delete?.(obj) ?? true),
+  };
+}
+
+/** Passes when every predicate passes (a controller's predicate list is already combined this way). */
+export function and<T extends KubeObject>(...predicates: Predicate<T>[]): Predicate<T> {
+  return {
+    create: (obj) => predicates.every((p) => p.create?.(obj) ?? true),
+    update: (o, n) => predicates.every((p) => p.update?.(o, n) ?? true),
+    delete: (obj) => predicates.every((p) => p.delete?.(obj) ?? true),
+  };
+}
+
+/** True when the object's labels include every key/value of `labels`. */
+export function matchesLabels(obj: KubeObject, labels: Record<string, string>): boolean {
+  const have = obj.metadata.labels ?? {};
+  for (const [k, v] of Object.entries(labels)) if (have[k] !== v) return false;
+  return true;
+}
+
+function shallowEqual(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
+  const ak = Object.keys(a ?? {});
+  if (ak.length !== Object.keys(b ?? {}).length) return false;
+  return ak.every((k) => a?.[k] === b?.[k]);
+}

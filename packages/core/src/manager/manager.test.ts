@@ -1,0 +1,155 @@
+import { Registry } from "prom-client";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { ConfigMap } from "../api/kinds.ts";
+import { Client } from "../client/client.ts";
+import { controller } from "../controller/controller.ts";
+import { CoreMetrics } from "../metrics/metrics.ts";
+import { FakeApiServer } from "../testing/fake-api-server.test-util.ts";
+import { silentLogger } from "../util/logger.ts";
+import { Manager } from "./manager.ts";
+
+/** Every metric name listed in shared/DESIGN.md (controller-runtime / client-go names). */
+const DESIGN_METRICS = [
+  "controller_runtime_reconcile_total",
+  "controller_runtime_reconcile_errors_total",
+  "controller_runtime_terminal_reconcile_errors_total",
+  "controller_runtime_reconcile_panics_total",
+  "controller_runtime_reconcile_time_seconds",
+  "controller_runtime_max_concurrent_reconciles",
+  "controller_runtime_active_workers",
+  "workqueue_depth",
+  "workqueue_adds_total",
+  "workqueue_queue_duration_seconds",
+  "workqueue_work_duration_seconds",
+  "workqueue_unfinished_work_seconds",
+  "workqueue_longest_running_processor_seconds",
+  "workqueue_retries_total",
+  "leader_election_master_status",
+  "rest_client_requests_total",
+  "rest_client_request_duration_seconds",
+  "process_cpu_seconds_total",
+  "process_resident_memory_bytes",
+  "nodejs_eventloop_lag_seconds",
+];
+
+let server: FakeApiServer;
+const stops: AbortController[] = [];
+
+beforeEach(async () => {
+  server = new FakeApiServer();
+  await server.start();
+});
+
+afterEach(async () => {
+  for (const s of stops.splice(0)) s.abort();
+  await new Promise((r) => setTimeout(r, 10));
+  await server.stop();
+});
+
+function newManager(opts: Partial<ConstructorParameters<typeof Manager>[0]> = {}) {
+  const metrics = new CoreMetrics(new Registry());
+  const client = new Client({ kubeConfig: server.kubeConfig(), metrics });
+  const mgr = new Manager({
+    name: "test",
+    client,
+    metrics,
+    logger: silentLogger,
+    metricsPort: 0,
+    healthPort: 0,
+    bindAddress: "127.0.0.1",
+    ...opts,
+  });
+  const stop = new AbortController();
+  stops.push(stop);
+  return { mgr, stop, metrics };
+}
+
+describe("Manager", () => {
+  it("serves /metrics with every standard metric name, and /healthz and /readyz", async () => {
+    server.put("/api/v1/configmaps", { metadata: { name: "a", namespace: "ns" } });
+    const { mgr, stop } = newManager({
+      leaderElection: { namespace: "ns", leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 },
+    });
+    let reconciled = 0;
+    mgr.add(controller({ name: "cm", for: ConfigMap, reconcile: async () => void reconciled++ }));
+    const running = mgr.start(stop.signal);
+    await vi.waitFor(() => expect(reconciled).toBe(1));
+    const { metrics: mport, health: hport } = mgr.boundPorts();
+    const text = await (await fetch(`http://127.0.0.1:${mport}/metrics`)).text();
+    const missing = DESIGN_METRICS.filter((name) => !new RegExp(`^# TYPE ${name} `, "m").test(text));
+    expect(missing).toEqual([]);
+    expect(text).toMatch(/controller_runtime_reconcile_total\{controller="cm",result="requeue_after"\} 0/);
+    expect(text).toMatch(/leader_election_master_status\{name="ns\/test-leader"\} 1/);
+    expect((await fetch(`http://127.0.0.1:${hport}/healthz`)).status).toBe(200);
+    const ready = await fetch(`http://127.0.0.1:${hport}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.text()).toContain("[+]informers ok");
+    stop.abort();
+    await running;
+  });
+
+  it("is not ready until a failing ready check passes", async () => {
+    const { mgr, stop } = newManager();
+    let ok = false;
+    mgr.addReadyCheck("operand", () => ok);
+    const running = mgr.start(stop.signal);
+    await vi.waitFor(() => expect(mgr.boundPorts().health).toBeGreaterThan(0));
+    const url = `http://127.0.0.1:${mgr.boundPorts().health}/readyz`;
+    await vi.waitFor(async () => expect(await (await fetch(url)).text()).toContain("[-]operand failed"));
+    expect((await fetch(url)).status).toBe(500);
+    ok = true;
+    expect((await fetch(url)).status).toBe(200);
+    stop.abort();
+    await running;
+  });
+
+  it("with two managers on one Lease exactly one leads, and a graceful stop hands over", async () => {
+    const le = {
+      namespace: "ns",
+      name: "shared",
+      leaseDurationMs: 3000,
+      renewDeadlineMs: 2000,
+      retryPeriodMs: 100,
+    };
+    const a = newManager({ leaderElection: { ...le, identity: "a" }, metricsPort: null, healthPort: null });
+    const b = newManager({ leaderElection: { ...le, identity: "b" }, metricsPort: null, healthPort: null });
+    const runA = a.mgr.start(a.stop.signal);
+    await vi.waitFor(() => expect(a.mgr.isLeader()).toBe(true));
+    const runB = b.mgr.start(b.stop.signal);
+    await new Promise((r) => setTimeout(r, 400)); // several retry periods of b
+    expect(b.mgr.isLeader()).toBe(false);
+    a.stop.abort();
+    await runA; // releases the lease on the way out
+    const lease = server.objects.get("/apis/coordination.k8s.io/v1/leases")?.get("ns/shared") as unknown as {
+      spec: { holderIdentity?: string };
+    };
+    expect(lease.spec.holderIdentity ?? "").toBe("");
+    // b takes over at its next retry, long before the 3 s lease would have expired.
+    await vi.waitFor(() => expect(b.mgr.isLeader()).toBe(true), { timeout: 1500 });
+    b.stop.abort();
+    await runB;
+  });
+
+  it("fails start when the caches cannot sync", async () => {
+    const { mgr, stop } = newManager({ cacheSyncTimeoutMs: 200, metricsPort: null, healthPort: null });
+    mgr.add(controller({ name: "cm", for: ConfigMap, reconcile: async () => {} }));
+    await server.stop(); // nothing answers the list
+    await expect(mgr.start(stop.signal)).rejects.toThrow(/did not sync/);
+    server = new FakeApiServer();
+    await server.start();
+  });
+
+  it("refuses to add a controller name twice or after start", async () => {
+    const { mgr, stop } = newManager({ metricsPort: null, healthPort: null });
+    mgr.add(controller({ name: "cm", for: ConfigMap, reconcile: async () => {} }));
+    expect(() => mgr.add(controller({ name: "cm", for: ConfigMap, reconcile: async () => {} }))).toThrow(
+      /already added/,
+    );
+    const running = mgr.start(stop.signal);
+    expect(() => mgr.add(controller({ name: "x", for: ConfigMap, reconcile: async () => {} }))).toThrow(
+      /already started/,
+    );
+    stop.abort();
+    await running;
+  });
+});

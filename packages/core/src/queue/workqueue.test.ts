@@ -1,0 +1,353 @@
+import { Registry } from "prom-client";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { CoreMetrics } from "../metrics/metrics.ts";
+import { ItemExponentialFailureRateLimiter } from "./rate-limiter.ts";
+import { WorkQueue, type WorkQueueOptions } from "./workqueue.ts";
+
+function newQueue(options: Partial<WorkQueueOptions<string>> = {}) {
+  const metrics = new CoreMetrics(new Registry());
+  const queue = new WorkQueue<string>({ name: "test", metrics, ...options });
+  return { queue, metrics };
+}
+
+/** Lets pending promise callbacks and immediates run (no time passes). */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Whether `promise` has settled, without waiting for it. */
+async function isSettled(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void promise.then(() => {
+    settled = true;
+  });
+  await settle();
+  return settled;
+}
+
+/** The value of one series, read back from the registry like a scrape would (`x_sum`/`x_count` of a histogram). */
+async function sample(
+  metrics: CoreMetrics,
+  metricName: string,
+  labels = { name: "test", controller: "test" },
+) {
+  const family = metrics.registry.getSingleMetric(metricName.replace(/_(sum|count)$/, ""));
+  if (family === undefined) throw new Error(`no metric ${metricName}`);
+  const { values } = await family.get();
+  return values.find(
+    (v) =>
+      ("metricName" in v ? v.metricName : metricName) === metricName &&
+      v.labels.name === labels.name &&
+      v.labels.controller === labels.controller,
+  )?.value;
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("WorkQueue", () => {
+  it("keeps one copy of an item that is already waiting", async () => {
+    const { queue } = newQueue();
+    queue.add("a");
+    queue.add("b");
+    queue.add("a");
+    expect(queue.len()).toBe(2);
+    expect(await queue.get()).toBe("a");
+    expect(await queue.get()).toBe("b");
+    expect(queue.len()).toBe(0);
+  });
+
+  it("hands out items in FIFO order, to waiters in the order they asked", async () => {
+    const { queue } = newQueue();
+    for (const item of ["c", "a", "d", "b"]) queue.add(item);
+    expect([await queue.get(), await queue.get()]).toEqual(["c", "a"]);
+
+    queue.add("e");
+    const waiting = [queue.get(), queue.get(), queue.get(), queue.get(), queue.get(), queue.get()];
+    for (const item of ["f", "g", "h"]) queue.add(item);
+    expect(await Promise.all(waiting)).toEqual(["d", "b", "e", "f", "g", "h"]);
+  });
+
+  it("stays FIFO across many items", async () => {
+    const { queue } = newQueue();
+    const got: string[] = [];
+    for (let i = 0; i < 5_000; i++) queue.add(`k${i}`);
+    for (let i = 0; i < 3_000; i++) got.push((await queue.get())!);
+    for (let i = 5_000; i < 8_000; i++) queue.add(`k${i}`);
+    while (queue.len() > 0) got.push((await queue.get())!);
+    expect(got).toEqual(Array.from({ length: 8_000 }, (_, i) => `k${i}`));
+  });
+
+  it("re-queues an item added while it is processed, exactly once, after done()", async () => {
+    const { queue } = newQueue();
+    queue.add("a");
+    expect(await queue.get()).toBe("a");
+    queue.add("a");
+    queue.add("a");
+    expect(queue.len()).toBe(0); // not handed to another worker while held
+
+    const next = queue.get();
+    expect(await isSettled(next)).toBe(false);
+    queue.done("a");
+    expect(await next).toBe("a");
+    expect(queue.len()).toBe(0);
+    queue.done("a");
+    expect(queue.len()).toBe(0);
+    expect(await isSettled(queue.get())).toBe(false);
+  });
+
+  it("ignores done() for an item that is not held", async () => {
+    const { queue } = newQueue();
+    queue.add("a");
+    queue.done("a");
+    expect(queue.len()).toBe(1);
+    expect(await queue.get()).toBe("a");
+  });
+
+  it("never lets two concurrent workers hold the same item", async () => {
+    const { queue } = newQueue();
+    let seed = 42;
+    const random = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % n;
+    };
+    const held = new Set<string>();
+    const overlaps: string[] = [];
+    const processed: string[] = [];
+
+    const worker = async () => {
+      for (;;) {
+        const item = await queue.get();
+        if (item === undefined) return;
+        if (held.has(item)) overlaps.push(item);
+        held.add(item);
+        // Work takes a few turns of the event loop; meanwhile others keep adding the same keys.
+        for (let i = random(4); i >= 0; i--) await settle();
+        if (random(3) === 0) queue.add(item);
+        held.delete(item);
+        processed.push(item);
+        queue.done(item);
+      }
+    };
+    const workers = Array.from({ length: 4 }, worker);
+    for (let round = 0; round < 200; round++) {
+      for (let i = 0; i < 3; i++) queue.add(`k${random(5)}`);
+      await settle();
+    }
+    await queue.shutDownWithDrain();
+    await Promise.all(workers);
+
+    expect(overlaps).toEqual([]);
+    expect(processed.length).toBeGreaterThan(200);
+    expect(held.size).toBe(0);
+  });
+
+  it("resolves waiting get() calls with undefined on shutDown, drops waiting items and ignores adds", async () => {
+    const { queue } = newQueue();
+    const waiters = [queue.get(), queue.get(), queue.get()];
+    queue.shutDown();
+    expect(await Promise.all(waiters)).toEqual([undefined, undefined, undefined]);
+    expect(queue.isShuttingDown()).toBe(true);
+
+    queue.add("late");
+    expect(queue.len()).toBe(0);
+    expect(await queue.get()).toBeUndefined();
+
+    const { queue: full } = newQueue();
+    full.add("a");
+    full.add("b");
+    full.shutDown();
+    expect(full.len()).toBe(0);
+    expect(await full.get()).toBeUndefined();
+  });
+
+  it("shutDownWithDrain resolves only after every held item is done()", async () => {
+    const { queue } = newQueue();
+    for (const item of ["a", "b", "c"]) queue.add(item);
+    const a = await queue.get();
+    const b = await queue.get();
+    expect([a, b]).toEqual(["a", "b"]);
+
+    const drained = queue.shutDownWithDrain();
+    expect(await isSettled(drained)).toBe(false);
+    queue.add("a"); // ignored: shutting down, so done("a") does not re-queue
+    queue.done("a");
+    expect(await isSettled(drained)).toBe(false);
+    queue.done("b");
+    expect(await isSettled(drained)).toBe(true);
+    expect(await queue.get()).toBeUndefined(); // "c" was waiting: dropped
+
+    const { queue: idle } = newQueue();
+    expect(await isSettled(idle.shutDownWithDrain())).toBe(true);
+  });
+
+  it("addAfter adds items when due, earliest first, with a single timer", async () => {
+    vi.useFakeTimers();
+    const { queue } = newQueue();
+    queue.addAfter("a", 300);
+    queue.addAfter("b", 100);
+    queue.addAfter("c", 200);
+    queue.addAfter("d", 200);
+    expect(vi.getTimerCount()).toBe(1);
+    expect(queue.len()).toBe(0);
+
+    vi.advanceTimersByTime(99);
+    expect(queue.len()).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(queue.len()).toBe(1);
+    vi.advanceTimersByTime(100);
+    expect(queue.len()).toBe(3);
+    vi.advanceTimersByTime(100);
+    expect(queue.len()).toBe(4);
+    expect(vi.getTimerCount()).toBe(0);
+    expect([await queue.get(), await queue.get(), await queue.get(), await queue.get()]).toEqual([
+      "b",
+      "c",
+      "d",
+      "a",
+    ]);
+
+    queue.addAfter("now", 0);
+    queue.addAfter("negative", -5);
+    expect(queue.len()).toBe(2);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("addAfter keeps the earliest due time of an item added again", async () => {
+    vi.useFakeTimers();
+    const { queue, metrics } = newQueue();
+    queue.addAfter("later", 500);
+    queue.addAfter("later", 100); // moves it forward
+    queue.addAfter("sooner", 100);
+    queue.addAfter("sooner", 500); // ignored
+    vi.advanceTimersByTime(100);
+    expect(queue.len()).toBe(2);
+    vi.advanceTimersByTime(1_000);
+    expect(queue.len()).toBe(2);
+    expect(await sample(metrics, "workqueue_adds_total")).toBe(2);
+  });
+
+  it("shutDown drops delayed items and clears the timer", () => {
+    vi.useFakeTimers();
+    const { queue } = newQueue();
+    queue.addAfter("a", 100);
+    expect(vi.getTimerCount()).toBe(1);
+    queue.shutDown();
+    expect(vi.getTimerCount()).toBe(0);
+    queue.addAfter("b", 100);
+    queue.addRateLimited("c");
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(1_000);
+    expect(queue.len()).toBe(0);
+  });
+
+  it("addRateLimited waits as long as the rate limiter says; forget resets it", async () => {
+    vi.useFakeTimers();
+    const { queue, metrics } = newQueue({ rateLimiter: new ItemExponentialFailureRateLimiter(100, 10_000) });
+    queue.addRateLimited("a");
+    queue.addRateLimited("a"); // 200 ms: the earlier due time (100 ms) is kept
+    expect(queue.numRequeues("a")).toBe(2);
+    vi.advanceTimersByTime(99);
+    expect(queue.len()).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(queue.len()).toBe(1);
+    expect(await queue.get()).toBe("a");
+    queue.done("a");
+
+    queue.addRateLimited("a"); // third failure: 400 ms
+    vi.advanceTimersByTime(399);
+    expect(queue.len()).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(queue.len()).toBe(1);
+
+    queue.forget("a");
+    expect(queue.numRequeues("a")).toBe(0);
+    expect(await sample(metrics, "workqueue_retries_total")).toBe(3);
+  });
+});
+
+describe("WorkQueue metrics", () => {
+  it("counts real adds, tracks depth and retries", async () => {
+    vi.useFakeTimers();
+    const { queue, metrics } = newQueue({ name: "q", controller: "ctl" });
+    const labels = { name: "q", controller: "ctl" };
+    expect(await sample(metrics, "workqueue_depth", labels)).toBe(0);
+    expect(await sample(metrics, "workqueue_adds_total", labels)).toBe(0);
+
+    queue.add("a");
+    queue.add("a");
+    queue.add("b");
+    expect(await sample(metrics, "workqueue_adds_total", labels)).toBe(2);
+    expect(await sample(metrics, "workqueue_depth", labels)).toBe(2);
+
+    await queue.get();
+    expect(await sample(metrics, "workqueue_depth", labels)).toBe(1);
+    queue.add("a"); // re-added while processing: waits again, so it counts
+    expect(await sample(metrics, "workqueue_adds_total", labels)).toBe(3);
+    expect(await sample(metrics, "workqueue_depth", labels)).toBe(2);
+    queue.done("a");
+    expect(await sample(metrics, "workqueue_depth", labels)).toBe(2);
+
+    queue.addRateLimited("c");
+    queue.addRateLimited("c");
+    expect(await sample(metrics, "workqueue_retries_total", labels)).toBe(2);
+    vi.runAllTimers();
+    expect(await sample(metrics, "workqueue_adds_total", labels)).toBe(4);
+    expect(await sample(metrics, "workqueue_depth", labels)).toBe(3);
+
+    queue.shutDown();
+    expect(await sample(metrics, "workqueue_depth", labels)).toBe(0);
+  });
+
+  it("observes queue and work durations with the injected clock", async () => {
+    let now = 0;
+    const { queue, metrics } = newQueue({ now: () => now });
+    queue.add("a");
+    queue.add("b");
+    now = 1_000;
+    await queue.get();
+    now = 3_000;
+    await queue.get();
+    expect(await sample(metrics, "workqueue_queue_duration_seconds_count")).toBe(2);
+    expect(await sample(metrics, "workqueue_queue_duration_seconds_sum")).toBe(4);
+
+    now = 5_000;
+    queue.done("a");
+    queue.done("b");
+    expect(await sample(metrics, "workqueue_work_duration_seconds_count")).toBe(2);
+    expect(await sample(metrics, "workqueue_work_duration_seconds_sum")).toBe(6);
+  });
+
+  it("reports unfinished work and the longest running processor at scrape time", async () => {
+    let now = 0;
+    const { queue, metrics } = newQueue({ now: () => now });
+    queue.add("a");
+    queue.add("b");
+    now = 1_000;
+    await queue.get(); // a from 1 s
+    now = 3_000;
+    await queue.get(); // b from 3 s
+
+    now = 4_000;
+    expect(await sample(metrics, "workqueue_unfinished_work_seconds")).toBe(4); // 3 + 1
+    expect(await sample(metrics, "workqueue_longest_running_processor_seconds")).toBe(3);
+
+    now = 10_000;
+    queue.done("a");
+    expect(await sample(metrics, "workqueue_unfinished_work_seconds")).toBe(7);
+    expect(await sample(metrics, "workqueue_longest_running_processor_seconds")).toBe(7);
+
+    queue.done("b");
+    expect(await sample(metrics, "workqueue_unfinished_work_seconds")).toBe(0);
+    expect(await sample(metrics, "workqueue_longest_running_processor_seconds")).toBe(0);
+
+    queue.shutDown();
+    expect(await sample(metrics, "workqueue_unfinished_work_seconds")).toBeUndefined();
+  });
+
+  it("defaults the controller label to the queue name", async () => {
+    const { queue, metrics } = newQueue({ name: "solo" });
+    queue.add("a");
+    expect(await sample(metrics, "workqueue_adds_total", { name: "solo", controller: "solo" })).toBe(1);
+    expect(queue.controller).toBe("solo");
+  });
+});

@@ -1,0 +1,353 @@
+// The controller work queue: de-duplicating, delaying and rate-limited, with client-go's semantics and metrics.
+import type { Counter, Gauge, Histogram } from "prom-client";
+import { type CoreMetrics, globalMetrics } from "../metrics/metrics.ts";
+import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
+
+/** Options of a {@link WorkQueue}. */
+export interface WorkQueueOptions<T> {
+  /** Queue name: the `name` label of the workqueue_* metrics. */
+  name: string;
+  /** The `controller` label of the workqueue_* metrics; defaults to `name`. */
+  controller?: string;
+  /** Where to record metrics; defaults to {@link globalMetrics}. */
+  metrics?: CoreMetrics;
+  /** Decides the delay of {@link WorkQueue.addRateLimited}; defaults to {@link defaultControllerRateLimiter}. */
+  rateLimiter?: RateLimiter<T>;
+  /** Millisecond clock for the duration metrics; defaults to `performance.now`. */
+  now?: () => number;
+}
+
+/** setTimeout's largest delay; longer waits re-arm the timer when it fires. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/**
+ * A work queue with client-go's guarantees: an item waits at most once (adds of a waiting item are merged),
+ * no two workers ever hold the same item, and an item added while it is processed is queued again on `done()`.
+ * Items are compared as Map keys, so use strings (e.g. "namespace/name") or stable object references.
+ *
+ * A worker loops: `const item = await q.get(); if (item === undefined) return; try { ... } finally { q.done(item) }`.
+ */
+export class WorkQueue<T = string> {
+  /** The `name` label of this queue's metrics. */
+  readonly name: string;
+  /** The `controller` label of this queue's metrics. */
+  readonly controller: string;
+
+  private readonly rateLimiter: RateLimiter<T>;
+  private readonly now: () => number;
+  private readonly queue = new Fifo<T>();
+  /** Items waiting to be processed (queued, or re-added while processing) -> when they were added. */
+  private readonly dirty = new Map<T, number>();
+  /** Items held by a worker -> when it got them. */
+  private readonly processing = new Map<T, number>();
+  /** Pending get() calls, oldest first; non-empty only while the queue is empty. */
+  private readonly waiters: ((item: T | undefined) => void)[] = [];
+  /** Pending shutDownWithDrain() calls. */
+  private readonly drained: (() => void)[] = [];
+  private readonly delayed = new DelayHeap<T>();
+  /** The one timer of the delaying queue, armed for the earliest due item. */
+  private timer: NodeJS.Timeout | undefined;
+  private timerDue = Number.POSITIVE_INFINITY;
+  private shuttingDown = false;
+
+  private readonly depth: Gauge.Internal<"name" | "controller">;
+  private readonly adds: Counter.Internal;
+  private readonly retries: Counter.Internal;
+  private readonly queueDuration: Histogram.Internal<"name" | "controller">;
+  private readonly workDuration: Histogram.Internal<"name" | "controller">;
+  private readonly untrack: () => void;
+
+  constructor(options: WorkQueueOptions<T>) {
+    this.name = options.name;
+    this.controller = options.controller ?? options.name;
+    this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<T>();
+    this.now = options.now ?? (() => performance.now());
+
+    const metrics = options.metrics ?? globalMetrics();
+    const labels = { name: this.name, controller: this.controller };
+    this.depth = metrics.workqueueDepth.labels(labels);
+    this.adds = metrics.workqueueAdds.labels(labels);
+    this.retries = metrics.workqueueRetries.labels(labels);
+    this.queueDuration = metrics.workqueueQueueDuration.labels(labels);
+    this.workDuration = metrics.workqueueWorkDuration.labels(labels);
+    // Export the series at zero from the start, so dashboards and rate() see the queue before its first add.
+    this.depth.set(0);
+    this.adds.inc(0);
+    this.retries.inc(0);
+    this.untrack = metrics.trackQueue({
+      name: this.name,
+      controller: this.controller,
+      unfinishedWorkSeconds: () => this.unfinishedWorkSeconds(),
+      longestRunningProcessorSeconds: () => this.longestRunningProcessorSeconds(),
+    });
+  }
+
+  /** Queues `item` unless it is already waiting; if a worker holds it, it is queued again on `done()`. */
+  add(item: T): void {
+    if (this.shuttingDown || this.dirty.has(item)) return;
+    this.dirty.set(item, this.now());
+    this.adds.inc();
+    this.depth.set(this.dirty.size);
+    if (this.processing.has(item)) return;
+    this.queue.push(item);
+    this.dispatch();
+  }
+
+  /**
+   * The next item, oldest first, waiting for one if needed; the caller holds it until `done(item)`.
+   * Resolves `undefined` once the queue is shut down: the worker should then return.
+   */
+  get(): Promise<T | undefined> {
+    if (this.queue.length > 0) return Promise.resolve(this.take());
+    if (this.shuttingDown) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Marks `item` as processed; queues it again if it was added meanwhile. Ignored for an item not held. */
+  done(item: T): void {
+    const startedAt = this.processing.get(item);
+    if (startedAt === undefined) return;
+    this.processing.delete(item);
+    this.workDuration.observe((this.now() - startedAt) / 1000);
+    if (this.dirty.has(item)) {
+      this.queue.push(item);
+      this.dispatch();
+    } else if (this.shuttingDown && this.processing.size === 0) {
+      for (const resolve of this.drained.splice(0)) resolve();
+    }
+  }
+
+  /** Number of items waiting in the queue (not those being processed, nor those delayed by `addAfter`). */
+  len(): number {
+    return this.queue.length;
+  }
+
+  /**
+   * Adds `item` after `delayMs` (at once when `delayMs <= 0`). While it waits, adding it again with a
+   * later due time is ignored and with an earlier one moves it forward: it is added once, at the earliest.
+   */
+  addAfter(item: T, delayMs: number): void {
+    if (this.shuttingDown) return;
+    if (!(delayMs > 0)) {
+      this.add(item);
+      return;
+    }
+    const due = performance.now() + delayMs;
+    if (this.delayed.schedule(item, due) && due < this.timerDue) this.arm();
+  }
+
+  /** Adds `item` after the delay its rate limiter decides (a retry: counted in workqueue_retries_total). */
+  addRateLimited(item: T): void {
+    if (this.shuttingDown) return;
+    this.retries.inc();
+    this.addAfter(item, this.rateLimiter.when(item));
+  }
+
+  /** Clears the item's failure history in the rate limiter (call it when the item succeeded). */
+  forget(item: T): void {
+    this.rateLimiter.forget(item);
+  }
+
+  /** How many times the item was rate-limited since it was last forgotten. */
+  numRequeues(item: T): number {
+    return this.rateLimiter.numRequeues(item);
+  }
+
+  /**
+   * Stops the queue: later adds are ignored, waiting and delayed items are dropped, pending `get()` calls
+   * resolve `undefined`. Items being processed may still be `done()`.
+   */
+  shutDown(): void {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    this.queue.clear();
+    this.dirty.clear();
+    this.delayed.clear();
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerDue = Number.POSITIVE_INFINITY;
+    this.depth.set(0);
+    this.untrack();
+    for (const resolve of this.waiters.splice(0)) resolve(undefined);
+  }
+
+  /** Shuts down like {@link shutDown}, then resolves once every item being processed is `done()`. */
+  shutDownWithDrain(): Promise<void> {
+    this.shutDown();
+    if (this.processing.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drained.push(resolve));
+  }
+
+  /** Whether `shutDown` or `shutDownWithDrain` was called. */
+  isShuttingDown(): boolean {
+    return this.shuttingDown;
+  }
+
+  /** Hands queued items to pending get() calls. */
+  private dispatch(): void {
+    while (this.waiters.length > 0 && this.queue.length > 0) this.waiters.shift()!(this.take());
+  }
+
+  /** Moves the oldest queued item to processing. The queue must not be empty. */
+  private take(): T {
+    const item = this.queue.shift();
+    const now = this.now();
+    this.queueDuration.observe((now - (this.dirty.get(item) ?? now)) / 1000);
+    this.dirty.delete(item);
+    this.processing.set(item, now);
+    this.depth.set(this.dirty.size);
+    return item;
+  }
+
+  /** (Re)arms the single timer for the earliest delayed item. */
+  private arm(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerDue = this.delayed.nextDue() ?? Number.POSITIVE_INFINITY;
+    if (this.timerDue === Number.POSITIVE_INFINITY) return;
+    // At least 1 ms, rounded up: a timer that fires early finds nothing due and re-arms; it never spins.
+    const wait = Math.min(MAX_TIMEOUT_MS, Math.max(1, Math.ceil(this.timerDue - performance.now())));
+    this.timer = setTimeout(this.fire, wait);
+  }
+
+  private readonly fire = (): void => {
+    for (const item of this.delayed.takeDue(performance.now())) this.add(item);
+    this.arm();
+  };
+
+  private unfinishedWorkSeconds(): number {
+    const now = this.now();
+    let total = 0;
+    for (const startedAt of this.processing.values()) total += now - startedAt;
+    return total / 1000;
+  }
+
+  private longestRunningProcessorSeconds(): number {
+    const now = this.now();
+    let longest = 0;
+    for (const startedAt of this.processing.values()) longest = Math.max(longest, now - startedAt);
+    return longest / 1000;
+  }
+}
+
+/** A FIFO with O(1) amortized shift (Array#shift is O(n) on large arrays). */
+class Fifo<T> {
+  private items: (T | undefined)[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  /** Removes and returns the oldest item. The queue must not be empty. */
+  shift(): T {
+    const item = this.items[this.head] as T;
+    this.items[this.head++] = undefined;
+    if (this.head === this.items.length) this.clear();
+    else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  clear(): void {
+    this.items = [];
+    this.head = 0;
+  }
+}
+
+interface Delayed<T> {
+  readonly item: T;
+  due: number;
+  readonly seq: number;
+  index: number;
+}
+
+/** Delayed items in a binary min-heap by due time (then insertion order), one entry per item. */
+class DelayHeap<T> {
+  private readonly heap: Delayed<T>[] = [];
+  private readonly entries = new Map<T, Delayed<T>>();
+  private seq = 0;
+
+  /** Schedules `item` at `due`, or moves it earlier; returns false when it was already due no later. */
+  schedule(item: T, due: number): boolean {
+    const entry = this.entries.get(item);
+    if (entry !== undefined) {
+      if (entry.due <= due) return false;
+      entry.due = due;
+      this.up(entry.index);
+      return true;
+    }
+    const added: Delayed<T> = { item, due, seq: this.seq++, index: this.heap.length };
+    this.entries.set(item, added);
+    this.heap.push(added);
+    this.up(added.index);
+    return true;
+  }
+
+  nextDue(): number | undefined {
+    return this.heap[0]?.due;
+  }
+
+  /** Removes and returns the items due at `now`, earliest first. */
+  takeDue(now: number): T[] {
+    const due: T[] = [];
+    for (let top = this.heap[0]; top !== undefined && top.due <= now; top = this.heap[0]) {
+      const last = this.heap.pop()!;
+      if (last !== top) {
+        this.place(last, 0);
+        this.down(0);
+      }
+      this.entries.delete(top.item);
+      due.push(top.item);
+    }
+    return due;
+  }
+
+  clear(): void {
+    this.heap.length = 0;
+    this.entries.clear();
+  }
+
+  private before(a: Delayed<T>, b: Delayed<T>): boolean {
+    return a.due < b.due || (a.due === b.due && a.seq < b.seq);
+  }
+
+  private place(entry: Delayed<T>, index: number): void {
+    this.heap[index] = entry;
+    entry.index = index;
+  }
+
+  private up(index: number): void {
+    const entry = this.heap[index]!;
+    while (index > 0) {
+      const parentIndex = (index - 1) >> 1;
+      const parent = this.heap[parentIndex]!;
+      if (!this.before(entry, parent)) break;
+      this.place(parent, index);
+      index = parentIndex;
+    }
+    this.place(entry, index);
+  }
+
+  private down(index: number): void {
+    const entry = this.heap[index]!;
+    const size = this.heap.length;
+    for (;;) {
+      let child = 2 * index + 1;
+      if (child >= size) break;
+      const right = this.heap[child + 1];
+      if (right !== undefined && this.before(right, this.heap[child]!)) child++;
+      const smallest = this.heap[child]!;
+      if (!this.before(smallest, entry)) break;
+      this.place(smallest, index);
+      index = child;
+    }
+    this.place(entry, index);
+  }
+}
