@@ -12,7 +12,7 @@ const DEADLINE = 10_000;
 const RETRY = 2_000;
 
 /** Ways a candidate's connection to the Lease can break. */
-type Fault = "update-500" | "unreachable" | "hang";
+type Fault = "update-500" | "unreachable" | "hang" | "stuck";
 
 /** One Lease held in memory: a record, a version counter bumped on every write, and a log of writes. */
 class MemoryLease {
@@ -70,6 +70,7 @@ class MemoryLock implements ResourceLock {
 
   private async request(verb: string, signal: AbortSignal | undefined): Promise<void> {
     if (this.fault === "unreachable") throw new ApiError(0, "ECONNREFUSED", "connect ECONNREFUSED");
+    if (this.fault === "stuck") return new Promise<void>(() => {}); // never answers, ignores the signal
     if (this.fault === "hang" || this.store.latencyMs > 0) {
       await new Promise<void>((resolve, reject) => {
         if (signal?.aborted) return reject(signal.reason);
@@ -307,7 +308,7 @@ describe("LeaderElector", () => {
     },
   );
 
-  it.each<Fault>(["update-500", "unreachable", "hang"])(
+  it.each<Fault>(["update-500", "unreachable", "hang", "stuck"])(
     "gives up leadership when renewals fail (%s) for renewDeadline",
     async (fault) => {
       const store = new MemoryLease();
@@ -317,17 +318,18 @@ describe("LeaderElector", () => {
       a.lock.fault = fault;
       expect(await masterStatus(a.metrics)).toBe(1);
 
-      // The next renewal round starts at 2 x RETRY and may retry until renewDeadline has passed.
-      const roundStart = 2 * RETRY;
-      await advanceTo(roundStart + DEADLINE - 1);
+      // Renewals are retried until renewDeadline has passed since the last successful one (at RETRY),
+      // not from the start of the failing round (client-go), so leadership ends 2 s earlier.
+      const lastRenewal = RETRY;
+      await advanceTo(lastRenewal + DEADLINE - 1);
       expect(a.elector.isLeader()).toBe(true);
       expect(a.leaderSignal?.aborted).toBe(false);
 
-      await advanceTo(roundStart + DEADLINE);
+      await advanceTo(lastRenewal + DEADLINE);
       expect(a.outcome()).toBe("lost");
       expect(await a.result).toBe("lost");
       // Others may take over LEASE after their last observation (at RETRY at the earliest): we stopped before.
-      expect(roundStart + DEADLINE).toBeLessThan(RETRY + LEASE);
+      expect(lastRenewal + DEADLINE).toBeLessThan(RETRY + LEASE);
       expect(a.elector.isLeader()).toBe(false);
       expect(a.leaderSignal?.aborted).toBe(true);
       expect(a.stoppedCalls).toBe(1);
@@ -461,5 +463,23 @@ describe("LeaderElector", () => {
     stop.abort();
     await result;
     expect(await masterStatus(metrics)).toBe(0);
+  });
+
+  it("fails its liveness check while leading without a renewal for leaseDuration + tolerance", async () => {
+    const store = new MemoryLease();
+    let jumpMs = 0; // a clock that runs ahead of the timers, as when the event loop was blocked
+    const a = candidate(store, "a", { now: () => Date.now() + jumpMs });
+    expect(a.elector.check()).toBe(true); // not leading: healthy
+    await advanceTo(RETRY);
+    expect(a.elector.isLeader()).toBe(true);
+    expect(a.elector.check(5_000)).toBe(true);
+
+    jumpMs = LEASE + 5_000; // exactly at the tolerance: still healthy
+    expect(a.elector.check(5_000)).toBe(true);
+    jumpMs = LEASE + 5_001;
+    expect(() => a.elector.check(5_000)).toThrow(/leading but the lease was last renewed 20 s ago/);
+    a.stop.abort();
+    await a.result;
+    expect(a.elector.check(5_000)).toBe(true); // stopped leading: healthy again
   });
 });

@@ -32,8 +32,11 @@ export interface LeaderElectorOptions {
   renewDeadlineMs?: number;
   /** Interval between attempts to acquire or renew; default 2000. */
   retryPeriodMs?: number;
-  /** On a graceful stop, write a record with no holder so a successor need not wait for expiry; default true. */
-  releaseOnCancel?: boolean;
+  /**
+   * On a graceful stop, write a record with no holder so a successor need not wait for expiry; default true.
+   * A function is asked at that moment (e.g. the manager releases only when no reconcile is still running).
+   */
+  releaseOnCancel?: boolean | (() => boolean);
   callbacks?: LeaderCallbacks;
   metrics?: CoreMetrics;
   logger?: Logger;
@@ -70,7 +73,7 @@ export class LeaderElector {
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
-  private readonly releaseOnCancel: boolean;
+  private readonly releaseOnCancel: () => boolean;
   private readonly callbacks: LeaderCallbacks;
   private readonly metrics: CoreMetrics;
   private readonly log: Logger;
@@ -80,6 +83,8 @@ export class LeaderElector {
   /** The record last read or written, and when (local clock) it was first seen. */
   private observed: LeaderElectionRecord | undefined;
   private observedAt = 0;
+  /** Local time at the start of the last successful acquire or renewal (the renewTime it wrote). */
+  private renewedAt = 0;
   private reportedLeader = "";
   private leading = false;
   private running = false;
@@ -107,7 +112,8 @@ export class LeaderElector {
     }
     if (this.lock.identity === "") throw new Error(`${where}: the lock's identity must not be empty`);
     this.name = options.name ?? this.lock.describe();
-    this.releaseOnCancel = options.releaseOnCancel ?? true;
+    const release = options.releaseOnCancel ?? true;
+    this.releaseOnCancel = typeof release === "function" ? release : () => release;
     this.callbacks = options.callbacks ?? {};
     this.metrics = options.metrics ?? globalMetrics();
     this.log = (options.logger ?? silentLogger).child({
@@ -133,7 +139,7 @@ export class LeaderElector {
       if (!(await this.acquire(signal))) return "stopped";
       if (signal.aborted) {
         // Acquired just as we were told to stop: hand the lock back without starting to lead.
-        if (this.releaseOnCancel) await this.release();
+        if (this.releaseOnCancel()) await this.release();
         return "stopped";
       }
       const leader = new AbortController();
@@ -145,7 +151,7 @@ export class LeaderElector {
       this.setLeading(false);
       leader.abort(outcome === "lost" ? new Error("leader election lost") : signal.reason);
       if (outcome === "lost") this.log.error("leader election lost: the lease could not be renewed in time");
-      else if (this.releaseOnCancel) await this.release();
+      else if (this.releaseOnCancel()) await this.release();
       this.log.info("stopped leading");
       this.callStoppedLeading();
       return outcome;
@@ -157,6 +163,21 @@ export class LeaderElector {
   /** True while this candidate leads (between onStartedLeading and the end of leadership). */
   isLeader(): boolean {
     return this.leading;
+  }
+
+  /**
+   * A liveness check (client-go's HealthzAdaptor): throws while this candidate believes it leads but has not
+   * renewed for longer than leaseDuration + `toleranceMs` (renewals stalled: others may lead by now).
+   */
+  check(toleranceMs = 10_000): true {
+    if (!this.leading) return true;
+    const sinceRenewal = this.now() - this.renewedAt;
+    if (sinceRenewal > this.leaseDurationMs + toleranceMs) {
+      throw new Error(
+        `leader election on ${this.lock.describe()}: leading but the lease was last renewed ${Math.round(sinceRenewal / 1000)} s ago (lease ${this.leaseDurationMs / 1000} s)`,
+      );
+    }
+    return true;
   }
 
   /** The holder identity last observed on the lock; "" if none. */
@@ -176,7 +197,11 @@ export class LeaderElector {
     return false;
   }
 
-  /** Renews every retryPeriod; each renewal retries until renewDeadline (as client-go's PollUntilContextTimeout). */
+  /**
+   * Renews every retryPeriod, retrying a failed renewal until renewDeadline has passed since the last
+   * successful one (stricter than client-go, which counts renewDeadline from the start of each attempt
+   * round): leadership ends at most renewDeadline after the last renewal, well inside the lease.
+   */
   private async renew(signal: AbortSignal): Promise<"stopped" | "lost"> {
     for (;;) {
       await sleepUntilAborted(this.retryPeriodMs, signal);
@@ -188,10 +213,13 @@ export class LeaderElector {
   }
 
   private async renewWithinDeadline(parent: AbortSignal): Promise<boolean> {
-    const deadline = withDeadline(parent, this.renewDeadlineMs);
+    const remainingMs = this.renewedAt + this.renewDeadlineMs - this.now();
+    if (remainingMs <= 0) return false;
+    const deadline = withDeadline(parent, remainingMs);
     try {
       for (;;) {
-        const renewed = await this.tryAcquireOrRenew(deadline.signal);
+        // Raced against the deadline too: a request that ignores its signal must not keep us leading.
+        const renewed = await orWhenAborted(this.tryAcquireOrRenew(deadline.signal), deadline.signal, false);
         this.reportTransition();
         if (renewed) return true;
         await sleepUntilAborted(this.retryPeriodMs, deadline.signal);
@@ -219,6 +247,7 @@ export class LeaderElector {
       if (current === undefined) {
         await this.lock.create(desired, signal);
         this.setObserved(desired);
+        this.renewedAt = now;
         return true;
       }
       const { record, version } = current;
@@ -233,6 +262,7 @@ export class LeaderElector {
       if (heldByUs) this.metrics.leaderElectionSlowpath.inc({ name: this.name });
       await this.lock.update(next, version, signal);
       this.setObserved(next);
+      this.renewedAt = now;
       return true;
     } catch (err) {
       if (signal.aborted) this.log.debug({ err }, "lease attempt cut short");
@@ -246,8 +276,13 @@ export class LeaderElector {
   /** Writes a record with no holder (leaseDurationSeconds 1, transitions kept) if we still hold the lock. */
   private async release(): Promise<void> {
     const deadline = withDeadline(undefined, this.renewDeadlineMs);
+    await orWhenAborted(this.releaseWithin(deadline.signal), deadline.signal, undefined);
+    deadline.clear();
+  }
+
+  private async releaseWithin(signal: AbortSignal): Promise<void> {
     try {
-      const current = await this.lock.get(deadline.signal);
+      const current = await this.lock.get(signal);
       if (current === undefined || current.record.holderIdentity !== this.lock.identity) return;
       const stamp = formatMicroTime(this.now());
       const released: LeaderElectionRecord = {
@@ -257,13 +292,11 @@ export class LeaderElector {
         renewTime: stamp,
         leaseTransitions: current.record.leaseTransitions,
       };
-      await this.lock.update(released, current.version, deadline.signal);
+      await this.lock.update(released, current.version, signal);
       this.setObserved(released);
       this.log.info("released the lease");
     } catch (err) {
       this.log.warn({ err }, "failed to release the lease; others take over when it expires");
-    } finally {
-      deadline.clear();
     }
   }
 
@@ -312,6 +345,25 @@ function sameRecord(a: LeaderElectionRecord, b: LeaderElectionRecord): boolean {
     a.renewTime === b.renewTime &&
     a.leaseTransitions === b.leaseTransitions
   );
+}
+
+/** `promise`'s value, or `fallback` as soon as `signal` aborts (the promise is left to settle on its own). */
+function orWhenAborted<T, F>(promise: Promise<T>, signal: AbortSignal, fallback: F): Promise<T | F> {
+  if (signal.aborted) return Promise.resolve(fallback);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(fallback);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 /** A signal that aborts when `parent` does or after `ms`; call clear() when done so no timer is left behind. */
