@@ -2,9 +2,11 @@
 
 import { type KubeObject, keyOf } from "../api/object.ts";
 import { type Logger, silentLogger } from "../util/logger.ts";
+import { sleepUntilAborted } from "../util/sleep.ts";
 import type { ListerWatcher } from "./list-watch.ts";
 import { Reflector, type ReflectorOptions } from "./reflector.ts";
 import {
+  dropManagedFields,
   type IndexFunc,
   indexByNamespace,
   indexByOwnerUid,
@@ -14,11 +16,14 @@ import {
   Store,
 } from "./store.ts";
 
-/** Callbacks for changes to an informer's objects. They run synchronously: keep them short (enqueue a key). */
+/**
+ * Callbacks for changes to an informer's objects. They run synchronously: keep them short (enqueue a key).
+ * A handler that throws, or returns a promise that rejects, is logged; it never stops the informer.
+ */
 export interface EventHandler<T> {
   /** A new object; `isInInitialList` is true for the first list and for the replay to a late handler. */
   onAdd?(obj: T, isInInitialList: boolean): void;
-  /** A changed object; only called when its resourceVersion changed. */
+  /** A changed object: its resourceVersion changed, or a periodic resync re-delivers it (oldObj === newObj). */
   onUpdate?(oldObj: T, newObj: T): void;
   /** A deleted object, in its last known state. */
   onDelete?(obj: T): void;
@@ -28,6 +33,19 @@ export interface EventHandler<T> {
 export interface InformerOptions<T> extends ReflectorOptions<T> {
   /** Extra indexes; {@link NAMESPACE_INDEX} and {@link OWNER_UID_INDEX} are always present. */
   indexers?: Record<string, IndexFunc<T>>;
+  /**
+   * Runs after managedFields are dropped (a custom transform adds to the stripping; it does not replace it).
+   * May change the object in place; must return an object of the same kind.
+   */
+  transform?: (obj: T) => T;
+  /** Keep `metadata.managedFields` in the cache (dropped by default: no controller reads them). */
+  keepManagedFields?: boolean;
+  /**
+   * Re-delivers every cached object to the handlers as an update (oldObj === newObj) about this often, with
+   * up to 10% jitter (controller-runtime's SyncPeriod). Off by default: level-triggered reconcilers
+   * requeue themselves; a resync is a safety net for missed external changes.
+   */
+  resyncPeriodMs?: number;
 }
 
 interface Registration<T> {
@@ -50,6 +68,8 @@ export class Informer<T extends KubeObject> {
   private readonly syncWaiters = new Set<() => void>();
   private synced = false;
   private started = false;
+  private readonly resyncPeriodMs: number | undefined;
+  private readonly random: () => number;
 
   constructor(lw: ListerWatcher<T>, options: InformerOptions<T> = {}) {
     this.cache = new Store<T>({
@@ -61,10 +81,18 @@ export class Informer<T extends KubeObject> {
     this.name = options.name ?? "";
     const logger = options.logger ?? silentLogger;
     this.logger = options.name === undefined ? logger : logger.child({ informer: options.name });
+    this.resyncPeriodMs = options.resyncPeriodMs;
+    this.random = options.random ?? Math.random;
+    const custom = options.transform;
+    const transform = options.keepManagedFields
+      ? (custom ?? ((obj: T) => obj))
+      : custom
+        ? (obj: T) => custom(dropManagedFields(obj))
+        : dropManagedFields;
     this.reflector = new Reflector(
       lw,
       { replace: (items) => this.replace(items), apply: (type, obj) => this.apply(type, obj) },
-      { ...options, logger: this.logger },
+      { ...options, transform, logger: this.logger },
     );
   }
 
@@ -108,6 +136,11 @@ export class Informer<T extends KubeObject> {
     });
   }
 
+  /** The last list or watch error (e.g. 403 Forbidden, 404 for a missing CRD); undefined once it succeeds. */
+  lastError(): Error | undefined {
+    return this.reflector.lastError();
+  }
+
   /** The resourceVersion the informer is up to date with; "" before the first list. */
   lastSyncResourceVersion(): string {
     return this.reflector.lastSyncResourceVersion();
@@ -117,7 +150,20 @@ export class Informer<T extends KubeObject> {
   async start(signal: AbortSignal): Promise<void> {
     if (this.started) throw new Error("informer: start() called twice");
     this.started = true;
+    const resync =
+      this.resyncPeriodMs === undefined ? undefined : this.resyncLoop(this.resyncPeriodMs, signal);
     await this.reflector.run(signal);
+    await resync;
+  }
+
+  /** Every period (with jitter), once synced: onUpdate(obj, obj) for every cached object. */
+  private async resyncLoop(periodMs: number, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await sleepUntilAborted(periodMs * (1 + 0.1 * this.random()), signal);
+      if (signal.aborted || !this.synced) continue;
+      const handlers = [...this.handlers];
+      for (const obj of this.cache.list()) this.notify(handlers, (h) => h.onUpdate?.(obj, obj));
+    }
   }
 
   /** A full list arrived: swap the store at once, then emit the events the difference implies. */
@@ -163,17 +209,29 @@ export class Informer<T extends KubeObject> {
     else this.notify(handlers, (h) => h.onUpdate?.(old, obj));
   }
 
-  /** Calls every still-registered handler; a throwing handler is logged and never stops the informer. */
-  private notify(registrations: Registration<T>[], call: (handler: EventHandler<T>) => void): void {
+  /**
+   * Calls every still-registered handler. A handler that throws, or returns a promise that rejects (an
+   * async handler), is logged and never stops the informer or the process.
+   */
+  private notify(registrations: Registration<T>[], call: (handler: EventHandler<T>) => unknown): void {
     for (const registration of registrations) {
       if (!this.handlers.has(registration)) continue;
       try {
-        call(registration.handler);
+        const returned = call(registration.handler);
+        if (isThenable(returned)) {
+          returned.then(undefined, (err: unknown) =>
+            this.logger.error({ err }, "informer event handler rejected"),
+          );
+        }
       } catch (err) {
         this.logger.error({ err }, "informer event handler threw");
       }
     }
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | undefined)?.then === "function";
 }
 
 /** Whether `newObj` is a different version of `oldObj` (always true without resourceVersions). */

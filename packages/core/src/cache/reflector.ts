@@ -98,6 +98,7 @@ export class Reflector<T extends KubeObject> {
   private readonly logger: Logger;
   private readonly random: () => number;
   private resourceVersion = "";
+  private error: Error | undefined;
 
   constructor(lw: ListerWatcher<T>, sink: ReflectorSink<T>, options: ReflectorOptions<T> = {}) {
     this.lw = lw;
@@ -116,6 +117,11 @@ export class Reflector<T extends KubeObject> {
     return this.resourceVersion;
   }
 
+  /** The last list or watch error; cleared by the next successful list. */
+  lastError(): Error | undefined {
+    return this.error;
+  }
+
   /** Lists and watches until `signal` aborts; resolves once nothing is in flight and no timer is left. */
   async run(signal: AbortSignal): Promise<void> {
     let needList = true;
@@ -128,6 +134,7 @@ export class Reflector<T extends KubeObject> {
         await this.watch(signal); // ended by the server or gone quiet: watch again at once, no relist
       } catch (err) {
         if (signal.aborted) break;
+        this.error = err instanceof Error ? err : new Error(String(err));
         const gone = isGone(err);
         if (gone) needList = true;
         const delayMs = this.backoff.next();
@@ -164,6 +171,7 @@ export class Reflector<T extends KubeObject> {
       if (cont === undefined) {
         this.sink.replace(items, page.resourceVersion);
         this.resourceVersion = page.resourceVersion;
+        this.error = undefined;
         this.logger.debug({ objects: items.length, resourceVersion: page.resourceVersion }, "listed");
         return;
       }

@@ -112,6 +112,8 @@ export class Client {
   private readonly maxAttempts: number;
   private readonly requestTimeoutMs: number;
   private auth: { headers: Record<string, string>; expires: number } | undefined;
+  /** Set on views made by withSignal(): every request of the view also aborts with it. */
+  private boundSignal: AbortSignal | undefined;
 
   constructor(options: ClientOptions = {}) {
     this.kubeConfig = options.kubeConfig ?? loadKubeConfig();
@@ -123,6 +125,23 @@ export class Client {
     this.userAgent = options.userAgent ?? "capstan/0.1";
     this.maxAttempts = options.maxAttempts ?? 5;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+  }
+
+  /**
+   * A view of this client (same connections and credentials) whose every request and watch also aborts
+   * when `signal` does. A reconcile's ctx.client is such a view of its signal, so a reconcile that forgets
+   * to pass the signal still cannot write after leadership is lost or its deadline passed.
+   */
+  withSignal(signal: AbortSignal): Client {
+    const view = Object.create(this) as Client;
+    view.boundSignal = this.boundSignal ? AbortSignal.any([this.boundSignal, signal]) : signal;
+    return view;
+  }
+
+  /** `signal` combined with the view's bound signal, if any. */
+  private bound(signal: AbortSignal | undefined): AbortSignal | undefined {
+    if (this.boundSignal === undefined) return signal;
+    return signal === undefined ? this.boundSignal : AbortSignal.any([signal, this.boundSignal]);
   }
 
   /** Closes idle connections; in-flight requests finish. */
@@ -231,6 +250,10 @@ export class Client {
     kind: Kind<T>,
     options: WatchOptions = {},
   ): AsyncGenerator<WatchEvent<T>> {
+    const bound = this.boundSignal;
+    if (bound !== undefined) {
+      options = { ...options, signal: options.signal ? AbortSignal.any([options.signal, bound]) : bound };
+    }
     const url = this.url(this.path(kind, options.namespace), {
       watch: true,
       labelSelector: options.labelSelector,
@@ -422,6 +445,7 @@ export class Client {
   }
 
   private async send(req: Send): Promise<unknown> {
+    if (this.boundSignal !== undefined) req = { ...req, signal: this.bound(req.signal) };
     const url = this.url(req.path, req.query);
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
     for (let attempt = 1; ; attempt++) {

@@ -28,7 +28,11 @@ export interface Result {
 
 /** Everything a reconcile may use; all reads should go through `cache`. */
 export interface ReconcileContext {
-  /** Aborted when the reconcile timeout passes or the manager's shutdown deadline is hit. */
+  /**
+   * Aborted at once when leadership is lost, and when the reconcile timeout passes or the manager's
+   * graceful shutdown period ends. `client` and `cache` are bound to it: their requests and reads abort
+   * with it even where the signal is not passed on.
+   */
   readonly signal: AbortSignal;
   /** Carries controller, namespace, name and reconcileID. */
   readonly log: Logger;
@@ -49,6 +53,17 @@ export interface Watch<U extends KubeObject = KubeObject> {
   predicates?: Predicate<U>[];
 }
 
+/** An owned kind with predicates on its events (e.g. only Pods whose phase changed). */
+export interface Owned<U extends KubeObject = KubeObject> {
+  kind: Kind<U>;
+  predicates?: Predicate<U>[];
+}
+
+/** A typed owned kind: `owns(Pod, [predicate])` infers the object type for the predicates. */
+export function owns<U extends KubeObject>(kind: Kind<U>, predicates: Predicate<U>[]): Owned<U> {
+  return { kind, predicates };
+}
+
 /** A typed watch: `watch(Secret, (s) => [...])` infers the object type for the map function. */
 export function watch<U extends KubeObject>(
   kind: Kind<U>,
@@ -63,8 +78,12 @@ export interface ControllerOptions<T extends KubeObject> {
   name: string;
   /** The kind this controller reconciles. */
   for: Kind<T>;
-  /** Kinds whose controller owner reference points at a `for` object: their events enqueue the owner. */
-  owns?: Kind[];
+  /**
+   * Kinds whose controller owner reference points at a `for` object: their events enqueue the owner. An
+   * entry may carry predicates: `owns(Pod, [labelsChanged()])` or `{ kind: Pod, predicates }`.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: each entry has its own object type; owns() keeps them typed.
+  owns?: (Kind | Owned<any>)[];
   watches?: Watch[];
   /** Filters for events of the `for` kind; all must pass. */
   predicates?: Predicate<T>[];
@@ -75,6 +94,25 @@ export interface ControllerOptions<T extends KubeObject> {
   /** Default: max(per-item exponential 5 ms..1000 s, token bucket 10 qps burst 100). */
   rateLimiter?: RateLimiter<string>;
   reconcile: Reconciler;
+}
+
+/** How a controller runs and stops (the manager passes these). */
+export interface ControllerStartOptions {
+  /** In-flight reconciles get this long to finish after `signal` aborts; then their signal aborts. Default 30 s. */
+  gracePeriodMs?: number;
+  /**
+   * Aborts every in-flight reconcile's signal at once, with no grace period: leadership was lost, and a
+   * reconcile that keeps writing would race the new leader.
+   */
+  cancel?: AbortSignal;
+}
+
+/** A reconcile in progress. */
+export interface InFlightReconcile {
+  request: ReconcileRequest;
+  reconcileID: string;
+  /** How long it has been running. */
+  runningMs: number;
 }
 
 /** What the manager hands a controller when it is added. */
@@ -104,8 +142,10 @@ export class Controller<T extends KubeObject = KubeObject> {
   private env: ControllerEnv | undefined;
   private queue: WorkQueue<string> | undefined;
   private readonly unsubscribe: (() => void)[] = [];
-  /** Aborted when the shutdown deadline passes: in-flight reconciles are told to stop. */
+  /** Aborted when the shutdown deadline passes or leadership is lost: in-flight reconciles are told to stop. */
   private readonly hardStop = new AbortController();
+  /** Reconciles in progress by reconcileID. */
+  private readonly running = new Map<string, { request: ReconcileRequest; startedAt: number }>();
 
   constructor(options: ControllerOptions<T>) {
     if (!/^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/.test(options.name)) {
@@ -126,7 +166,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     if (this.env) throw new Error(`controller ${this.name} is already added to a manager`);
     this.env = { ...env, logger: env.logger.child({ controller: this.name }) };
     this.informerFor(this.options.for);
-    for (const kind of this.options.owns ?? []) this.informerFor(kind);
+    for (const owned of this.ownedKinds()) this.informerFor(owned.kind);
     for (const w of this.options.watches ?? []) this.informerFor(w.kind);
     const m = env.metrics;
     for (const result of OUTCOMES) m.reconcileTotal.inc({ controller: this.name, result }, 0);
@@ -143,11 +183,25 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.queue?.add(keyOf(req));
   }
 
+  /** The reconciles in progress, longest-running first (for liveness checks and shutdown errors). */
+  inFlight(): InFlightReconcile[] {
+    const now = performance.now();
+    return [...this.running.entries()]
+      .map(([reconcileID, r]) => ({ request: r.request, reconcileID, runningMs: now - r.startedAt }))
+      .sort((a, b) => b.runningMs - a.runningMs);
+  }
+
   /**
    * Subscribes to events and runs the workers until `signal` aborts, then stops taking new work and
-   * resolves once every in-flight reconcile has finished (or `deadlineMs` passed; then they are aborted).
+   * resolves once every in-flight reconcile has finished. Their signal aborts when the grace period
+   * passes, or at once when `options.cancel` aborts (leadership lost).
    */
-  async start(signal: AbortSignal, deadlineMs = 30_000): Promise<void> {
+  async start(signal: AbortSignal, options: ControllerStartOptions = {}): Promise<void> {
+    const deadlineMs = options.gracePeriodMs ?? 30_000;
+    const { cancel } = options;
+    const cancelNow = () => this.hardStop.abort(cancel?.reason ?? new Error("leader election lost"));
+    if (cancel?.aborted) cancelNow();
+    else cancel?.addEventListener("abort", cancelNow, { once: true });
     const env = this.requireEnv();
     if (this.queue) throw new Error(`controller ${this.name} was already started`);
     const queue = new WorkQueue<string>({
@@ -174,16 +228,29 @@ export class Controller<T extends KubeObject = KubeObject> {
       drained.then(() => false),
       new Promise<boolean>((resolve) => {
         timer = setTimeout(() => resolve(true), deadlineMs);
+        this.hardStop.signal.addEventListener("abort", () => resolve(true), { once: true });
       }),
     ]);
     clearTimeout(timer);
+    cancel?.removeEventListener("abort", cancelNow);
     if (timedOut) {
-      env.logger.warn({ deadlineMs }, "shutdown deadline passed: aborting in-flight reconciles");
-      this.hardStop.abort(new Error("controller shutdown deadline exceeded"));
+      if (!this.hardStop.signal.aborted) {
+        env.logger.warn({ deadlineMs }, "shutdown deadline passed: aborting in-flight reconciles");
+        this.hardStop.abort(new Error("controller shutdown deadline exceeded"));
+      } else {
+        env.logger.warn("leadership lost: aborted in-flight reconciles at once");
+      }
       queue.shutDown();
     }
     await Promise.all(workers);
     env.logger.info("stopped");
+  }
+
+  /** `owns` entries as { kind, predicates }. */
+  private ownedKinds(): Owned[] {
+    return (this.options.owns ?? []).map((o) =>
+      typeof (o as Owned).kind === "object" ? (o as Owned) : { kind: o as Kind },
+    );
   }
 
   private requireEnv(): ControllerEnv {
@@ -213,8 +280,10 @@ export class Controller<T extends KubeObject = KubeObject> {
       if (!ref || ref.kind !== forKind.kind || apiGroup(ref.apiVersion) !== forKind.group) return [];
       return [{ namespace: forKind.namespaced ? (obj.metadata.namespace ?? "") : "", name: ref.name }];
     };
-    for (const kind of this.options.owns ?? []) {
-      this.unsubscribe.push(this.informerFor(kind).addEventHandler(filtered([], ownerOf, enqueue)));
+    for (const { kind, predicates } of this.ownedKinds()) {
+      this.unsubscribe.push(
+        this.informerFor(kind).addEventHandler(filtered(predicates ?? [], ownerOf, enqueue)),
+      );
     }
     // Arbitrary watches: the user's map function.
     const log = this.requireEnv().logger;
@@ -260,13 +329,14 @@ export class Controller<T extends KubeObject = KubeObject> {
       signal,
       log,
       reconcileID,
-      client: env.client,
-      cache: env.cache,
+      client: env.client.withSignal(signal),
+      cache: env.cache.withSignal(signal),
       recorder: env.recorder,
     };
 
     m.activeWorkers.inc(labels);
     const started = performance.now();
+    this.running.set(reconcileID, { request: req, startedAt: started });
     let outcome: Outcome;
     try {
       const result = (await this.options.reconcile(req, ctx)) ?? {};
@@ -299,6 +369,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       }
     } finally {
       m.activeWorkers.dec(labels);
+      this.running.delete(reconcileID);
     }
     m.reconcileTotal.inc({ controller: this.name, result: outcome });
     m.reconcileTime.observe(labels, (performance.now() - started) / 1000);

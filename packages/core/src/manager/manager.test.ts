@@ -1,6 +1,7 @@
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ConfigMap } from "../api/kinds.ts";
+import { ConfigMap, Secret } from "../api/kinds.ts";
+import type { KubeObject } from "../api/object.ts";
 import { Client } from "../client/client.ts";
 import { controller } from "../controller/controller.ts";
 import { CoreMetrics } from "../metrics/metrics.ts";
@@ -149,6 +150,201 @@ describe("Manager", () => {
     expect(() => mgr.add(controller({ name: "x", for: ConfigMap, reconcile: async () => {} }))).toThrow(
       /already started/,
     );
+    stop.abort();
+    await running;
+  });
+
+  it("on leadership loss aborts in-flight reconciles at once, refuses their writes and rejects start()", async () => {
+    server.put("/api/v1/configmaps", { metadata: { name: "a", namespace: "ns" } });
+    const { mgr, stop } = newManager({
+      metricsPort: null,
+      healthPort: null,
+      gracefulShutdownTimeoutMs: 600_000, // a grace period would outlast the test: loss must not wait for it
+      leaderElection: {
+        namespace: "ns",
+        name: "lost",
+        leaseDurationMs: 1500,
+        renewDeadlineMs: 1000,
+        retryPeriodMs: 100,
+      },
+    });
+    let inFlight: AbortSignal | undefined;
+    let writeAfterLoss: Promise<unknown> | undefined;
+    mgr.add(
+      controller({
+        name: "cm",
+        for: ConfigMap,
+        reconcile: async (_req, ctx) => {
+          inFlight = ctx.signal;
+          // Ignores its signal for the wait, then writes through ctx.client without passing the signal.
+          await vi.waitFor(() => expect(mgr.isLeader()).toBe(false), { timeout: 10_000, interval: 20 });
+          writeAfterLoss = ctx.client.create(ConfigMap, { metadata: { name: "late", namespace: "ns" } });
+          await writeAfterLoss.catch(() => {});
+        },
+      }),
+    );
+    const running = mgr.start(stop.signal);
+    await vi.waitFor(() => expect(inFlight).toBeDefined(), { timeout: 5_000 });
+    expect(inFlight?.aborted).toBe(false);
+    // Another candidate takes the Lease (as after a network partition): renewals now fail.
+    const leases = "/apis/coordination.k8s.io/v1/leases";
+    const lease = server.objects.get(leases)?.get("ns/lost") as KubeObject & {
+      spec: Record<string, unknown>;
+    };
+    const stolen = { ...lease, spec: { ...lease.spec, holderIdentity: "thief", leaseTransitions: 1 } };
+    server.put(leases, stolen as KubeObject);
+
+    await expect(running).rejects.toThrow(/leader election lost/);
+    expect(inFlight?.aborted).toBe(true);
+    await expect(writeAfterLoss).rejects.toThrow();
+    expect(server.objects.get("/api/v1/configmaps")?.has("ns/late")).toBe(false);
+  });
+
+  it("gives up after the grace period on a reconcile that ignores its signal, names it, and keeps the Lease", async () => {
+    server.put("/api/v1/configmaps", { metadata: { name: "stuck", namespace: "ns" } });
+    const { mgr, stop } = newManager({
+      metricsPort: null,
+      healthPort: null,
+      gracefulShutdownTimeoutMs: 100,
+      leaderElection: {
+        namespace: "ns",
+        name: "stuck",
+        identity: "me",
+        leaseDurationMs: 1500,
+        renewDeadlineMs: 1000,
+        retryPeriodMs: 100,
+      },
+    });
+    let started = false;
+    mgr.add(
+      controller({
+        name: "cm",
+        for: ConfigMap,
+        reconcile: () => {
+          started = true;
+          return new Promise(() => {}); // never returns, whatever its signal says
+        },
+      }),
+    );
+    const running = mgr.start(stop.signal);
+    await vi.waitFor(() => expect(started).toBe(true), { timeout: 5_000 });
+    stop.abort();
+    await expect(running).rejects.toThrow(
+      /failed waiting for all runnables to end within grace period of 0.1s: still running: controller "cm" \(reconcile ns\/stuck running \d+ s\)/,
+    );
+    // Not released: a successor must not start while our reconcile may still be writing.
+    const lease = server.objects.get("/apis/coordination.k8s.io/v1/leases")?.get("ns/stuck") as unknown as {
+      spec: { holderIdentity?: string };
+    };
+    expect(lease.spec.holderIdentity).toBe("me");
+  });
+
+  it("stops (and releases the Lease) when a runnable fails", async () => {
+    const { mgr, stop } = newManager({
+      metricsPort: null,
+      healthPort: null,
+      leaderElection: {
+        namespace: "ns",
+        name: "failing",
+        leaseDurationMs: 1500,
+        renewDeadlineMs: 1000,
+        retryPeriodMs: 100,
+      },
+    });
+    let otherStopped = false;
+    mgr.add({
+      name: "other",
+      start: async (signal: AbortSignal) => {
+        await new Promise((r) => signal.addEventListener("abort", r, { once: true }));
+        otherStopped = true;
+      },
+    });
+    mgr.add({
+      name: "webhook",
+      needLeaderElection: false,
+      start: async () => {
+        await new Promise((r) => setTimeout(r, 300));
+        throw new Error("webhook: port in use");
+      },
+    });
+    await expect(mgr.start(stop.signal)).rejects.toThrow(/webhook: port in use/);
+    expect(otherStopped).toBe(true);
+    const lease = server.objects.get("/apis/coordination.k8s.io/v1/leases")?.get("ns/failing") as unknown as {
+      spec: { holderIdentity?: string };
+    };
+    expect(lease.spec.holderIdentity ?? "").toBe("");
+  });
+
+  it("fails /healthz while a reconcile runs past the stuck threshold", async () => {
+    server.put("/api/v1/configmaps", { metadata: { name: "slow", namespace: "ns" } });
+    const { mgr, stop } = newManager({ stuckReconcileThresholdMs: 200, gracefulShutdownTimeoutMs: 5_000 });
+    let release = () => {};
+    mgr.add(
+      controller({
+        name: "cm",
+        for: ConfigMap,
+        reconcile: () => new Promise<void>((r) => (release = r)),
+      }),
+    );
+    const running = mgr.start(stop.signal);
+    await vi.waitFor(() => expect(mgr.boundPorts().health).toBeGreaterThan(0));
+    const url = `http://127.0.0.1:${mgr.boundPorts().health}/healthz`;
+    await vi.waitFor(
+      async () => {
+        const res = await fetch(url);
+        expect(res.status).toBe(500);
+        expect(await res.text()).toMatch(
+          /\[-\]workers failed: controller "cm": reconcile of ns\/slow has been running for/,
+        );
+      },
+      { timeout: 5_000, interval: 50 },
+    );
+    release();
+    await vi.waitFor(async () => expect((await fetch(url)).status).toBe(200), { timeout: 5_000 });
+    stop.abort();
+    await running;
+  });
+
+  it("fails a cache read of a kind that cannot sync, naming the kind and the server's answer", async () => {
+    server.faults.set("/api/v1/secrets", {
+      code: 403,
+      reason: "Forbidden",
+      message: 'secrets is forbidden: User "op" cannot list resource "secrets"',
+    });
+    const { mgr, stop } = newManager({
+      metricsPort: null,
+      healthPort: null,
+      cacheSyncTimeoutMs: 500,
+      namespace: "ns",
+    });
+    const running = mgr.start(stop.signal);
+    await vi.waitFor(() => expect(mgr.isLeader()).toBe(true));
+    await expect(mgr.cache.get(Secret, "s", "ns")).rejects.toThrow(
+      /cache for v1 Secret in namespace "ns" did not sync within 500 ms: last list\/watch error: .*forbidden/,
+    );
+    // A reconcile's signal ends the wait at once, whatever the timeout.
+    const abort = new AbortController();
+    const read = mgr.cache.withSignal(abort.signal).list(Secret, { namespace: "ns" });
+    abort.abort();
+    await expect(read).rejects.toThrow(/Secret in namespace "ns" is not synced \(read aborted\)/);
+    stop.abort();
+    await running;
+  });
+
+  it("refuses cache reads that would answer 'not found' for the wrong reason", async () => {
+    const { mgr, stop } = newManager({ metricsPort: null, healthPort: null, namespace: "ns" });
+    const running = mgr.start(stop.signal);
+    await vi.waitFor(() => expect(mgr.isLeader()).toBe(true));
+    await expect(mgr.cache.get(ConfigMap, "a")).rejects.toThrow(
+      /ConfigMap is namespaced; pass the namespace/,
+    );
+    await expect(mgr.cache.get(ConfigMap, "a", "other")).rejects.toThrow(
+      /in namespace "other": the cache only holds namespace "ns"/,
+    );
+    await expect(mgr.cache.list(ConfigMap, { namespace: "other" })).rejects.toThrow(
+      /only holds namespace "ns"/,
+    );
+    expect(await mgr.cache.get(ConfigMap, "a", "ns")).toBeUndefined();
     stop.abort();
     await running;
   });

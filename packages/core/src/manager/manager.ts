@@ -13,11 +13,16 @@ import { type CoreMetrics, globalMetrics } from "../metrics/metrics.ts";
 import { createLogger, type Logger } from "../util/logger.ts";
 import { type Check, ProbeServer } from "./probes.ts";
 
-/** Something the manager runs: started with a signal, resolves after it stopped. */
+/**
+ * Something the manager runs: started with a signal, resolves after it stopped. A runnable that rejects
+ * (or resolves before it was asked to stop is fine) stops the whole manager with its error.
+ */
 export interface Runnable {
   start(signal: AbortSignal): Promise<void>;
   /** Default true: runs only on the leader. False: runs on every replica (e.g. a webhook server). */
   needLeaderElection?: boolean;
+  /** Names it in logs and errors; default "runnable #n". */
+  name?: string;
 }
 
 export interface LeaderElectionOptions {
@@ -48,10 +53,21 @@ export interface ManagerOptions {
   healthPort?: number | null;
   /** Listen address for both servers; default 0.0.0.0. */
   bindAddress?: string;
-  /** Time in-flight reconciles get after a stop signal; default 30 s. */
+  /**
+   * Time in-flight reconciles and runnables get after a stop signal; default 30 s. Then reconciles'
+   * signals abort, and whatever still runs 5 s later is named in the error start() rejects with.
+   * Leadership loss gives no grace period: reconciles' signals abort at once.
+   */
   gracefulShutdownTimeoutMs?: number;
-  /** Time the caches get to sync before start fails; default 2 min. */
+  /** Time the caches get to sync before start fails, and a cache read waits for a kind's sync; default 2 min. */
   cacheSyncTimeoutMs?: number;
+  /**
+   * Re-delivers every cached object to the controllers about this often (with 10% jitter), like
+   * controller-runtime's SyncPeriod. Off by default.
+   */
+  syncPeriodMs?: number;
+  /** /healthz fails while a reconcile has been running longer than this (a stuck worker); default 10 min. */
+  stuckReconcileThresholdMs?: number;
   metrics?: CoreMetrics;
   logger?: Logger;
   /** Events' reportingInstance; default the POD_NAME env or the hostname. */
@@ -79,6 +95,7 @@ export class Manager {
   private readonly readyChecks = new Map<string, Check>();
   private started = false;
   private elector: LeaderElector | undefined;
+  private readonly cacheStop = new AbortController();
   private ports: { metrics?: number; health?: number } = {};
 
   constructor(options: ManagerOptions) {
@@ -92,8 +109,15 @@ export class Manager {
       client: this.client,
       logger: this.logger,
       ...(options.cacheSelectors === undefined ? {} : { selectors: options.cacheSelectors }),
+      ...(options.syncPeriodMs === undefined
+        ? {}
+        : { informerOptions: { resyncPeriodMs: options.syncPeriodMs } }),
     });
-    this.cache = new Cache(this.informers, options.namespace);
+    this.cache = new Cache(this.informers, {
+      ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+      syncTimeoutMs: options.cacheSyncTimeoutMs ?? 120_000,
+      signal: this.cacheStop.signal,
+    });
     const instance = options.instance ?? process.env.POD_NAME ?? hostname();
     this.recorder = new EventRecorder({
       client: this.client,
@@ -102,6 +126,8 @@ export class Manager {
       logger: this.logger,
     });
     this.healthChecks.set("ping", () => true);
+    this.healthChecks.set("leaderElection", () => this.elector?.check() ?? true);
+    this.healthChecks.set("workers", () => this.checkWorkers());
     this.readyChecks.set("informers", () => this.informers.hasSynced());
   }
 
@@ -153,65 +179,93 @@ export class Manager {
     if (this.started) throw new Error("Manager.start: already started");
     this.started = true;
     const log = this.logger;
+    const grace = this.options.gracefulShutdownTimeoutMs ?? 30_000;
+    // Aborted by the caller's signal or by the first failure (a runnable or controller that failed).
     const stop = new AbortController();
+    let failure: Error | undefined;
+    const fail = (err: unknown) => {
+      failure ??= err instanceof Error ? err : new Error(String(err));
+      stop.abort(failure);
+    };
+    let stoppedAt = 0;
+    stop.signal.addEventListener("abort", () => (stoppedAt = performance.now()), { once: true });
+    /** What is left of the shutdown period: the grace period, then ABORT_SLACK_MS for aborted work to return. */
+    const remaining = () => Math.max(0, stoppedAt + grace + ABORT_SLACK_MS - performance.now());
     const onStop = () => stop.abort(signal.reason);
     if (signal.aborted) onStop();
     else signal.addEventListener("abort", onStop, { once: true });
 
     const servers = await this.serve();
-    const cacheStop = new AbortController();
-    this.informers.start(cacheStop.signal);
-    let failure: Error | undefined;
-    const leaderWork: Promise<void>[] = [];
-    const everywhereWork: Promise<void>[] = [];
+    this.informers.start(this.cacheStop.signal);
+    const work = new Work();
+    const leaderWork = new Work();
+    const runLeaderWork = (leaderSignal: AbortSignal, lost?: AbortSignal) => {
+      for (const c of this.controllers) {
+        const started = c.start(leaderSignal, { gracePeriodMs: grace, ...(lost ? { cancel: lost } : {}) });
+        leaderWork.track(`controller "${c.name}"`, this.guard(started, fail), () => describeInFlight(c));
+      }
+      this.runnables.forEach((r, i) => {
+        if (r.needLeaderElection === false) return;
+        leaderWork.track(runnableName(r, i), this.guard(r.start(leaderSignal), fail));
+      });
+    };
 
     try {
       await this.waitForCaches(stop.signal);
-      for (const r of this.runnables) {
-        if (r.needLeaderElection === false) everywhereWork.push(this.guard(r.start(stop.signal), "runnable"));
-      }
-      const runLeaderWork = (leaderSignal: AbortSignal) => {
-        const deadline = this.options.gracefulShutdownTimeoutMs ?? 30_000;
-        for (const c of this.controllers)
-          leaderWork.push(this.guard(c.start(leaderSignal, deadline), c.name));
-        for (const r of this.runnables) {
-          if (r.needLeaderElection !== false) leaderWork.push(this.guard(r.start(leaderSignal), "runnable"));
-        }
-      };
+      this.runnables.forEach((r, i) => {
+        if (r.needLeaderElection !== false) return;
+        work.track(runnableName(r, i), this.guard(r.start(stop.signal), fail));
+      });
       if (this.options.leaderElection) {
-        const outcome = await this.runElection(
-          this.options.leaderElection,
-          stop.signal,
-          runLeaderWork,
-          leaderWork,
+        const outcome = await this.runElection(this.options.leaderElection, stop.signal, runLeaderWork, () =>
+          leaderWork.settle(remaining()),
         );
-        if (outcome === "lost") failure = new Error("leader election lost");
+        if (outcome === "lost") fail(new Error("leader election lost: stopped at once (no grace period)"));
       } else {
         runLeaderWork(stop.signal);
-        await new Promise<void>((resolve) => {
-          if (stop.signal.aborted) resolve();
-          else stop.signal.addEventListener("abort", () => resolve(), { once: true });
-        });
-        await Promise.all(leaderWork);
+        await untilAborted(stop.signal);
       }
     } catch (err) {
-      failure = err as Error;
+      fail(err);
     }
 
     stop.abort();
-    await Promise.all(leaderWork);
-    await Promise.all(everywhereWork);
-    cacheStop.abort();
+    const leaderDrained = await leaderWork.settle(remaining());
+    const drained = (await work.settle(remaining())) && leaderDrained;
+    this.cacheStop.abort();
     await this.informers.stopped();
     await this.recorder.flush();
     for (const s of servers) await s.close();
-    await this.client.close();
+    if (drained) await this.client.close(); // with work still running, closing could wait on its requests
     signal.removeEventListener("abort", onStop);
+    if (!drained) {
+      const pending = [...leaderWork.pending(), ...work.pending()].join("; ");
+      const err = new Error(
+        `failed waiting for all runnables to end within grace period of ${grace / 1000}s: still running: ${pending}`,
+      );
+      log.error({ err, cause: failure }, "manager stopped with work still running");
+      throw failure ? new AggregateError([failure, err], `${failure.message}; ${err.message}`) : err;
+    }
     if (failure) {
       log.error({ err: failure }, "manager stopped with an error");
       throw failure;
     }
     log.info("manager stopped");
+  }
+
+  /** /healthz "workers": fails while some reconcile has run longer than stuckReconcileThresholdMs. */
+  private checkWorkers(): true {
+    const limitMs = this.options.stuckReconcileThresholdMs ?? 600_000;
+    for (const c of this.controllers) {
+      const longest = c.inFlight()[0];
+      if (longest !== undefined && longest.runningMs > limitMs) {
+        const { namespace, name } = longest.request;
+        throw new Error(
+          `controller "${c.name}": reconcile of ${namespace ? `${namespace}/` : ""}${name} has been running for ${Math.round(longest.runningMs / 1000)} s (limit ${limitMs / 1000} s)`,
+        );
+      }
+    }
+    return true;
   }
 
   private async serve(): Promise<ProbeServer[]> {
@@ -261,11 +315,16 @@ export class Manager {
     throw new Error(`caches did not sync within ${timeoutMs} ms: ${pending.join(", ")}`);
   }
 
+  /**
+   * Contends for the lease and runs the leader work while leading. Leadership lost: the controllers'
+   * reconciles are cancelled at once ("lost"). Manager stopped: the leader work drains (bounded by
+   * `drain`), then the lease is released, but only when nothing is still running ("stopped").
+   */
   private async runElection(
     opts: LeaderElectionOptions,
     signal: AbortSignal,
-    runLeaderWork: (leaderSignal: AbortSignal) => void,
-    leaderWork: Promise<void>[],
+    runLeaderWork: (leaderSignal: AbortSignal, lost: AbortSignal) => void,
+    drain: () => Promise<boolean>,
   ): Promise<"stopped" | "lost"> {
     const identity = opts.identity ?? process.env.POD_NAME ?? defaultLeaderIdentity();
     const lock = new LeaseLock({
@@ -274,6 +333,10 @@ export class Manager {
       name: opts.name ?? `${this.name}-leader`,
       identity,
     });
+    // The elector stops only after the leader work drained, so its leader signal aborting while the
+    // elector still runs means one thing: leadership was lost.
+    const electorStop = new AbortController();
+    let drained = false;
     this.elector = new LeaderElector({
       lock,
       metrics: this.metrics,
@@ -281,38 +344,98 @@ export class Manager {
       ...(opts.leaseDurationMs === undefined ? {} : { leaseDurationMs: opts.leaseDurationMs }),
       ...(opts.renewDeadlineMs === undefined ? {} : { renewDeadlineMs: opts.renewDeadlineMs }),
       ...(opts.retryPeriodMs === undefined ? {} : { retryPeriodMs: opts.retryPeriodMs }),
-      releaseOnCancel: true,
+      // A successor must never overlap with a reconcile of ours that is still running.
+      releaseOnCancel: () => drained,
       callbacks: {
         onStartedLeading: (leaderSignal) => {
           this.logger.info({ identity }, "became leader; starting controllers");
-          // Controllers stop on leadership loss or on the manager's stop signal, whichever comes first.
-          runLeaderWork(AbortSignal.any([leaderSignal, signal]));
+          const lost = new AbortController();
+          leaderSignal.addEventListener(
+            "abort",
+            () => {
+              if (!electorStop.signal.aborted) lost.abort(new Error("leader election lost"));
+            },
+            { once: true },
+          );
+          runLeaderWork(AbortSignal.any([leaderSignal, signal]), lost.signal);
         },
         onNewLeader: (leader) => this.logger.info({ leader }, "observed leader"),
       },
     });
-    // The elector aborts leaderSignal on stop or loss; the lease is released only after the
-    // controllers have drained, so a successor never overlaps with our in-flight reconciles.
-    const electorStop = new AbortController();
-    const electorSignal = electorStop.signal;
     const drainThenRelease = async () => {
-      await Promise.all(leaderWork);
+      drained = await drain();
       electorStop.abort();
     };
     if (signal.aborted) void drainThenRelease();
     else signal.addEventListener("abort", () => void drainThenRelease(), { once: true });
-    return this.elector.run(electorSignal);
+    return this.elector.run(electorStop.signal);
   }
 
-  private async guard(p: Promise<void>, what: string): Promise<void> {
+  /** Resolves when `p` settles; a rejection stops the manager through `fail`. */
+  private async guard(p: Promise<void>, fail: (err: unknown) => void): Promise<void> {
     try {
       await p;
     } catch (err) {
-      this.logger.error({ err, what }, "runnable failed");
+      this.logger.error({ err }, "runnable failed: stopping the manager");
+      fail(err);
     }
   }
 }
 
+/** After the grace period reconciles' signals abort; they get this long more to return. */
+const ABORT_SLACK_MS = 5_000;
+
+/** Running work the manager waits for, each with a name (and details) for the shutdown error. */
+class Work {
+  private readonly items: { name: string; done: boolean; details?: () => string; promise: Promise<void> }[] =
+    [];
+
+  track(name: string, promise: Promise<void>, details?: () => string): void {
+    const item = { name, done: false, promise, ...(details ? { details } : {}) };
+    promise.then(() => {
+      item.done = true;
+    });
+    this.items.push(item);
+  }
+
+  /** True once everything tracked has ended; false if something still runs after `ms`. */
+  async settle(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const all = Promise.all(this.items.map((i) => i.promise)).then(() => true);
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    });
+    const settled = await Promise.race([all, timeout]);
+    clearTimeout(timer);
+    return settled;
+  }
+
+  pending(): string[] {
+    return this.items.filter((i) => !i.done).map((i) => (i.details ? `${i.name} (${i.details()})` : i.name));
+  }
+}
+
+function runnableName(r: Runnable, i: number): string {
+  return r.name ? `runnable "${r.name}"` : `runnable #${i + 1}`;
+}
+
+function describeInFlight(c: Controller<KubeObject>): string {
+  const running = c.inFlight();
+  if (running.length === 0) return "stopping";
+  return running
+    .map(
+      (r) =>
+        `reconcile ${r.request.namespace ? `${r.request.namespace}/` : ""}${r.request.name} running ${Math.round(r.runningMs / 1000)} s`,
+    )
+    .join(", ");
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
 /**
  * An AbortSignal that aborts on the first SIGTERM or SIGINT; a second signal exits at once with code 1
  * (controller-runtime's SetupSignalHandler).

@@ -32,6 +32,8 @@ export class FakeApiServer {
   readonly objects = new Map<string, Map<string, KubeObject>>();
   /** Every request, for assertions: "METHOD path". */
   readonly requests: string[] = [];
+  /** Collection path (e.g. "/api/v1/secrets") -> the error every request to it gets. */
+  readonly faults = new Map<string, { code: number; reason: string; message: string }>();
   private rv = 1;
   private server: Server | undefined;
   private readonly watchers = new Set<Watcher>();
@@ -130,6 +132,8 @@ export class FakeApiServer {
       res.writeHead(code, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
     };
+    const fault = this.faults.get(collection);
+    if (fault) return send(fault.code, { kind: "Status", status: "Failure", ...fault });
     const notFound = () =>
       send(404, { kind: "Status", code: 404, reason: "NotFound", message: `${name} not found` });
     const body = await new Promise<string>((r) => {
