@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { keyOf } from "../api/object.ts";
+import { ApiError } from "../client/errors.ts";
 import {
   bookmark,
   cm,
@@ -223,7 +224,7 @@ describe("Informer", () => {
     await stop();
   });
 
-  it("stores objects without managedFields by default, and through a custom transform when given", async () => {
+  it("stores objects without managedFields by default; a custom transform adds to the stripping", async () => {
     const list = page([cm("a", "1", { managedFields: true })], "1");
     const added = ev("ADDED", cm("b", "2", { managedFields: true }));
     const lw = new FakeListerWatcher<CM>().replyList(list).scriptWatch({ events: [added] });
@@ -240,8 +241,76 @@ describe("Informer", () => {
     await settle();
     const stored = custom.informer.store.list();
     expect(stored.map((o) => o.metadata.labels)).toEqual([{ seen: "yes" }, { seen: "yes" }]);
-    expect(stored.every((o) => o.metadata.managedFields?.length === 1)).toBe(true);
+    expect(stored.filter((o) => "managedFields" in o.metadata)).toEqual([]);
     await custom.stop();
+
+    const lw3 = new FakeListerWatcher<CM>().replyList(list).scriptWatch({ events: [added] });
+    const kept = run(lw3, { keepManagedFields: true });
+    await settle();
+    expect(kept.informer.store.list().every((o) => o.metadata.managedFields?.length === 1)).toBe(true);
+    await kept.stop();
+  });
+
+  it("contains an async handler that rejects: logged, no unhandled rejection, later events still run", async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: "error" }, { write: (line: string) => lines.push(line) });
+    const lw = new FakeListerWatcher<CM>().replyList(page([cm("a", "1")], "1"));
+    const informer = new Informer<CM>(lw, { logger, random: () => 0 });
+    const asyncHandler: EventHandler<CM> = {
+      onAdd: async () => {
+        throw new Error("async handler bug");
+      },
+    };
+    informer.addEventHandler(asyncHandler);
+    const events: string[] = [];
+    informer.addEventHandler(recorder(events));
+    const controller = new AbortController();
+    const done = informer.start(controller.signal);
+    await settle();
+    lw.lastWatch.push(ev("ADDED", cm("b", "2")));
+    await settle();
+    expect(events).toEqual(["add default/a@1 initial", "add default/b@2"]);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain("informer event handler rejected");
+    expect(lines[0]).toContain("async handler bug");
+    controller.abort();
+    await done;
+  });
+
+  it("re-delivers every object as an update (old === new) each resync period, with up to 10% jitter", async () => {
+    const lw = new FakeListerWatcher<CM>().replyList(page([cm("a", "1"), cm("b", "1")], "1"));
+    const informer = new Informer<CM>(lw, { random: () => 0.5, resyncPeriodMs: 10_000 });
+    const events: string[] = [];
+    informer.addEventHandler(recorder(events));
+    const same: boolean[] = [];
+    informer.addEventHandler({ onUpdate: (o, n) => same.push(o === n) });
+    const controller = new AbortController();
+    const done = informer.start(controller.signal);
+    await settle();
+    events.length = 0;
+    await vi.advanceTimersByTimeAsync(10_499);
+    expect(events).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(events.sort()).toEqual(["update default/a@1->1", "update default/b@1->1"]);
+    await vi.advanceTimersByTimeAsync(10_500);
+    expect(events).toHaveLength(4);
+    expect(same).toEqual([true, true, true, true]);
+    controller.abort();
+    await done;
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("keeps the last list error until a list succeeds", async () => {
+    const forbidden = new ApiError(403, "Forbidden", 'configmaps is forbidden: User "op" cannot list');
+    const lw = new FakeListerWatcher<CM>().replyList(forbidden, page([cm("a", "1")], "1"));
+    const { informer, stop } = run(lw);
+    await settle();
+    expect(informer.hasSynced()).toBe(false);
+    expect(informer.lastError()?.message).toMatch(/forbidden/);
+    await vi.advanceTimersByTimeAsync(800); // the first backoff
+    expect(informer.hasSynced()).toBe(true);
+    expect(informer.lastError()).toBeUndefined();
+    await stop();
   });
 
   it("replays the store as initial adds to a handler added after sync, then delivers live events", async () => {

@@ -9,8 +9,8 @@ import { CoreMetrics } from "../metrics/metrics.ts";
 import { ItemExponentialFailureRateLimiter } from "../queue/rate-limiter.ts";
 import { FakeApiServer } from "../testing/fake-api-server.test-util.ts";
 import { silentLogger } from "../util/logger.ts";
-import { controller, type ReconcileRequest, type Reconciler, watch } from "./controller.ts";
-import { generationChanged } from "./predicates.ts";
+import { controller, owns, type ReconcileRequest, type Reconciler, watch } from "./controller.ts";
+import { generationChanged, hasLabels } from "./predicates.ts";
 
 interface Widget extends KubeObject {
   spec: { size: number };
@@ -201,6 +201,8 @@ describe("Controller", () => {
       { owns: [ConfigMap], predicates: [generationChanged()] },
     );
     await vi.waitFor(() => expect(seen).toEqual(["a"]));
+    // The fake server does not replay from a resourceVersion: wait for the watch before writing.
+    await vi.waitFor(() => expect(server.requests).toContain("GET /api/v1/configmaps?watch"));
     server.put(CONFIGMAPS, {
       metadata: {
         name: "a-config",
@@ -232,6 +234,57 @@ describe("Controller", () => {
     await vi.waitFor(() => expect(seen).toEqual(["a", "a", "a"]));
     await new Promise((r) => setTimeout(r, 50));
     expect(seen).toEqual(["a", "a", "a"]);
+  });
+
+  it("filters owned kinds' events with their own predicates", async () => {
+    const w = server.put(WIDGETS, widget("a"));
+    const seen: string[] = [];
+    const owner = {
+      apiVersion: "test.capstan.dev/v1",
+      kind: "Widget",
+      name: "a",
+      uid: w.metadata.uid ?? "",
+      controller: true,
+    };
+    run(
+      async (req) => {
+        seen.push(req.name);
+      },
+      { owns: [owns(ConfigMap, [hasLabels({ watched: "yes" })])] },
+    );
+    await vi.waitFor(() => expect(seen).toEqual(["a"]), { timeout: 5_000 });
+    // The fake server does not replay from a resourceVersion: wait for the watch before writing.
+    await vi.waitFor(() => expect(server.requests).toContain("GET /api/v1/configmaps?watch"));
+    server.put(CONFIGMAPS, { metadata: { name: "ignored", namespace: "ns", ownerReferences: [owner] } });
+    server.put(CONFIGMAPS, {
+      metadata: { name: "watched", namespace: "ns", labels: { watched: "yes" }, ownerReferences: [owner] },
+    });
+    await vi.waitFor(() => expect(seen).toEqual(["a", "a"]), { timeout: 5_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(seen).toEqual(["a", "a"]);
+  });
+
+  it("lists from the cache with set-based label selectors", async () => {
+    server.put(WIDGETS, widget("a"));
+    for (const [name, tier] of [
+      ["x", "front"],
+      ["y", "back"],
+      ["z", "db"],
+    ] as const) {
+      server.put(CONFIGMAPS, { metadata: { name, namespace: "ns", labels: { tier } } });
+    }
+    let found: string[] | undefined;
+    run(
+      async (req, ctx) => {
+        const cms = await ctx.cache.list(ConfigMap, {
+          namespace: req.namespace,
+          labels: "tier in (front,back)",
+        });
+        found = cms.map((c) => c.metadata.name ?? "").sort();
+      },
+      { owns: [ConfigMap] },
+    );
+    await vi.waitFor(() => expect(found).toEqual(["x", "y"]), { timeout: 5_000 });
   });
 
   it("maps watched kinds through the map function", async () => {
