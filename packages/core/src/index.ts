@@ -29,6 +29,13 @@ export {
   StatefulSet,
 } from "./api/kinds.ts";
 export {
+  type LabelMatcher,
+  type LabelSelector,
+  type LabelSelectorInput,
+  type LabelSelectorRequirement,
+  labelSelector,
+} from "./api/labels.ts";
+export {
   type KubeObject,
   keyOf,
   type ObjectKey,
@@ -39,7 +46,13 @@ export {
   type WithStatus,
 } from "./api/object.ts";
 // cache: shared informers and the reconciler's read path
-export { Cache, type CacheListOptions } from "./cache/cache.ts";
+export {
+  Cache,
+  type CacheListOptions,
+  CacheNotSyncedError,
+  type CacheOptions,
+  type CacheReadOptions,
+} from "./cache/cache.ts";
 export { type EventHandler, Informer, type InformerOptions } from "./cache/informer.ts";
 export {
   type CacheSelector,
@@ -93,7 +106,11 @@ export { type RetryOptions, retryOn, retryOnConflict } from "./client/retry.ts";
 export {
   Controller,
   type ControllerOptions,
+  type ControllerStartOptions,
   controller,
+  type InFlightReconcile,
+  type Owned,
+  owns,
   type ReconcileContext,
   type ReconcileRequest,
   type Reconciler,

@@ -1,4 +1,5 @@
 // Event filters for controllers: which add/update/delete events of a watched kind enqueue a reconcile.
+import { type LabelSelectorInput, labelSelector } from "../api/labels.ts";
 import type { KubeObject } from "../api/object.ts";
 
 /** Decides per event whether it triggers a reconcile. A missing method means "pass". */
@@ -23,9 +24,13 @@ export function annotationsChanged<T extends KubeObject>(): Predicate<T> {
   return { update: (o, n) => !shallowEqual(o.metadata.annotations, n.metadata.annotations) };
 }
 
-/** Every event passes only for objects carrying all these labels (for updates: the new object). */
-export function hasLabels<T extends KubeObject>(labels: Record<string, string>): Predicate<T> {
-  const match = (obj: T) => matchesLabels(obj, labels);
+/**
+ * Every event passes only for objects whose labels match (for updates: the new object): an equality map,
+ * a selector string (`"tier in (a,b),!legacy"`) or a metav1.LabelSelector.
+ */
+export function hasLabels<T extends KubeObject>(selector: LabelSelectorInput): Predicate<T> {
+  const matcher = labelSelector(selector);
+  const match = (obj: T) => matcher.matches(obj.metadata.labels);
   return { create: match, update: (_o, n) => match(n), delete: match };
 }
 
@@ -45,13 +50,6 @@ export function and<T extends KubeObject>(...predicates: Predicate<T>[]): Predic
     update: (o, n) => predicates.every((p) => p.update?.(o, n) ?? true),
     delete: (obj) => predicates.every((p) => p.delete?.(obj) ?? true),
   };
-}
-
-/** True when the object's labels include every key/value of `labels`. */
-export function matchesLabels(obj: KubeObject, labels: Record<string, string>): boolean {
-  const have = obj.metadata.labels ?? {};
-  for (const [k, v] of Object.entries(labels)) if (have[k] !== v) return false;
-  return true;
 }
 
 function shallowEqual(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
