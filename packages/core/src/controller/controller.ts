@@ -197,13 +197,13 @@ export class Controller<T extends KubeObject = KubeObject> {
    * passes, or at once when `options.cancel` aborts (leadership lost).
    */
   async start(signal: AbortSignal, options: ControllerStartOptions = {}): Promise<void> {
+    const env = this.requireEnv();
+    if (this.queue) throw new Error(`controller ${this.name} was already started`);
     const deadlineMs = options.gracePeriodMs ?? 30_000;
     const { cancel } = options;
     const cancelNow = () => this.hardStop.abort(cancel?.reason ?? new Error("leader election lost"));
     if (cancel?.aborted) cancelNow();
     else cancel?.addEventListener("abort", cancelNow, { once: true });
-    const env = this.requireEnv();
-    if (this.queue) throw new Error(`controller ${this.name} was already started`);
     const queue = new WorkQueue<string>({
       name: this.name,
       controller: this.name,
