@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ConfigMap, type Kind, kindId, Namespace, Secret } from "../api/kinds.ts";
 import type { KubeObject } from "../api/object.ts";
-import { FakeListerWatcher, page } from "../testing/fake-lister-watcher.test-util.ts";
+import { FakeListerWatcher, page } from "../testing/fake-lister-watcher.ts";
 import { InformerFactory } from "./informer-factory.ts";
 import type { Scope } from "./list-watch.ts";
 

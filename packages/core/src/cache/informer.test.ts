@@ -10,7 +10,7 @@ import {
   FakeListerWatcher,
   gone,
   page,
-} from "../testing/fake-lister-watcher.test-util.ts";
+} from "../testing/fake-lister-watcher.ts";
 import { type EventHandler, Informer, type InformerOptions } from "./informer.ts";
 import { NAMESPACE_INDEX, OWNER_UID_INDEX, type ReadStore } from "./store.ts";
 

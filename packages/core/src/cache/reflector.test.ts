@@ -8,7 +8,7 @@ import {
   FakeListerWatcher,
   gone,
   page,
-} from "../testing/fake-lister-watcher.test-util.ts";
+} from "../testing/fake-lister-watcher.ts";
 import { Backoff, Reflector, type ReflectorOptions } from "./reflector.ts";
 
 type CM = ReturnType<typeof cm>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cm } from "../testing/fake-lister-watcher.test-util.ts";
+import { cm } from "../testing/fake-lister-watcher.ts";
 import {
   dropManagedFields,
   indexByNamespace,

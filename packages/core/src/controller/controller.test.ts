@@ -7,7 +7,7 @@ import { TerminalError } from "../client/errors.ts";
 import { Manager } from "../manager/manager.ts";
 import { CoreMetrics } from "../metrics/metrics.ts";
 import { ItemExponentialFailureRateLimiter } from "../queue/rate-limiter.ts";
-import { FakeApiServer } from "../testing/fake-api-server.test-util.ts";
+import { FakeApiServer } from "../testing/fake-api-server.ts";
 import { silentLogger } from "../util/logger.ts";
 import { controller, owns, type ReconcileRequest, type Reconciler, watch } from "./controller.ts";
 import { generationChanged, hasLabels } from "./predicates.ts";

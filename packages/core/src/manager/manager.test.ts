@@ -5,7 +5,7 @@ import type { KubeObject } from "../api/object.ts";
 import { Client } from "../client/client.ts";
 import { controller } from "../controller/controller.ts";
 import { CoreMetrics } from "../metrics/metrics.ts";
-import { FakeApiServer } from "../testing/fake-api-server.test-util.ts";
+import { FakeApiServer } from "../testing/fake-api-server.ts";
 import { silentLogger } from "../util/logger.ts";
 import { Manager } from "./manager.ts";
 
