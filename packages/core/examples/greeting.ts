@@ -1,0 +1,98 @@
+// The Greeting controller of configmap-from-cr.ts, importable: its kind, its pure builder and its reconciler,
+// so a unit test (greeting.test.ts) runs the reconciler with reconcileOnce from "@capstan/core/testing".
+import {
+  applyIfChanged,
+  type Condition,
+  ConfigMap,
+  conditionsEqual,
+  defineKind,
+  handleFinalizer,
+  type KubeObject,
+  type ObjectOf,
+  type Reconciler,
+  setCondition,
+  setControllerReference,
+  TerminalError,
+} from "@capstan/core";
+
+export interface Greeting extends KubeObject {
+  spec: { message: string; recipients?: string[] };
+  status?: { observedGeneration?: number; conditions?: Condition[]; configMap?: string };
+}
+
+export const Greeting = defineKind<Greeting>({
+  group: "examples.capstan.dev",
+  version: "v1alpha1",
+  kind: "Greeting",
+  plural: "greetings",
+  namespaced: true,
+});
+
+export const FIELD_MANAGER = "greeting-controller";
+export const FINALIZER = "examples.capstan.dev/goodbye";
+
+/** Pure builder: the ConfigMap a Greeting wants. */
+export function desiredConfigMap(g: Greeting): ObjectOf<typeof ConfigMap> {
+  const cm: ObjectOf<typeof ConfigMap> = {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: `${g.metadata.name}-greeting`,
+      namespace: g.metadata.namespace ?? "default",
+      labels: { "app.kubernetes.io/managed-by": "greeting-controller" },
+    },
+    data: Object.fromEntries((g.spec.recipients ?? ["world"]).map((r) => [r, `${g.spec.message}, ${r}!`])),
+  };
+  setControllerReference(g, Greeting, cm);
+  return cm;
+}
+
+/** Keeps `<name>-greeting` in step with the Greeting, and reports it in status. Steady state writes nothing. */
+export const reconcileGreeting: Reconciler = async (req, ctx) => {
+  const g = await ctx.cache.get(Greeting, req.name, req.namespace);
+  if (!g) return; // deleted; the ConfigMap goes with it (owner reference + garbage collector)
+  const { deleted } = await handleFinalizer(ctx.client, Greeting, g, FINALIZER, async () => {
+    ctx.log.info("greeting deleted; saying goodbye");
+  });
+  if (deleted) return;
+  if (g.spec.message.includes("\n")) {
+    // Only the operator can judge this: Degraded condition + Event naming the field; no retry.
+    ctx.recorder.event(g, "Warning", "InvalidSpec", "Validate", "spec.message must be a single line");
+    throw new TerminalError("spec.message must be a single line");
+  }
+  const live = await ctx.cache.get(ConfigMap, `${g.metadata.name}-greeting`, req.namespace);
+  const { applied } = await applyIfChanged(ctx.client, ConfigMap, desiredConfigMap(g), live, {
+    fieldManager: FIELD_MANAGER,
+    force: true,
+  });
+  if (applied) {
+    ctx.recorder.event(
+      g,
+      "Normal",
+      "ConfigMapApplied",
+      "Apply",
+      `ConfigMap ${g.metadata.name}-greeting updated`,
+    );
+  }
+  const conditions = setCondition(g.status?.conditions, {
+    type: "Available",
+    status: "True",
+    reason: "ConfigMapReady",
+    message: "the ConfigMap holds the greeting",
+    observedGeneration: g.metadata.generation ?? 0,
+  });
+  // Steady state: nothing changed, so nothing is written.
+  if (
+    g.status?.observedGeneration !== g.metadata.generation ||
+    !conditionsEqual(conditions, g.status?.conditions ?? [])
+  ) {
+    await ctx.client.patchStatus(Greeting, req.name, req.namespace, {
+      status: {
+        observedGeneration: g.metadata.generation,
+        conditions,
+        configMap: `${g.metadata.name}-greeting`,
+      },
+    });
+  }
+  return undefined;
+};
