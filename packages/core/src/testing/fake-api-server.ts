@@ -36,6 +36,7 @@ import {
   ServiceAccount,
   StatefulSet,
 } from "../api/kinds.ts";
+import { labelSelector } from "../api/labels.ts";
 import type { KubeObject } from "../api/object.ts";
 import { Client, type ClientOptions } from "../client/client.ts";
 import { CoreMetrics } from "../metrics/metrics.ts";
@@ -1111,36 +1112,17 @@ type Selector = (obj: KubeObject) => boolean;
 
 /** The list/watch query's labelSelector and fieldSelector as one predicate. */
 function compileSelector(query: Record<string, string>): Selector {
-  const labels = parseLabelSelector(query.labelSelector ?? "");
+  let labels: (l: Record<string, string> | undefined) => boolean = () => true;
+  if (query.labelSelector) {
+    try {
+      const matcher = labelSelector(query.labelSelector);
+      labels = (l) => matcher.matches(l);
+    } catch (err) {
+      throw new Answer(400, `invalid label selector "${query.labelSelector}": ${(err as Error).message}`);
+    }
+  }
   const fields = parseFieldSelector(query.fieldSelector ?? "");
-  return (obj) => labels(obj.metadata.labels ?? {}) && fields(obj);
-}
-
-/** kubectl's label selector syntax: `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`. */
-function parseLabelSelector(text: string): (labels: Record<string, string>) => boolean {
-  const parts =
-    text
-      .match(/[^,(]+(\([^)]*\))?/g)
-      ?.map((p) => p.trim())
-      .filter(Boolean) ?? [];
-  const tests = parts.map((p): ((l: Record<string, string>) => boolean) => {
-    let m = /^(\S+)\s+(in|notin)\s+\((.*)\)$/.exec(p);
-    if (m) {
-      const [, key = "", op, list = ""] = m;
-      const values = new Set(list.split(",").map((v) => v.trim()));
-      return op === "in"
-        ? (l) => l[key] !== undefined && values.has(l[key])
-        : (l) => l[key] === undefined || !values.has(l[key]);
-    }
-    m = /^([^!=\s]+)\s*(==|=|!=)\s*(\S*)$/.exec(p);
-    if (m) {
-      const [, key = "", op, value = ""] = m;
-      return op === "!=" ? (l) => l[key] !== value : (l) => l[key] === value;
-    }
-    if (p.startsWith("!")) return (l) => l[p.slice(1).trim()] === undefined;
-    return (l) => l[p] !== undefined;
-  });
-  return (labels) => tests.every((t) => t(labels));
+  return (obj) => labels(obj.metadata.labels) && fields(obj);
 }
 
 /** Field selectors: `path=value`, `path==value`, `path!=value` on dotted paths (metadata.name, spec.nodeName...). */

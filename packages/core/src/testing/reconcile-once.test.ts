@@ -220,6 +220,27 @@ describe("reconcileOnce", () => {
     }
   });
 
+  it("a kind whose list is refused fails the cache read, naming the kind and the server's answer", async () => {
+    const run = await reconcileOnce(
+      async (req, ctx) => {
+        await ctx.cache.list(Secret, { namespace: req.namespace });
+        return undefined;
+      },
+      {
+        request: { namespace: "ns", name: "x" },
+        timeoutMs: 300,
+        setup: (server) => {
+          server.fail({ verb: "list", kind: Secret }, 403, {
+            message: 'secrets is forbidden: User "op" cannot list resource "secrets"',
+          });
+        },
+      },
+    );
+    expect((run.error as Error).message).toMatch(
+      /v1 Secret .*last list\/watch error: .*secrets is forbidden/,
+    );
+  });
+
   it("aborts ctx.signal after timeoutMs", async () => {
     const run = await reconcileOnce(
       (_req, ctx) =>

@@ -59,7 +59,10 @@ export interface ReconcileOnceOptions {
   server?: FakeApiServer;
   /** Restricts the cache to one namespace, as the manager's namespace-scoped mode does. */
   namespace?: string;
-  /** Aborts `ctx.signal` after this many ms; default 10 s (a unit-test reconcile should never need it). */
+  /**
+   * Aborts `ctx.signal` after this many ms, and bounds how long a cache read waits for a kind to sync;
+   * default 10 s (a unit-test reconcile should never need it).
+   */
   timeoutMs?: number;
   /** `ctx.log`; default silent. */
   logger?: Logger;
@@ -154,7 +157,12 @@ export async function reconcileOnce(
   const cacheClient = server.client({ userAgent: CACHE_USER_AGENT });
   const logger = options.logger ?? silentLogger;
   const factory = new InformerFactory({ client: cacheClient, logger });
-  const cache = new Cache(factory, options.namespace);
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const cache = new Cache(factory, {
+    ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+    syncTimeoutMs: timeoutMs,
+    signal: stop.signal,
+  });
   const recorder = new RecordingEventRecorder({
     client,
     reportingController: options.reportingController ?? "capstan.dev/test",
@@ -177,13 +185,14 @@ export async function reconcileOnce(
 
     const request = toRequest(options.request);
     const reconcileID = randomUUID();
-    const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(options.timeoutMs ?? 10_000)]);
+    const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(timeoutMs)]);
+    // As the controller does: the context's client and cache are bound to the reconcile's signal.
     const ctx: ReconcileContext = {
       signal,
       log: logger.child({ controller: "reconcile-once", ...request, reconcileID }),
       reconcileID,
-      client,
-      cache,
+      client: client.withSignal(signal),
+      cache: cache.withSignal(signal),
       recorder,
     };
     const firstRequest = server.log.length;
