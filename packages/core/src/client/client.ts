@@ -1,6 +1,7 @@
 // A typed client for any kind: get, list, watch, create, update, patch, server-side apply, status, delete.
-// Raw JSON over undici (HTTP/1.1 keep-alive), authenticated by client-node's KubeConfig (in-cluster,
-// KUBECONFIG, exec and OIDC plugins). Retries 429 and 5xx with backoff; records rest_client_* metrics.
+// Raw JSON over undici (HTTP/2 where the server offers it, else HTTP/1.1 keep-alive), with watches on a
+// connection pool of their own; authenticated by client-node's KubeConfig (in-cluster, KUBECONFIG, exec
+// and OIDC plugins). Retries 429 and 5xx with backoff; records rest_client_* metrics.
 import { KubeConfig } from "@kubernetes/client-node";
 import { Agent, type Dispatcher, request } from "undici";
 import type { Kind } from "../api/kinds.ts";
@@ -75,6 +76,17 @@ export interface ClientOptions {
   maxAttempts?: number;
   /** Per-request timeout for everything but watches; default 60 s. */
   requestTimeoutMs?: number;
+  /**
+   * Most connections to the API server for requests other than watches; default 32. Requests beyond it
+   * wait for a free connection (over HTTP/2 each connection carries up to 100 requests at once). Watches
+   * are not counted: they have a pool of their own without a cap, so they never make a request wait.
+   */
+  maxConnections?: number;
+  /**
+   * Offer HTTP/2 when connecting over TLS (the server chooses; kube-apiserver picks it); default true.
+   * false keeps to HTTP/1.1, as client-go's DISABLE_HTTP2 does.
+   */
+  http2?: boolean;
 }
 
 /** Loads in-cluster config, else KUBECONFIG, else ~/.kube/config (client-node's default order). */
@@ -92,6 +104,12 @@ const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
 const AUTH_TTL_MS = 30_000;
 const RETRIABLE_NET = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "ETIMEDOUT"]);
 
+/** The connection pools of a client: requests (capped) and watches (uncapped). */
+interface Transport {
+  requests: Dispatcher;
+  watches: Dispatcher;
+}
+
 interface Send {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;
@@ -107,10 +125,13 @@ export class Client {
   readonly server: URL;
   private readonly host: string;
   private readonly metrics: CoreMetrics;
-  private dispatcherReady: Promise<Dispatcher> | undefined;
+  /** The pools, once made; one holder object shared with every withSignal() view, so views reuse them. */
+  private readonly transport: { ready?: Promise<Transport> | undefined } = {};
   private readonly userAgent: string;
   private readonly maxAttempts: number;
   private readonly requestTimeoutMs: number;
+  private readonly maxConnections: number;
+  private readonly http2: boolean;
   private auth: { headers: Record<string, string>; expires: number } | undefined;
   /** Set on views made by withSignal(): every request of the view also aborts with it. */
   private boundSignal: AbortSignal | undefined;
@@ -125,6 +146,13 @@ export class Client {
     this.userAgent = options.userAgent ?? "capstan/0.1";
     this.maxAttempts = options.maxAttempts ?? 5;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+    this.maxConnections = options.maxConnections ?? 32;
+    if (!Number.isInteger(this.maxConnections) || this.maxConnections < 1) {
+      throw new Error(
+        `ClientOptions.maxConnections must be a whole number >= 1, not ${options.maxConnections}`,
+      );
+    }
+    this.http2 = options.http2 ?? true;
   }
 
   /**
@@ -144,16 +172,33 @@ export class Client {
     return signal === undefined ? this.boundSignal : AbortSignal.any([signal, this.boundSignal]);
   }
 
-  /** Closes idle connections; in-flight requests finish. */
+  /** Closes idle connections; in-flight requests (and watches) finish. Views share them with their client. */
   async close(): Promise<void> {
-    const d = this.dispatcherReady;
-    this.dispatcherReady = undefined;
-    if (d) await (await d).close();
+    const t = this.transport.ready;
+    this.transport.ready = undefined;
+    if (t) {
+      const { requests, watches } = await t;
+      await Promise.all([requests.close(), watches.close()]);
+    }
   }
 
-  /** One keep-alive connection pool per client, with the kubeconfig's TLS material (read once). */
-  private dispatcher(): Promise<Dispatcher> {
-    this.dispatcherReady ??= (async () => {
+  /**
+   * Two keep-alive pools with the kubeconfig's TLS material (read once): one for requests, at most
+   * `maxConnections`, and one for watches, uncapped.
+   *
+   * Why two: a watch holds its connection (HTTP/1.1) or a stream (HTTP/2) for minutes. Sharing one capped
+   * pool, 32 informers would take every connection and Lease renewals would wait for a watch to end, until
+   * leadership is lost. HTTP/2 alone (client-go's answer: everything multiplexed on one connection) does
+   * not settle it: it is only used when the server picks it through ALPN (not over plain HTTP, nor through
+   * many proxies), and a connection's streams are capped too (100 here, less if the server advertises
+   * less), so enough watches would fill the capped pool again. A separate pool for watches does not depend
+   * on the protocol: a request never queues behind a watch. Both pools still use HTTP/2 when the server
+   * offers it, so many watches share few connections (the watch pool opens another connection when one is
+   * full). A watch whose consumer is slow does not stall the others on its connection: Node.js returns
+   * the connection-level flow-control window as data arrives, only the slow stream's own window fills.
+   */
+  private dispatchers(): Promise<Transport> {
+    this.transport.ready ??= (async () => {
       const tls: {
         ca?: Buffer;
         cert?: Buffer;
@@ -166,9 +211,13 @@ export class Client {
       for (const k of ["ca", "cert", "key", "rejectUnauthorized", "servername"] as const) {
         if (tls[k] !== undefined) connect[k] = tls[k];
       }
-      return new Agent({ connect, keepAliveTimeout: 30_000, connections: 32 });
+      const common = { connect, keepAliveTimeout: 30_000, allowH2: this.http2 };
+      return {
+        requests: new Agent({ ...common, connections: this.maxConnections }),
+        watches: new Agent(common),
+      };
     })();
-    return this.dispatcherReady;
+    return this.transport.ready;
   }
 
   /** The URL path of a collection or object (and optional subresource). */
@@ -266,7 +315,7 @@ export class Client {
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, {
-        dispatcher: await this.dispatcher(),
+        dispatcher: (await this.dispatchers()).watches,
         method: "GET",
         headers: await this.headers(),
         signal: options.signal ?? null,
@@ -455,7 +504,7 @@ export class Client {
         const headers = await this.headers();
         if (payload !== undefined) headers["content-type"] = req.contentType ?? "application/json";
         res = await request(url, {
-          dispatcher: await this.dispatcher(),
+          dispatcher: (await this.dispatchers()).requests,
           method: req.method,
           headers,
           body: payload ?? null,

@@ -1,0 +1,137 @@
+// Tests that long-running watches never starve requests: watches and requests use separate connection pools.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { KubeConfig } from "@kubernetes/client-node";
+import { Registry } from "prom-client";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { ConfigMap } from "../api/kinds.ts";
+import { CoreMetrics } from "../metrics/metrics.ts";
+import { Client, type ClientOptions } from "./client.ts";
+
+/**
+ * A plain HTTP/1.1 server (one request per connection at a time) that holds every watch open, answers
+ * GETs of configmaps at once, and holds GETs of /held until `release()`.
+ */
+class HoldingServer {
+  readonly watches: ServerResponse[] = [];
+  readonly held: ServerResponse[] = [];
+  port = 0;
+  private readonly server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    if (url.searchParams.get("watch") === "true") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.flushHeaders();
+      this.watches.push(res);
+    } else if (url.pathname === "/held") {
+      this.held.push(res);
+    } else {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ kind: "ConfigMap", metadata: { name: "c", namespace: "ns" } }));
+    }
+  });
+
+  async start(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  /** Answers every held GET. */
+  release(): void {
+    for (const res of this.held.splice(0)) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end("{}");
+    }
+  }
+
+  connections(): Promise<number> {
+    return new Promise((resolve, reject) =>
+      this.server.getConnections((err, n) => (err ? reject(err) : resolve(n))),
+    );
+  }
+
+  async stop(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    await closed;
+  }
+}
+
+let api: HoldingServer;
+const clients: Client[] = [];
+const aborts: AbortController[] = [];
+
+function newClient(options: ClientOptions = {}): Client {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: "test", server: `http://127.0.0.1:${api.port}`, skipTLSVerify: true }],
+    users: [{ name: "test", token: "t" }],
+    contexts: [{ name: "test", cluster: "test", user: "test" }],
+    currentContext: "test",
+  });
+  const client = new Client({ kubeConfig: kc, metrics: new CoreMetrics(new Registry()), ...options });
+  clients.push(client);
+  return client;
+}
+
+/** Failures of the watches started by openWatches. */
+const watchErrors: unknown[] = [];
+
+/** Starts `n` watches that stay open until the test ends; resolves once the server holds all of them. */
+async function openWatches(client: Client, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const ac = new AbortController();
+    aborts.push(ac);
+    (async () => {
+      for await (const _ of client.watch(ConfigMap, { namespace: "ns", signal: ac.signal })) {
+        // no events: the server only holds the response open
+      }
+    })().catch((err: unknown) => watchErrors.push(err));
+  }
+  await vi.waitFor(() => expect(api.watches).toHaveLength(n), { timeout: 10_000 });
+}
+
+beforeEach(async () => {
+  api = new HoldingServer();
+  await api.start();
+});
+
+afterEach(async () => {
+  expect(watchErrors.splice(0)).toEqual([]);
+  for (const ac of aborts.splice(0)) ac.abort();
+  api.release();
+  for (const c of clients.splice(0)) await c.close();
+  await api.stop();
+});
+
+describe("watches and requests", () => {
+  it("a GET completes while more watches than the default pool size (32) hold their connections", async () => {
+    const client = newClient();
+    await openWatches(client, 40);
+    const cm = await client.get(ConfigMap, "c", "ns");
+    expect(cm.metadata.name).toBe("c");
+    expect(await api.connections()).toBe(41); // HTTP/1.1: one connection per watch, one for the GET
+  });
+
+  it("a GET completes while more watches than a configured maxConnections hold theirs", async () => {
+    const client = newClient({ maxConnections: 2 });
+    await openWatches(client, 5);
+    const cm = await client.get(ConfigMap, "c", "ns");
+    expect(cm.metadata.name).toBe("c");
+  });
+
+  it("requests use at most maxConnections connections, the rest wait their turn", async () => {
+    const client = newClient({ maxConnections: 2 });
+    const answers = Promise.all([1, 2, 3, 4].map(() => client.raw("/held")));
+    await vi.waitFor(() => expect(api.held).toHaveLength(2));
+    expect(await api.connections()).toBe(2);
+    api.release(); // the next two go out on the same connections
+    await vi.waitFor(() => expect(api.held).toHaveLength(2));
+    api.release();
+    expect(await answers).toHaveLength(4);
+    expect(await api.connections()).toBe(2);
+  });
+
+  it("rejects a maxConnections below 1, naming the option", () => {
+    expect(() => newClient({ maxConnections: 0 })).toThrow(/maxConnections/);
+  });
+});
