@@ -187,15 +187,16 @@ export class Client {
    * `maxConnections`, and one for watches, uncapped.
    *
    * Why two: a watch holds its connection (HTTP/1.1) or a stream (HTTP/2) for minutes. Sharing one capped
-   * pool, 32 informers would take every connection and Lease renewals would wait for a watch to end, until
-   * leadership is lost. HTTP/2 alone (client-go's answer: everything multiplexed on one connection) does
-   * not settle it: it is only used when the server picks it through ALPN (not over plain HTTP, nor through
-   * many proxies), and a connection's streams are capped too (100 here, less if the server advertises
-   * less), so enough watches would fill the capped pool again. A separate pool for watches does not depend
-   * on the protocol: a request never queues behind a watch. Both pools still use HTTP/2 when the server
-   * offers it, so many watches share few connections (the watch pool opens another connection when one is
-   * full). A watch whose consumer is slow does not stall the others on its connection: Node.js returns
-   * the connection-level flow-control window as data arrives, only the slow stream's own window fills.
+   * pool, watches filled it (32 of them over HTTP/1.1, 3200 over HTTP/2: 32 connections x 100 streams) and
+   * Lease renewals then waited for a watch to end, until leadership was lost. HTTP/2 alone (client-go's
+   * answer: everything multiplexed on one connection) does not settle it: it is used only when the server
+   * and every proxy on the way pick it through ALPN (never over plain HTTP), and a connection's streams are
+   * capped too (undici's 100, less if the server advertises less; kube-apiserver advertises 1000). A
+   * separate pool for watches does not depend on the protocol: a request never queues behind a watch.
+   * Both pools still use HTTP/2 when the server picks it, so many watches share few connections (the watch
+   * pool opens another when one is full). A watch whose consumer is slow does not stall the others on its
+   * connection: Node.js returns the connection-level flow-control window as data arrives; only the slow
+   * stream's own window fills.
    */
   private dispatchers(): Promise<Transport> {
     this.transport.ready ??= (async () => {
