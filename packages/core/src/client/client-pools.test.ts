@@ -131,6 +131,16 @@ describe("watches and requests", () => {
     expect(await api.connections()).toBe(2);
   });
 
+  it("a withSignal view made before the first request shares its client's pools, and close() closes them", async () => {
+    const client = newClient({ maxConnections: 1 });
+    const view = client.withSignal(new AbortController().signal);
+    await view.get(ConfigMap, "c", "ns");
+    await client.get(ConfigMap, "c", "ns");
+    expect(await api.connections()).toBe(1); // one pool of one connection served both
+    await client.close();
+    await vi.waitFor(async () => expect(await api.connections()).toBe(0));
+  });
+
   it("rejects a maxConnections below 1, naming the option", () => {
     expect(() => newClient({ maxConnections: 0 })).toThrow(/maxConnections/);
   });
