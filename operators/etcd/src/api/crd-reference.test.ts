@@ -81,7 +81,7 @@ describe("renderCrdReference on the EtcdCluster CRD", () => {
     ]);
     expect(row(md, "spec.version")[2]).toBe('`"3.6.15"`');
     expect(row(md, "spec.repository")[3]).toBe("length 1 to 512");
-    expect(row(md, "spec.storage")[2]).toBe('`{"size":"1Gi"}`');
+    expect(row(md, "spec.storage")[2]).toBe('`{"size":"8Gi"}`');
   });
 
   it("renders every object level with nested paths", () => {

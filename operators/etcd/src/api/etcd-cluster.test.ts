@@ -19,6 +19,10 @@ const specKeys: Record<keyof EtcdClusterSpec, true> = {
   storage: true,
   podTemplate: true,
   paused: true,
+  recovery: true,
+  maintenance: true,
+  extraArgs: true,
+  extraEnv: true,
 };
 const storageKeys: Record<keyof EtcdStorage, true> = { size: true, storageClassName: true, ephemeral: true };
 const podTemplateKeys: Record<keyof EtcdPodTemplate, true> = {
@@ -29,6 +33,8 @@ const podTemplateKeys: Record<keyof EtcdPodTemplate, true> = {
   labels: true,
   annotations: true,
   priorityClassName: true,
+  antiAffinity: true,
+  topologySpreadConstraints: true,
 };
 const statusKeys: Record<keyof EtcdClusterStatus, true> = {
   observedGeneration: true,
@@ -52,6 +58,8 @@ const memberKeys: Record<keyof EtcdMemberStatus, true> = {
   healthy: true,
   learner: true,
   leader: true,
+  raftIndex: true,
+  progressTime: true,
 };
 
 type Schema = { properties?: Record<string, Schema>; items?: Schema; [key: string]: unknown };

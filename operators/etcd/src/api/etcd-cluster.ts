@@ -16,7 +16,41 @@ export const DEFAULT_ETCD_VERSION = "3.6.15";
 /** The image repository used unless `spec.repository` says otherwise; the tag is `v<version>`. */
 export const DEFAULT_REPOSITORY = "gcr.io/etcd-development/etcd";
 /** The data volume size used when `spec.storage` is omitted. */
-export const DEFAULT_STORAGE_SIZE = "1Gi";
+export const DEFAULT_STORAGE_SIZE = "8Gi";
+/** The smallest data volume accepted: etcd needs room for its database, a copy of it and its WAL. */
+export const MIN_STORAGE_SIZE = "1Gi";
+
+/**
+ * etcd flags the operator sets itself (identity, URLs, bootstrap, data location, quota, compaction): refused in
+ * spec.extraArgs, and in spec.extraEnv as ETCD_<FLAG> (etcd reads every flag from such a variable too).
+ * Compaction is set through spec.maintenance.
+ */
+export const OPERATOR_OWNED_FLAGS: readonly string[] = [
+  "name",
+  "data-dir",
+  "wal-dir",
+  "listen-peer-urls",
+  "listen-client-urls",
+  "listen-metrics-urls",
+  "initial-advertise-peer-urls",
+  "advertise-client-urls",
+  "initial-cluster",
+  "initial-cluster-state",
+  "initial-cluster-token",
+  "quota-backend-bytes",
+  "auto-compaction-mode",
+  "auto-compaction-retention",
+  "config-file",
+  "discovery",
+  "discovery-srv",
+  "force-new-cluster",
+  "enable-v2",
+];
+
+/** The environment variable etcd reads a flag from: ETCD_ and the flag in upper case with "_" for "-". */
+export function flagEnvName(flag: string): string {
+  return `ETCD_${flag.toUpperCase().replaceAll("-", "_")}`;
+}
 
 /** Where members keep their data: a PersistentVolumeClaim of `size`, or an emptyDir when `ephemeral`. */
 export interface EtcdStorage {
@@ -55,6 +89,41 @@ export interface EtcdPodTemplate {
   /** Extra annotations on member pods. */
   annotations?: Record<string, string>;
   priorityClassName?: string;
+  /**
+   * One member per node: "Preferred" (default, the scheduler may co-locate when it must) or "Required" (a
+   * member stays Pending rather than share a node). Ignored when `affinity` is set.
+   */
+  antiAffinity?: "Preferred" | "Required";
+  /** core/v1 TopologySpreadConstraints; default: spread members across nodes and zones (ScheduleAnyway). */
+  topologySpreadConstraints?: Record<string, unknown>[];
+}
+
+/** How long the operator waits before it replaces a member that cannot come back (seconds). */
+export interface EtcdRecovery {
+  /** A voting member whose pod stays not ready this long is replaced (default 300). */
+  memberNotReadySeconds?: number;
+  /** A member whose pod finds no node this long is replaced (default 300). */
+  unschedulableSeconds?: number;
+  /** A member whose pod stays terminating this long (e.g. on an unreachable node) is replaced (default 300). */
+  terminatingSeconds?: number;
+  /** A learner whose raft index does not advance this long is replaced (default 600). */
+  learnerStallSeconds?: number;
+}
+
+/** Disk upkeep: compaction and defragmentation. */
+export interface EtcdMaintenance {
+  /** --auto-compaction-mode (default periodic). */
+  autoCompactionMode?: "periodic" | "revision";
+  /** --auto-compaction-retention (default "1h" for periodic; a revision count for revision). */
+  autoCompactionRetention?: string;
+  /** A member whose free pages reach this share of its database file is defragmented (default 50). */
+  defragThresholdPercent?: number;
+}
+
+/** An environment variable of the etcd container. */
+export interface EtcdEnvVar {
+  name: string;
+  value: string;
 }
 
 /** The desired state of an etcd cluster; defaulted fields are always present on objects read from the API server. */
@@ -69,6 +138,12 @@ export interface EtcdClusterSpec {
   podTemplate?: EtcdPodTemplate;
   /** Stop all membership changes and pod updates until unset. */
   paused?: boolean;
+  recovery?: EtcdRecovery;
+  maintenance?: EtcdMaintenance;
+  /** Extra etcd flags, name (without "--") to value; the flags the operator sets are refused. */
+  extraArgs?: Record<string, string>;
+  /** Extra environment variables of the etcd container; ETCD_* forms of the operator's flags are refused. */
+  extraEnv?: EtcdEnvVar[];
 }
 
 /** The life-cycle phase shown in `kubectl get etcd`. */
@@ -107,6 +182,10 @@ export interface EtcdMemberStatus {
   healthy: boolean;
   learner: boolean;
   leader: boolean;
+  /** A learner's raft index when last seen to advance. */
+  raftIndex?: number;
+  /** When a learner's raft index was last seen to advance (or when it was first seen). */
+  progressTime?: string;
 }
 
 /** The observed state of an etcd cluster. */
@@ -184,6 +263,11 @@ const storageSchema: JSONSchemaProps = {
       message: "storage: set exactly one of size (a PersistentVolumeClaim per member) or ephemeral: true",
     },
     {
+      rule: `!has(self.size) || quantity(self.size).compareTo(quantity('${MIN_STORAGE_SIZE}')) >= 0`,
+      message: `storage.size must be at least ${MIN_STORAGE_SIZE}: etcd needs room for its database (the quota is derived from the size), a copy of it and its WAL`,
+      fieldPath: ".size",
+    },
+    {
       rule: "!(has(self.ephemeral) && self.ephemeral) || !has(self.storageClassName)",
       message: "storage.storageClassName applies only to persistent storage (storage.size), not ephemeral",
       fieldPath: ".storageClassName",
@@ -252,7 +336,136 @@ const podTemplateSchema: JSONSchemaProps = {
     labels: { ...stringMap, description: "Extra labels on member pods." },
     annotations: { ...stringMap, description: "Extra annotations on member pods." },
     priorityClassName: { type: "string", description: "PriorityClass of the member pods.", maxLength: 253 },
+    antiAffinity: {
+      type: "string",
+      enum: ["Preferred", "Required"],
+      default: "Preferred",
+      description:
+        "One member per node: Preferred (co-located only when no other node fits) or Required (a member stays Pending rather than share a node). Ignored when affinity is set.",
+    },
+    topologySpreadConstraints: {
+      type: "array",
+      description:
+        "core/v1 TopologySpreadConstraints of the member pods; default: spread across nodes and zones with maxSkew 1, ScheduleAnyway.",
+      maxItems: 8,
+      items: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+    },
   },
+};
+
+const seconds = (description: string, dflt: number, minimum: number): JSONSchemaProps => ({
+  type: "integer",
+  format: "int32",
+  description,
+  default: dflt,
+  minimum,
+  maximum: 86_400,
+});
+
+const recoverySchema: JSONSchemaProps = {
+  type: "object",
+  description:
+    "How long a member may stay stuck before it is replaced by a fresh one (only while quorum holds).",
+  default: {},
+  properties: {
+    memberNotReadySeconds: seconds(
+      "A voting member whose pod stays not ready this long is replaced.",
+      300,
+      30,
+    ),
+    unschedulableSeconds: seconds("A member whose pod finds no node this long is replaced.", 300, 30),
+    terminatingSeconds: seconds(
+      "A member whose pod stays terminating this long (e.g. on an unreachable node) is replaced.",
+      300,
+      30,
+    ),
+    learnerStallSeconds: seconds(
+      "A learner whose raft index does not advance this long is replaced (a learner is judged by progress, not age).",
+      600,
+      60,
+    ),
+  },
+};
+
+const maintenanceSchema: JSONSchemaProps = {
+  type: "object",
+  description: "Disk upkeep: etcd's automatic compaction and the operator's defragmentation.",
+  default: {},
+  properties: {
+    autoCompactionMode: {
+      type: "string",
+      enum: ["periodic", "revision"],
+      default: "periodic",
+      description: "--auto-compaction-mode.",
+    },
+    autoCompactionRetention: {
+      type: "string",
+      default: "1h",
+      maxLength: 32,
+      description:
+        "--auto-compaction-retention: a duration for periodic (e.g. 1h, 30m), a revision count for revision.",
+      "x-kubernetes-validations": [
+        {
+          rule: "self.matches('^[0-9]+(h|m|s)?$')",
+          message:
+            "maintenance.autoCompactionRetention must be a number (revisions or hours) or a duration like 30m or 1h",
+        },
+      ],
+    },
+    defragThresholdPercent: {
+      type: "integer",
+      format: "int32",
+      default: 50,
+      minimum: 10,
+      maximum: 90,
+      description:
+        "A member whose free pages reach this share of its database file (dbSize - dbSizeInUse) is defragmented, one member at a time, the leader last.",
+    },
+  },
+};
+
+const ownedFlagList = OPERATOR_OWNED_FLAGS.map((f) => `'${f}'`).join(", ");
+const ownedEnvList = OPERATOR_OWNED_FLAGS.map((f) => `'${flagEnvName(f)}'`).join(", ");
+
+const extraArgsSchema: JSONSchemaProps = {
+  type: "object",
+  description:
+    'Extra etcd flags, name without the leading -- to value (e.g. snapshot-count: "10000"). The flags the operator sets are refused.',
+  additionalProperties: { type: "string", maxLength: 4096 },
+  maxProperties: 64,
+  "x-kubernetes-validations": [
+    {
+      rule: "self.all(k, k.matches('^[a-z][a-z0-9-]*$'))",
+      message: "extraArgs: flag names are lowercase words joined by '-', without the leading --",
+    },
+    {
+      rule: `self.all(k, !(k in [${ownedFlagList}]))`,
+      message: `extraArgs: these flags are set by the operator and cannot be overridden: ${OPERATOR_OWNED_FLAGS.join(", ")} (compaction: use spec.maintenance)`,
+    },
+  ],
+};
+
+const extraEnvSchema: JSONSchemaProps = {
+  type: "array",
+  description: "Extra environment variables of the etcd container (name and value).",
+  maxItems: 64,
+  items: {
+    type: "object",
+    required: ["name", "value"],
+    properties: {
+      name: { type: "string", minLength: 1, maxLength: 256 },
+      value: { type: "string", maxLength: 4096 },
+    },
+  },
+  "x-kubernetes-list-type": "map",
+  "x-kubernetes-list-map-keys": ["name"],
+  "x-kubernetes-validations": [
+    {
+      rule: `self.all(e, !(e.name in [${ownedEnvList}]))`,
+      message:
+        "extraEnv: ETCD_* variables of the flags the operator sets (see extraArgs) cannot be overridden",
+    },
+  ],
 };
 
 const specSchema: JSONSchemaProps = {
@@ -289,6 +502,10 @@ const specSchema: JSONSchemaProps = {
     storage: storageSchema,
     podTemplate: podTemplateSchema,
     paused: { type: "boolean", description: "Stop all membership changes and pod updates until unset." },
+    recovery: recoverySchema,
+    maintenance: maintenanceSchema,
+    extraArgs: extraArgsSchema,
+    extraEnv: extraEnvSchema,
   },
 };
 
@@ -324,6 +541,16 @@ const memberSchema: JSONSchemaProps = {
     healthy: { type: "boolean", description: "It answers /readyz (a learner: its status)." },
     learner: { type: "boolean", description: "A non-voting member catching up before promotion." },
     leader: { type: "boolean", description: "The member is the raft leader." },
+    raftIndex: {
+      type: "integer",
+      format: "int64",
+      description: "A learner's raft index when last seen to advance.",
+    },
+    progressTime: {
+      type: "string",
+      format: "date-time",
+      description: "When a learner's raft index was last seen to advance.",
+    },
   },
 };
 

@@ -284,16 +284,17 @@ const cases: Case[] = [
     { type: "Wait", reason: "MemberUnhealthy" },
   ],
   [
-    "a learner that has not answered since its pod started long ago: replaced",
+    "a learner that has not answered (no progress) since it was first seen long ago: replaced",
     spec({ replicas: 4 }),
     {
-      ...cluster([...three(), member("demo-d", { isLearner: true, healthy: false })]),
+      ...cluster([...three(), withoutRaftIndex(member("demo-d", { isLearner: true, healthy: false }))]),
       pods: [
         ...three().map((m) => pod(m.name)),
         pod("demo-d", { ready: false, notReadySince: minutesAgo(60) }),
       ],
+      learnerProgress: { "demo-d": minutesAgo(60) },
     },
-    { type: "ReplaceMember", name: "demo-d", reason: "Unhealthy" },
+    { type: "ReplaceMember", name: "demo-d", reason: "LearnerStalled" },
   ],
   [
     "a learner that answers but is still catching up after a long time: kept",
@@ -496,8 +497,8 @@ const cases: Case[] = [
   [
     "minor upgrade 3.5 -> 3.6 is allowed",
     spec(),
-    cluster(three({ version: "3.5.21" })),
-    { type: "UpgradeMember", name: "demo-b", from: "3.5.21" },
+    cluster(three({ version: "3.5.33" })),
+    { type: "UpgradeMember", name: "demo-b", from: "3.5.33" },
   ],
   [
     "patch downgrade within a minor is allowed",
@@ -618,4 +619,330 @@ describe("quorum", () => {
     [5, 3],
     [9, 5],
   ])("of %i voters is %i", (voters, q) => expect(quorum(voters)).toBe(q));
+});
+
+// Issue 10: the failures an SRE meets (identity, wiped data, stuck pods, bad versions, full disks).
+const MiB = 1024 * 1024;
+const safetyCases: Case[] = [
+  // identity and data safety
+  [
+    "status lost (no clusterID), every pod gone, claims kept: restart on the data, never a new seed",
+    spec(),
+    {
+      etcd: { reachable: false, error: "no member pod has an IP address" },
+      pods: [],
+      volumes: ["demo-b", "demo-a", "demo-c"],
+      bootstrapped: false,
+    },
+    { type: "StartMemberPod", name: "demo-a", reason: "PodMissing" },
+  ],
+  [
+    "status lost and every restarted member found an empty data directory: Degraded, nothing deleted",
+    spec(),
+    {
+      etcd: { reachable: false, error: "connection refused" },
+      pods: [pod("demo-a", { ready: false, dataLost: true })],
+      volumes: ["demo-a"],
+      bootstrapped: false,
+    },
+    { type: "Degraded", reason: "DataLost" },
+  ],
+  [
+    "the member list answers with another cluster ID: Degraded naming both",
+    spec(),
+    {
+      ...cluster(three()),
+      etcd: { reachable: true, members: three(), clusterID: "c2" },
+      knownClusterID: "c1",
+    },
+    { type: "Degraded", reason: "ClusterIDMismatch" },
+  ],
+  [
+    "one member answers with another cluster ID: Degraded, nothing removed",
+    spec({ replicas: 2 }),
+    {
+      ...cluster([
+        member("demo-a", { leader: true }),
+        member("demo-b"),
+        member("demo-c", { clusterID: "c9" }),
+      ]),
+      knownClusterID: "c1",
+    },
+    { type: "Degraded", reason: "ClusterIDMismatch" },
+  ],
+  [
+    "a member whose data directory is empty (refused to rejoin): removed and replaced",
+    spec(),
+    {
+      ...cluster([
+        member("demo-a", { leader: true }),
+        member("demo-b"),
+        member("demo-c", { healthy: false }),
+      ]),
+      pods: [
+        pod("demo-a"),
+        pod("demo-b"),
+        pod("demo-c", { ready: false, dataLost: true, notReadySince: minutesAgo(1) }),
+      ],
+    },
+    { type: "ReplaceMember", name: "demo-c", reason: "DataLost" },
+  ],
+  [
+    "stuck terminating past the threshold while quorum holds: replaced",
+    spec(),
+    {
+      ...cluster([
+        member("demo-a", { leader: true }),
+        member("demo-b"),
+        member("demo-c", { healthy: false }),
+      ]),
+      pods: [pod("demo-a"), pod("demo-b")],
+      terminating: [{ name: "demo-c", since: minutesAgo(10) }],
+    },
+    { type: "ReplaceMember", name: "demo-c", reason: "StuckTerminating" },
+  ],
+  [
+    "a member whose pod is terminating counts as lost: no replacement that would need it",
+    spec(),
+    {
+      ...cluster([
+        member("demo-a", { leader: true }),
+        member("demo-b", { healthy: false }),
+        member("demo-c"),
+      ]),
+      pods: [pod("demo-a")],
+      terminating: [
+        { name: "demo-b", since: minutesAgo(10) },
+        { name: "demo-c", since: minutesAgo(1) },
+      ],
+    },
+    { type: "Wait", reason: "QuorumAtRisk" },
+  ],
+  [
+    "stuck terminating within the threshold: wait for it (start once it is gone)",
+    spec(),
+    {
+      ...cluster([
+        member("demo-a", { leader: true }),
+        member("demo-b"),
+        member("demo-c", { healthy: false }),
+      ]),
+      pods: [pod("demo-a"), pod("demo-b")],
+      terminating: [{ name: "demo-c", since: minutesAgo(1) }],
+    },
+    { type: "StartMemberPod", name: "demo-c" },
+  ],
+
+  // upgrades
+  [
+    "3.5 -> 3.6 refused below 3.5.32 (etcd's upgrade guide)",
+    spec({ version: "3.6.15" }),
+    cluster(three({ version: "3.5.31" })),
+    { type: "Degraded", reason: "UnsupportedVersionChange", field: "spec.version" },
+  ],
+  [
+    "3.5.32 -> 3.6 allowed",
+    spec({ version: "3.6.15" }),
+    cluster(three({ version: "3.5.32" })),
+    { type: "UpgradeMember", name: "demo-b" },
+  ],
+  [
+    "quorum lost with a refused version: no member is restarted on it",
+    spec({ version: "3.6.15" }),
+    {
+      ...cluster([
+        member("demo-a", { version: "3.5.20" }),
+        member("demo-b", { healthy: false, version: "3.5.20" }),
+        member("demo-c", { healthy: false, version: "3.5.20" }),
+      ]),
+      pods: [pod("demo-a")],
+    },
+    { type: "Degraded", reason: "UnsupportedVersionChange" },
+  ],
+  [
+    "no member answers, refused version against the last known version: nothing started",
+    spec({ version: "3.6.15" }),
+    {
+      etcd: { reachable: false, error: "no member pod has an IP address" },
+      pods: [],
+      volumes: ["demo-a", "demo-b", "demo-c"],
+      bootstrapped: true,
+      knownMembers: ["demo-a", "demo-b", "demo-c"],
+      knownVersion: "3.5.20",
+    },
+    { type: "Degraded", reason: "UnsupportedVersionChange" },
+  ],
+  [
+    "image cannot be pulled: Degraded naming it, the member is never replaced (even past the threshold)",
+    spec({ version: "3.6.99" }),
+    {
+      ...cluster([
+        member("demo-a", { leader: true }),
+        member("demo-b", { healthy: false }),
+        member("demo-c"),
+      ]),
+      pods: [
+        pod("demo-a"),
+        pod("demo-b", {
+          ready: false,
+          notReadySince: minutesAgo(30),
+          imagePullError: { image: "repo:v3.6.99", reason: "ImagePullBackOff", current: true },
+        }),
+        pod("demo-c"),
+      ],
+    },
+    { type: "Degraded", reason: "ImagePullFailed" },
+  ],
+  [
+    "spec.version reverted: the member stuck on the unpullable image is moved back",
+    spec({ version: "3.6.15" }),
+    {
+      ...cluster([
+        member("demo-a", { leader: true }),
+        member("demo-b", { healthy: false }),
+        member("demo-c"),
+      ]),
+      pods: [
+        pod("demo-a"),
+        pod("demo-b", {
+          ready: false,
+          notReadySince: minutesAgo(30),
+          imagePullError: { image: "repo:v3.6.99", reason: "ErrImagePull", current: false },
+        }),
+        pod("demo-c"),
+      ],
+    },
+    { type: "UpgradeMember", name: "demo-b", to: "3.6.15" },
+  ],
+
+  // stuck members
+  [
+    "a pod unschedulable past the threshold, quorum holds: replaced",
+    spec(),
+    {
+      ...cluster([
+        member("demo-a", { leader: true }),
+        member("demo-b"),
+        member("demo-c", { healthy: false }),
+      ]),
+      pods: [
+        pod("demo-a"),
+        pod("demo-b"),
+        pod("demo-c", { ready: false, unschedulableSince: minutesAgo(10) }),
+      ],
+    },
+    { type: "ReplaceMember", name: "demo-c", reason: "Unschedulable" },
+  ],
+  [
+    "a pod unschedulable within the threshold: wait",
+    spec(),
+    {
+      ...cluster([
+        member("demo-a", { leader: true }),
+        member("demo-b"),
+        member("demo-c", { healthy: false }),
+      ]),
+      pods: [
+        pod("demo-a"),
+        pod("demo-b"),
+        pod("demo-c", { ready: false, unschedulableSince: minutesAgo(2) }),
+      ],
+    },
+    { type: "Wait", reason: "MemberUnhealthy" },
+  ],
+  [
+    "spec.recovery.unschedulableSeconds is honoured",
+    spec({ recovery: { unschedulableSeconds: 60 } }),
+    {
+      ...cluster([
+        member("demo-a", { leader: true }),
+        member("demo-b"),
+        member("demo-c", { healthy: false }),
+      ]),
+      pods: [
+        pod("demo-a"),
+        pod("demo-b"),
+        pod("demo-c", { ready: false, unschedulableSince: minutesAgo(2) }),
+      ],
+    },
+    { type: "ReplaceMember", name: "demo-c", reason: "Unschedulable" },
+  ],
+  [
+    "a learner receiving a large snapshot for 30 minutes but still progressing: kept",
+    spec({ replicas: 4 }),
+    {
+      ...cluster([...three(), member("demo-d", { isLearner: true, healthy: false, ...{ raftIndex: 10 } })]),
+      pods: [
+        ...three().map((m) => pod(m.name)),
+        pod("demo-d", { ready: false, notReadySince: minutesAgo(30) }),
+      ],
+      learnerProgress: { "demo-d": minutesAgo(1) },
+    },
+    { type: "Wait", reason: "LearnerCatchingUp" },
+  ],
+  [
+    "a learner without progress past spec.recovery.learnerStallSeconds: replaced",
+    spec({ replicas: 4 }),
+    {
+      ...cluster([...three(), member("demo-d", { isLearner: true, raftIndex: 10 })]),
+      pods: [
+        ...three().map((m) => pod(m.name)),
+        pod("demo-d", { ready: false, notReadySince: minutesAgo(30) }),
+      ],
+      learnerProgress: { "demo-d": minutesAgo(11) },
+    },
+    { type: "ReplaceMember", name: "demo-d", reason: "LearnerStalled" },
+  ],
+
+  // disk
+  [
+    "NOSPACE alarm: Degraded with the reason, never InSync",
+    spec(),
+    {
+      ...cluster(three()),
+      etcd: { reachable: true, members: three(), alarms: [{ member: "demo-b", alarm: "NOSPACE" }] },
+    },
+    { type: "Degraded", reason: "AlarmNospace" },
+  ],
+  [
+    "CORRUPT alarm: Degraded",
+    spec(),
+    {
+      ...cluster(three()),
+      etcd: { reachable: true, members: three(), alarms: [{ member: "demo-c", alarm: "CORRUPT" }] },
+    },
+    { type: "Degraded", reason: "AlarmCorrupt" },
+  ],
+  [
+    "fragmented databases: a follower defragmented first, the leader last",
+    spec(),
+    cluster([
+      member("demo-a", { leader: true, dbSize: 200 * MiB, dbSizeInUse: 20 * MiB }),
+      member("demo-b", { dbSize: 200 * MiB, dbSizeInUse: 190 * MiB }),
+      member("demo-c", { dbSize: 200 * MiB, dbSizeInUse: 50 * MiB }),
+    ]),
+    { type: "Defragment", name: "demo-c" },
+  ],
+  [
+    "only the leader fragmented: defragmented",
+    spec(),
+    cluster([
+      member("demo-a", { leader: true, dbSize: 200 * MiB, dbSizeInUse: 20 * MiB }),
+      member("demo-b", { dbSize: 200 * MiB, dbSizeInUse: 190 * MiB }),
+      member("demo-c", { dbSize: 200 * MiB, dbSizeInUse: 190 * MiB }),
+    ]),
+    { type: "Defragment", name: "demo-a" },
+  ],
+  [
+    "a small database is never defragmented",
+    spec(),
+    cluster(three({ dbSize: 10 * MiB, dbSizeInUse: 1 * MiB })),
+    { type: "InSync" },
+  ],
+];
+
+describe("planNext: failures an SRE meets (issue 10)", () => {
+  it.each(safetyCases)("%s", (_name, s, observed, expected) => {
+    expect(planNext(s, observed, NOW, { freshName: FRESH })).toMatchObject(expected);
+  });
 });

@@ -26,6 +26,12 @@ export interface ObservedMember {
   version?: string;
   /** Raft index the member reports; compares a learner's progress with the leader's. */
   raftIndex?: number;
+  /** Cluster ID (hexadecimal) in the member's own status answer. */
+  clusterID?: string;
+  /** Size of the member's backend database file, in bytes. */
+  dbSize?: number;
+  /** Bytes of the database file in use (the rest is free pages a defragmentation returns to the disk). */
+  dbSizeInUse?: number;
 }
 
 /** A member pod that exists and is not being deleted. */
@@ -37,11 +43,41 @@ export interface ObservedPod {
   notReadySince?: Date;
   /** The pod was built from another spec.podTemplate or spec.repository than the current one. */
   outdated?: boolean;
+  /** Since when the scheduler has found no node for the pod (PodScheduled False, reason Unschedulable). */
+  unschedulableSince?: Date;
+  /** The etcd container cannot pull its image; `current` when that image is the one spec.version asks for. */
+  imagePullError?: { image: string; reason: string; current: boolean };
+  /**
+   * etcd refused to start because its data directory is empty while it was restarted as an existing member
+   * (it would otherwise rejoin under its old identity without its log).
+   */
+  dataLost?: boolean;
+}
+
+/** A member pod being deleted (deletionTimestamp set) that has not gone yet. */
+export interface TerminatingPod {
+  name: string;
+  /** Its deletionTimestamp. */
+  since: Date;
+}
+
+/** An alarm raised in the cluster (etcd's Maintenance.Alarm), e.g. NOSPACE or CORRUPT. */
+export interface ObservedAlarm {
+  /** Name of the member that raised it (its ID when the name is unknown). */
+  member: string;
+  alarm: string;
 }
 
 /** The etcd cluster as the etcd API showed it, or the error when no member answered. */
 export type ObservedEtcd =
-  | { reachable: true; members: ObservedMember[] }
+  | {
+      reachable: true;
+      members: ObservedMember[];
+      /** Cluster ID (hexadecimal) in the member list's answer. */
+      clusterID?: string;
+      /** Alarms raised in the cluster (none when the alarm list could not be read). */
+      alarms?: ObservedAlarm[];
+    }
   | { reachable: false; error: string };
 
 /** Everything the planner reads. */
@@ -55,18 +91,39 @@ export interface Observed {
   bootstrapped: boolean;
   /** Names of the members the operator last saw (status.members): their pods are restarted even without quorum. */
   knownMembers?: string[];
+  /** The cluster ID recorded once the cluster answered (status.clusterID); kept for ever after. */
+  knownClusterID?: string;
+  /** The lowest etcd version last seen (status.currentVersion): the version the members' data was written by. */
+  knownVersion?: string;
+  /** Member pods being deleted that have not gone yet. */
+  terminating?: TerminatingPod[];
+  /** For each learner, when its raft index was last seen to advance (or when it was first seen). */
+  learnerProgress?: Record<string, Date>;
 }
 
 /** Planner settings. */
 export interface PlanOptions {
   /** A never-used member name, used if the step creates a member (the caller generates it, e.g. randomly). */
   freshName: string;
-  /** How long a voting member's pod may stay not ready before it is replaced (default 5 minutes). */
+  /**
+   * How long a voting member's pod may stay not ready before it is replaced; overrides
+   * spec.recovery.memberNotReadySeconds (tests).
+   */
   deadAfterMs?: number;
 }
 
-/** Default for {@link PlanOptions.deadAfterMs}. */
+/** Default of spec.recovery.memberNotReadySeconds, in milliseconds. */
 export const DEFAULT_DEAD_AFTER_MS = 5 * 60_000;
+/** Default of spec.recovery.unschedulableSeconds, in milliseconds. */
+export const DEFAULT_UNSCHEDULABLE_AFTER_MS = 5 * 60_000;
+/** Default of spec.recovery.terminatingSeconds, in milliseconds. */
+export const DEFAULT_TERMINATING_AFTER_MS = 5 * 60_000;
+/** Default of spec.recovery.learnerStallSeconds, in milliseconds. */
+export const DEFAULT_LEARNER_STALL_MS = 10 * 60_000;
+/** Default of spec.maintenance.defragThresholdPercent. */
+export const DEFAULT_DEFRAG_THRESHOLD_PERCENT = 50;
+/** A database smaller than this is never defragmented (the disk it would return is not worth a pause). */
+export const DEFRAG_MIN_DB_BYTES = 64 * 1024 * 1024;
 
 /** A learner may be promoted once its raft index reaches this fraction of the leader's (etcd's own rule). */
 export const LEARNER_READY_FRACTION = 0.9;
@@ -83,8 +140,19 @@ export type Step =
   | { type: "PromoteLearner"; id: string; name: string; message: string }
   /** Scale in: MemberRemove, then delete the member's pod and PVC. */
   | { type: "RemoveMember"; id: string; name: string; message: string }
-  /** Recovery: MemberRemove of a dead member, then delete its pod and PVC; a fresh member is added later. */
-  | { type: "ReplaceMember"; id: string; name: string; reason: "DataLost" | "Unhealthy"; message: string }
+  /**
+   * Recovery: MemberRemove of a dead member (confirmed in a linearizable member list), then delete its pod
+   * (at once when it is stuck terminating) and PVC; a fresh member is added later.
+   */
+  | {
+      type: "ReplaceMember";
+      id: string;
+      name: string;
+      reason: "DataLost" | "Unhealthy" | "Unschedulable" | "StuckTerminating" | "LearnerStalled";
+      message: string;
+    }
+  /** Defragment one member's database (returns free pages to the disk; the member pauses while it runs). */
+  | { type: "Defragment"; id: string; name: string; message: string }
   /** MoveLeader to another healthy voter, before the current leader is removed or upgraded. */
   | { type: "MoveLeader"; from: string; to: string; toName: string; message: string }
   /** Recreate one member's pod with the image of spec.version (its data is kept). */
@@ -110,36 +178,47 @@ export function quorum(voters: number): number {
 /**
  * Plans the next step. The rules, in order (the first that applies wins):
  *  1. Paused: Wait.
- *  2. etcd unreachable: never bootstrapped and no pods -> CreateSeed; never bootstrapped with pods -> Wait for
- *     the seed; bootstrapped -> a known member whose pod is gone but whose data volume is kept -> StartMemberPod
- *     (restarting a member on its own data is always safe and is how a cluster whose pods all went away comes
- *     back), else QuorumLost (a cluster that existed and answers nothing has lost quorum).
- *  3. Fewer healthy voters than a quorum -> the same restart of a started member on its kept data, else
- *     QuorumLost: nothing is removed, added or deleted.
- *  4. spec.version malformed, or an unsupported change from the lowest running version (downgrade of a minor,
- *     skipping a minor, another major) -> Degraded naming spec.version; it blocks every later rule, so no member
- *     is ever started on a refused version.
- *  5. A pod or PVC without a member (a removal interrupted after MemberRemove) -> CleanupMember.
- *  6. A member without a pod: never started (MemberAdd done, pod not yet created: the operator was
- *     interrupted) -> StartMemberPod, never a second AddLearner; started with its data volume present ->
- *     StartMemberPod (restart in place); started with its data gone (ephemeral, or PVC deleted) ->
- *     ReplaceMember, because restarting a member identity on empty data is unsafe.
- *  7. A voter whose pod has been not ready for deadAfterMs -> ReplaceMember (a fresh name is added later; a
- *     removed member's name is never reused). A learner's pod is never ready (a learner cannot serve /readyz),
- *     so a learner is replaced only when it also does not answer: a learner that never comes up cannot block
- *     the cluster forever.
- *  8. More members than spec.replicas -> RemoveMember, one at a time: learners first, then unhealthy members,
+ *  2. etcd unreachable: bootstrapped -> (after the version gate of rule 5, judged from the version the data was
+ *     last seen on) a known member whose pod is gone but whose data volume is kept -> StartMemberPod (restarting a
+ *     member on its own data is always safe and is how a cluster whose pods all went away comes back), else
+ *     QuorumLost. Never bootstrapped (no status.clusterID): data claims exist -> the same restart on them (a lost
+ *     status must never lead to a second cluster: no seed while any owned data claim exists); pods exist -> Wait
+ *     for the seed; nothing -> CreateSeed.
+ *  3. A member answers with another cluster ID than the one recorded -> Degraded naming both; nothing is done.
+ *  4. Fewer healthy voters than a quorum -> the same restart of a started member on its kept data (version
+ *     gate first), else QuorumLost: nothing is removed, added or deleted.
+ *  5. spec.version malformed, or an unsupported change from the lowest running version (downgrade of a minor,
+ *     skipping a minor, another major, 3.5 -> 3.6 from below 3.5.32) -> Degraded naming spec.version; it blocks
+ *     every later rule, so no member is ever started on a refused version.
+ *  6. A pod or PVC without a member (a removal interrupted after MemberRemove) -> CleanupMember (the reconciler
+ *     confirms the absence in a linearizable member list first).
+ *  7. A member without a pod: stuck terminating past spec.recovery.terminatingSeconds -> ReplaceMember; never
+ *     started (MemberAdd done, pod not yet created) -> StartMemberPod, never a second AddLearner; started with
+ *     its data volume present -> StartMemberPod (restart in place); started with its data gone (ephemeral, or
+ *     PVC deleted) -> ReplaceMember, because restarting a member identity on empty data is unsafe.
+ *  8. An alarm (NOSPACE, CORRUPT) -> Degraded naming it: no membership change until an operator clears it.
+ *  9. A member pod whose image cannot be pulled: the image spec.version asks for -> Degraded naming the image
+ *     (the member is never removed nor its claim deleted); an older image (spec.version was reverted) ->
+ *     UpgradeMember back to spec.version.
+ * 10. A member that cannot come back -> ReplaceMember, one at a time: etcd refused to start on an empty data
+ *     directory (DataLost); its pod unschedulable past spec.recovery.unschedulableSeconds; a voter not ready
+ *     past spec.recovery.memberNotReadySeconds; a learner whose raft index has not advanced for
+ *     spec.recovery.learnerStallSeconds (a learner is judged by progress, never by a fixed time).
+ * 11. More members than spec.replicas -> RemoveMember, one at a time: learners first, then unhealthy members,
  *     then followers (by name, last first); the leader only if nothing else is left.
- *  9. A learner: caught up (raft index >= 90% of the leader's) -> PromoteLearner; else Wait.
- * 10. Any member unhealthy or its pod not ready -> Wait (no scale-out or upgrade on a sick cluster).
- * 11. Members not on spec.version -> UpgradeMember, one at a time: followers first (by name), the leader last,
+ * 12. A learner: caught up (raft index >= 90% of the leader's) -> PromoteLearner; else Wait.
+ * 13. Any member unhealthy or its pod not ready -> Wait (no scale-out or upgrade on a sick cluster).
+ * 14. Members not on spec.version -> UpgradeMember, one at a time: followers first (by name), the leader last,
  *     after MoveLeader to an upgraded member when there is one.
- * 12. A member whose pod was built from an older spec.podTemplate or spec.repository -> RestartMember, one at a
- *     time, followers first, the leader last after MoveLeader (rule 6 starts the pod again on its data).
- * 13. Fewer members than spec.replicas -> AddLearner(freshName), one at a time.
- * 14. InSync.
- * Every removal (rules 6-8) keeps a quorum of healthy voters after it or waits, and moves leadership away
- * first when it would remove the leader while another healthy voter exists.
+ * 15. A member whose pod was built from an older spec.podTemplate or spec.repository -> RestartMember, one at a
+ *     time, followers first, the leader last after MoveLeader (rule 7 starts the pod again on its data).
+ * 16. Fewer members than spec.replicas -> AddLearner(freshName), one at a time.
+ * 17. A database whose free pages exceed spec.maintenance.defragThresholdPercent -> Defragment, one member at a
+ *     time, followers first, the leader last.
+ * 18. InSync.
+ * Every removal (rules 7, 10, 11) keeps a quorum of healthy voters after it or waits (a member whose pod is
+ * terminating counts as lost), and moves leadership away first when it would remove the leader while another
+ * healthy voter exists.
  */
 export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, options: PlanOptions): Step {
   if (spec.paused === true) {
@@ -152,6 +231,8 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
   const { etcd } = observed;
   if (!etcd.reachable) {
     if (observed.bootstrapped) {
+      const refused = versionGate(spec, observed.knownVersion);
+      if (refused !== undefined) return refused;
       return (
         restartOnData(spec, observed, observed.knownMembers ?? []) ?? {
           type: "QuorumLost",
@@ -159,18 +240,40 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
         }
       );
     }
-    if (observed.pods.length === 0) {
+    if (observed.pods.length === 0 && observed.volumes.length > 0) {
+      // status.clusterID is lost but the members' data is not: bring the same cluster back from its data.
+      const restart = restartOnData(spec, observed, observed.volumes);
+      if (restart !== undefined) return restart;
+    }
+    if (observed.pods.length === 0 && observed.volumes.length === 0) {
+      if ((observed.terminating ?? []).length > 0) {
+        return wait(
+          "PodTerminating",
+          `waiting for ${observed.terminating?.map((p) => p.name).join(", ")} to go away`,
+        );
+      }
       return {
         type: "CreateSeed",
         name: options.freshName,
         message: `bootstrapping with seed member ${options.freshName}`,
       };
     }
+    const lost = observed.pods.filter((p) => p.dataLost === true);
+    if (lost.length > 0 && lost.length === observed.pods.length) {
+      return {
+        type: "Degraded",
+        reason: "DataLost",
+        message: `no status.clusterID is recorded and ${lost.map((p) => p.name).join(", ")} found an empty data directory: the data claims hold no cluster; delete the EtcdCluster's claims to bootstrap a new cluster (nothing is deleted automatically)`,
+      };
+    }
     return wait(
       "SeedStarting",
-      `waiting for seed member ${observed.pods.map((p) => p.name).join(", ")} to answer`,
+      `waiting for member ${observed.pods.map((p) => p.name).join(", ")} to answer`,
     );
   }
+
+  const mismatch = clusterIDMismatch(observed);
+  if (mismatch !== undefined) return mismatch;
 
   const members = [...etcd.members].sort(byName);
   if (members.length === 0) return wait("NoMembers", "etcd answered with an empty member list");
@@ -179,6 +282,8 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
   const voters = members.filter((m) => !m.isLearner);
   const healthy = voters.filter((m) => m.healthy);
   if (healthy.length < quorum(voters.length)) {
+    const refused = versionGate(spec, view.lowestVersion() ?? observed.knownVersion);
+    if (refused !== undefined) return refused;
     const started = members.filter((m) => m.started).map((m) => m.name);
     const restart = restartOnData(spec, observed, started);
     if (restart !== undefined) return restart;
@@ -188,28 +293,61 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
     };
   }
 
-  const target = parseEtcdVersion(spec.version);
-  if (target === undefined) {
-    return degraded("InvalidVersion", `spec.version "${spec.version}" is not MAJOR.MINOR.PATCH`);
-  }
-  const current = view.lowestVersion();
-  const refused = current === undefined ? undefined : unsupportedVersionChange(current, target);
-  if (refused !== undefined) return degraded("UnsupportedVersionChange", `spec.version: ${refused}`);
+  const refused = versionGate(spec, view.lowestVersion());
+  if (refused !== undefined) return refused;
+  const target = parseEtcdVersion(spec.version)!;
 
   return (
     view.cleanup() ??
     view.missingPods() ??
+    view.alarms() ??
+    view.imagePull() ??
     view.deadMembers() ??
     view.scaleIn() ??
     view.learners() ??
     view.unhealthy() ??
     view.upgrade(target) ??
     view.roll() ??
-    view.scaleOut() ?? {
+    view.scaleOut() ??
+    view.defragment() ?? {
       type: "InSync",
       message: `${members.length} members on ${spec.version}, all healthy`,
     }
   );
+}
+
+/** Degraded when spec.version is malformed or an unsupported change from `current` (a version string or parsed). */
+function versionGate(spec: EtcdClusterSpec, current: EtcdVersion | string | undefined): Step | undefined {
+  const target = parseEtcdVersion(spec.version);
+  if (target === undefined) {
+    return degraded("InvalidVersion", `spec.version "${spec.version}" is not MAJOR.MINOR.PATCH`);
+  }
+  const from = typeof current === "string" ? parseEtcdVersion(current) : current;
+  const refused = from === undefined ? undefined : unsupportedVersionChange(from, target);
+  if (refused !== undefined) return degraded("UnsupportedVersionChange", `spec.version: ${refused}`);
+  return undefined;
+}
+
+/** Degraded when the cluster or a member answers with another cluster ID than the one recorded. */
+function clusterIDMismatch(observed: Observed): Step | undefined {
+  const known = observed.knownClusterID;
+  if (known === undefined || !observed.etcd.reachable) return undefined;
+  const answers = [
+    ...(observed.etcd.clusterID === undefined
+      ? []
+      : [{ who: "the member list", id: observed.etcd.clusterID }]),
+    ...observed.etcd.members
+      .filter((m) => m.clusterID !== undefined)
+      .map((m) => ({ who: `member ${m.name}`, id: m.clusterID! })),
+  ];
+  const other = answers.find((a) => a.id !== known);
+  if (other === undefined) return undefined;
+  return {
+    type: "Degraded",
+    reason: "ClusterIDMismatch",
+    field: "status.clusterID",
+    message: `${other.who} answers with cluster ID ${other.id}, but this EtcdCluster is cluster ${known} (status.clusterID): another cluster's member (or a re-bootstrapped one) is behind these pods; nothing is done until an operator resolves it`,
+  };
 }
 
 /** The rules after the gates, over one observation. Each returns a step, or undefined when it does not apply. */
@@ -220,6 +358,8 @@ class View {
   readonly now: Date;
   readonly options: PlanOptions;
   readonly pods: Map<string, ObservedPod>;
+  /** Member pods being deleted, by name, with their deletionTimestamp. */
+  readonly terminating: Map<string, Date>;
 
   constructor(
     spec: EtcdClusterSpec,
@@ -234,6 +374,17 @@ class View {
     this.now = now;
     this.options = options;
     this.pods = new Map(observed.pods.map((p) => [p.name, p]));
+    this.terminating = new Map((observed.terminating ?? []).map((p) => [p.name, p.since]));
+  }
+
+  /** A threshold from spec.recovery (seconds), else the default (milliseconds). */
+  threshold(seconds: number | undefined, fallbackMs: number): number {
+    return seconds === undefined ? fallbackMs : seconds * 1000;
+  }
+
+  /** Healthy in etcd and its pod not being deleted: what quorum arithmetic counts on. */
+  counts(m: ObservedMember): boolean {
+    return m.healthy && !this.terminating.has(m.name);
   }
 
   lowestVersion(): EtcdVersion | undefined {
@@ -244,7 +395,7 @@ class View {
     return versions[0];
   }
 
-  /** Rule 5. */
+  /** Rule 6. */
   cleanup(): Step | undefined {
     const memberNames = new Set(this.members.map((m) => m.name));
     const orphans = [...this.pods.keys(), ...this.observed.volumes].filter((n) => !memberNames.has(n)).sort();
@@ -257,10 +408,22 @@ class View {
     };
   }
 
-  /** Rule 6. */
+  /** Rule 7. */
   missingPods(): Step | undefined {
+    const stuckAfter = this.threshold(this.spec.recovery?.terminatingSeconds, DEFAULT_TERMINATING_AFTER_MS);
     for (const m of this.members) {
       if (this.pods.has(m.name)) continue;
+      const deleting = this.terminating.get(m.name);
+      if (deleting !== undefined && this.now.getTime() - deleting.getTime() >= stuckAfter) {
+        const forS = Math.round((this.now.getTime() - deleting.getTime()) / 1000);
+        return this.removal(m, {
+          type: "ReplaceMember",
+          id: m.id,
+          name: m.name,
+          reason: "StuckTerminating",
+          message: `the pod of member ${m.name} has been terminating for ${forS}s (its node may be unreachable); replacing the member with a fresh one`,
+        });
+      }
       if (!m.started) {
         return {
           type: "StartMemberPod",
@@ -289,27 +452,112 @@ class View {
     return undefined;
   }
 
-  /** Rule 7. */
-  deadMembers(): Step | undefined {
-    const deadAfter = this.options.deadAfterMs ?? DEFAULT_DEAD_AFTER_MS;
+  /** Rule 8. */
+  alarms(): Step | undefined {
+    const alarms = this.observed.etcd.reachable ? (this.observed.etcd.alarms ?? []) : [];
+    const alarm = alarms.find((a) => a.alarm === "CORRUPT") ?? alarms[0];
+    if (alarm === undefined) return undefined;
+    const what =
+      alarm.alarm === "NOSPACE"
+        ? "the database reached its quota (--quota-backend-bytes) and the cluster accepts only reads and deletes: compact, defragment, then disarm the alarm (see the etcd operator docs)"
+        : alarm.alarm === "CORRUPT"
+          ? "a member's data differs from the others': restore that member from the healthy ones (see the etcd operator docs)"
+          : "see etcd's documentation";
+    return {
+      type: "Degraded",
+      reason: `Alarm${alarm.alarm.charAt(0)}${alarm.alarm.slice(1).toLowerCase()}`,
+      message: `etcd alarm ${alarm.alarm} raised by ${alarm.member}: ${what}; no membership change is made until it is disarmed`,
+    };
+  }
+
+  /** Rule 9. */
+  imagePull(): Step | undefined {
     for (const m of this.members) {
-      if (m.isLearner && m.healthy) continue;
-      const pod = this.pods.get(m.name);
-      if (pod === undefined || pod.ready || pod.notReadySince === undefined) continue;
-      const forMs = this.now.getTime() - pod.notReadySince.getTime();
-      if (forMs < deadAfter) continue;
-      return this.removal(m, {
-        type: "ReplaceMember",
+      const failure = this.pods.get(m.name)?.imagePullError;
+      if (failure === undefined) continue;
+      if (failure.current) {
+        return {
+          type: "Degraded",
+          reason: "ImagePullFailed",
+          field: "spec.version",
+          message: `member ${m.name} cannot pull image ${failure.image} (${failure.reason}); the member and its data are kept: fix spec.repository/spec.version (or the registry), or set spec.version back to recover`,
+        };
+      }
+      const to = this.spec.version;
+      return {
+        type: "UpgradeMember",
         id: m.id,
         name: m.name,
-        reason: "Unhealthy",
-        message: `member ${m.name} has not been ready for ${Math.round(forMs / 1000)}s; replacing it with a fresh member`,
-      });
+        from: failure.image,
+        to,
+        message: `member ${m.name} cannot pull ${failure.image} (${failure.reason}), which spec no longer asks for; moving it to ${to}`,
+      };
     }
     return undefined;
   }
 
-  /** Rule 8. */
+  /** Rule 10. */
+  deadMembers(): Step | undefined {
+    const recovery = this.spec.recovery ?? {};
+    const deadAfter =
+      this.options.deadAfterMs ?? this.threshold(recovery.memberNotReadySeconds, DEFAULT_DEAD_AFTER_MS);
+    const unschedulableAfter = this.threshold(recovery.unschedulableSeconds, DEFAULT_UNSCHEDULABLE_AFTER_MS);
+    const stallAfter = this.threshold(recovery.learnerStallSeconds, DEFAULT_LEARNER_STALL_MS);
+    const age = (since: Date) => this.now.getTime() - since.getTime();
+    const replace = (m: ObservedMember, reason: ReplaceReason, message: string) =>
+      this.removal(m, { type: "ReplaceMember", id: m.id, name: m.name, reason, message });
+    for (const m of this.members) {
+      const pod = this.pods.get(m.name);
+      if (pod?.dataLost === true) {
+        return replace(
+          m,
+          "DataLost",
+          `member ${m.name} found its data directory empty and refused to rejoin under its old identity; replacing it with a fresh member`,
+        );
+      }
+      if (pod?.unschedulableSince !== undefined && age(pod.unschedulableSince) >= unschedulableAfter) {
+        return replace(
+          m,
+          "Unschedulable",
+          `the pod of member ${m.name} has found no node for ${Math.round(age(pod.unschedulableSince) / 1000)}s; replacing the member with a fresh one`,
+        );
+      }
+      if (m.isLearner) {
+        if (this.caughtUp(m)) continue;
+        const since = this.observed.learnerProgress?.[m.name];
+        if (since !== undefined && age(since) >= stallAfter) {
+          return replace(
+            m,
+            "LearnerStalled",
+            `learner ${m.name} has made no progress (raft index ${m.raftIndex ?? "unknown"}) for ${Math.round(age(since) / 1000)}s; replacing it with a fresh member`,
+          );
+        }
+        continue;
+      }
+      if (pod === undefined || pod.ready || pod.notReadySince === undefined) continue;
+      if (age(pod.notReadySince) < deadAfter) continue;
+      return replace(
+        m,
+        "Unhealthy",
+        `member ${m.name} has not been ready for ${Math.round(age(pod.notReadySince) / 1000)}s; replacing it with a fresh member`,
+      );
+    }
+    return undefined;
+  }
+
+  /** A started, answering learner whose raft index reached 90% of the leader's. */
+  caughtUp(learner: ObservedMember): boolean {
+    const leader = this.members.find((m) => m.leader);
+    return (
+      learner.started &&
+      learner.healthy &&
+      leader?.raftIndex !== undefined &&
+      learner.raftIndex !== undefined &&
+      learner.raftIndex >= leader.raftIndex * LEARNER_READY_FRACTION
+    );
+  }
+
+  /** Rule 11. */
   scaleIn(): Step | undefined {
     if (this.members.length <= this.spec.replicas) return undefined;
     const rank = (m: ObservedMember) => (m.isLearner ? 0 : !this.isWell(m) ? 1 : m.leader ? 3 : 2);
@@ -322,18 +570,12 @@ class View {
     });
   }
 
-  /** Rule 9. */
+  /** Rule 12. */
   learners(): Step | undefined {
     const learner = this.members.find((m) => m.isLearner);
     if (learner === undefined) return undefined;
     const leader = this.members.find((m) => m.leader);
-    const caughtUp =
-      learner.started &&
-      learner.healthy &&
-      leader?.raftIndex !== undefined &&
-      learner.raftIndex !== undefined &&
-      learner.raftIndex >= leader.raftIndex * LEARNER_READY_FRACTION;
-    if (!caughtUp) {
+    if (!this.caughtUp(learner)) {
       const progress =
         learner.raftIndex === undefined || leader?.raftIndex === undefined
           ? "its progress is unknown"
@@ -348,14 +590,14 @@ class View {
     };
   }
 
-  /** Rule 10. */
+  /** Rule 13. */
   unhealthy(): Step | undefined {
     const sick = this.members.filter((m) => !this.isWell(m));
     if (sick.length === 0) return undefined;
     return wait("MemberUnhealthy", `waiting for ${names(sick)} to become healthy`);
   }
 
-  /** Rule 11. */
+  /** Rule 14. */
   upgrade(target: EtcdVersion): Step | undefined {
     const to = formatEtcdVersion(target);
     const unknown = this.members.filter((m) => m.version === undefined);
@@ -381,7 +623,7 @@ class View {
     };
   }
 
-  /** Rule 12. */
+  /** Rule 15. */
   roll(): Step | undefined {
     const outdated = this.members.filter((m) => this.pods.get(m.name)?.outdated === true);
     const next = outdated.find((m) => !m.leader) ?? outdated[0];
@@ -400,7 +642,7 @@ class View {
     if (this.spec.storage.ephemeral === true) return this.removal(next, step);
     const voters = this.members.filter((v) => !v.isLearner);
     if (voters.length === 1) return step; // one member: a short outage is the only way, and the data is kept
-    const healthyDuring = voters.filter((v) => v.healthy && v !== next).length;
+    const healthyDuring = voters.filter((v) => this.counts(v) && v !== next).length;
     if (healthyDuring < quorum(voters.length)) {
       return wait(
         "QuorumAtRisk",
@@ -410,7 +652,7 @@ class View {
     return step;
   }
 
-  /** Rule 13. */
+  /** Rule 16. */
   scaleOut(): Step | undefined {
     if (this.members.length >= this.spec.replicas) return undefined;
     const name = this.options.freshName;
@@ -420,6 +662,25 @@ class View {
       type: "AddLearner",
       name,
       message: `scaling out from ${this.members.length} to ${this.spec.replicas} members: adding learner ${name}`,
+    };
+  }
+
+  /** Rule 17. */
+  defragment(): Step | undefined {
+    const percent = this.spec.maintenance?.defragThresholdPercent ?? DEFAULT_DEFRAG_THRESHOLD_PERCENT;
+    const fragmented = this.members.filter((m) => {
+      if (m.dbSize === undefined || m.dbSizeInUse === undefined || m.dbSize < DEFRAG_MIN_DB_BYTES)
+        return false;
+      return ((m.dbSize - m.dbSizeInUse) / m.dbSize) * 100 >= percent;
+    });
+    const next = fragmented.find((m) => !m.leader) ?? fragmented[0];
+    if (next === undefined) return undefined;
+    const free = Math.round((((next.dbSize ?? 0) - (next.dbSizeInUse ?? 0)) / (next.dbSize ?? 1)) * 100);
+    return {
+      type: "Defragment",
+      id: next.id,
+      name: next.name,
+      message: `defragmenting member ${next.name}: ${free}% of its ${next.dbSize} byte database is free pages (threshold ${percent}%)`,
     };
   }
 
@@ -433,7 +694,8 @@ class View {
     if (!m.isLearner) {
       const voters = this.members.filter((v) => !v.isLearner);
       const votersAfter = voters.length - 1;
-      const healthyAfter = voters.filter((v) => v.healthy && v !== m).length;
+      // A member whose pod is being deleted is about to be lost: it does not count.
+      const healthyAfter = voters.filter((v) => this.counts(v) && v !== m).length;
       if (votersAfter === 0) {
         return wait("LastMember", `not removing ${m.name}: it is the only voting member`);
       }
@@ -482,6 +744,8 @@ function restartOnData(spec: EtcdClusterSpec, observed: Observed, names: string[
     message: `the pod of member ${name} is gone while the cluster has no quorum; restarting it on its data volume`,
   };
 }
+
+type ReplaceReason = Extract<Step, { type: "ReplaceMember" }>["reason"];
 
 function wait(reason: string, message: string): Step {
   return { type: "Wait", reason, message };
