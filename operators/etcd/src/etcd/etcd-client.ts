@@ -85,6 +85,17 @@ export interface EtcdHashKV {
   compactRevision: number;
 }
 
+/** An alarm raised by a member (etcd's Maintenance.Alarm). */
+export interface EtcdAlarm {
+  /** Decimal ID of the member that raised it. */
+  memberId: string;
+  /** "NOSPACE" (the database reached its quota) or "CORRUPT" (a member's data differs from the others'). */
+  alarm: string;
+}
+
+/** etcd's AlarmType enum, for a gateway that answers numbers. */
+const ALARM_TYPES = ["NONE", "NOSPACE", "CORRUPT"];
+
 /** A failed etcd call: names the endpoint(s) and, when etcd answered, etcd's message and gRPC code. */
 export class EtcdError extends Error {
   /** The endpoints that were tried. */
@@ -197,6 +208,37 @@ export class EtcdClient {
       options,
       [leader],
     );
+  }
+
+  /** The alarms raised in the cluster (empty when none). */
+  async alarmList(options: CallOptions = {}): Promise<EtcdAlarm[]> {
+    const res = await this.#call("alarm list", "/v3/maintenance/alarm", { action: "GET" }, options);
+    return parseAlarms(res.alarms);
+  }
+
+  /** Disarms `alarm` raised by member `memberId` (decimal); returns the alarms that were disarmed. */
+  async alarmDisarm(memberId: string, alarm: string, options: CallOptions = {}): Promise<EtcdAlarm[]> {
+    const res = await this.#call(
+      `alarm disarm ${alarm} of ${memberId}`,
+      "/v3/maintenance/alarm",
+      { action: "DEACTIVATE", memberID: memberId, alarm },
+      options,
+    );
+    return parseAlarms(res.alarms);
+  }
+
+  /** Compacts the key-value history up to `revision` (physical: returns once the compaction is applied). */
+  async compact(revision: number, options: CallOptions = {}): Promise<void> {
+    await this.#call(`compact to ${revision}`, "/v3/kv/compaction", { revision, physical: true }, options);
+  }
+
+  /**
+   * Defragments the database of the member at `endpoint` (only that member: it blocks reads and writes while it
+   * rewrites its file, so callers do one member at a time).
+   */
+  async defragment(endpoint: string, options: CallOptions = {}): Promise<void> {
+    const url = trimUrl(endpoint);
+    await this.#call("defragment", "/v3/maintenance/defragment", {}, options, [url]);
   }
 
   /** Status of the member at `endpoint`. */
@@ -399,6 +441,17 @@ function parseHeader(v: unknown): EtcdHeader {
     revision: num(h.revision),
     raftTerm: num(h.raft_term),
   };
+}
+
+function parseAlarms(v: unknown): EtcdAlarm[] {
+  if (!Array.isArray(v)) return [];
+  return v
+    .filter((a): a is Json => typeof a === "object" && a !== null)
+    .map((a) => ({
+      memberId: typeof a.memberID === "number" ? String(a.memberID) : str(a.memberID, "0"),
+      alarm: typeof a.alarm === "number" ? (ALARM_TYPES[a.alarm] ?? String(a.alarm)) : str(a.alarm, "NONE"),
+    }))
+    .filter((a) => a.alarm !== "NONE");
 }
 
 function parseMembers(v: unknown): EtcdMember[] {

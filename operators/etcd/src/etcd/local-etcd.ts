@@ -75,8 +75,26 @@ export class LocalEtcd {
     };
   }
 
-  /** Starts an etcd process; `cluster` is every member of --initial-cluster (including this one). */
-  start(spec: LocalMemberSpec, cluster: LocalMemberSpec[], state: "new" | "existing"): LocalMember {
+  /** The data directory of member `name`. */
+  dataDir(name: string): string {
+    return join(this.dir, name);
+  }
+
+  /** The log of member `name` so far. */
+  log(name: string): string {
+    return readFileSync(join(this.dir, `${name}.log`), "utf8");
+  }
+
+  /**
+   * Starts an etcd process; `cluster` is every member of --initial-cluster (including this one); `extraArgs` are
+   * added to the flags (e.g. "--quota-backend-bytes=...").
+   */
+  start(
+    spec: LocalMemberSpec,
+    cluster: LocalMemberSpec[],
+    state: "new" | "existing",
+    extraArgs: string[] = [],
+  ): LocalMember {
     const log = openSync(join(this.dir, `${spec.name}.log`), "a");
     const child = spawn(
       this.#binary,
@@ -94,6 +112,7 @@ export class LocalEtcd {
         // spurious elections that would move the leader under a test's feet.
         "--heartbeat-interval=250",
         "--election-timeout=2500",
+        ...extraArgs,
       ],
       { stdio: ["ignore", log, log] },
     );
