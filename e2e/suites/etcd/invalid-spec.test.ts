@@ -75,7 +75,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster validation by the API server", 
 
   it("rejects storage with both a size and ephemeral", async () => {
     const message = await rejection(
-      client.create(EtcdClusterKind, paused("both", { storage: { size: "64Mi", ephemeral: true } })),
+      client.create(EtcdClusterKind, paused("both", { storage: { size: "1Gi", ephemeral: true } })),
     );
     expect(message).toMatch(/spec\.storage/);
     expect(message).toContain("storage: set exactly one of size");
@@ -84,7 +84,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster validation by the API server", 
   it("rejects a change of storage.storageClassName", async () => {
     await client.create(
       EtcdClusterKind,
-      paused("immutable", { storage: { size: "64Mi", storageClassName: "standard" } }),
+      paused("immutable", { storage: { size: "1Gi", storageClassName: "standard" } }),
     );
     const message = await rejection(
       client.patch(EtcdClusterKind, "immutable", ns.name, {

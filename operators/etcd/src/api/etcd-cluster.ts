@@ -273,6 +273,12 @@ const storageSchema: JSONSchemaProps = {
       fieldPath: ".storageClassName",
     },
     {
+      rule: "has(self.size) == has(oldSelf.size) && (!has(self.size) || self.size == oldSelf.size)",
+      message:
+        "storage.size is immutable: existing claims are not resized and etcd's quota (--quota-backend-bytes) is derived from it",
+      fieldPath: ".size",
+    },
+    {
       rule: "has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",
       message: "storage.storageClassName is immutable: create a new EtcdCluster to move to another class",
       fieldPath: ".storageClassName",

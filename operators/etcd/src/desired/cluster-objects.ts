@@ -98,10 +98,12 @@ export function clientService(cluster: EtcdCluster): ServiceObject {
 }
 
 /**
- * A PodDisruptionBudget keeping a quorum of members: minAvailable = quorum(spec.replicas). With one replica this
- * blocks every voluntary eviction, which is the truth: a one-member cluster cannot lose its member.
+ * A PodDisruptionBudget keeping a quorum of members: minAvailable = quorum(max(spec.replicas, voters)), where
+ * `voters` is the number of voting members that exist now. While scaling in from 5 to 3 the 5 voters still need 3
+ * of them: a quorum of spec.replicas (2) would let a drain evict 3 of 5. With one replica this blocks every
+ * voluntary eviction, which is the truth: a one-member cluster cannot lose its member.
  */
-export function podDisruptionBudget(cluster: EtcdCluster): PodDisruptionBudgetObject {
+export function podDisruptionBudget(cluster: EtcdCluster, voters = 0): PodDisruptionBudgetObject {
   return owned<PodDisruptionBudgetObject>(cluster, {
     apiVersion: "policy/v1",
     kind: "PodDisruptionBudget",
@@ -111,7 +113,7 @@ export function podDisruptionBudget(cluster: EtcdCluster): PodDisruptionBudgetOb
       labels: clusterLabels(cluster),
     },
     spec: {
-      minAvailable: quorum(cluster.spec.replicas),
+      minAvailable: quorum(Math.max(cluster.spec.replicas, voters)),
       selector: { matchLabels: selectorLabels(cluster) },
     },
   });

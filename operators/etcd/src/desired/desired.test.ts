@@ -2,10 +2,11 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import type { EtcdCluster, EtcdClusterSpec } from "../api/etcd-cluster.ts";
+import { DEFAULT_STORAGE_SIZE, type EtcdCluster, type EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import { clientService, memberDataClaim, peerService, podDisruptionBudget } from "./cluster-objects.ts";
 import { etcdArgs, memberPod, POD_TEMPLATE_HASH_ANNOTATION, podTemplateHash } from "./member-pod.ts";
 import { clientEndpoint, memberName, memberNameFromPeerURL, peerURL, selectorString } from "./names.ts";
+import { quantityBytes, quotaBackendBytes } from "./quota.ts";
 
 const UPDATE = process.env.UPDATE_GOLDEN === "1";
 const TESTDATA = new URL("../../testdata/", import.meta.url);
@@ -155,6 +156,93 @@ describe("PodDisruptionBudget keeps a quorum", () => {
     [9, 5],
   ])("replicas %i -> minAvailable %i", (replicas, min) => {
     expect(podDisruptionBudget(cluster({ replicas })).spec!.minAvailable).toBe(min);
+  });
+
+  it("of the voters that exist while scaling in: 5 -> 3 keeps minAvailable 3 until members are removed", () => {
+    expect(podDisruptionBudget(cluster({ replicas: 3 }), 5).spec!.minAvailable).toBe(3);
+    expect(podDisruptionBudget(cluster({ replicas: 5 }), 3).spec!.minAvailable).toBe(3);
+  });
+});
+
+describe("disk: quota from the volume, compaction, extra flags", () => {
+  const args = (spec: Partial<EtcdCluster["spec"]>) =>
+    memberPod({ ...seedInput, cluster: cluster(spec) }).spec!.containers[0]!.args ?? [];
+
+  it.each([
+    ["1Gi", 256 * 1024 ** 2],
+    ["8Gi", 3.75 * 1024 ** 3],
+    ["20Gi", 8 * 1024 ** 3],
+    ["64Mi", 16 * 1024 ** 2],
+  ])(
+    "a %s volume: quota %i bytes, always below the volume with room for a copy and the WAL",
+    (size, quota) => {
+      expect(quotaBackendBytes(size)).toBe(quota);
+      expect(args({ storage: { size } })).toContain(`--quota-backend-bytes=${quota}`);
+    },
+  );
+
+  it("the default volume holds more than etcd's own 2 GiB default quota, with room for a copy", () => {
+    expect(quotaBackendBytes(DEFAULT_STORAGE_SIZE)).toBeGreaterThanOrEqual(2 * 1024 ** 3);
+    expect(quantityBytes(DEFAULT_STORAGE_SIZE)).toBeGreaterThan(2 * quotaBackendBytes(DEFAULT_STORAGE_SIZE));
+  });
+
+  it("compacts periodically by default; spec.maintenance overrides", () => {
+    expect(args({})).toEqual(
+      expect.arrayContaining(["--auto-compaction-mode=periodic", "--auto-compaction-retention=1h"]),
+    );
+    const revision = args({
+      maintenance: { autoCompactionMode: "revision", autoCompactionRetention: "1000" },
+    });
+    expect(revision).toEqual(
+      expect.arrayContaining(["--auto-compaction-mode=revision", "--auto-compaction-retention=1000"]),
+    );
+  });
+
+  it("adds extraArgs (sorted) and extraEnv; a change restarts the members (template hash)", () => {
+    const spec = {
+      extraArgs: { "snapshot-count": "5000", "max-txn-ops": "256" },
+      extraEnv: [{ name: "GOMAXPROCS", value: "2" }],
+    };
+    const pod = memberPod({ ...seedInput, cluster: cluster(spec) });
+    expect(pod.spec!.containers[0]!.args!.slice(-2)).toEqual(["--max-txn-ops=256", "--snapshot-count=5000"]);
+    expect(pod.spec!.containers[0]!.env).toEqual([{ name: "GOMAXPROCS", value: "2" }]);
+    expect(podTemplateHash(cluster(spec))).not.toBe(podTemplateHash(cluster()));
+  });
+});
+
+describe("production defaults", () => {
+  const spec = (podTemplate: EtcdCluster["spec"]["podTemplate"]) =>
+    memberPod({ ...seedInput, cluster: cluster(podTemplate === undefined ? {} : { podTemplate }) }).spec!;
+
+  it("requests resources (never BestEffort) unless the template sets them", () => {
+    expect(spec(undefined).containers[0]!.resources).toEqual({ requests: { cpu: "100m", memory: "256Mi" } });
+    expect(spec({ resources: { limits: { memory: "1Gi" } } }).containers[0]!.resources).toEqual({
+      limits: { memory: "1Gi" },
+    });
+  });
+
+  it("spreads members across zones and nodes by default", () => {
+    expect(
+      spec(undefined).topologySpreadConstraints?.map((t) => [t.topologyKey, t.whenUnsatisfiable]),
+    ).toEqual([
+      ["topology.kubernetes.io/zone", "ScheduleAnyway"],
+      ["kubernetes.io/hostname", "ScheduleAnyway"],
+    ]);
+  });
+
+  it("requires one member per node with antiAffinity: Required", () => {
+    const anti = spec({ antiAffinity: "Required" }).affinity?.podAntiAffinity;
+    expect(anti?.requiredDuringSchedulingIgnoredDuringExecution?.[0]?.topologyKey).toBe(
+      "kubernetes.io/hostname",
+    );
+    expect(anti?.preferredDuringSchedulingIgnoredDuringExecution).toBeUndefined();
+    expect(
+      spec(undefined).affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution,
+    ).toHaveLength(1);
+  });
+
+  it("keeps etcd's last log lines as the termination message (the operator reads an empty data dir from it)", () => {
+    expect(spec(undefined).containers[0]!.terminationMessagePolicy).toBe("FallbackToLogsOnError");
   });
 });
 

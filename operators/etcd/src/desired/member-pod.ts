@@ -1,6 +1,6 @@
 // Builds a member's Pod: the etcd container, its flags, probes and a securityContext that passes Pod Security "restricted".
 import { type ObjectOf, type Pod, setControllerReference, stableHash } from "@capstan/core";
-import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
+import { DEFAULT_STORAGE_SIZE, type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import {
   CLIENT_PORT,
   clientURL,
@@ -13,6 +13,7 @@ import {
   peerURL,
   selectorLabels,
 } from "./names.ts";
+import { quotaBackendBytes } from "./quota.ts";
 
 /** A Pod object. */
 export type PodObject = ObjectOf<typeof Pod>;
@@ -47,8 +48,19 @@ export const POD_TEMPLATE_HASH_ANNOTATION = "etcd.capstan.dev/pod-template-hash"
  * change is a rolling upgrade, made in place.
  */
 export function podTemplateHash(cluster: EtcdCluster): string {
-  return stableHash({ podTemplate: cluster.spec.podTemplate ?? {}, repository: cluster.spec.repository });
+  const { spec } = cluster;
+  return stableHash({
+    podTemplate: spec.podTemplate ?? {},
+    repository: spec.repository,
+    // Flags and environment: a change restarts the members one at a time (undefined fields keep old hashes).
+    ...(spec.extraArgs === undefined ? {} : { extraArgs: spec.extraArgs }),
+    ...(spec.extraEnv === undefined ? {} : { extraEnv: spec.extraEnv }),
+    ...(spec.maintenance === undefined ? {} : { maintenance: spec.maintenance }),
+  });
 }
+
+/** Requests of the etcd container when spec.podTemplate.resources is unset (never BestEffort). */
+export const DEFAULT_RESOURCES = { requests: { cpu: "100m", memory: "256Mi" } };
 
 /** The etcd image for `version`, e.g. "gcr.io/etcd-development/etcd:v3.6.15". */
 export function etcdImage(cluster: EtcdCluster, version = cluster.spec.version): string {
@@ -74,6 +86,22 @@ export function etcdArgs(input: MemberPodInput): string[] {
     `--initial-cluster=${input.initialCluster.map((m) => `${m.name}=${m.peerURL}`).join(",")}`,
     `--initial-cluster-state=${input.initialClusterState}`,
     `--initial-cluster-token=${cluster.metadata.uid ?? clusterRef(cluster).name}`,
+    ...diskArgs(cluster),
+    ...Object.entries(cluster.spec.extraArgs ?? {})
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `--${k}=${v}`),
+  ];
+}
+
+/** Quota (from the volume size; etcd's default with ephemeral storage) and automatic compaction. */
+function diskArgs(cluster: EtcdCluster): string[] {
+  const { storage, maintenance } = cluster.spec;
+  const quota =
+    storage.ephemeral === true ? undefined : quotaBackendBytes(storage.size ?? DEFAULT_STORAGE_SIZE);
+  return [
+    ...(quota === undefined ? [] : [`--quota-backend-bytes=${quota}`]),
+    `--auto-compaction-mode=${maintenance?.autoCompactionMode ?? "periodic"}`,
+    `--auto-compaction-retention=${maintenance?.autoCompactionRetention ?? "1h"}`,
   ];
 }
 
@@ -113,9 +141,16 @@ export function memberPod(input: MemberPodInput): PodObject {
           { name: "peer", containerPort: PEER_PORT },
           { name: "metrics", containerPort: METRICS_PORT },
         ],
-        ...(template.resources === undefined ? {} : { resources: resources(template.resources) }),
-        // A joining member may need minutes to receive a snapshot before it is live.
-        startupProbe: probe("/livez", 5, 60),
+        ...(cluster.spec.extraEnv === undefined || cluster.spec.extraEnv.length === 0
+          ? {}
+          : { env: cluster.spec.extraEnv.map((e) => ({ name: e.name, value: e.value })) }),
+        resources: resources(template.resources ?? DEFAULT_RESOURCES),
+        // etcd's last log lines become the termination message: the operator reads why it stopped (e.g. an
+        // empty data directory) from the pod status.
+        terminationMessagePolicy: "FallbackToLogsOnError",
+        // A joining member may need a long time to receive a large snapshot before it is live: 30 minutes here;
+        // the planner judges a learner by its progress, not by this.
+        startupProbe: probe("/livez", 10, 180),
         livenessProbe: probe("/livez", 10, 3),
         readinessProbe: probe("/readyz", 5, 3),
         securityContext: {
@@ -134,6 +169,9 @@ export function memberPod(input: MemberPodInput): PodObject {
         : { name: "data", persistentVolumeClaim: { claimName: dataClaimName(member) } },
     ],
     affinity: (template.affinity as Affinity | undefined) ?? spreadMembers(cluster),
+    topologySpreadConstraints:
+      (template.topologySpreadConstraints as PodSpec["topologySpreadConstraints"] | undefined) ??
+      spreadAcrossTopology(cluster),
     ...(template.tolerations === undefined ? {} : { tolerations: template.tolerations }),
     ...(template.nodeSelector === undefined ? {} : { nodeSelector: template.nodeSelector }),
     ...(template.priorityClassName === undefined ? {} : { priorityClassName: template.priorityClassName }),
@@ -153,8 +191,28 @@ export function memberPod(input: MemberPodInput): PodObject {
   return pod;
 }
 
-/** Default affinity: prefer one member per node, so one node's loss costs one member. */
+/** Default: spread members across zones and nodes, without blocking scheduling when it cannot. */
+function spreadAcrossTopology(cluster: EtcdCluster): NonNullable<PodSpec["topologySpreadConstraints"]> {
+  return ["topology.kubernetes.io/zone", "kubernetes.io/hostname"].map((topologyKey) => ({
+    maxSkew: 1,
+    topologyKey,
+    whenUnsatisfiable: "ScheduleAnyway",
+    labelSelector: { matchLabels: selectorLabels(cluster) },
+  }));
+}
+
+/**
+ * Default affinity: one member per node, so one node's loss costs one member: preferred, or required with
+ * podTemplate.antiAffinity: Required.
+ */
 function spreadMembers(cluster: EtcdCluster): Affinity {
+  const term = {
+    topologyKey: "kubernetes.io/hostname",
+    labelSelector: { matchLabels: selectorLabels(cluster) },
+  };
+  if (cluster.spec.podTemplate?.antiAffinity === "Required") {
+    return { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term] } };
+  }
   return {
     podAntiAffinity: {
       preferredDuringSchedulingIgnoredDuringExecution: [

@@ -35,6 +35,16 @@ const cluster: EtcdCluster = {
   },
 };
 
+function etcdMember(name: string, id: string, started = true): EtcdMember {
+  return {
+    id,
+    name: started ? name : "",
+    peerURLs: [`http://${name}.demo-peer.ns.svc:2380`],
+    clientURLs: [],
+    isLearner: !started,
+  };
+}
+
 /** Records every API call; answers like an empty API server. */
 function recordingClient() {
   const calls: { verb: string; kind: string; name: string; body?: unknown }[] = [];
@@ -43,8 +53,14 @@ function recordingClient() {
       calls.push({ verb: "create", kind: kind.kind, name: obj.metadata.name ?? "", body: obj });
       return obj;
     },
-    delete: async (kind: { kind: string }, name: string) => {
-      calls.push({ verb: "delete", kind: kind.kind, name });
+    delete: async (
+      kind: { kind: string },
+      name: string,
+      _ns: string,
+      options: { gracePeriodSeconds?: number },
+    ) => {
+      const force = options?.gracePeriodSeconds === 0 ? { body: "force" } : {};
+      calls.push({ verb: "delete", kind: kind.kind, name, ...force });
     },
     patch: async (kind: { kind: string }, name: string, _ns: string, body: unknown) => {
       calls.push({ verb: "patch", kind: kind.kind, name, body });
@@ -54,10 +70,18 @@ function recordingClient() {
   return { client: client as unknown as Client, calls };
 }
 
-/** Records every etcd call. */
-function recordingEtcd() {
+/** Records every etcd call; the member list answers `listed` (decimal IDs), or throws when it is an Error. */
+function recordingEtcd(
+  listed: EtcdMember[] | Error = [etcdMember("demo-a", "10"), etcdMember("demo-b", "11")],
+) {
   const calls: string[] = [];
   const etcd = {
+    memberList: async (o: { linearizable?: boolean } = {}) => {
+      calls.push(o.linearizable === true ? "list linearizable" : "list");
+      if (listed instanceof Error) throw listed;
+      return { header: {}, members: listed };
+    },
+    defragment: async (endpoint: string) => void calls.push(`defragment ${endpoint}`),
     memberAddAsLearner: async (urls: string[]) => {
       calls.push(`add ${urls.join(",")}`);
       return { id: "1", name: "", peerURLs: urls, clientURLs: [], isLearner: true };
@@ -82,14 +106,6 @@ const pod = (
 
 /** The etcd container's args of a created pod. */
 const argsOf = (body: unknown): string[] => (body as PodObject | undefined)?.spec?.containers[0]?.args ?? [];
-
-const etcdMember = (name: string, id: string, started = true): EtcdMember => ({
-  id,
-  name: started ? name : "",
-  peerURLs: [`http://${name}.demo-peer.ns.svc:2380`],
-  clientURLs: [],
-  isLearner: !started,
-});
 
 const obs = (o: Partial<Observation> = {}): Observation => ({
   observed: { etcd: { reachable: true, members: [] }, pods: [], volumes: [], bootstrapped: true },
@@ -138,14 +154,80 @@ describe("act", () => {
     );
   });
 
-  it("StartMemberPod without quorum: the members last seen in status, and no new claim when the data is kept", async () => {
+  it("StartMemberPod on kept data: only itself in --initial-cluster (an empty data dir then stops etcd), no new claim", async () => {
     const api = recordingClient();
-    const o = obs({ claims: new Map([["demo-b", { metadata: { name: "demo-b-data" } }]]) });
+    const o = obs({
+      members: [etcdMember("demo-a", "10"), etcdMember("demo-b", "11")],
+      claims: new Map([["demo-b", { metadata: { name: "demo-b-data" } }]]),
+    });
     await act(
       { type: "StartMemberPod", name: "demo-b", reason: "PodMissing", message: "" },
       { client: api.client, cluster, obs: o },
     );
     expect(api.calls.map((c) => `${c.verb} ${c.kind}`)).toEqual(["create Pod"]);
+    const args = argsOf(api.calls[0]?.body);
+    expect(args).toContain("--initial-cluster-state=existing");
+    expect(args).toContain("--initial-cluster=demo-b=http://demo-b.demo-peer.ns.svc:2380");
+  });
+
+  it("removals confirm the member in a linearizable member list; one already gone is not removed again", async () => {
+    const api = recordingClient();
+    const etcd = recordingEtcd([etcdMember("demo-a", "10")]);
+    const ctx = { client: api.client, cluster, obs: obs(), etcdClient: etcd.factory };
+    expect(await act({ type: "RemoveMember", id: "b", name: "demo-b", message: "" }, ctx)).toEqual({
+      done: true,
+    });
+    expect(etcd.calls).toEqual(["list linearizable"]);
+    expect(api.calls.map((c) => `${c.verb} ${c.kind} ${c.name}`)).toEqual([
+      "delete Pod demo-b",
+      "delete PersistentVolumeClaim demo-b-data",
+    ]);
+  });
+
+  it("CleanupMember deletes nothing while a quorum still lists the member, or when the quorum cannot be read", async () => {
+    const api = recordingClient();
+    const listed = recordingEtcd([etcdMember("demo-a", "10"), etcdMember("demo-b", "11", false)]);
+    const step = { type: "CleanupMember", name: "demo-b", message: "" } as const;
+    expect(
+      await act(step, { client: api.client, cluster, obs: obs(), etcdClient: listed.factory }),
+    ).toMatchObject({ done: false, reason: "MemberStillListed" });
+    const noQuorum = recordingEtcd(new Error("etcdserver: request timed out"));
+    await expect(
+      act(step, { client: api.client, cluster, obs: obs(), etcdClient: noQuorum.factory }),
+    ).rejects.toThrow("timed out");
+    expect(api.calls).toEqual([]);
+    const gone = recordingEtcd([etcdMember("demo-a", "10")]);
+    await act(step, { client: api.client, cluster, obs: obs(), etcdClient: gone.factory });
+    expect(gone.calls).toEqual(["list linearizable"]);
+    expect(api.calls.map((c) => `${c.verb} ${c.kind} ${c.name}`)).toEqual([
+      "delete Pod demo-b",
+      "delete PersistentVolumeClaim demo-b-data",
+    ]);
+  });
+
+  it("ReplaceMember of a stuck-terminating member force-deletes its pod after MemberRemove", async () => {
+    const api = recordingClient();
+    const etcd = recordingEtcd();
+    const ctx = { client: api.client, cluster, obs: obs(), etcdClient: etcd.factory };
+    await act(
+      { type: "ReplaceMember", id: "b", name: "demo-b", reason: "StuckTerminating", message: "" },
+      ctx,
+    );
+    expect(etcd.calls).toEqual(["list linearizable", "remove 11"]);
+    expect(api.calls.map((c) => `${c.verb} ${c.kind} ${c.name} ${c.body ?? ""}`)).toEqual([
+      "delete Pod demo-b force",
+      "delete PersistentVolumeClaim demo-b-data ",
+    ]);
+  });
+
+  it("Defragment asks only the member's own endpoint", async () => {
+    const etcd = recordingEtcd();
+    const o = obs({ pods: new Map([["demo-b", { ...pod("demo-b"), status: { podIP: "10.0.0.2" } }]]) });
+    await act(
+      { type: "Defragment", id: "b", name: "demo-b", message: "" },
+      { client: recordingClient().client, cluster, obs: o, etcdClient: etcd.factory },
+    );
+    expect(etcd.calls).toEqual(["defragment http://10.0.0.2:2379"]);
   });
 
   it("StartMemberPod waits while the old pod terminates, and deletes a failed one first", async () => {
@@ -176,6 +258,7 @@ describe("act", () => {
       "add http://demo-d.demo-peer.ns.svc:2380",
       "promote 255",
       "move 16",
+      "list linearizable",
       "remove 11",
     ]);
     expect(api.calls.map((c) => `${c.verb} ${c.kind} ${c.name}`)).toEqual([
@@ -210,6 +293,7 @@ describe("act", () => {
     };
     await act({ type: "RemoveMember", id: "a", name: "demo-a", message: "" }, ctx);
     expect(seen).toEqual([["http://10.0.0.2:2379"]]);
+    expect(etcd.calls).toEqual(["list linearizable", "remove 10"]);
   });
 
   it("UpgradeMember patches the etcd container's image once, then waits for the restart", async () => {

@@ -4,13 +4,15 @@ import { type Client, isAlreadyExists, isNotFound, PersistentVolumeClaim, Pod } 
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
 import { memberDataClaim } from "../desired/cluster-objects.ts";
 import { etcdImage, memberPod } from "../desired/member-pod.ts";
-import { clusterRef, dataClaimName, memberNameFromPeerURL, peerURL } from "../desired/names.ts";
+import { CLIENT_PORT, clusterRef, dataClaimName, memberNameFromPeerURL, peerURL } from "../desired/names.ts";
 import { EtcdClient } from "../etcd/etcd-client.ts";
 import type { Step } from "../plan/plan.ts";
 import type { Observation } from "./observe.ts";
 
 /** Timeout of one membership call (MemberAdd, MemberPromote, MemberRemove, MoveLeader) to one member. */
 export const MEMBERSHIP_TIMEOUT_MS = 10_000;
+/** Timeout of a defragmentation (it rewrites the whole database file). */
+export const DEFRAG_TIMEOUT_MS = 5 * 60_000;
 
 /** What a step did: `done` when it changed something, else why it waits (the step could not be taken yet). */
 export type ActResult = { done: true } | { done: false; reason: string; message: string };
@@ -45,14 +47,19 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
         { name: step.name, peerURL: peerURL(ctx.cluster, step.name) },
       ]);
     case "StartMemberPod": {
-      // etcd's member list; without quorum, the members last seen (a member restarting on its data ignores it).
-      const initial =
-        ctx.obs.members.length > 0
-          ? ctx.obs.members.map((m) => ({
-              name: m.name || memberNameFromPeerURL(m.peerURLs[0] ?? "") || "",
-              peerURL: m.peerURLs[0] ?? "",
-            }))
-          : (ctx.cluster.status?.members ?? []).map((m) => ({ name: m.name, peerURL: m.peerURL }));
+      if (step.reason === "PodMissing") {
+        // A restart on its data: only itself in --initial-cluster. etcd ignores the flag when its data is there;
+        // on an empty data dir it then cannot learn the cluster and stops, instead of rejoining under its old ID
+        // without its log (the planner sees the message and replaces the member).
+        return startMember(ctx, step.name, "existing", [
+          { name: step.name, peerURL: peerURL(ctx.cluster, step.name) },
+        ]);
+      }
+      // A member added but never started joins with etcd's member list.
+      const initial = ctx.obs.members.map((m) => ({
+        name: m.name || memberNameFromPeerURL(m.peerURLs[0] ?? "") || "",
+        peerURL: m.peerURLs[0] ?? "",
+      }));
       return startMember(ctx, step.name, "existing", initial);
     }
     case "AddLearner":
@@ -65,14 +72,49 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
       await etcd().moveLeader(memberIdToDecimal(step.to), call);
       return DONE;
     case "RemoveMember":
-    case "ReplaceMember":
-      // Asked through the other members: a member asked to remove itself may stop before it answers.
-      await etcd(step.name).memberRemove(memberIdToDecimal(step.id), call);
+    case "ReplaceMember": {
+      // Asked through the other members: a member asked to remove itself may stop before it answers. The member
+      // list is read linearizably first (through a quorum): a member the quorum no longer lists was removed by
+      // an interrupted step and only its objects are left to delete.
+      const client = etcd(step.name);
+      const { members } = await client.memberList({ ...call, linearizable: true });
+      const id = memberIdToDecimal(step.id);
+      if (members.some((m) => m.id === id)) await client.memberRemove(id, call);
+      await deleteMemberObjects(
+        ctx,
+        step.name,
+        step.type === "ReplaceMember" && step.reason === "StuckTerminating",
+      );
+      return DONE;
+    }
+    case "CleanupMember": {
+      // Delete a member's data only when a quorum confirms it is not a member (a linearizable member list).
+      const { members } = await etcd().memberList({ ...call, linearizable: true });
+      const listed = members.some(
+        (m) => m.name === step.name || memberNameFromPeerURL(m.peerURLs[0] ?? "") === step.name,
+      );
+      if (listed) {
+        return {
+          done: false,
+          reason: "MemberStillListed",
+          message: `not deleting the pod and volume of ${step.name}: a quorum still lists it as a member`,
+        };
+      }
       await deleteMemberObjects(ctx, step.name);
       return DONE;
-    case "CleanupMember":
-      await deleteMemberObjects(ctx, step.name);
+    }
+    case "Defragment": {
+      const ip = ctx.obs.pods.get(step.name)?.status?.podIP;
+      if (ip === undefined) {
+        return {
+          done: false,
+          reason: "PodMissing",
+          message: `member ${step.name} has no pod IP to defragment`,
+        };
+      }
+      await etcd().defragment(`http://${ip}:${CLIENT_PORT}`, { ...call, timeoutMs: DEFRAG_TIMEOUT_MS });
       return DONE;
+    }
     case "UpgradeMember":
       return upgradeMember(ctx, step.name);
     case "RestartMember":
@@ -155,9 +197,13 @@ async function upgradeMember(ctx: ActContext, name: string): Promise<ActResult> 
   return DONE;
 }
 
-/** Deletes a member's pod and data claim (both may already be gone). */
-async function deleteMemberObjects(ctx: ActContext, name: string): Promise<void> {
-  await deleteIgnoringMissing(ctx, Pod, name);
+/**
+ * Deletes a removed member's pod and data claim (both may already be gone). `force`: the pod is stuck
+ * terminating (e.g. on an unreachable node) and is deleted at once (grace period 0): the member was removed, so
+ * its process can no longer take part in the cluster.
+ */
+async function deleteMemberObjects(ctx: ActContext, name: string, force = false): Promise<void> {
+  await deleteIgnoringMissing(ctx, Pod, name, force ? { gracePeriodSeconds: 0 } : {});
   await deleteIgnoringMissing(ctx, PersistentVolumeClaim, dataClaimName(name));
 }
 
@@ -165,14 +211,13 @@ async function deleteIgnoringMissing(
   ctx: ActContext,
   kind: typeof Pod | typeof PersistentVolumeClaim,
   name: string,
+  options: { gracePeriodSeconds?: number } = {},
 ): Promise<void> {
   await ctx.client
-    .delete(
-      kind,
-      name,
-      clusterRef(ctx.cluster).namespace,
-      ctx.signal === undefined ? {} : { signal: ctx.signal },
-    )
+    .delete(kind, name, clusterRef(ctx.cluster).namespace, {
+      ...options,
+      ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+    })
     .catch(ignore(isNotFound));
 }
 

@@ -94,9 +94,10 @@ export async function reconcileEtcdCluster(
     return undefined;
   }
   const signal = ctx.signal;
-  await applyClusterObjects(ctx, cluster);
+  await applyServices(ctx, cluster);
 
   const obs = await observe(cluster, ctx.cache, options.etcdClient ?? defaultEtcdClient, signal);
+  await applyDisruptionBudget(ctx, cluster, votersOf(cluster, obs));
   recordMetrics(options.metrics, cluster, obs);
   const step = planNext(cluster.spec, obs.observed, new Date(), {
     freshName: memberName(cluster, randomSuffix()),
@@ -148,17 +149,34 @@ export async function reconcileEtcdCluster(
   return requeueAfter === undefined ? undefined : { requeueAfter };
 }
 
-/** The peer and client Services and the PodDisruptionBudget; no request when they already match. */
-async function applyClusterObjects(ctx: ReconcileContext, cluster: EtcdCluster): Promise<void> {
+/** The peer and client Services; no request when they already match. */
+async function applyServices(ctx: ReconcileContext, cluster: EtcdCluster): Promise<void> {
   const { namespace } = clusterRef(cluster);
   const apply = { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal };
   for (const svc of [peerService(cluster), clientService(cluster)]) {
     const live = await ctx.cache.get(Service, svc.metadata.name ?? "", namespace);
     await applyIfChanged(ctx.client, Service, svc, live, apply);
   }
-  const pdb = podDisruptionBudget(cluster);
+}
+
+/** The PodDisruptionBudget, from the voters that exist (applied before any member is removed). */
+async function applyDisruptionBudget(
+  ctx: ReconcileContext,
+  cluster: EtcdCluster,
+  voters: number,
+): Promise<void> {
+  const { namespace } = clusterRef(cluster);
+  const apply = { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal };
+  const pdb = podDisruptionBudget(cluster, voters);
   const live = await ctx.cache.get(PodDisruptionBudget, pdb.metadata.name ?? "", namespace);
   await applyIfChanged(ctx.client, PodDisruptionBudget, pdb, live, apply);
+}
+
+/** Voting members that exist: etcd's list, or (when etcd does not answer) the ones status last saw. */
+export function votersOf(cluster: EtcdCluster, obs: Observation): number {
+  const { etcd } = obs.observed;
+  if (etcd.reachable) return etcd.members.filter((m) => !m.isLearner).length;
+  return (cluster.status?.members ?? []).filter((m) => !m.learner).length;
 }
 
 function isAction(step: Step): boolean {

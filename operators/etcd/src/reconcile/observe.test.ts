@@ -67,10 +67,12 @@ function fakeEtcd(
   members: EtcdMember[] | Error,
   statuses: Record<string, Partial<EtcdStatus>>,
   seen: string[][] = [],
+  alarms: { memberId: string; alarm: string }[] = [],
 ) {
   return (endpoints: string[]) => {
     seen.push(endpoints);
     return {
+      alarmList: async () => alarms,
       memberList: async () => {
         if (members instanceof Error) throw members;
         return { header: { clusterId: "255", memberId: "1", revision: 1, raftTerm: 1 }, members };
@@ -78,7 +80,8 @@ function fakeEtcd(
       status: async (endpoint: string) => {
         const s = statuses[endpoint];
         if (s === undefined) throw new EtcdError("no answer", [endpoint]);
-        return { leader: "0", version: "3.6.15", raftIndex: 100, ...s } as EtcdStatus;
+        const header = { clusterId: "255", memberId: "1", revision: 1, raftTerm: 1 };
+        return { header, leader: "0", version: "3.6.15", raftIndex: 100, ...s } as EtcdStatus;
       },
       health: async (endpoint: string) => ({ endpoint, healthy: statuses[endpoint] !== undefined }),
     } as unknown as EtcdClient;
@@ -154,6 +157,7 @@ describe("observe", () => {
     );
     expect(obs.pods.has("demo-a")).toBe(true);
     expect(obs.observed.pods).toEqual([{ name: "demo-b", ready: true, outdated: true }]);
+    expect(obs.observed.terminating).toEqual([{ name: "demo-a", since: new Date("2026-11-30T00:00:00Z") }]);
     expect(obs.endpoints).toEqual(["http://10.0.0.2:2379"]);
   });
 
@@ -170,5 +174,139 @@ describe("observe", () => {
       reachable: false,
       error: "member list: context deadline exceeded",
     });
+  });
+
+  it("flags what the planner must not mistake for a dead member: unpullable image, unschedulable, empty data dir", async () => {
+    const pulling = pod("demo-a", "10.0.0.1", { ready: false });
+    pulling.spec = { containers: [{ name: "etcd", image: "r:v3.6.15" }] };
+    pulling.status!.containerStatuses = [
+      {
+        name: "etcd",
+        image: "r:v3.6.15",
+        imageID: "",
+        ready: false,
+        restartCount: 0,
+        state: { waiting: { reason: "ImagePullBackOff", message: "Back-off pulling image" } },
+      },
+    ];
+    const pending: PodObject = {
+      ...pod("demo-b", "", { ready: false }),
+      status: {
+        phase: "Pending",
+        conditions: [
+          {
+            type: "PodScheduled",
+            status: "False",
+            reason: "Unschedulable",
+            lastTransitionTime: "2026-11-30T00:01:00Z",
+          },
+        ],
+      },
+    };
+    const wiped = pod("demo-c", "10.0.0.3", { ready: false });
+    wiped.status!.containerStatuses = [
+      {
+        name: "etcd",
+        image: "r:v3.6.15",
+        imageID: "",
+        ready: false,
+        restartCount: 3,
+        state: { waiting: { reason: "CrashLoopBackOff" } },
+        lastState: {
+          terminated: {
+            exitCode: 1,
+            message:
+              '{"level":"fatal","msg":"discovery failed","error":"cannot fetch cluster info from peer urls: could not retrieve cluster information from the given URLs"}',
+          },
+        },
+      },
+    ];
+    const obs = await observe(
+      cluster,
+      cacheOf([pulling, pending, wiped]),
+      fakeEtcd(new EtcdError("no answer", []), {}),
+    );
+    const byName = new Map(obs.observed.pods.map((p) => [p.name, p]));
+    expect(byName.get("demo-a")?.imagePullError).toEqual({
+      image: "r:v3.6.15",
+      reason: "ImagePullBackOff",
+      current: true,
+    });
+    expect(byName.get("demo-b")?.unschedulableSince).toEqual(new Date("2026-11-30T00:01:00Z"));
+    expect(byName.get("demo-c")?.dataLost).toBe(true);
+    expect(byName.get("demo-a")?.dataLost).toBeUndefined();
+  });
+
+  it("reads alarms, each member's cluster ID and DB size, and what status remembers (cluster ID, version)", async () => {
+    const remembered: EtcdCluster = { ...cluster, status: { ...cluster.status, currentVersion: "3.6.14" } };
+    const obs = await observe(
+      remembered,
+      cacheOf([pod("demo-a", "10.0.0.1")]),
+      fakeEtcd(
+        [member("demo-a", "10")],
+        {
+          "http://10.0.0.1:2379": {
+            leader: "10",
+            header: { clusterId: "4096", memberId: "10", revision: 1, raftTerm: 1 },
+            dbSize: 1000,
+            dbSizeInUse: 400,
+          },
+        },
+        [],
+        [{ memberId: "10", alarm: "NOSPACE" }],
+      ),
+    );
+    expect(obs.observed.knownClusterID).toBe("abc");
+    expect(obs.observed.knownVersion).toBe("3.6.14");
+    expect(obs.observed.etcd).toMatchObject({
+      reachable: true,
+      clusterID: "ff",
+      alarms: [{ member: "demo-a", alarm: "NOSPACE" }],
+      members: [{ name: "demo-a", clusterID: "1000", dbSize: 1000, dbSizeInUse: 400 }],
+    });
+  });
+
+  it("judges a learner by progress: first seen now, the time kept while its index stands still, reset when it moves", async () => {
+    const learner = member("demo-b", "11", { isLearner: true });
+    const at = (raftIndex: number) =>
+      fakeEtcd([member("demo-a", "10"), learner], {
+        "http://10.0.0.1:2379": { leader: "10", raftIndex: 1000 },
+        "http://10.0.0.2:2379": { leader: "10", raftIndex },
+      });
+    const cache = cacheOf([pod("demo-a", "10.0.0.1"), pod("demo-b", "10.0.0.2", { ready: false })]);
+    const first = await observe(cluster, cache, at(10));
+    const firstSeen = first.observed.learnerProgress?.["demo-b"];
+    expect(firstSeen).toBeInstanceOf(Date);
+    const stuckSince = "2026-11-30T00:00:00Z";
+    const withProgress = (raftIndex: number): EtcdCluster => ({
+      ...cluster,
+      status: {
+        ...cluster.status,
+        members: [
+          {
+            name: "demo-b",
+            id: "b",
+            peerURL: "",
+            clientURLs: [],
+            healthy: true,
+            learner: true,
+            leader: false,
+            raftIndex,
+            progressTime: stuckSince,
+          },
+        ],
+      },
+    });
+    const still = await observe(withProgress(10), cache, at(10));
+    expect(still.observed.learnerProgress?.["demo-b"]).toEqual(new Date(stuckSince));
+    expect(still.memberStatus.find((m) => m.name === "demo-b")).toMatchObject({
+      raftIndex: 10,
+      progressTime: stuckSince,
+    });
+    const moved = await observe(withProgress(10), cache, at(20));
+    expect(moved.observed.learnerProgress?.["demo-b"]?.getTime()).toBeGreaterThan(
+      new Date(stuckSince).getTime(),
+    );
+    expect(moved.memberStatus.find((m) => m.name === "demo-b")).toMatchObject({ raftIndex: 20 });
   });
 });

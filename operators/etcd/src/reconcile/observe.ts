@@ -2,7 +2,12 @@
 import { type Cache, PersistentVolumeClaim, Pod } from "@capstan/core";
 import type { EtcdCluster, EtcdMemberStatus } from "../api/etcd-cluster.ts";
 import type { PersistentVolumeClaimObject } from "../desired/cluster-objects.ts";
-import { POD_TEMPLATE_HASH_ANNOTATION, type PodObject, podTemplateHash } from "../desired/member-pod.ts";
+import {
+  etcdImage,
+  POD_TEMPLATE_HASH_ANNOTATION,
+  type PodObject,
+  podTemplateHash,
+} from "../desired/member-pod.ts";
 import {
   CLIENT_PORT,
   clusterRef,
@@ -11,7 +16,7 @@ import {
   selectorLabels,
 } from "../desired/names.ts";
 import { EtcdClient, type EtcdMember, memberIdToHex } from "../etcd/etcd-client.ts";
-import type { Observed, ObservedMember, ObservedPod } from "../plan/plan.ts";
+import type { Observed, ObservedAlarm, ObservedMember, ObservedPod, TerminatingPod } from "../plan/plan.ts";
 
 /** Timeout of each etcd call made while observing: a dead member must not stall the reconcile. */
 export const OBSERVE_TIMEOUT_MS = 3_000;
@@ -57,17 +62,53 @@ export function podGone(pod: PodObject): boolean {
   return pod.metadata.deletionTimestamp !== undefined || phase === "Failed" || phase === "Succeeded";
 }
 
-/** The planner's view of a pod; `templateHash` is the cluster's current {@link podTemplateHash}. */
-function observedPod(name: string, pod: PodObject, templateHash: string): ObservedPod {
+/** Waiting reasons of a container whose image cannot be pulled. */
+const IMAGE_PULL_REASONS = new Set([
+  "ErrImagePull",
+  "ImagePullBackOff",
+  "InvalidImageName",
+  "ErrImageNeverPull",
+]);
+
+/**
+ * What etcd writes when it is restarted as an existing member on an empty data directory: with only itself in
+ * --initial-cluster (how the operator restarts a member) it cannot fetch the cluster; with an older pod's full
+ * list it rejoins under its old ID and panics on the leader's first heartbeat. The container's termination
+ * message (FallbackToLogsOnError) carries it.
+ */
+const DATA_LOST_MESSAGES = [
+  "cannot fetch cluster info from peer urls",
+  "Was the raft log corrupted, truncated, or lost?",
+];
+
+/** The planner's view of a pod; `image` is the image spec.version asks for. */
+function observedPod(name: string, pod: PodObject, templateHash: string, image: string): ObservedPod {
   const ready = podReady(pod);
   const cond = pod.status?.conditions?.find((c) => c.type === "Ready");
   const since = !ready && cond?.lastTransitionTime ? new Date(cond.lastTransitionTime) : undefined;
   const outdated = pod.metadata.annotations?.[POD_TEMPLATE_HASH_ANNOTATION] !== templateHash;
+  const scheduled = pod.status?.conditions?.find((c) => c.type === "PodScheduled");
+  const unschedulableSince =
+    scheduled?.status === "False" && scheduled.reason === "Unschedulable" && scheduled.lastTransitionTime
+      ? new Date(scheduled.lastTransitionTime)
+      : undefined;
+  const container = pod.status?.containerStatuses?.find((c) => c.name === "etcd");
+  const waiting = container?.state?.waiting;
+  const podImage = pod.spec?.containers.find((c) => c.name === "etcd")?.image ?? container?.image ?? "";
+  const imagePullError =
+    waiting?.reason !== undefined && IMAGE_PULL_REASONS.has(waiting.reason)
+      ? { image: podImage, reason: waiting.reason, current: podImage === image }
+      : undefined;
+  const messages = [container?.state?.terminated?.message, container?.lastState?.terminated?.message];
+  const dataLost = messages.some((m) => m !== undefined && DATA_LOST_MESSAGES.some((d) => m.includes(d)));
   return {
     name,
     ready,
     ...(since === undefined ? {} : { notReadySince: since }),
     ...(outdated ? { outdated } : {}),
+    ...(unschedulableSince === undefined ? {} : { unschedulableSince }),
+    ...(imagePullError === undefined ? {} : { imagePullError }),
+    ...(dataLost ? { dataLost } : {}),
   };
 }
 
@@ -98,7 +139,11 @@ export async function observe(
 
   const live = [...pods.entries()].filter(([, p]) => !podGone(p));
   const templateHash = podTemplateHash(cluster);
-  const observedPods = live.map(([name, pod]) => observedPod(name, pod, templateHash));
+  const image = etcdImage(cluster);
+  const observedPods = live.map(([name, pod]) => observedPod(name, pod, templateHash, image));
+  const terminating: TerminatingPod[] = [...pods.entries()]
+    .filter(([, p]) => p.metadata.deletionTimestamp !== undefined)
+    .map(([name, p]) => ({ name, since: new Date(p.metadata.deletionTimestamp!) }));
   const endpointOf = (pod: PodObject) =>
     pod.status?.podIP ? `http://${pod.status.podIP}:${CLIENT_PORT}` : undefined;
   const endpoints = live
@@ -116,6 +161,11 @@ export async function observe(
   const bootstrapped = cluster.status?.clusterID !== undefined;
   const volumes = [...claims.keys()];
   const knownMembers = (cluster.status?.members ?? []).map((m) => m.name);
+  const known = {
+    ...(cluster.status?.clusterID === undefined ? {} : { knownClusterID: cluster.status.clusterID }),
+    ...(cluster.status?.currentVersion === undefined ? {} : { knownVersion: cluster.status.currentVersion }),
+    terminating,
+  };
   if (endpoints.length === 0) {
     return {
       ...base,
@@ -125,6 +175,7 @@ export async function observe(
         volumes,
         bootstrapped,
         knownMembers,
+        ...known,
       },
     };
   }
@@ -143,12 +194,14 @@ export async function observe(
         volumes,
         bootstrapped,
         knownMembers,
+        ...known,
       },
     };
   }
 
-  // Ask each member with a pod for its status and health, in parallel.
+  // Ask each member with a pod for its status and health, in parallel; and the cluster for its alarms.
   const call = signal === undefined ? {} : { signal };
+  const alarmsRead = client.alarmList(call).catch(() => undefined);
   const probes = await Promise.all(
     list.members.map(async (m) => {
       const name = m.name || memberNameFromPeerURL(m.peerURLs[0] ?? "") || m.name;
@@ -162,6 +215,7 @@ export async function observe(
       return { m, name, status, health };
     }),
   );
+  const alarmList = await alarmsRead;
   signal?.throwIfAborted();
 
   const leaderId = probes.find((p) => p.status !== undefined && p.status.leader !== "0")?.status?.leader;
@@ -175,8 +229,32 @@ export async function observe(
     healthy: m.isLearner ? status !== undefined : health?.healthy === true,
     leader: leaderId !== undefined && m.id === leaderId,
     ...(status?.version ? { version: status.version } : {}),
-    ...(status === undefined ? {} : { raftIndex: status.raftIndex }),
+    ...(status === undefined
+      ? {}
+      : {
+          raftIndex: status.raftIndex,
+          clusterID: memberIdToHex(status.header.clusterId),
+          dbSize: status.dbSize,
+          dbSizeInUse: status.dbSizeInUse,
+        }),
   }));
+
+  // A learner is judged by progress: when its raft index was last seen to advance (kept in status.members).
+  const now = new Date();
+  const previous = new Map((cluster.status?.members ?? []).map((m) => [m.name, m]));
+  const learnerProgress: Record<string, Date> = {};
+  const progressOf = (m: ObservedMember): { raftIndex?: number; progressTime?: string } => {
+    if (!m.isLearner) return {};
+    const before = previous.get(m.name);
+    const advanced =
+      m.raftIndex !== undefined && (before?.raftIndex === undefined || m.raftIndex > before.raftIndex);
+    // The stored string is kept as is while nothing moves, so a stalled learner causes no status write.
+    const progressTime =
+      advanced || before?.progressTime === undefined ? now.toISOString() : before.progressTime;
+    learnerProgress[m.name] = new Date(progressTime);
+    const raftIndex = advanced ? m.raftIndex : before?.raftIndex;
+    return { ...(raftIndex === undefined ? {} : { raftIndex }), progressTime };
+  };
   const memberStatus: EtcdMemberStatus[] = members
     .map((m, i) => ({
       name: m.name,
@@ -187,14 +265,29 @@ export async function observe(
       healthy: m.healthy,
       learner: m.isLearner,
       leader: m.leader,
+      ...progressOf(m),
     }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const nameOfId = new Map(members.map((m) => [m.id, m.name]));
+  const alarms: ObservedAlarm[] | undefined = alarmList?.map((a) => {
+    const id = memberIdToHex(a.memberId);
+    return { member: nameOfId.get(id) ?? id, alarm: a.alarm };
+  });
+  const clusterID = memberIdToHex(list.header.clusterId);
 
   return {
     ...base,
     members: list.members,
     memberStatus,
-    clusterID: memberIdToHex(list.header.clusterId),
-    observed: { etcd: { reachable: true, members }, pods: observedPods, volumes, bootstrapped, knownMembers },
+    clusterID,
+    observed: {
+      etcd: { reachable: true, members, clusterID, ...(alarms === undefined ? {} : { alarms }) },
+      pods: observedPods,
+      volumes,
+      bootstrapped,
+      knownMembers,
+      learnerProgress,
+      ...known,
+    },
   };
 }

@@ -225,3 +225,52 @@ describe("statusOf and statusPatch", () => {
     expect(statusPatch(before, after)?.status.leader).toBeNull();
   });
 });
+
+describe("status during failures (issue 10)", () => {
+  const lost = () => [
+    member("demo-a", { leader: true }),
+    member("demo-b", { healthy: false }),
+    member("demo-c", { healthy: false }),
+  ];
+  const restart: Step = {
+    type: "StartMemberPod",
+    name: "demo-b",
+    reason: "PodMissing",
+    message: "restarting",
+  };
+
+  it("quorum lost while a member is restarted on its data: Degraded stays True, phase QuorumLost", () => {
+    const c = cluster({}, { phase: "QuorumLost" });
+    const list = conditionsOf(c, obs(lost()), restart, NOW);
+    expect(cond(list, "Degraded")).toMatchObject({ status: "True", reason: "QuorumLost" });
+    expect(cond(list, "Progressing")).toMatchObject({ status: "True", reason: "StartMemberPod" });
+    expect(phaseOf(c, obs(lost()), restart)).toBe("QuorumLost");
+  });
+
+  it("no member answers while waiting: Degraded True with the reason", () => {
+    const step: Step = { type: "Wait", reason: "PodTerminating", message: "" };
+    const list = conditionsOf(cluster(), obs(undefined), step, NOW);
+    expect(cond(list, "Degraded")).toMatchObject({ status: "True", reason: "QuorumLost" });
+    expect(cond(list, "Degraded")?.message).toContain("refused");
+    expect(phaseOf(cluster(), obs(undefined), step)).toBe("QuorumLost");
+  });
+
+  it("an alarm is never Available", () => {
+    const o = obs(three());
+    o.observed = {
+      ...o.observed,
+      etcd: { reachable: true, members: three(), alarms: [{ member: "demo-b", alarm: "NOSPACE" }] },
+    };
+    const step: Step = { type: "Degraded", reason: "AlarmNospace", message: "etcd alarm NOSPACE" };
+    const list = conditionsOf(cluster(), o, step, NOW);
+    expect(cond(list, "Available")).toMatchObject({ status: "False", reason: "Alarm" });
+    expect(cond(list, "Degraded")).toMatchObject({ status: "True", reason: "AlarmNospace" });
+  });
+
+  it("keeps the cluster ID once known, even when another one answers", () => {
+    const c = cluster({}, { clusterID: "c1" });
+    const o = { ...obs(three()), clusterID: "c2" };
+    const step: Step = { type: "Degraded", reason: "ClusterIDMismatch", message: "" };
+    expect(statusOf(c, o, step, NOW).clusterID).toBe("c1");
+  });
+});

@@ -6,11 +6,29 @@ import { compareEtcdVersions, formatEtcdVersion, parseEtcdVersion } from "../pla
 import { quorum, type Step } from "../plan/plan.ts";
 import { type Observation, podGone, podReady } from "./observe.ts";
 
+/**
+ * Why the cluster cannot serve, whatever step runs (a restart on data, a wait): no member answers, or fewer
+ * healthy voters than a quorum. Undefined when it serves or was never bootstrapped.
+ */
+export function outageOf(obs: Observation, step: Step): string | undefined {
+  const { etcd, bootstrapped } = obs.observed;
+  // A cluster whose status was lost but whose members are being restarted on their data did exist.
+  const existed = bootstrapped || (step.type === "StartMemberPod" && step.reason === "PodMissing");
+  if (!existed) return undefined;
+  if (!etcd.reachable) return `no etcd member answers: ${etcd.error}`;
+  const voters = etcd.members.filter((m) => !m.isLearner);
+  const healthy = voters.filter((m) => m.healthy).length;
+  if (healthy >= quorum(voters.length)) return undefined;
+  return `${healthy} of ${voters.length} voting members are healthy, a quorum needs ${quorum(voters.length)}`;
+}
+
 /** The phase shown in `kubectl get etcd` for this step. */
 export function phaseOf(cluster: EtcdCluster, obs: Observation, step: Step): EtcdClusterPhase {
   if (cluster.spec.paused === true) return "Paused";
   if (step.type === "QuorumLost") return "QuorumLost";
   if (step.type === "Degraded") return "Degraded";
+  // Restarting members on their data during an outage is still an outage: say so.
+  if (outageOf(obs, step) !== undefined) return "QuorumLost";
   if (step.type === "InSync") return "Running";
   if (obs.clusterID === undefined && cluster.status?.clusterID === undefined) return "Creating";
   let phase: EtcdClusterPhase;
@@ -67,7 +85,16 @@ export function conditionsOf(cluster: EtcdCluster, obs: Observation, step: Step,
     );
   };
 
-  if (!etcd.reachable) {
+  const alarms = etcd.reachable ? (etcd.alarms ?? []) : [];
+  if (alarms.length > 0) {
+    const raised = alarms.map((a) => `${a.alarm} (${a.member})`).join(", ");
+    set(
+      "Available",
+      "False",
+      "Alarm",
+      `etcd alarm raised: ${raised}; writes may be refused until it is disarmed`,
+    );
+  } else if (!etcd.reachable) {
     const bootstrapped = obs.observed.bootstrapped;
     set(
       "Available",
@@ -90,6 +117,12 @@ export function conditionsOf(cluster: EtcdCluster, obs: Observation, step: Step,
     }
   }
 
+  // During an outage Degraded stays True with the reason, whatever step runs (a restart, a wait).
+  const outage = outageOf(obs, step);
+  const notDegraded = () =>
+    outage === undefined
+      ? set("Degraded", "False", "AsExpected", "")
+      : set("Degraded", "True", "QuorumLost", `${outage}; nothing is removed until a quorum is back`);
   switch (step.type) {
     case "InSync":
       set("Progressing", "False", "InSync", step.message);
@@ -106,11 +139,11 @@ export function conditionsOf(cluster: EtcdCluster, obs: Observation, step: Step,
     case "Wait":
       if (step.reason === "Paused") set("Progressing", "False", "Paused", step.message);
       else set("Progressing", "True", step.reason, step.message);
-      set("Degraded", "False", "AsExpected", "");
+      notDegraded();
       break;
     default:
       set("Progressing", "True", step.type, step.message);
-      set("Degraded", "False", "AsExpected", "");
+      notDegraded();
   }
   return conditions;
 }
@@ -129,7 +162,8 @@ export function statusOf(cluster: EtcdCluster, obs: Observation, step: Step, now
     .sort(compareEtcdVersions);
   const lowest = versions[0];
   const leader = members.find((m) => m.leader)?.name;
-  const clusterID = obs.clusterID ?? previous.clusterID;
+  // Kept once known: a member answering with another ID is refused (Degraded), never adopted.
+  const clusterID = previous.clusterID ?? obs.clusterID;
   const currentVersion = lowest === undefined ? previous.currentVersion : formatEtcdVersion(lowest);
   return {
     observedGeneration: cluster.metadata.generation ?? 0,
