@@ -240,8 +240,9 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
         }
       );
     }
-    if (observed.pods.length === 0 && observed.volumes.length > 0) {
-      // status.clusterID is lost but the members' data is not: bring the same cluster back from its data.
+    if (observed.volumes.length > 0) {
+      // status.clusterID is lost but the members' data is not: bring the same cluster back from its data
+      // (a seed being created has its pod, so it is not restarted).
       const restart = restartOnData(spec, observed, observed.volumes);
       if (restart !== undefined) return restart;
     }

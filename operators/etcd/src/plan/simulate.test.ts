@@ -214,4 +214,18 @@ describe("simulated reconciles", () => {
     expect(sim.members.length).toBe(7);
     expect(new Set(sim.members.map((m) => m.name)).size).toBe(7);
   });
+
+  it("status wiped and every pod deleted: the same members come back on their data, never a new seed", () => {
+    const sim = new Sim(spec());
+    sim.converge();
+    const ids = sim.members.map((m) => m.id);
+    sim.bootstrapped = false; // status.clusterID lost
+    sim.pods.clear();
+    sim.log = [];
+    const steps = sim.converge();
+    expect(steps).not.toContain("CreateSeed");
+    expect(steps).not.toContain("ReplaceMember");
+    expect(steps).not.toContain("CleanupMember");
+    expect(sim.members.map((m) => m.id)).toEqual(ids);
+  });
 });
