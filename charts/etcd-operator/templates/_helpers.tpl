@@ -24,6 +24,11 @@
 {{- printf "%s-%s" .Release.Namespace (include "etcd-operator.fullname" .) }}
 {{- end }}
 
+{{/* The leader-election Lease: named after the release, so two releases in one namespace do not share it. */}}
+{{- define "etcd-operator.leaseName" -}}
+{{- printf "%s-leader" (include "etcd-operator.fullname" . | trunc 56 | trimSuffix "-") }}
+{{- end }}
+
 {{/* chart-version, for the helm.sh/chart label. */}}
 {{- define "etcd-operator.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}

@@ -74,9 +74,14 @@ function runHelm(args: string[]): string {
 
 /** `helm template` of the chart as release "ops" in namespace "ops-ns" with --set values; the parsed objects. */
 function render(...sets: string[]): K8sObject[] {
+  return renderRelease("ops", ...sets);
+}
+
+/** `helm template` of the chart as `release` in namespace "ops-ns" with --set values. */
+function renderRelease(release: string, ...sets: string[]): K8sObject[] {
   const out = runHelm([
     "template",
-    "ops",
+    release,
     chartDir,
     "--namespace",
     "ops-ns",
@@ -204,6 +209,32 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
     expect(env(container, "LEADER_ELECT")?.value).toBe("true");
     const leases = ofKind(objs, "Role").filter((r) => JSON.stringify(r).includes('"leases"'));
     expect(leases.map((r) => r.metadata.namespace)).toEqual(["ops-ns"]);
+  });
+
+  it("names the Lease after the release, so two releases in one namespace do not fight over it", () => {
+    const lease = (release: string) => {
+      const objs = renderRelease(release);
+      const name = env(operatorContainer(objs).container, "LEADER_ELECTION_NAME")?.value;
+      const role = ofKind(objs, "Role").find((r) => JSON.stringify(r).includes('"leases"'));
+      expect(JSON.stringify(role)).toContain(`"resourceNames":["${name}"]`);
+      return name;
+    };
+    expect(lease("ops")).toBe("ops-etcd-operator-leader");
+    expect(lease("other")).toBe("other-etcd-operator-leader");
+  });
+
+  it("renders an optional PodDisruptionBudget and priorityClassName for the operator", () => {
+    expect(ofKind(render(), "PodDisruptionBudget")).toEqual([]);
+    const objs = render("podDisruptionBudget.enabled=true", "priorityClassName=system-cluster-critical");
+    const [pdb] = ofKind(objs, "PodDisruptionBudget") as (K8sObject & { spec: Record<string, unknown> })[];
+    expect(pdb!.spec).toMatchObject({
+      minAvailable: 1,
+      selector: { matchLabels: { "app.kubernetes.io/instance": "ops" } },
+    });
+    const deployment = ofKind(objs, "Deployment")[0] as K8sObject & {
+      spec: { template: { spec: { priorityClassName?: string } } };
+    };
+    expect(deployment.spec.template.spec.priorityClassName).toBe("system-cluster-critical");
   });
 
   it("renders no Lease Role without leader election, and refuses two replicas without it", () => {

@@ -1,6 +1,7 @@
 // The etcd operator's process: wiring only. Configuration comes from the environment (the chart sets it):
 //   WATCH_NAMESPACE   reconcile EtcdClusters in this namespace only (namespace-scoped mode); unset/empty: all
 //   LEADER_ELECT      "true" to run several replicas with one active leader (Lease in POD_NAMESPACE)
+//   LEADER_ELECTION_NAME  the Lease's name (default capstan-etcd-operator-leader; the chart: <release>-...-leader)
 //   POD_NAMESPACE     the operator's own namespace (the Lease's); POD_NAME its identity and event instance
 //   METRICS_PORT      /metrics (default 8080);  HEALTH_PORT  /healthz and /readyz (default 8081)
 //   LOG_LEVEL         pino level (default info);  MAX_CONCURRENT_RECONCILES (default 4)
@@ -24,7 +25,8 @@ const mgr = new Manager({
     ? {
         leaderElection: {
           namespace: podNamespace,
-          name: "capstan-etcd-operator-leader",
+          // The chart names it after the release, so two releases in one namespace do not fight over it.
+          name: env.LEADER_ELECTION_NAME?.trim() || "capstan-etcd-operator-leader",
           ...(env.POD_NAME ? { identity: env.POD_NAME } : {}),
         },
       }
