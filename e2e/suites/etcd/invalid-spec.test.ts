@@ -1,4 +1,5 @@
-// The API server rejects bad EtcdCluster specs with the schema's message: bounds, version format, storage rules.
+// The API server rejects bad EtcdCluster specs with the schema's message: bounds, version format, storage rules,
+// operator-owned etcd flags.
 // Needs only the CRD (no operator): every object created here is paused, so an operator elsewhere leaves it alone.
 import { type Client, isInvalid } from "@capstan/core";
 import { connect, createNamespace, type TestNamespace } from "@capstan/testing";
@@ -47,7 +48,18 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster validation by the API server", 
       replicas: 3,
       version: "3.6.15",
       repository: "gcr.io/etcd-development/etcd",
-      storage: { size: "1Gi" },
+      storage: { size: "8Gi" },
+      recovery: {
+        memberNotReadySeconds: 300,
+        unschedulableSeconds: 300,
+        terminatingSeconds: 300,
+        learnerStallSeconds: 600,
+      },
+      maintenance: {
+        autoCompactionMode: "periodic",
+        autoCompactionRetention: "1h",
+        defragThresholdPercent: 50,
+      },
     });
   });
 
@@ -106,5 +118,61 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster validation by the API server", 
     );
     expect(message).toMatch(/spec\.replicas.*should be less than or equal to 9/);
     expect((await client.get(EtcdClusterKind, "scaled", ns.name)).spec.replicas).toBe(3);
+  });
+
+  it("rejects a volume under 1Gi and a change of storage.size (the quota is derived from it)", async () => {
+    const small = await rejection(
+      client.create(EtcdClusterKind, paused("small", { storage: { size: "512Mi" } })),
+    );
+    expect(small).toMatch(/spec\.storage\.size/);
+    expect(small).toContain("storage.size must be at least 1Gi");
+    await client.create(EtcdClusterKind, paused("sized", { storage: { size: "2Gi" } }));
+    const resized = await rejection(
+      client.patch(EtcdClusterKind, "sized", ns.name, { spec: { storage: { size: "4Gi" } } }),
+    );
+    expect(resized).toContain("storage.size is immutable");
+  });
+
+  it("refuses etcd flags the operator owns, in extraArgs and as ETCD_* in extraEnv", async () => {
+    const args = await rejection(
+      client.create(
+        EtcdClusterKind,
+        paused("owned-flag", { extraArgs: { "snapshot-count": "100", "quota-backend-bytes": "1" } }),
+      ),
+    );
+    expect(args).toMatch(/spec\.extraArgs/);
+    expect(args).toContain("these flags are set by the operator");
+    const dashes = await rejection(
+      client.create(EtcdClusterKind, paused("dashes", { extraArgs: { "--snapshot-count": "100" } })),
+    );
+    expect(dashes).toContain("without the leading --");
+    const env = await rejection(
+      client.create(
+        EtcdClusterKind,
+        paused("owned-env", { extraEnv: [{ name: "ETCD_DATA_DIR", value: "/x" }] }),
+      ),
+    );
+    expect(env).toMatch(/spec\.extraEnv/);
+    const ok = await client.create(
+      EtcdClusterKind,
+      paused("extra-ok", {
+        extraArgs: { "snapshot-count": "100" },
+        extraEnv: [{ name: "GOMAXPROCS", value: "2" }],
+      }),
+    );
+    expect(ok.spec.extraArgs).toEqual({ "snapshot-count": "100" });
+  });
+
+  it("bounds the recovery thresholds and the defragmentation threshold", async () => {
+    expect(
+      await rejection(
+        client.create(EtcdClusterKind, paused("fast", { recovery: { terminatingSeconds: 5 } })),
+      ),
+    ).toMatch(/spec\.recovery\.terminatingSeconds.*greater than or equal to 30/);
+    expect(
+      await rejection(
+        client.create(EtcdClusterKind, paused("defrag", { maintenance: { defragThresholdPercent: 99 } })),
+      ),
+    ).toMatch(/spec\.maintenance\.defragThresholdPercent.*less than or equal to 90/);
   });
 });
