@@ -733,6 +733,19 @@ const safetyCases: Case[] = [
     { type: "StartMemberPod", name: "demo-c" },
   ],
 
+  [
+    "an operator-owned flag in extraArgs (stored before the CEL rule): Degraded naming the field",
+    spec({ extraArgs: { "snapshot-count": "100", "data-dir": "/tmp" } }),
+    cluster(three()),
+    { type: "Degraded", reason: "OperatorOwnedFlag", field: "spec.extraArgs.data-dir" },
+  ],
+  [
+    "an operator-owned flag as ETCD_* in extraEnv: Degraded",
+    spec({ extraEnv: [{ name: "ETCD_INITIAL_CLUSTER", value: "x" }] }),
+    cluster(three()),
+    { type: "Degraded", reason: "OperatorOwnedFlag", field: "spec.extraEnv" },
+  ],
+
   // upgrades
   [
     "3.5 -> 3.6 refused below 3.5.32 (etcd's upgrade guide)",

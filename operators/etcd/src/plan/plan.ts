@@ -1,6 +1,6 @@
 // The membership planner: from the spec and what the operator observed, the ONE next step to take. Pure: no I/O,
 // no clock, no randomness; the reconciler performs the step and plans again from fresh observations next time.
-import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
+import { type EtcdClusterSpec, flagEnvName, OPERATOR_OWNED_FLAGS } from "../api/etcd-cluster.ts";
 import {
   compareEtcdVersions,
   type EtcdVersion,
@@ -177,7 +177,8 @@ export function quorum(voters: number): number {
 
 /**
  * Plans the next step. The rules, in order (the first that applies wins):
- *  1. Paused: Wait.
+ *  1. Paused: Wait. spec.extraArgs/extraEnv overriding an operator-owned flag (an object older than the CEL rule
+ *     that refuses it) -> Degraded naming the field.
  *  2. etcd unreachable: bootstrapped -> (after the version gate of rule 5, judged from the version the data was
  *     last seen on) a known member whose pod is gone but whose data volume is kept -> StartMemberPod (restarting a
  *     member on its own data is always safe and is how a cluster whose pods all went away comes back), else
@@ -227,6 +228,9 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
       "spec.paused is true: no membership change or pod update is made until it is unset",
     );
   }
+
+  const owned = ownedFlagOverride(spec);
+  if (owned !== undefined) return owned;
 
   const { etcd } = observed;
   if (!etcd.reachable) {
@@ -315,6 +319,32 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
       message: `${members.length} members on ${spec.version}, all healthy`,
     }
   );
+}
+
+/**
+ * Degraded when spec.extraArgs or spec.extraEnv sets a flag the operator owns. The API server refuses these
+ * (CEL); this catches objects stored before the rule existed, so no pod is ever built with them.
+ */
+function ownedFlagOverride(spec: EtcdClusterSpec): Step | undefined {
+  const flag = Object.keys(spec.extraArgs ?? {}).find((k) => OPERATOR_OWNED_FLAGS.includes(k));
+  if (flag !== undefined) {
+    return {
+      type: "Degraded",
+      reason: "OperatorOwnedFlag",
+      field: `spec.extraArgs.${flag}`,
+      message: `spec.extraArgs.${flag}: --${flag} is set by the operator and cannot be overridden; remove it`,
+    };
+  }
+  const env = (spec.extraEnv ?? []).find((e) => OPERATOR_OWNED_FLAGS.some((f) => flagEnvName(f) === e.name));
+  if (env !== undefined) {
+    return {
+      type: "Degraded",
+      reason: "OperatorOwnedFlag",
+      field: "spec.extraEnv",
+      message: `spec.extraEnv: ${env.name} sets a flag the operator owns and cannot be overridden; remove it`,
+    };
+  }
+  return undefined;
 }
 
 /** Degraded when spec.version is malformed or an unsupported change from `current` (a version string or parsed). */
