@@ -89,7 +89,7 @@ describe("reconcileEtcdCluster", () => {
     expect(pdb?.spec?.minAvailable).toBe(3);
     const order = run.writes.map((w) => `${w.verb} ${w.kind}`);
     const pdbAt = order.findIndex((w) => w.endsWith("PodDisruptionBudget"));
-    const removalAt = order.findIndex((w) => w === "delete Pod");
+    const removalAt = order.indexOf("delete Pod");
     expect(pdbAt).toBeGreaterThanOrEqual(0);
     expect(removalAt).toBeGreaterThan(pdbAt);
     expect(calls).toContain("list linearizable");
