@@ -175,6 +175,7 @@ export {
   type Runnable,
   shutdownSignal,
 } from "./manager/manager.ts";
+export type { MetricsServerOptions } from "./manager/metrics-server.ts";
 export type { Check } from "./manager/probes.ts";
 export { CoreMetrics, globalMetrics } from "./metrics/metrics.ts";
 export {

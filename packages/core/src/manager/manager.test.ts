@@ -56,6 +56,7 @@ function newManager(opts: Partial<ConstructorParameters<typeof Manager>[0]> = {}
     metrics,
     logger: silentLogger,
     metricsPort: 0,
+    metricsServer: { secure: false }, // plain HTTP here; metrics-server.test.ts covers the secure default
     healthPort: 0,
     bindAddress: "127.0.0.1",
     ...opts,

@@ -11,6 +11,7 @@ import { defaultLeaderIdentity, LeaderElector } from "../leader/leader-election.
 import { LeaseLock } from "../leader/lease-lock.ts";
 import { type CoreMetrics, globalMetrics } from "../metrics/metrics.ts";
 import { createLogger, type Logger } from "../util/logger.ts";
+import { createMetricsServer, type MetricsServerOptions } from "./metrics-server.ts";
 import { type Check, ProbeServer } from "./probes.ts";
 
 /**
@@ -49,6 +50,8 @@ export interface ManagerOptions {
   leaderElection?: LeaderElectionOptions;
   /** /metrics port; default 8080; 0 picks a free port; null disables. */
   metricsPort?: number | null;
+  /** /metrics over HTTPS behind API-server authn/authz by default; `{ secure: false }` for plain HTTP. */
+  metricsServer?: MetricsServerOptions;
   /** /healthz and /readyz port; default 8081; 0 picks a free port; null disables. May equal metricsPort. */
   healthPort?: number | null;
   /** Listen address for both servers; default 0.0.0.0. */
@@ -278,14 +281,23 @@ export class Manager {
     }
     const servers: ProbeServer[] = [];
     const probes = { healthChecks: this.healthChecks, readyChecks: this.readyChecks };
+    // Secure metrics (metrics-server.ts): HTTPS + TokenReview/SubjectAccessReview unless metricsServer.secure is false.
+    const metricsServer = (port: number, withProbes?: typeof probes) =>
+      createMetricsServer(this.options.metricsServer, {
+        registry: this.metrics.registry,
+        client: this.client,
+        logger: this.logger,
+        port,
+        ...withProbes,
+      });
     if (metricsPort !== null && metricsPort === healthPort && metricsPort !== 0) {
-      const s = new ProbeServer({ registry: this.metrics.registry, ...probes });
+      const s = await metricsServer(metricsPort, probes);
       const port = await s.listen(metricsPort, host);
       this.ports = { metrics: port, health: port };
       servers.push(s);
     } else {
       if (metricsPort !== null) {
-        const s = new ProbeServer({ registry: this.metrics.registry });
+        const s = await metricsServer(metricsPort);
         this.ports.metrics = await s.listen(metricsPort, host);
         servers.push(s);
       }

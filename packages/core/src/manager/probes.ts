@@ -1,5 +1,7 @@
-// The manager's HTTP endpoints: /metrics (Prometheus text format), /healthz and /readyz.
+// The manager's HTTP endpoints: /metrics (Prometheus text format), /healthz and /readyz; over HTTPS and
+// behind an authorization check when asked (the secure metrics server, metrics-server.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 
@@ -11,6 +13,12 @@ export interface ProbeServerOptions {
   registry?: Registry;
   healthChecks?: Map<string, Check>;
   readyChecks?: Map<string, Check>;
+  /** Serves HTTPS with this certificate (replace it with setCertificate); plain HTTP when unset. */
+  tls?: { cert: string; key: string };
+  /** Asked before every request; a refusal is answered with its status and message (e.g. 401, 403). */
+  authorize?: (req: IncomingMessage) => Promise<{ status: number; message: string } | undefined>;
+  /** Called by close() (e.g. to stop a certificate watcher). */
+  onClose?: () => void;
 }
 
 /** Runs the checks; the body lists each as "[+]name ok" or "[-]name failed: reason" (Kubernetes' format). */
@@ -33,20 +41,28 @@ async function runChecks(checks: Map<string, Check>): Promise<{ ok: boolean; bod
   return { ok, body: `${lines.join("\n")}\n` };
 }
 
-/** An HTTP server for some of /metrics, /healthz, /readyz. */
+/** An HTTP(S) server for some of /metrics, /healthz, /readyz. */
 export class ProbeServer {
-  private readonly server: Server;
+  private readonly server: Server | HttpsServer;
   private readonly options: ProbeServerOptions;
 
   constructor(options: ProbeServerOptions) {
     this.options = options;
-    this.server = createServer((req, res) => {
+    const listener = (req: IncomingMessage, res: ServerResponse) => {
       this.handle(req, res).catch((err: Error) => {
         if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
         res.end(`internal error: ${err.message}\n`);
       });
-    });
+    };
+    this.server = options.tls ? createHttpsServer({ ...options.tls }, listener) : createServer(listener);
     this.server.keepAliveTimeout = 5_000;
+  }
+
+  /** Serves a new certificate to new connections (HTTPS only). */
+  setCertificate(pair: { cert: string; key: string }): void {
+    if (!("setSecureContext" in this.server))
+      throw new Error("ProbeServer.setCertificate: not serving HTTPS");
+    this.server.setSecureContext(pair);
   }
 
   /** Listens on host:port (port 0 picks a free one); resolves with the bound port. */
@@ -61,6 +77,7 @@ export class ProbeServer {
   }
 
   close(): Promise<void> {
+    this.options.onClose?.();
     return new Promise((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
@@ -68,8 +85,14 @@ export class ProbeServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? "/").split("?")[0];
-    const { registry, healthChecks, readyChecks } = this.options;
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const { registry, healthChecks, readyChecks, authorize } = this.options;
+    const refused = authorize ? await authorize(req) : undefined;
+    if (refused) {
+      res.writeHead(refused.status, { "content-type": "text/plain; charset=utf-8" });
+      res.end(`${refused.message}\n`);
+      return;
+    }
     if (path === "/metrics" && registry) {
       const body = await registry.metrics();
       res.writeHead(200, { "content-type": registry.contentType });
