@@ -4,6 +4,7 @@
 import { type Client, Lease, Pod } from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { scrape } from "../core/fixtures/metrics-scraper.ts";
 import {
   checkEtcd,
   clusterEvents,
@@ -20,6 +21,7 @@ import {
   etcdSuitesEnabled,
   installOperator,
   LEADER_LEASE,
+  metricsReaderToken,
   type OperatorRelease,
   operatorPods,
 } from "./fixtures/operator-release.ts";
@@ -31,6 +33,7 @@ let client: Client;
 let nsObj: TestNamespace;
 let op: OperatorRelease | undefined;
 let ns = "";
+let metricsToken: string | undefined;
 
 /** Waits until exactly `want` operator pods are ready; returns their names. */
 function readyOperatorPods(want: number): Promise<string[]> {
@@ -48,15 +51,17 @@ function readyOperatorPods(want: number): Promise<string[]> {
   );
 }
 
-/** Operator pods whose /metrics say they lead (leader_election_master_status 1), by name. */
+/**
+ * Operator pods whose /metrics say they lead (leader_election_master_status 1), by name. The chart serves
+ * metrics over HTTPS to authorized callers only: scrape with a metrics-reader ServiceAccount's token.
+ */
 async function podsLeading(): Promise<string[]> {
+  metricsToken ??= await metricsReaderToken(client, op!);
   const leading: string[] = [];
   for (const pod of await operatorPods(client, op!)) {
-    const res = await fetch(`http://${pod.status?.podIP}:8080/metrics`, {
-      signal: AbortSignal.timeout(5_000),
-    });
-    const text = await res.text();
-    if (/^leader_election_master_status\{[^}]*\} 1$/m.test(text)) leading.push(pod.metadata.name ?? "");
+    const res = await scrape(`https://${pod.status?.podIP}:8080/metrics`, metricsToken);
+    if (res.status !== 200) throw new Error(`${pod.metadata.name} /metrics: HTTP ${res.status}: ${res.body}`);
+    if (/^leader_election_master_status\{[^}]*\} 1$/m.test(res.body)) leading.push(pod.metadata.name ?? "");
   }
   return leading;
 }

@@ -104,6 +104,26 @@ function renderError(...sets: string[]): string {
 
 const kinds = (objs: K8sObject[]) => objs.map((o) => o.kind).sort();
 const ofKind = (objs: K8sObject[], kind: string) => objs.filter((o) => o.kind === kind);
+const names = (objs: K8sObject[], kind: string) =>
+  ofKind(objs, kind)
+    .map((o) => o.metadata.name)
+    .sort();
+
+/** The one object of a kind and name (RBAC objects: with their rules). */
+function named(objs: K8sObject[], kind: string, name: string): K8sObject & { rules: unknown[] } {
+  const found = ofKind(objs, kind).find((o) => o.metadata.name === name);
+  if (found === undefined) throw new Error(`no ${kind} ${name} among ${names(objs, kind).join(", ")}`);
+  return found as K8sObject & { rules: unknown[] };
+}
+
+/** The one ServiceMonitor. */
+function monitorOf(objs: K8sObject[]) {
+  const [monitor] = ofKind(objs, "ServiceMonitor");
+  if (monitor === undefined) throw new Error("no ServiceMonitor rendered");
+  return monitor as K8sObject & {
+    spec: { selector: { matchLabels: Record<string, string> }; endpoints: unknown[] };
+  };
+}
 
 function operatorContainer(objs: K8sObject[]) {
   const [deploy] = ofKind(objs, "Deployment");
@@ -115,9 +135,11 @@ function operatorContainer(objs: K8sObject[]) {
 interface PodSpec {
   securityContext: Record<string, unknown>;
   serviceAccountName: string;
+  volumes?: unknown[];
   containers: {
     image: string;
     env: EnvVar[];
+    volumeMounts?: unknown[];
     securityContext: Record<string, unknown>;
     livenessProbe: { httpGet: { path: string; port: string } };
     readinessProbe: { httpGet: { path: string; port: string } };
@@ -138,6 +160,9 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
     const objs = render();
     expect(kinds(objs)).toEqual([
       "ClusterRole",
+      "ClusterRole",
+      "ClusterRole",
+      "ClusterRoleBinding",
       "ClusterRoleBinding",
       "CustomResourceDefinition",
       "Deployment",
@@ -150,8 +175,10 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
     const [role] = ofKind(objs, "Role") as (K8sObject & { rules: { resources: string[] }[] })[];
     expect(role!.metadata.namespace).toBe("ops-ns");
     expect(role!.rules.flatMap((r) => r.resources)).toEqual(["leases", "leases"]);
-    const [clusterRole] = ofKind(objs, "ClusterRole") as (K8sObject & { rules: { resources: string[] }[] })[];
-    expect(clusterRole!.rules.flatMap((r) => r.resources)).toContain("etcdclusters");
+    const clusterRole = named(objs, "ClusterRole", "ops-ns-ops-etcd-operator") as K8sObject & {
+      rules: { resources: string[] }[];
+    };
+    expect(clusterRole.rules.flatMap((r) => r.resources)).toContain("etcdclusters");
 
     const { replicas, pod, container } = operatorContainer(objs);
     expect(replicas).toBe(1);
@@ -189,8 +216,13 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
 
   it("renders a Role and RoleBinding in the watched namespace in namespaced mode", () => {
     const objs = render("watchNamespace=apps");
-    expect(ofKind(objs, "ClusterRole")).toEqual([]);
-    expect(ofKind(objs, "ClusterRoleBinding")).toEqual([]);
+    // The only cluster-wide grants are the secure metrics' (reviews are cluster-scoped).
+    expect(names(objs, "ClusterRole")).toEqual([
+      "ops-ns-ops-etcd-operator-metrics-auth",
+      "ops-ns-ops-etcd-operator-metrics-reader",
+    ]);
+    expect(names(objs, "ClusterRoleBinding")).toEqual(["ops-ns-ops-etcd-operator-metrics-auth"]);
+    expect(ofKind(render("watchNamespace=apps", "metrics.secure=false"), "ClusterRole")).toEqual([]);
     const roles = ofKind(objs, "Role").filter((r) => r.metadata.namespace === "apps");
     const bindings = ofKind(objs, "RoleBinding").filter((r) => r.metadata.namespace === "apps");
     expect(roles).toHaveLength(1);
@@ -246,19 +278,98 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
     );
   });
 
-  it("renders a ServiceMonitor that selects the metrics Service", () => {
+  it("serves secure metrics by default: the operator may review tokens, scrapers get a reader role", () => {
+    const objs = render();
+    expect(env(operatorContainer(objs).container, "METRICS_SECURE")?.value).toBe("true");
+    expect(env(operatorContainer(objs).container, "METRICS_CERT_DIR")).toBeUndefined();
+    const auth = named(objs, "ClusterRole", "ops-ns-ops-etcd-operator-metrics-auth");
+    expect(auth.rules).toEqual([
+      { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
+      { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
+    ]);
+    expect(named(objs, "ClusterRoleBinding", "ops-ns-ops-etcd-operator-metrics-auth")).toMatchObject({
+      roleRef: { kind: "ClusterRole", name: "ops-ns-ops-etcd-operator-metrics-auth" },
+      subjects: [{ kind: "ServiceAccount", name: "ops-etcd-operator", namespace: "ops-ns" }],
+    });
+    expect(named(objs, "ClusterRole", "ops-ns-ops-etcd-operator-metrics-reader").rules).toEqual([
+      { nonResourceURLs: ["/metrics"], verbs: ["get"] },
+    ]);
+  });
+
+  it("mounts metrics.certSecret as the metrics server's certificate directory", () => {
+    const objs = render("metrics.certSecret=metrics-tls");
+    const { pod, container } = operatorContainer(objs);
+    expect(env(container, "METRICS_CERT_DIR")?.value).toBe("/etc/capstan/metrics-certs");
+    expect(container.volumeMounts).toEqual([
+      { name: "metrics-certs", mountPath: "/etc/capstan/metrics-certs", readOnly: true },
+    ]);
+    expect(pod.volumes).toEqual([{ name: "metrics-certs", secret: { secretName: "metrics-tls" } }]);
+  });
+
+  it("serves plain HTTP metrics with metrics.secure=false, with no review permissions", () => {
+    const objs = render("metrics.secure=false", "metrics.certSecret=ignored");
+    const { pod, container } = operatorContainer(objs);
+    expect(env(container, "METRICS_SECURE")?.value).toBe("false");
+    expect(env(container, "METRICS_CERT_DIR")).toBeUndefined();
+    expect(pod.volumes).toBeUndefined();
+    expect(names(objs, "ClusterRole")).toEqual(["ops-ns-ops-etcd-operator"]);
+    expect(JSON.stringify(objs)).not.toMatch(/tokenreviews|subjectaccessreviews|nonResourceURLs/);
+  });
+
+  it("renders a ServiceMonitor scraping HTTPS with Prometheus' token, skipping the self-signed certificate", () => {
     expect(ofKind(render(), "ServiceMonitor")).toEqual([]);
     const objs = render("serviceMonitor.enabled=true", "serviceMonitor.interval=15s");
-    const [monitor] = ofKind(objs, "ServiceMonitor") as (K8sObject & {
-      spec: { selector: { matchLabels: Record<string, string> }; endpoints: unknown[] };
-    })[];
-    expect(monitor!.apiVersion).toBe("monitoring.capstan.dev/v1alpha1");
-    expect(monitor!.spec.endpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "15s" }]);
+    expect(monitorOf(objs).spec.endpoints).toEqual([
+      {
+        port: "metrics",
+        path: "/metrics",
+        interval: "15s",
+        scheme: "https",
+        bearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token",
+        tlsConfig: { insecureSkipVerify: true },
+      },
+    ]);
+  });
+
+  it("renders a ServiceMonitor verifying metrics.certSecret's CA, with a token from a Secret", () => {
+    const objs = render(
+      "serviceMonitor.enabled=true",
+      "metrics.certSecret=metrics-tls",
+      "serviceMonitor.bearerTokenSecret.name=prometheus-token",
+    );
+    expect(monitorOf(objs).spec.endpoints).toEqual([
+      {
+        port: "metrics",
+        path: "/metrics",
+        interval: "30s",
+        scheme: "https",
+        authorization: { type: "Bearer", credentials: { name: "prometheus-token", key: "token" } },
+        tlsConfig: {
+          ca: { secret: { name: "metrics-tls", key: "ca.crt" } },
+          serverName: "ops-etcd-operator-metrics.ops-ns.svc",
+        },
+      },
+    ]);
+    // The name the certificate must carry is the metrics Service's.
+    expect(names(objs, "Service")).toEqual(["ops-etcd-operator-metrics"]);
+  });
+
+  it("renders a ServiceMonitor scraping plain HTTP with metrics.secure=false", () => {
+    const objs = render("serviceMonitor.enabled=true", "metrics.secure=false");
+    expect(monitorOf(objs).spec.endpoints).toEqual([
+      { port: "metrics", path: "/metrics", interval: "30s", scheme: "http" },
+    ]);
+  });
+
+  it("renders a ServiceMonitor that selects the metrics Service", () => {
+    const objs = render("serviceMonitor.enabled=true", "serviceMonitor.interval=15s");
+    const monitor = monitorOf(objs);
+    expect(monitor.apiVersion).toBe("monitoring.capstan.dev/v1alpha1");
     const [service] = ofKind(objs, "Service") as (K8sObject & {
       spec: { ports: { name: string; port: number }[] };
     })[];
     expect(service!.spec.ports).toMatchObject([{ name: "metrics", port: 8080 }]);
-    expect(service!.metadata.labels).toMatchObject(monitor!.spec.selector.matchLabels);
+    expect(service!.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
   });
 
   it("leaves the CRD out with crds.enabled=false", () => {
@@ -271,5 +382,8 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
     expect(renderError("unknownKey=1")).toMatch(/unknownKey/);
     expect(renderError("image.pullPolicy=Sometimes")).toMatch(/pullPolicy/);
     expect(renderError("logLevel=loud")).toMatch(/logLevel/);
+    expect(renderError("metrics.secure=maybe")).toMatch(/secure/);
+    expect(renderError("metrics.certSecret=Not_A_Name")).toMatch(/certSecret/);
+    expect(renderError("metrics.port=8443")).toMatch(/port/);
   });
 });
