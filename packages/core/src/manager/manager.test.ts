@@ -70,7 +70,13 @@ describe("Manager", () => {
   it("serves /metrics with every standard metric name, and /healthz and /readyz", async () => {
     server.put("/api/v1/configmaps", { metadata: { name: "a", namespace: "ns" } });
     const { mgr, stop } = newManager({
-      leaderElection: { namespace: "ns", leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 },
+      // Generous renewal timings: a loaded machine must not lose the Lease mid-test (loss has its own test).
+      leaderElection: {
+        namespace: "ns",
+        leaseDurationMs: 20_000,
+        renewDeadlineMs: 15_000,
+        retryPeriodMs: 200,
+      },
     });
     let reconciled = 0;
     mgr.add(controller({ name: "cm", for: ConfigMap, reconcile: async () => void reconciled++ }));
@@ -109,8 +115,8 @@ describe("Manager", () => {
     const le = {
       namespace: "ns",
       name: "shared",
-      leaseDurationMs: 3000,
-      renewDeadlineMs: 2000,
+      leaseDurationMs: 20_000, // b must take over because a released the Lease, not because it expired
+      renewDeadlineMs: 15_000,
       retryPeriodMs: 100,
     };
     const a = newManager({ leaderElection: { ...le, identity: "a" }, metricsPort: null, healthPort: null });
@@ -126,7 +132,7 @@ describe("Manager", () => {
       spec: { holderIdentity?: string };
     };
     expect(lease.spec.holderIdentity ?? "").toBe("");
-    // b takes over at its next retry, long before the 3 s lease would have expired.
+    // b takes over at its next retry, long before the 20 s lease would have expired.
     await vi.waitFor(() => expect(b.mgr.isLeader()).toBe(true), { timeout: 1500 });
     b.stop.abort();
     await runB;
@@ -164,8 +170,8 @@ describe("Manager", () => {
       leaderElection: {
         namespace: "ns",
         name: "lost",
-        leaseDurationMs: 1500,
-        renewDeadlineMs: 1000,
+        leaseDurationMs: 4000,
+        renewDeadlineMs: 3000,
         retryPeriodMs: 100,
       },
     });
@@ -211,8 +217,8 @@ describe("Manager", () => {
         namespace: "ns",
         name: "stuck",
         identity: "me",
-        leaseDurationMs: 1500,
-        renewDeadlineMs: 1000,
+        leaseDurationMs: 20_000,
+        renewDeadlineMs: 15_000,
         retryPeriodMs: 100,
       },
     });
@@ -247,8 +253,8 @@ describe("Manager", () => {
       leaderElection: {
         namespace: "ns",
         name: "failing",
-        leaseDurationMs: 1500,
-        renewDeadlineMs: 1000,
+        leaseDurationMs: 20_000,
+        renewDeadlineMs: 15_000,
         retryPeriodMs: 100,
       },
     });
