@@ -298,6 +298,21 @@ describe("WorkQueue metrics", () => {
     expect(await sample(metrics, "workqueue_depth", labels)).toBe(0);
   });
 
+  it("counts every addAfter as a retry, as client-go does (a rate-limited add counts once)", async () => {
+    vi.useFakeTimers();
+    const { queue, metrics } = newQueue({ rateLimiter: new ItemExponentialFailureRateLimiter(100, 10_000) });
+    queue.addAfter("a", 500); // client-go's AddAfter increments retries whatever the delay
+    queue.addAfter("b", 0);
+    queue.addAfter("c", -1);
+    expect(await sample(metrics, "workqueue_retries_total")).toBe(3);
+    queue.addRateLimited("d"); // AddRateLimited is AddAfter(item, When(item)): one retry, not two
+    expect(await sample(metrics, "workqueue_retries_total")).toBe(4);
+    queue.shutDown();
+    queue.addAfter("e", 100); // ignored after shutdown, and not counted
+    queue.addRateLimited("e");
+    expect(await sample(metrics, "workqueue_retries_total")).toBe(4);
+  });
+
   it("observes queue and work durations with the injected clock", async () => {
     let now = 0;
     const { queue, metrics } = newQueue({ now: () => now });

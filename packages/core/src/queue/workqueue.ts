@@ -125,9 +125,11 @@ export class WorkQueue<T = string> {
   /**
    * Adds `item` after `delayMs` (at once when `delayMs <= 0`). While it waits, adding it again with a
    * later due time is ignored and with an earlier one moves it forward: it is added once, at the earliest.
+   * Each call counts in workqueue_retries_total, as client-go's AddAfter does.
    */
   addAfter(item: T, delayMs: number): void {
     if (this.shuttingDown) return;
+    this.retries.inc(); // client-go counts every AddAfter (so every AddRateLimited) in workqueue_retries_total
     if (!(delayMs > 0)) {
       this.add(item);
       return;
@@ -136,10 +138,9 @@ export class WorkQueue<T = string> {
     if (this.delayed.schedule(item, due) && due < this.timerDue) this.arm();
   }
 
-  /** Adds `item` after the delay its rate limiter decides (a retry: counted in workqueue_retries_total). */
+  /** Adds `item` after the delay its rate limiter decides: `addAfter(item, rateLimiter.when(item))`. */
   addRateLimited(item: T): void {
     if (this.shuttingDown) return;
-    this.retries.inc();
     this.addAfter(item, this.rateLimiter.when(item));
   }
 
