@@ -1,6 +1,6 @@
 // The controller work queue: de-duplicating, delaying and rate-limited, with client-go's semantics and metrics.
-import type { Counter, Gauge, Histogram } from "prom-client";
-import { type CoreMetrics, globalMetrics } from "../metrics/metrics.ts";
+import type { Counter, Gauge } from "prom-client";
+import { type CoreMetrics, globalMetrics, HistogramBuffer, QUEUE_BUCKETS } from "../metrics/metrics.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
 
 /** Options of a {@link WorkQueue}. */
@@ -50,11 +50,16 @@ export class WorkQueue<T = string> {
   private timerDue = Number.POSITIVE_INFINITY;
   private shuttingDown = false;
 
+  // Metrics are counted here and moved into prom-client when scraped (flushMetrics): label lookups per item cost
+  // more than the queue itself.
   private readonly depth: Gauge.Internal<"name" | "controller">;
   private readonly adds: Counter.Internal;
   private readonly retries: Counter.Internal;
-  private readonly queueDuration: Histogram.Internal<"name" | "controller">;
-  private readonly workDuration: Histogram.Internal<"name" | "controller">;
+  private readonly queueDuration: HistogramBuffer;
+  private readonly workDuration: HistogramBuffer;
+  private pendingAdds = 0;
+  private pendingRetries = 0;
+  private untracked = false;
   private readonly untrack: () => void;
 
   constructor(options: WorkQueueOptions<T>) {
@@ -68,8 +73,8 @@ export class WorkQueue<T = string> {
     this.depth = metrics.workqueueDepth.labels(labels);
     this.adds = metrics.workqueueAdds.labels(labels);
     this.retries = metrics.workqueueRetries.labels(labels);
-    this.queueDuration = metrics.workqueueQueueDuration.labels(labels);
-    this.workDuration = metrics.workqueueWorkDuration.labels(labels);
+    this.queueDuration = new HistogramBuffer(metrics.workqueueQueueDuration, labels, QUEUE_BUCKETS);
+    this.workDuration = new HistogramBuffer(metrics.workqueueWorkDuration, labels, QUEUE_BUCKETS);
     // Export the series at zero from the start, so dashboards and rate() see the queue before its first add.
     this.depth.set(0);
     this.adds.inc(0);
@@ -79,6 +84,7 @@ export class WorkQueue<T = string> {
       controller: this.controller,
       unfinishedWorkSeconds: () => this.unfinishedWorkSeconds(),
       longestRunningProcessorSeconds: () => this.longestRunningProcessorSeconds(),
+      flush: () => this.flushMetrics(),
     });
   }
 
@@ -86,8 +92,7 @@ export class WorkQueue<T = string> {
   add(item: T): void {
     if (this.shuttingDown || this.dirty.has(item)) return;
     this.dirty.set(item, this.now());
-    this.adds.inc();
-    this.depth.set(this.dirty.size);
+    this.pendingAdds++;
     if (this.processing.has(item)) return;
     this.queue.push(item);
     this.dispatch();
@@ -109,6 +114,7 @@ export class WorkQueue<T = string> {
     if (startedAt === undefined) return;
     this.processing.delete(item);
     this.workDuration.observe((this.now() - startedAt) / 1000);
+    if (this.untracked) this.workDuration.flush(); // done() after shutDown: no scrape flushes for this queue now
     if (this.dirty.has(item)) {
       this.queue.push(item);
       this.dispatch();
@@ -129,7 +135,7 @@ export class WorkQueue<T = string> {
    */
   addAfter(item: T, delayMs: number): void {
     if (this.shuttingDown) return;
-    this.retries.inc(); // client-go counts every AddAfter (so every AddRateLimited) in workqueue_retries_total
+    this.pendingRetries++; // client-go counts every AddAfter (so every AddRateLimited) in workqueue_retries_total
     if (!(delayMs > 0)) {
       this.add(item);
       return;
@@ -167,8 +173,8 @@ export class WorkQueue<T = string> {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.timerDue = Number.POSITIVE_INFINITY;
-    this.depth.set(0);
-    this.untrack();
+    this.untrack(); // flushes a last time (depth 0)
+    this.untracked = true;
     for (const resolve of this.waiters.splice(0)) resolve(undefined);
   }
 
@@ -196,7 +202,6 @@ export class WorkQueue<T = string> {
     this.queueDuration.observe((now - (this.dirty.get(item) ?? now)) / 1000);
     this.dirty.delete(item);
     this.processing.set(item, now);
-    this.depth.set(this.dirty.size);
     return item;
   }
 
@@ -215,6 +220,17 @@ export class WorkQueue<T = string> {
     for (const item of this.delayed.takeDue(performance.now())) this.add(item);
     this.arm();
   };
+
+  /** Moves the counts since the last flush into the prom-client metrics (before each scrape, and on shutDown). */
+  private flushMetrics(): void {
+    this.depth.set(this.dirty.size);
+    if (this.pendingAdds > 0) this.adds.inc(this.pendingAdds);
+    if (this.pendingRetries > 0) this.retries.inc(this.pendingRetries);
+    this.pendingAdds = 0;
+    this.pendingRetries = 0;
+    this.queueDuration.flush();
+    this.workDuration.flush();
+  }
 
   private unfinishedWorkSeconds(): number {
     const now = this.now();
