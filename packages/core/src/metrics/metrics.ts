@@ -60,7 +60,8 @@ export class HistogramBuffer {
     const series = this.series();
     for (let i = 0; i < this.bounds.length; i++) {
       const bound = this.bounds[i]!;
-      if (this.counts[i]! > 0) series.bucketValues[bound] = (series.bucketValues[bound] ?? 0) + this.counts[i]!;
+      if (this.counts[i]! > 0)
+        series.bucketValues[bound] = (series.bucketValues[bound] ?? 0) + this.counts[i]!;
     }
     series.sum += this.sum;
     series.count += this.count;

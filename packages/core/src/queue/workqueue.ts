@@ -35,11 +35,14 @@ export class WorkQueue<T = string> {
 
   private readonly rateLimiter: RateLimiter<T>;
   private readonly now: () => number;
-  private readonly queue = new Fifo<T>();
-  /** Items waiting to be processed (queued, or re-added while processing) -> when they were added. */
-  private readonly dirty = new Map<T, number>();
-  /** Items held by a worker -> when it got them. */
-  private readonly processing = new Map<T, number>();
+  /** Every item that is waiting (dirty) or held by a worker (processing), or both: one entry per item. */
+  private readonly entries = new Map<T, Entry<T>>();
+  /** Dirty entries not held by a worker, oldest first. */
+  private readonly queue = new Fifo<Entry<T>>();
+  /** Entries held by workers, in the order they were taken (so the oldest first). */
+  private readonly processing = new EntryList<T>();
+  /** How many entries are dirty: the workqueue_depth. */
+  private dirtyCount = 0;
   /** Pending get() calls, oldest first; non-empty only while the queue is empty. */
   private readonly waiters: ((item: T | undefined) => void)[] = [];
   /** Pending shutDownWithDrain() calls. */
@@ -90,12 +93,21 @@ export class WorkQueue<T = string> {
 
   /** Queues `item` unless it is already waiting; if a worker holds it, it is queued again on `done()`. */
   add(item: T): void {
-    if (this.shuttingDown || this.dirty.has(item)) return;
-    this.dirty.set(item, this.now());
+    if (this.shuttingDown) return;
+    let entry = this.entries.get(item);
+    if (entry === undefined) {
+      entry = new Entry(item);
+      this.entries.set(item, entry);
+    } else if (entry.dirty) {
+      return;
+    }
+    entry.dirty = true;
+    entry.addedAt = this.now();
+    this.dirtyCount++;
     this.pendingAdds++;
-    if (this.processing.has(item)) return;
-    this.queue.push(item);
-    this.dispatch();
+    if (entry.processing) return;
+    this.queue.push(entry);
+    if (this.waiters.length > 0) this.dispatch();
   }
 
   /**
@@ -110,15 +122,19 @@ export class WorkQueue<T = string> {
 
   /** Marks `item` as processed; queues it again if it was added meanwhile. Ignored for an item not held. */
   done(item: T): void {
-    const startedAt = this.processing.get(item);
-    if (startedAt === undefined) return;
-    this.processing.delete(item);
-    this.workDuration.observe((this.now() - startedAt) / 1000);
+    const entry = this.entries.get(item);
+    if (entry === undefined || !entry.processing) return;
+    entry.processing = false;
+    this.processing.remove(entry);
+    this.workDuration.observe((this.now() - entry.startedAt) / 1000);
     if (this.untracked) this.workDuration.flush(); // done() after shutDown: no scrape flushes for this queue now
-    if (this.dirty.has(item)) {
-      this.queue.push(item);
-      this.dispatch();
-    } else if (this.shuttingDown && this.processing.size === 0) {
+    if (entry.dirty) {
+      this.queue.push(entry);
+      if (this.waiters.length > 0) this.dispatch();
+      return;
+    }
+    this.entries.delete(item);
+    if (this.shuttingDown && this.processing.size === 0) {
       for (const resolve of this.drained.splice(0)) resolve();
     }
   }
@@ -168,7 +184,11 @@ export class WorkQueue<T = string> {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     this.queue.clear();
-    this.dirty.clear();
+    for (const [item, entry] of this.entries) {
+      if (entry.processing) entry.dirty = false;
+      else this.entries.delete(item);
+    }
+    this.dirtyCount = 0;
     this.delayed.clear();
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -197,12 +217,15 @@ export class WorkQueue<T = string> {
 
   /** Moves the oldest queued item to processing. The queue must not be empty. */
   private take(): T {
-    const item = this.queue.shift();
+    const entry = this.queue.shift();
     const now = this.now();
-    this.queueDuration.observe((now - (this.dirty.get(item) ?? now)) / 1000);
-    this.dirty.delete(item);
-    this.processing.set(item, now);
-    return item;
+    this.queueDuration.observe((now - entry.addedAt) / 1000);
+    entry.dirty = false;
+    this.dirtyCount--;
+    entry.processing = true;
+    entry.startedAt = now;
+    this.processing.append(entry);
+    return entry.item;
   }
 
   /** (Re)arms the single timer for the earliest delayed item. */
@@ -223,7 +246,7 @@ export class WorkQueue<T = string> {
 
   /** Moves the counts since the last flush into the prom-client metrics (before each scrape, and on shutDown). */
   private flushMetrics(): void {
-    this.depth.set(this.dirty.size);
+    this.depth.set(this.dirtyCount);
     if (this.pendingAdds > 0) this.adds.inc(this.pendingAdds);
     if (this.pendingRetries > 0) this.retries.inc(this.pendingRetries);
     this.pendingAdds = 0;
@@ -235,15 +258,58 @@ export class WorkQueue<T = string> {
   private unfinishedWorkSeconds(): number {
     const now = this.now();
     let total = 0;
-    for (const startedAt of this.processing.values()) total += now - startedAt;
+    for (let e = this.processing.first; e !== undefined; e = e.next) total += now - e.startedAt;
     return total / 1000;
   }
 
   private longestRunningProcessorSeconds(): number {
-    const now = this.now();
-    let longest = 0;
-    for (const startedAt of this.processing.values()) longest = Math.max(longest, now - startedAt);
-    return longest / 1000;
+    const first = this.processing.first; // taken first, so running longest
+    return first === undefined ? 0 : (this.now() - first.startedAt) / 1000;
+  }
+}
+
+/** What the queue knows about one item; one object per item for its whole stay (dirty and/or processing). */
+class Entry<T> {
+  readonly item: T;
+  /** Waiting to be processed: queued, or re-added while a worker holds it. */
+  dirty = false;
+  /** Held by a worker. */
+  processing = false;
+  /** When it became dirty (the queue clock, ms). */
+  addedAt = 0;
+  /** When a worker took it (the queue clock, ms). */
+  startedAt = 0;
+  prev: Entry<T> | undefined = undefined;
+  next: Entry<T> | undefined = undefined;
+
+  constructor(item: T) {
+    this.item = item;
+  }
+}
+
+/** A doubly-linked list of entries through their prev/next fields: O(1) append and remove. */
+class EntryList<T> {
+  first: Entry<T> | undefined = undefined;
+  private last: Entry<T> | undefined = undefined;
+  size = 0;
+
+  append(entry: Entry<T>): void {
+    entry.prev = this.last;
+    entry.next = undefined;
+    if (this.last === undefined) this.first = entry;
+    else this.last.next = entry;
+    this.last = entry;
+    this.size++;
+  }
+
+  remove(entry: Entry<T>): void {
+    if (entry.prev === undefined) this.first = entry.next;
+    else entry.prev.next = entry.next;
+    if (entry.next === undefined) this.last = entry.prev;
+    else entry.next.prev = entry.prev;
+    entry.prev = undefined;
+    entry.next = undefined;
+    this.size--;
   }
 }
 
