@@ -15,13 +15,15 @@ import { isNotFound } from "../packages/core/src/client/errors.ts";
 
 const HERE = import.meta.dirname;
 const GO_PEER_DIR = join(HERE, "peers", "controller-runtime");
-const PEERS = ["capstan", "controller-runtime"] as const;
-type Peer = (typeof PEERS)[number];
+const ALL_PEERS = ["capstan", "controller-runtime"] as const;
+type Peer = (typeof ALL_PEERS)[number];
 
 const { env } = process;
 const crs = Number(env.BENCH_CRS ?? 1000);
 const repeats = Number(env.BENCH_REPEATS ?? 3);
 const workerCounts = (env.BENCH_WORKERS ?? "1,4").split(",").map(Number);
+/** BENCH_PEERS=capstan runs one peer alone (no ratios): for a quick look or debugging. */
+const PEERS = ALL_PEERS.filter((p) => (env.BENCH_PEERS ?? ALL_PEERS.join(",")).split(",").includes(p));
 if (
   !Number.isInteger(crs) ||
   crs < 1 ||
@@ -67,6 +69,8 @@ interface Run {
   peakRssBytes: number;
   loadAverage: number;
 }
+
+if (PEERS.length === 0) throw new Error(`BENCH_PEERS must name some of ${ALL_PEERS.join(", ")}`);
 
 const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
 const median = (values: number[]) => {
@@ -409,7 +413,7 @@ interface Row {
   name: string;
   unit: string;
   digits: number;
-  values: Record<Peer, number>;
+  values: Partial<Record<Peer, number>>;
 }
 
 function printRows(title: string, rows: Row[]): void {
@@ -419,8 +423,9 @@ function printRows(title: string, rows: Row[]): void {
     `${"".padEnd(width)}  ${PEERS.map((p) => p.padStart(18)).join("  ")}  capstan/controller-runtime`,
   );
   for (const row of rows) {
-    const cells = PEERS.map((p) => row.values[p].toFixed(row.digits).padStart(18));
-    const ratio = `${(row.values.capstan / row.values["controller-runtime"]).toFixed(2)}x`;
+    const cells = PEERS.map((p) => (row.values[p] ?? Number.NaN).toFixed(row.digits).padStart(18));
+    const [a, b] = [row.values.capstan, row.values["controller-runtime"]];
+    const ratio = a === undefined || b === undefined ? "-" : `${(a / b).toFixed(2)}x`;
     console.log(`${`${row.name} (${row.unit})`.padEnd(width)}  ${cells.join("  ")}  ${ratio.padStart(26)}`);
   }
 }
@@ -430,7 +435,7 @@ async function main(): Promise<void> {
   try {
     await deleteLeftovers(client);
     buildCore();
-    const goPeer = buildGoPeer();
+    const goPeer = PEERS.includes("controller-runtime") ? buildGoPeer() : "";
     await installCrd(client);
     const goVersion = execFileSync("go", ["env", "GOVERSION"], { encoding: "utf8" }).trim();
     console.log(`node ${process.version}, ${goVersion}, controller-runtime v0.22.5 (client-go v0.34.4)`);
@@ -457,10 +462,7 @@ async function main(): Promise<void> {
         name,
         unit,
         digits,
-        values: {
-          capstan: median(byPeer.capstan.map(of)),
-          "controller-runtime": median(byPeer["controller-runtime"].map(of)),
-        },
+        values: Object.fromEntries(PEERS.map((p) => [p, median(byPeer[p].map(of))])),
       });
       const rows = [
         figure("time to converge", "s", 2, (r) => r.convergeSeconds),

@@ -47,6 +47,9 @@ async function run(adds: number, distinctKeys: number, workers: number, flat = t
     }
   };
 
+  // Start from a clean heap (under --expose-gc, as npm run bench and bench:peers run): the previous run's
+  // million keys would otherwise be marked during this one, whichever run comes next.
+  (globalThis as { gc?: () => void }).gc?.();
   const started = performance.now();
   const running = Array.from({ length: workers }, worker);
   for (let i = 0; i < adds; i++) {
