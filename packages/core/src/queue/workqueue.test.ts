@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { CoreMetrics } from "../metrics/metrics.ts";
+import { CoreMetrics, globalMetrics } from "../metrics/metrics.ts";
 import { ItemExponentialFailureRateLimiter } from "./rate-limiter.ts";
 import { WorkQueue, type WorkQueueOptions } from "./workqueue.ts";
 
@@ -453,6 +453,35 @@ describe("WorkQueue metrics", () => {
     await queue.get();
     expect(await sample(metrics, "workqueue_queue_duration_seconds_count")).toBe(1);
     expect(await sample(metrics, "workqueue_adds_total")).toBe(1);
+  });
+
+  it("with metrics: null records nothing and reads no clock, with the same semantics", async () => {
+    vi.useFakeTimers();
+    const queue = new WorkQueue<string>({
+      name: "unmetered",
+      metrics: null,
+      now: () => {
+        throw new Error("the clock must not be read without metrics");
+      },
+    });
+    queue.add("a");
+    queue.add("a");
+    queue.add("b");
+    expect(queue.len()).toBe(2);
+    expect(await queue.get()).toBe("a");
+    queue.add("a"); // re-added while held
+    queue.done("a");
+    expect([await queue.get(), await queue.get()]).toEqual(["b", "a"]);
+    queue.addAfter("c", 10);
+    queue.addRateLimited("d");
+    vi.advanceTimersByTime(1_000);
+    expect(queue.len()).toBe(2);
+    const drained = queue.shutDownWithDrain();
+    queue.done("a");
+    queue.done("b");
+    await drained;
+    const scraped = await globalMetrics().registry.metrics();
+    expect(scraped).not.toContain('name="unmetered"');
   });
 
   it("defaults the controller label to the queue name", async () => {

@@ -9,8 +9,11 @@ export interface WorkQueueOptions<T> {
   name: string;
   /** The `controller` label of the workqueue_* metrics; defaults to `name`. */
   controller?: string;
-  /** Where to record metrics; defaults to {@link globalMetrics}. */
-  metrics?: CoreMetrics;
+  /**
+   * Where to record metrics; defaults to {@link globalMetrics}. `null` records none and reads no clock per
+   * item, like client-go's queues without a name or metrics provider.
+   */
+  metrics?: CoreMetrics | null;
   /** Decides the delay of {@link WorkQueue.addRateLimited}; defaults to {@link defaultControllerRateLimiter}. */
   rateLimiter?: RateLimiter<T>;
   /** Millisecond clock for the duration metrics; defaults to `performance.now`. */
@@ -53,15 +56,8 @@ export class WorkQueue<T = string> {
   private timerDue = Number.POSITIVE_INFINITY;
   private shuttingDown = false;
 
-  // Metrics are counted here and moved into prom-client when scraped (flushMetrics): label lookups per item cost
-  // more than the queue itself.
-  private readonly depth: Gauge.Internal<"name" | "controller">;
-  private readonly adds: Counter.Internal;
-  private readonly retries: Counter.Internal;
-  private readonly queueDuration: HistogramBuffer;
-  private readonly workDuration: HistogramBuffer;
-  private pendingAdds = 0;
-  private pendingRetries = 0;
+  /** Undefined with `metrics: null`. */
+  private readonly recorder: QueueRecorder | undefined;
   private untracked = false;
   private readonly untrack: () => void;
 
@@ -71,23 +67,20 @@ export class WorkQueue<T = string> {
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<T>();
     this.now = options.now ?? (() => performance.now());
 
+    if (options.metrics === null) {
+      this.recorder = undefined;
+      this.untrack = () => {};
+      return;
+    }
     const metrics = options.metrics ?? globalMetrics();
-    const labels = { name: this.name, controller: this.controller };
-    this.depth = metrics.workqueueDepth.labels(labels);
-    this.adds = metrics.workqueueAdds.labels(labels);
-    this.retries = metrics.workqueueRetries.labels(labels);
-    this.queueDuration = new HistogramBuffer(metrics.workqueueQueueDuration, labels, QUEUE_BUCKETS);
-    this.workDuration = new HistogramBuffer(metrics.workqueueWorkDuration, labels, QUEUE_BUCKETS);
-    // Export the series at zero from the start, so dashboards and rate() see the queue before its first add.
-    this.depth.set(0);
-    this.adds.inc(0);
-    this.retries.inc(0);
+    const recorder = new QueueRecorder(metrics, { name: this.name, controller: this.controller });
+    this.recorder = recorder;
     this.untrack = metrics.trackQueue({
       name: this.name,
       controller: this.controller,
       unfinishedWorkSeconds: () => this.unfinishedWorkSeconds(),
       longestRunningProcessorSeconds: () => this.longestRunningProcessorSeconds(),
-      flush: () => this.flushMetrics(),
+      flush: () => recorder.flush(this.dirtyCount),
     });
   }
 
@@ -102,9 +95,11 @@ export class WorkQueue<T = string> {
       return;
     }
     entry.dirty = true;
-    entry.addedAt = this.now();
     this.dirtyCount++;
-    this.pendingAdds++;
+    if (this.recorder !== undefined) {
+      entry.addedAt = this.now();
+      this.recorder.adds++;
+    }
     if (entry.processing) return;
     this.queue.push(entry);
     if (this.waiters.length > 0) this.dispatch();
@@ -126,8 +121,11 @@ export class WorkQueue<T = string> {
     if (entry === undefined || !entry.processing) return;
     entry.processing = false;
     this.processing.remove(entry);
-    this.workDuration.observe((this.now() - entry.startedAt) / 1000);
-    if (this.untracked) this.workDuration.flush(); // done() after shutDown: no scrape flushes for this queue now
+    const recorder = this.recorder;
+    if (recorder !== undefined) {
+      recorder.workDuration.observe((this.now() - entry.startedAt) / 1000);
+      if (this.untracked) recorder.workDuration.flush(); // done() after shutDown: no scrape flushes it now
+    }
     if (entry.dirty) {
       this.queue.push(entry);
       if (this.waiters.length > 0) this.dispatch();
@@ -151,7 +149,7 @@ export class WorkQueue<T = string> {
    */
   addAfter(item: T, delayMs: number): void {
     if (this.shuttingDown) return;
-    this.pendingRetries++; // client-go counts every AddAfter (so every AddRateLimited) in workqueue_retries_total
+    if (this.recorder !== undefined) this.recorder.retries++; // client-go counts every AddAfter (so every AddRateLimited) in workqueue_retries_total
     if (!(delayMs > 0)) {
       this.add(item);
       return;
@@ -218,12 +216,15 @@ export class WorkQueue<T = string> {
   /** Moves the oldest queued item to processing. The queue must not be empty. */
   private take(): T {
     const entry = this.queue.shift();
-    const now = this.now();
-    this.queueDuration.observe((now - entry.addedAt) / 1000);
+    const recorder = this.recorder;
+    if (recorder !== undefined) {
+      const now = this.now();
+      recorder.queueDuration.observe((now - entry.addedAt) / 1000);
+      entry.startedAt = now;
+    }
     entry.dirty = false;
     this.dirtyCount--;
     entry.processing = true;
-    entry.startedAt = now;
     this.processing.append(entry);
     return entry.item;
   }
@@ -244,17 +245,6 @@ export class WorkQueue<T = string> {
     this.arm();
   };
 
-  /** Moves the counts since the last flush into the prom-client metrics (before each scrape, and on shutDown). */
-  private flushMetrics(): void {
-    this.depth.set(this.dirtyCount);
-    if (this.pendingAdds > 0) this.adds.inc(this.pendingAdds);
-    if (this.pendingRetries > 0) this.retries.inc(this.pendingRetries);
-    this.pendingAdds = 0;
-    this.pendingRetries = 0;
-    this.queueDuration.flush();
-    this.workDuration.flush();
-  }
-
   private unfinishedWorkSeconds(): number {
     const now = this.now();
     let total = 0;
@@ -268,6 +258,44 @@ export class WorkQueue<T = string> {
   }
 }
 
+/**
+ * A queue's workqueue_* metrics, counted in plain fields and arrays and moved into prom-client when scraped
+ * ({@link flush}): prom-client's label lookups per item would cost more than the queue itself.
+ */
+class QueueRecorder {
+  /** Adds and retries since the last flush. */
+  adds = 0;
+  retries = 0;
+  readonly queueDuration: HistogramBuffer;
+  readonly workDuration: HistogramBuffer;
+  private readonly depth: Gauge.Internal<"name" | "controller">;
+  private readonly addsTotal: Counter.Internal;
+  private readonly retriesTotal: Counter.Internal;
+
+  constructor(metrics: CoreMetrics, labels: { name: string; controller: string }) {
+    this.depth = metrics.workqueueDepth.labels(labels);
+    this.addsTotal = metrics.workqueueAdds.labels(labels);
+    this.retriesTotal = metrics.workqueueRetries.labels(labels);
+    this.queueDuration = new HistogramBuffer(metrics.workqueueQueueDuration, labels, QUEUE_BUCKETS);
+    this.workDuration = new HistogramBuffer(metrics.workqueueWorkDuration, labels, QUEUE_BUCKETS);
+    // Export the series at zero from the start, so dashboards and rate() see the queue before its first add.
+    this.depth.set(0);
+    this.addsTotal.inc(0);
+    this.retriesTotal.inc(0);
+  }
+
+  /** Moves the counts since the last flush into prom-client (before each scrape, and on shutDown). */
+  flush(depth: number): void {
+    this.depth.set(depth);
+    if (this.adds > 0) this.addsTotal.inc(this.adds);
+    if (this.retries > 0) this.retriesTotal.inc(this.retries);
+    this.adds = 0;
+    this.retries = 0;
+    this.queueDuration.flush();
+    this.workDuration.flush();
+  }
+}
+
 /** What the queue knows about one item; one object per item for its whole stay (dirty and/or processing). */
 class Entry<T> {
   readonly item: T;
@@ -275,9 +303,9 @@ class Entry<T> {
   dirty = false;
   /** Held by a worker. */
   processing = false;
-  /** When it became dirty (the queue clock, ms). */
+  /** When it became dirty (the queue clock, ms; left at 0 without metrics). */
   addedAt = 0;
-  /** When a worker took it (the queue clock, ms). */
+  /** When a worker took it (the queue clock, ms; left at 0 without metrics). */
   startedAt = 0;
   prev: Entry<T> | undefined = undefined;
   next: Entry<T> | undefined = undefined;
