@@ -9,6 +9,86 @@ export interface QueueProbe {
   unfinishedWorkSeconds(): number;
   /** Seconds the longest-running item has been processed. */
   longestRunningProcessorSeconds(): number;
+  /**
+   * Moves what the queue counted since the last call (adds, retries, depth, durations) into the
+   * workqueue_* metrics. Called before each scrape of them, so the queue's hot path touches no prom-client code.
+   */
+  flush?(): void;
+}
+
+/** One series of a prom-client Histogram as prom-client keeps it (not part of its typings). */
+interface HistogramSeries {
+  labels: Record<string, string | number>;
+  bucketValues: Record<number, number>;
+  sum: number;
+  count: number;
+}
+
+/**
+ * Observations of one histogram series counted in plain arrays (no label hashing, no allocation per
+ * observation), added to the prom-client Histogram by {@link flush}. prom-client has no bulk API, so the
+ * flush adds to the series object its Histogram keeps; core's metrics tests catch a prom-client change.
+ */
+export class HistogramBuffer {
+  private readonly histogram: Histogram<string>;
+  private readonly labels: Record<string, string>;
+  private readonly bounds: readonly number[];
+  /** Observations per bucket (not cumulative), since the last flush; one past the last bound: +Inf only. */
+  private readonly counts: Float64Array;
+  private sum = 0;
+  private count = 0;
+
+  constructor(histogram: Histogram<string>, labels: Record<string, string>, bounds: readonly number[]) {
+    this.histogram = histogram;
+    this.labels = labels;
+    this.bounds = bounds;
+    this.counts = new Float64Array(bounds.length + 1);
+  }
+
+  observe(value: number): void {
+    const bounds = this.bounds;
+    let i = 0;
+    while (i < bounds.length && value > bounds[i]!) i++;
+    this.counts[i]!++;
+    this.sum += value;
+    this.count++;
+  }
+
+  /** Adds what was observed since the last flush to the histogram. */
+  flush(): void {
+    if (this.count === 0) return;
+    const series = this.series();
+    for (let i = 0; i < this.bounds.length; i++) {
+      const bound = this.bounds[i]!;
+      if (this.counts[i]! > 0)
+        series.bucketValues[bound] = (series.bucketValues[bound] ?? 0) + this.counts[i]!;
+    }
+    series.sum += this.sum;
+    series.count += this.count;
+    this.counts.fill(0);
+    this.sum = 0;
+    this.count = 0;
+  }
+
+  private series(): HistogramSeries {
+    const find = () => {
+      const map = (this.histogram as unknown as { hashMap?: Record<string, HistogramSeries> }).hashMap ?? {};
+      return Object.values(map).find((s) =>
+        Object.entries(this.labels).every(([name, value]) => s.labels?.[name] === value),
+      );
+    };
+    let series = find();
+    if (series === undefined) {
+      this.histogram.zero(this.labels);
+      series = find();
+    }
+    if (series === undefined || typeof series.bucketValues !== "object" || typeof series.sum !== "number") {
+      throw new Error(
+        `cannot add to a prom-client histogram (labels ${JSON.stringify(this.labels)}): its internal series layout changed; update HistogramBuffer in packages/core/src/metrics/metrics.ts`,
+      );
+    }
+    return series;
+  }
 }
 
 const RECONCILE_TIME_BUCKETS = [
@@ -16,7 +96,7 @@ const RECONCILE_TIME_BUCKETS = [
   1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
 ];
 /** 1e-8 s .. 1e3 s, x10: client-go's workqueue buckets. */
-const QUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => 1e-8 * 10 ** i);
+export const QUEUE_BUCKETS: readonly number[] = Array.from({ length: 12 }, (_, i) => 1e-8 * 10 ** i);
 const REST_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0];
 
 /** Every metric family core records, bound to one prom-client registry. */
@@ -52,6 +132,10 @@ export class CoreMetrics {
     this.registry = registry;
     const registers = [registry];
     const queues = this.queues;
+    /** Brings every queue's counts into its metrics before one of the workqueue_* families is read. */
+    const flushQueues = () => {
+      for (const q of queues) q.flush?.();
+    };
 
     this.reconcileTotal = new Counter({
       name: "controller_runtime_reconcile_total",
@@ -108,26 +192,30 @@ export class CoreMetrics {
       help: "Current depth of workqueue",
       labelNames: ["name", "controller"],
       registers,
+      collect: flushQueues,
     });
     this.workqueueAdds = new Counter({
       name: "workqueue_adds_total",
       help: "Total number of adds handled by workqueue",
       labelNames: ["name", "controller"],
       registers,
+      collect: flushQueues,
     });
     this.workqueueQueueDuration = new Histogram({
       name: "workqueue_queue_duration_seconds",
       help: "How long in seconds an item stays in workqueue before being requested",
       labelNames: ["name", "controller"],
-      buckets: QUEUE_BUCKETS,
+      buckets: [...QUEUE_BUCKETS],
       registers,
+      collect: flushQueues,
     });
     this.workqueueWorkDuration = new Histogram({
       name: "workqueue_work_duration_seconds",
       help: "How long in seconds processing an item from workqueue takes",
       labelNames: ["name", "controller"],
-      buckets: QUEUE_BUCKETS,
+      buckets: [...QUEUE_BUCKETS],
       registers,
+      collect: flushQueues,
     });
     this.workqueueUnfinishedWork = new Gauge({
       name: "workqueue_unfinished_work_seconds",
@@ -154,6 +242,7 @@ export class CoreMetrics {
       help: "Total number of retries handled by workqueue",
       labelNames: ["name", "controller"],
       registers,
+      collect: flushQueues,
     });
 
     this.leaderElectionMasterStatus = new Gauge({
@@ -184,10 +273,11 @@ export class CoreMetrics {
     });
   }
 
-  /** Registers a queue for the scrape-time gauges; returns the function that unregisters it. */
+  /** Registers a queue for the scrape-time gauges and flushes; returns the function that unregisters it (after a last flush). */
   trackQueue(probe: QueueProbe): () => void {
     this.queues.add(probe);
     return () => {
+      probe.flush?.();
       this.queues.delete(probe);
       this.workqueueUnfinishedWork.remove({ name: probe.name, controller: probe.controller });
       this.workqueueLongestRunning.remove({ name: probe.name, controller: probe.controller });

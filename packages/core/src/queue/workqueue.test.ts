@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { CoreMetrics } from "../metrics/metrics.ts";
+import { CoreMetrics, globalMetrics } from "../metrics/metrics.ts";
 import { ItemExponentialFailureRateLimiter } from "./rate-limiter.ts";
 import { WorkQueue, type WorkQueueOptions } from "./workqueue.ts";
 
@@ -180,6 +180,56 @@ describe("WorkQueue", () => {
     expect(await isSettled(idle.shutDownWithDrain())).toBe(true);
   });
 
+  it("does not re-queue on done() an item re-added before shutDown, and forgets it", async () => {
+    const { queue } = newQueue();
+    queue.add("a");
+    expect(await queue.get()).toBe("a");
+    queue.add("a"); // dirty while held
+    const drained = queue.shutDownWithDrain();
+    queue.done("a");
+    expect(await isSettled(drained)).toBe(true);
+    expect(queue.len()).toBe(0);
+    queue.done("a"); // no longer held: ignored
+    expect(await queue.get()).toBeUndefined();
+  });
+
+  it("behaves like a reference model of dirty and processing sets over random operations", async () => {
+    const { queue } = newQueue();
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % n;
+    };
+    // The model: client-go's queue.go in a few lines.
+    const order: string[] = [];
+    const dirty = new Set<string>();
+    const processing = new Set<string>();
+    const held: string[] = [];
+    for (let step = 0; step < 20_000; step++) {
+      const op = random(3);
+      if (op === 0) {
+        const item = `k${random(20)}`;
+        queue.add(item);
+        if (!dirty.has(item)) {
+          dirty.add(item);
+          if (!processing.has(item)) order.push(item);
+        }
+      } else if (op === 1 && order.length > 0) {
+        const expected = order.shift()!;
+        dirty.delete(expected);
+        processing.add(expected);
+        held.push(expected);
+        expect(await queue.get()).toBe(expected);
+      } else if (op === 2 && held.length > 0) {
+        const item = held.splice(random(held.length), 1)[0]!;
+        processing.delete(item);
+        if (dirty.has(item)) order.push(item);
+        queue.done(item);
+      }
+      expect(queue.len()).toBe(order.length);
+    }
+  });
+
   it("addAfter adds items when due, earliest first, with a single timer", async () => {
     vi.useFakeTimers();
     const { queue } = newQueue();
@@ -298,6 +348,21 @@ describe("WorkQueue metrics", () => {
     expect(await sample(metrics, "workqueue_depth", labels)).toBe(0);
   });
 
+  it("counts every addAfter as a retry, as client-go does (a rate-limited add counts once)", async () => {
+    vi.useFakeTimers();
+    const { queue, metrics } = newQueue({ rateLimiter: new ItemExponentialFailureRateLimiter(100, 10_000) });
+    queue.addAfter("a", 500); // client-go's AddAfter increments retries whatever the delay
+    queue.addAfter("b", 0);
+    queue.addAfter("c", -1);
+    expect(await sample(metrics, "workqueue_retries_total")).toBe(3);
+    queue.addRateLimited("d"); // AddRateLimited is AddAfter(item, When(item)): one retry, not two
+    expect(await sample(metrics, "workqueue_retries_total")).toBe(4);
+    queue.shutDown();
+    queue.addAfter("e", 100); // ignored after shutdown, and not counted
+    queue.addRateLimited("e");
+    expect(await sample(metrics, "workqueue_retries_total")).toBe(4);
+  });
+
   it("observes queue and work durations with the injected clock", async () => {
     let now = 0;
     const { queue, metrics } = newQueue({ now: () => now });
@@ -342,6 +407,81 @@ describe("WorkQueue metrics", () => {
 
     queue.shutDown();
     expect(await sample(metrics, "workqueue_unfinished_work_seconds")).toBeUndefined();
+  });
+
+  it("records the work duration of an item done after shutDown", async () => {
+    let now = 0;
+    const { queue, metrics } = newQueue({ now: () => now });
+    queue.add("a");
+    await queue.get();
+    const drained = queue.shutDownWithDrain();
+    now = 2_000;
+    queue.done("a");
+    await drained;
+    expect(await sample(metrics, "workqueue_work_duration_seconds_count")).toBe(1);
+    expect(await sample(metrics, "workqueue_work_duration_seconds_sum")).toBe(2);
+  });
+
+  it("exposes cumulative buckets in the scrape text, and counts again from zero after a registry reset", async () => {
+    let now = 0;
+    const { queue, metrics } = newQueue({ now: () => now });
+    for (const [item, waitedMs] of [
+      ["a", 0.5], // <= 1e-3 s
+      ["b", 5], // <= 1e-2 s
+      ["c", 5_000_000], // 5,000 s: above the last bucket (1e3 s), only in +Inf
+    ] as const) {
+      queue.add(item);
+      now += waitedMs;
+      await queue.get();
+    }
+    const text = await metrics.registry.metrics();
+    const bucket = (le: string) =>
+      text.match(
+        new RegExp(
+          `workqueue_queue_duration_seconds_bucket\\{le="${le.replace("+", "\\+")}",name="test",controller="test"\\} (\\S+)`,
+        ),
+      )?.[1];
+    expect(bucket("0.0001")).toBe("0");
+    expect(bucket("0.001")).toBe("1");
+    expect(bucket("0.01")).toBe("2");
+    expect(bucket("1000")).toBe("2");
+    expect(bucket("+Inf")).toBe("3");
+    expect(text).toMatch(/workqueue_adds_total\{name="test",controller="test"\} 3\n/);
+
+    metrics.registry.resetMetrics();
+    queue.add("d");
+    await queue.get();
+    expect(await sample(metrics, "workqueue_queue_duration_seconds_count")).toBe(1);
+    expect(await sample(metrics, "workqueue_adds_total")).toBe(1);
+  });
+
+  it("with metrics: null records nothing and reads no clock, with the same semantics", async () => {
+    vi.useFakeTimers();
+    const queue = new WorkQueue<string>({
+      name: "unmetered",
+      metrics: null,
+      now: () => {
+        throw new Error("the clock must not be read without metrics");
+      },
+    });
+    queue.add("a");
+    queue.add("a");
+    queue.add("b");
+    expect(queue.len()).toBe(2);
+    expect(await queue.get()).toBe("a");
+    queue.add("a"); // re-added while held
+    queue.done("a");
+    expect([await queue.get(), await queue.get()]).toEqual(["b", "a"]);
+    queue.addAfter("c", 10);
+    queue.addRateLimited("d");
+    vi.advanceTimersByTime(1_000);
+    expect(queue.len()).toBe(2);
+    const drained = queue.shutDownWithDrain();
+    queue.done("a");
+    queue.done("b");
+    await drained;
+    const scraped = await globalMetrics().registry.metrics();
+    expect(scraped).not.toContain('name="unmetered"');
   });
 
   it("defaults the controller label to the queue name", async () => {

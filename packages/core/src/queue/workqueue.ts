@@ -1,6 +1,6 @@
 // The controller work queue: de-duplicating, delaying and rate-limited, with client-go's semantics and metrics.
-import type { Counter, Gauge, Histogram } from "prom-client";
-import { type CoreMetrics, globalMetrics } from "../metrics/metrics.ts";
+import type { Counter, Gauge } from "prom-client";
+import { type CoreMetrics, globalMetrics, HistogramBuffer, QUEUE_BUCKETS } from "../metrics/metrics.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.ts";
 
 /** Options of a {@link WorkQueue}. */
@@ -9,8 +9,11 @@ export interface WorkQueueOptions<T> {
   name: string;
   /** The `controller` label of the workqueue_* metrics; defaults to `name`. */
   controller?: string;
-  /** Where to record metrics; defaults to {@link globalMetrics}. */
-  metrics?: CoreMetrics;
+  /**
+   * Where to record metrics; defaults to {@link globalMetrics}. `null` records none and reads no clock per
+   * item, like client-go's queues without a name or metrics provider.
+   */
+  metrics?: CoreMetrics | null;
   /** Decides the delay of {@link WorkQueue.addRateLimited}; defaults to {@link defaultControllerRateLimiter}. */
   rateLimiter?: RateLimiter<T>;
   /** Millisecond clock for the duration metrics; defaults to `performance.now`. */
@@ -35,11 +38,14 @@ export class WorkQueue<T = string> {
 
   private readonly rateLimiter: RateLimiter<T>;
   private readonly now: () => number;
-  private readonly queue = new Fifo<T>();
-  /** Items waiting to be processed (queued, or re-added while processing) -> when they were added. */
-  private readonly dirty = new Map<T, number>();
-  /** Items held by a worker -> when it got them. */
-  private readonly processing = new Map<T, number>();
+  /** Every item that is waiting (dirty) or held by a worker (processing), or both: one entry per item. */
+  private readonly entries = new Map<T, Entry<T>>();
+  /** Dirty entries not held by a worker, oldest first. */
+  private readonly queue = new Fifo<Entry<T>>();
+  /** Entries held by workers, in the order they were taken (so the oldest first). */
+  private readonly processing = new EntryList<T>();
+  /** How many entries are dirty: the workqueue_depth. */
+  private dirtyCount = 0;
   /** Pending get() calls, oldest first; non-empty only while the queue is empty. */
   private readonly waiters: ((item: T | undefined) => void)[] = [];
   /** Pending shutDownWithDrain() calls. */
@@ -50,11 +56,9 @@ export class WorkQueue<T = string> {
   private timerDue = Number.POSITIVE_INFINITY;
   private shuttingDown = false;
 
-  private readonly depth: Gauge.Internal<"name" | "controller">;
-  private readonly adds: Counter.Internal;
-  private readonly retries: Counter.Internal;
-  private readonly queueDuration: Histogram.Internal<"name" | "controller">;
-  private readonly workDuration: Histogram.Internal<"name" | "controller">;
+  /** Undefined with `metrics: null`. */
+  private readonly recorder: QueueRecorder | undefined;
+  private untracked = false;
   private readonly untrack: () => void;
 
   constructor(options: WorkQueueOptions<T>) {
@@ -63,34 +67,42 @@ export class WorkQueue<T = string> {
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<T>();
     this.now = options.now ?? (() => performance.now());
 
+    if (options.metrics === null) {
+      this.recorder = undefined;
+      this.untrack = () => {};
+      return;
+    }
     const metrics = options.metrics ?? globalMetrics();
-    const labels = { name: this.name, controller: this.controller };
-    this.depth = metrics.workqueueDepth.labels(labels);
-    this.adds = metrics.workqueueAdds.labels(labels);
-    this.retries = metrics.workqueueRetries.labels(labels);
-    this.queueDuration = metrics.workqueueQueueDuration.labels(labels);
-    this.workDuration = metrics.workqueueWorkDuration.labels(labels);
-    // Export the series at zero from the start, so dashboards and rate() see the queue before its first add.
-    this.depth.set(0);
-    this.adds.inc(0);
-    this.retries.inc(0);
+    const recorder = new QueueRecorder(metrics, { name: this.name, controller: this.controller });
+    this.recorder = recorder;
     this.untrack = metrics.trackQueue({
       name: this.name,
       controller: this.controller,
       unfinishedWorkSeconds: () => this.unfinishedWorkSeconds(),
       longestRunningProcessorSeconds: () => this.longestRunningProcessorSeconds(),
+      flush: () => recorder.flush(this.dirtyCount),
     });
   }
 
   /** Queues `item` unless it is already waiting; if a worker holds it, it is queued again on `done()`. */
   add(item: T): void {
-    if (this.shuttingDown || this.dirty.has(item)) return;
-    this.dirty.set(item, this.now());
-    this.adds.inc();
-    this.depth.set(this.dirty.size);
-    if (this.processing.has(item)) return;
-    this.queue.push(item);
-    this.dispatch();
+    if (this.shuttingDown) return;
+    let entry = this.entries.get(item);
+    if (entry === undefined) {
+      entry = new Entry(item);
+      this.entries.set(item, entry);
+    } else if (entry.dirty) {
+      return;
+    }
+    entry.dirty = true;
+    this.dirtyCount++;
+    if (this.recorder !== undefined) {
+      entry.addedAt = this.now();
+      this.recorder.adds++;
+    }
+    if (entry.processing) return;
+    this.queue.push(entry);
+    if (this.waiters.length > 0) this.dispatch();
   }
 
   /**
@@ -105,14 +117,22 @@ export class WorkQueue<T = string> {
 
   /** Marks `item` as processed; queues it again if it was added meanwhile. Ignored for an item not held. */
   done(item: T): void {
-    const startedAt = this.processing.get(item);
-    if (startedAt === undefined) return;
-    this.processing.delete(item);
-    this.workDuration.observe((this.now() - startedAt) / 1000);
-    if (this.dirty.has(item)) {
-      this.queue.push(item);
-      this.dispatch();
-    } else if (this.shuttingDown && this.processing.size === 0) {
+    const entry = this.entries.get(item);
+    if (entry === undefined || !entry.processing) return;
+    entry.processing = false;
+    this.processing.remove(entry);
+    const recorder = this.recorder;
+    if (recorder !== undefined) {
+      recorder.workDuration.observe((this.now() - entry.startedAt) / 1000);
+      if (this.untracked) recorder.workDuration.flush(); // done() after shutDown: no scrape flushes it now
+    }
+    if (entry.dirty) {
+      this.queue.push(entry);
+      if (this.waiters.length > 0) this.dispatch();
+      return;
+    }
+    this.entries.delete(item);
+    if (this.shuttingDown && this.processing.size === 0) {
       for (const resolve of this.drained.splice(0)) resolve();
     }
   }
@@ -125,9 +145,11 @@ export class WorkQueue<T = string> {
   /**
    * Adds `item` after `delayMs` (at once when `delayMs <= 0`). While it waits, adding it again with a
    * later due time is ignored and with an earlier one moves it forward: it is added once, at the earliest.
+   * Each call counts in workqueue_retries_total, as client-go's AddAfter does.
    */
   addAfter(item: T, delayMs: number): void {
     if (this.shuttingDown) return;
+    if (this.recorder !== undefined) this.recorder.retries++; // client-go counts every AddAfter (so every AddRateLimited) in workqueue_retries_total
     if (!(delayMs > 0)) {
       this.add(item);
       return;
@@ -136,10 +158,9 @@ export class WorkQueue<T = string> {
     if (this.delayed.schedule(item, due) && due < this.timerDue) this.arm();
   }
 
-  /** Adds `item` after the delay its rate limiter decides (a retry: counted in workqueue_retries_total). */
+  /** Adds `item` after the delay its rate limiter decides: `addAfter(item, rateLimiter.when(item))`. */
   addRateLimited(item: T): void {
     if (this.shuttingDown) return;
-    this.retries.inc();
     this.addAfter(item, this.rateLimiter.when(item));
   }
 
@@ -161,13 +182,17 @@ export class WorkQueue<T = string> {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     this.queue.clear();
-    this.dirty.clear();
+    for (const [item, entry] of this.entries) {
+      if (entry.processing) entry.dirty = false;
+      else this.entries.delete(item);
+    }
+    this.dirtyCount = 0;
     this.delayed.clear();
     clearTimeout(this.timer);
     this.timer = undefined;
     this.timerDue = Number.POSITIVE_INFINITY;
-    this.depth.set(0);
-    this.untrack();
+    this.untrack(); // flushes a last time (depth 0)
+    this.untracked = true;
     for (const resolve of this.waiters.splice(0)) resolve(undefined);
   }
 
@@ -190,13 +215,18 @@ export class WorkQueue<T = string> {
 
   /** Moves the oldest queued item to processing. The queue must not be empty. */
   private take(): T {
-    const item = this.queue.shift();
-    const now = this.now();
-    this.queueDuration.observe((now - (this.dirty.get(item) ?? now)) / 1000);
-    this.dirty.delete(item);
-    this.processing.set(item, now);
-    this.depth.set(this.dirty.size);
-    return item;
+    const entry = this.queue.shift();
+    const recorder = this.recorder;
+    if (recorder !== undefined) {
+      const now = this.now();
+      recorder.queueDuration.observe((now - entry.addedAt) / 1000);
+      entry.startedAt = now;
+    }
+    entry.dirty = false;
+    this.dirtyCount--;
+    entry.processing = true;
+    this.processing.append(entry);
+    return entry.item;
   }
 
   /** (Re)arms the single timer for the earliest delayed item. */
@@ -218,15 +248,96 @@ export class WorkQueue<T = string> {
   private unfinishedWorkSeconds(): number {
     const now = this.now();
     let total = 0;
-    for (const startedAt of this.processing.values()) total += now - startedAt;
+    for (let e = this.processing.first; e !== undefined; e = e.next) total += now - e.startedAt;
     return total / 1000;
   }
 
   private longestRunningProcessorSeconds(): number {
-    const now = this.now();
-    let longest = 0;
-    for (const startedAt of this.processing.values()) longest = Math.max(longest, now - startedAt);
-    return longest / 1000;
+    const first = this.processing.first; // taken first, so running longest
+    return first === undefined ? 0 : (this.now() - first.startedAt) / 1000;
+  }
+}
+
+/**
+ * A queue's workqueue_* metrics, counted in plain fields and arrays and moved into prom-client when scraped
+ * ({@link flush}): prom-client's label lookups per item would cost more than the queue itself.
+ */
+class QueueRecorder {
+  /** Adds and retries since the last flush. */
+  adds = 0;
+  retries = 0;
+  readonly queueDuration: HistogramBuffer;
+  readonly workDuration: HistogramBuffer;
+  private readonly depth: Gauge.Internal<"name" | "controller">;
+  private readonly addsTotal: Counter.Internal;
+  private readonly retriesTotal: Counter.Internal;
+
+  constructor(metrics: CoreMetrics, labels: { name: string; controller: string }) {
+    this.depth = metrics.workqueueDepth.labels(labels);
+    this.addsTotal = metrics.workqueueAdds.labels(labels);
+    this.retriesTotal = metrics.workqueueRetries.labels(labels);
+    this.queueDuration = new HistogramBuffer(metrics.workqueueQueueDuration, labels, QUEUE_BUCKETS);
+    this.workDuration = new HistogramBuffer(metrics.workqueueWorkDuration, labels, QUEUE_BUCKETS);
+    // Export the series at zero from the start, so dashboards and rate() see the queue before its first add.
+    this.depth.set(0);
+    this.addsTotal.inc(0);
+    this.retriesTotal.inc(0);
+  }
+
+  /** Moves the counts since the last flush into prom-client (before each scrape, and on shutDown). */
+  flush(depth: number): void {
+    this.depth.set(depth);
+    if (this.adds > 0) this.addsTotal.inc(this.adds);
+    if (this.retries > 0) this.retriesTotal.inc(this.retries);
+    this.adds = 0;
+    this.retries = 0;
+    this.queueDuration.flush();
+    this.workDuration.flush();
+  }
+}
+
+/** What the queue knows about one item; one object per item for its whole stay (dirty and/or processing). */
+class Entry<T> {
+  readonly item: T;
+  /** Waiting to be processed: queued, or re-added while a worker holds it. */
+  dirty = false;
+  /** Held by a worker. */
+  processing = false;
+  /** When it became dirty (the queue clock, ms; left at 0 without metrics). */
+  addedAt = 0;
+  /** When a worker took it (the queue clock, ms; left at 0 without metrics). */
+  startedAt = 0;
+  prev: Entry<T> | undefined = undefined;
+  next: Entry<T> | undefined = undefined;
+
+  constructor(item: T) {
+    this.item = item;
+  }
+}
+
+/** A doubly-linked list of entries through their prev/next fields: O(1) append and remove. */
+class EntryList<T> {
+  first: Entry<T> | undefined = undefined;
+  private last: Entry<T> | undefined = undefined;
+  size = 0;
+
+  append(entry: Entry<T>): void {
+    entry.prev = this.last;
+    entry.next = undefined;
+    if (this.last === undefined) this.first = entry;
+    else this.last.next = entry;
+    this.last = entry;
+    this.size++;
+  }
+
+  remove(entry: Entry<T>): void {
+    if (entry.prev === undefined) this.first = entry.next;
+    else entry.prev.next = entry.next;
+    if (entry.next === undefined) this.last = entry.prev;
+    else entry.next.prev = entry.prev;
+    entry.prev = undefined;
+    entry.next = undefined;
+    this.size--;
   }
 }
 
