@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { homedir, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
-import type { Client } from "../packages/core/src/client.ts";
+import type { Client } from "../packages/core/src/client/client.ts";
 import {
   connect,
   deleteLeftovers,
