@@ -1,14 +1,17 @@
 // A typed client for any kind: get, list, watch, create, update, patch, server-side apply, status, delete.
 // Raw JSON over undici (HTTP/2 where the server offers it, else HTTP/1.1 keep-alive), with watches on a
-// connection pool of their own; authenticated by client-node's KubeConfig (in-cluster, KUBECONFIG, exec
-// and OIDC plugins). Retries 429 and 5xx with backoff; records rest_client_* metrics.
-import { KubeConfig } from "@kubernetes/client-node";
+// connection pool of their own; authenticated from the kubeconfig (./kubeconfig.ts: KUBECONFIG, in-cluster,
+// ~/.kube/config; exec and OIDC plugins through client-node, imported only then). Retries 429 and 5xx with
+// backoff; records rest_client_* metrics.
 import { Agent, type Dispatcher, request } from "undici";
 import type { Kind } from "../api/kinds.ts";
 import type { KubeObject } from "../api/object.ts";
 import { type CoreMetrics, globalMetrics } from "../metrics/metrics.ts";
 import { sleepOrThrow } from "../util/sleep.ts";
 import { ApiError, type ApiStatus } from "./errors.ts";
+import { type KubeConfigLike, loadKubeConfig } from "./kubeconfig.ts";
+
+export { loadKubeConfig } from "./kubeconfig.ts";
 
 export interface ListOptions {
   namespace?: string;
@@ -68,8 +71,8 @@ export interface DeleteOptions {
 }
 
 export interface ClientOptions {
-  /** Defaults to `loadKubeConfig()`. */
-  kubeConfig?: KubeConfig;
+  /** Defaults to `loadKubeConfig()`; a client-node `KubeConfig` works too. */
+  kubeConfig?: KubeConfigLike;
   metrics?: CoreMetrics;
   userAgent?: string;
   /** Attempts for a retriable failure (429, 5xx, connection refused); default 5. */
@@ -87,13 +90,6 @@ export interface ClientOptions {
    * false keeps to HTTP/1.1, as client-go's DISABLE_HTTP2 does.
    */
   http2?: boolean;
-}
-
-/** Loads in-cluster config, else KUBECONFIG, else ~/.kube/config (client-node's default order). */
-export function loadKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  return kc;
 }
 
 const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
@@ -121,7 +117,7 @@ interface Send {
 
 /** Talks to one API server. Create one per process and share it. */
 export class Client {
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: KubeConfigLike;
   readonly server: URL;
   private readonly host: string;
   private readonly metrics: CoreMetrics;
