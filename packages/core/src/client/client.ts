@@ -38,6 +38,12 @@ export interface WatchOptions {
   fieldSelector?: string;
   resourceVersion?: string;
   allowWatchBookmarks?: boolean;
+  /**
+   * A streaming list (WatchList): ADDED events for every object first, then a BOOKMARK annotated
+   * "k8s.io/initial-events-end". Needs `resourceVersionMatch: "NotOlderThan"`.
+   */
+  sendInitialEvents?: boolean;
+  resourceVersionMatch?: "NotOlderThan";
   /** Server-side timeout of the watch call. */
   timeoutSeconds?: number;
   signal?: AbortSignal;
@@ -306,6 +312,8 @@ export class Client {
       fieldSelector: options.fieldSelector,
       resourceVersion: options.resourceVersion,
       allowWatchBookmarks: options.allowWatchBookmarks,
+      sendInitialEvents: options.sendInitialEvents,
+      resourceVersionMatch: options.resourceVersionMatch,
       timeoutSeconds: options.timeoutSeconds,
     });
     const started = performance.now();
