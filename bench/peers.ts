@@ -4,6 +4,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { stripTypeScriptTypes } from "node:module";
 import { homedir, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -84,9 +85,24 @@ function informerCommand(peer: Peer, goPeer: string, ns: string, expect: number)
   if (peer === "client-go") {
     return [goPeer, ["informer", "-namespace", ns, "-expect", String(expect), "-updates", String(updates)]];
   }
-  const child = join(HERE, "peers", "informer-child.ts");
-  return [process.execPath, [child, peer, ns, String(expect), String(updates)]];
+  return [process.execPath, [informerChild(), peer, ns, String(expect), String(updates)]];
 }
+
+/**
+ * bench/peers/informer-child.ts as plain JavaScript (types stripped once, here): Node's TypeScript support
+ * loads a WebAssembly compiler that adds ~16 MiB of RSS, which a built operator never pays, and which would
+ * count against the Node peers in "RSS before start". Written under bench/results/ so that packages resolve
+ * from the repository's node_modules.
+ */
+function informerChild(): string {
+  const out = join(HERE, "results", "informer-child.mjs");
+  if (!existsSync(out) || statSync(out).mtimeMs < statSync(CHILD_SOURCE).mtimeMs) {
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, stripTypeScriptTypes(readFileSync(CHILD_SOURCE, "utf8")));
+  }
+  return out;
+}
+const CHILD_SOURCE = join(HERE, "peers", "informer-child.ts");
 
 /** Reads a child's JSON lines, one per phase; rejects if it exits before sending `phase`. */
 function phases(child: ChildProcess): (phase: string) => Promise<Record<string, number>> {
