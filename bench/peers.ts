@@ -8,7 +8,7 @@ import { stripTypeScriptTypes } from "node:module";
 import { homedir, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
-import type { Client } from "../packages/core/src/client.ts";
+import type { Client } from "../packages/core/src/client/client.ts";
 import {
   connect,
   deleteLeftovers,
@@ -51,7 +51,8 @@ function buildCore(): void {
   const src = join(HERE, "..", "packages", "core", "src");
   const dist = join(src, "..", "dist", "index.js");
   const built = existsSync(dist) ? statSync(dist).mtimeMs : 0;
-  if (readdirSync(src).every((file) => statSync(join(src, file)).mtimeMs <= built)) return;
+  const files = readdirSync(src, { recursive: true, encoding: "utf8" });
+  if (files.every((file) => statSync(join(src, file)).mtimeMs <= built)) return;
   console.log("building @capstan/core (its dist is missing or older than its sources)");
   execFileSync("npm", ["run", "build", "--workspace", "@capstan/core"], { stdio: "inherit" });
 }

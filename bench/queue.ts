@@ -1,7 +1,7 @@
 // Work queue throughput: add/get/done cycles per second with 1 and 4 workers, and addAfter scheduling.
 import { Registry } from "prom-client";
-import { CoreMetrics } from "../packages/core/src/metrics.ts";
-import { WorkQueue } from "../packages/core/src/workqueue.ts";
+import { CoreMetrics } from "../packages/core/src/metrics/metrics.ts";
+import { WorkQueue } from "../packages/core/src/queue/workqueue.ts";
 
 /** One measured figure, as the bench runner prints and compares them. */
 export interface BenchResult {

@@ -10,6 +10,12 @@ import { type CoreMetrics, globalMetrics } from "../metrics/metrics.ts";
 import { sleepOrThrow } from "../util/sleep.ts";
 import { ApiError, type ApiStatus } from "./errors.ts";
 import { type KubeConfigLike, loadKubeConfig } from "./kubeconfig.ts";
+import {
+  isMetadataOnly,
+  METADATA_ACCEPT,
+  METADATA_LIST_ACCEPT,
+  toPartialObjectMetadata,
+} from "./metadata-only.ts";
 
 export { loadKubeConfig } from "./kubeconfig.ts";
 
@@ -118,6 +124,8 @@ interface Send {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
+  /** Accept header instead of application/json (metadata-only reads). */
+  accept?: string | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -242,11 +250,13 @@ export class Client {
     namespace?: string,
     signal?: AbortSignal,
   ): Promise<T> {
-    return (await this.send({
+    const obj = (await this.send({
       method: "GET",
       path: this.path(kind, this.ns(kind, namespace), name),
+      accept: isMetadataOnly(kind) ? METADATA_ACCEPT : undefined,
       signal,
     })) as T;
+    return isMetadataOnly(kind) ? (toPartialObjectMetadata(obj) as T) : obj;
   }
 
   /** One page of a list. */
@@ -262,12 +272,17 @@ export class Client {
         resourceVersion: options.resourceVersion,
         resourceVersionMatch: options.resourceVersionMatch,
       },
+      accept: isMetadataOnly(kind) ? METADATA_LIST_ACCEPT : undefined,
       signal: options.signal,
     })) as { items?: T[]; metadata?: { resourceVersion?: string; continue?: string } };
     const items = body.items ?? [];
-    for (const item of items) {
-      item.apiVersion ??= kind.apiVersion;
-      item.kind ??= kind.kind;
+    if (isMetadataOnly(kind)) {
+      for (let i = 0; i < items.length; i++) items[i] = toPartialObjectMetadata(items[i]!) as T;
+    } else {
+      for (const item of items) {
+        item.apiVersion ??= kind.apiVersion;
+        item.kind ??= kind.kind;
+      }
     }
     const cont = body.metadata?.continue;
     return {
@@ -322,7 +337,9 @@ export class Client {
       res = await request(url, {
         dispatcher: (await this.dispatchers()).watches,
         method: "GET",
-        headers: await this.headers(),
+        headers: isMetadataOnly(kind)
+          ? { ...(await this.headers()), accept: METADATA_ACCEPT }
+          : await this.headers(),
         signal: options.signal ?? null,
         bodyTimeout: 0,
         headersTimeout: this.requestTimeoutMs,
@@ -334,6 +351,7 @@ export class Client {
     }
     this.observe("GET", res.statusCode, started);
     if (res.statusCode !== 200) throw await errorFrom(res, "GET", url.pathname);
+    const partial = isMetadataOnly(kind);
     let buffer = "";
     res.body.setEncoding("utf8");
     try {
@@ -343,7 +361,7 @@ export class Client {
         while (nl >= 0) {
           const line = buffer.slice(0, nl);
           buffer = buffer.slice(nl + 1);
-          if (line.trim() !== "") yield JSON.parse(line) as WatchEvent<T>;
+          if (line.trim() !== "") yield watchEvent<T>(line, partial);
           nl = buffer.indexOf("\n");
         }
       }
@@ -353,7 +371,7 @@ export class Client {
     } finally {
       res.body.destroy();
     }
-    if (buffer.trim() !== "") yield JSON.parse(buffer) as WatchEvent<T>;
+    if (buffer.trim() !== "") yield watchEvent<T>(buffer, partial);
   }
 
   async create<T extends KubeObject>(kind: Kind<T>, obj: T, options: WriteOptions = {}): Promise<T> {
@@ -508,6 +526,7 @@ export class Client {
       try {
         const headers = await this.headers();
         if (payload !== undefined) headers["content-type"] = req.contentType ?? "application/json";
+        if (req.accept !== undefined) headers.accept = req.accept;
         res = await request(url, {
           dispatcher: (await this.dispatchers()).requests,
           method: req.method,
@@ -549,6 +568,14 @@ export class Client {
       throw err;
     }
   }
+}
+
+/** One line of a watch stream; with `partial`, objects reduced to metadata (see toPartialObjectMetadata). */
+function watchEvent<T>(line: string, partial: boolean): WatchEvent<T> {
+  const event = JSON.parse(line) as WatchEvent<T>;
+  if (partial && event.type !== "ERROR")
+    event.object = toPartialObjectMetadata(event.object as KubeObject) as T;
+  return event;
 }
 
 function writeQuery(options: WriteOptions): NonNullable<Send["query"]> {
