@@ -387,7 +387,7 @@ describe("Reflector with a streaming list (WatchList)", () => {
     expect(calls).toEqual(["replace@10 [a,b]"]);
     const { signal: _, ...options } = lw.lastWatch.options;
     expect(options).toEqual({
-      resourceVersion: "",
+      resourceVersion: "0", // like a first list: from the watch cache
       allowWatchBookmarks: true,
       timeoutSeconds: 300,
       ...STREAMING,

@@ -105,12 +105,11 @@ export class Backoff {
  * first waits out the backoff (as in client-go), so a failing server is never hammered and a 410 cannot
  * turn into a relist loop.
  *
- * Which list, as in client-go: with a ListerWatcher that supports it, a streaming list (a watch that
- * starts with every object, then goes on as a normal watch; a consistent read); otherwise, or when the
- * server refuses it, a paginated list. The first list asks for resourceVersion "0", which the watch cache
- * serves at once but which may be stale (like any watch event, it is then brought up to date by the
- * watch); after a 410 the list is a consistent read (resourceVersion unset), so the store never goes back
- * in time past what it has seen.
+ * Which list: with a ListerWatcher that supports it, a streaming list (a watch that starts with every
+ * object, then goes on as a normal watch); otherwise, or when the server refuses it, a paginated list. The
+ * first list of either kind asks for resourceVersion "0", which the watch cache serves at once but which
+ * may be stale, as client-go's first list (the watch then brings it up to date); after a 410 the list is a
+ * consistent read (resourceVersion unset), so the store never goes back in time past what it has seen.
  */
 export class Reflector<T extends KubeObject> {
   private readonly lw: ListerWatcher<T>;
@@ -288,7 +287,7 @@ export class Reflector<T extends KubeObject> {
     try {
       iterator = this.lw
         .watch({
-          resourceVersion: initial ? this.listResourceVersion().replace(/^0$/, "") : this.resourceVersion,
+          resourceVersion: initial ? this.listResourceVersion() : this.resourceVersion,
           timeoutSeconds,
           allowWatchBookmarks: true,
           ...(initial ? { sendInitialEvents: true, resourceVersionMatch: "NotOlderThan" as const } : {}),
