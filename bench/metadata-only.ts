@@ -7,7 +7,7 @@ import { loadavg } from "node:os";
 import { createInterface } from "node:readline";
 import { ConfigMap, Namespace, Pod } from "../packages/core/src/api/kinds.ts";
 import type { Client } from "../packages/core/src/client/client.ts";
-import { connect, deleteLeftovers, deleteNamespace } from "./peers/cluster-data.ts";
+import { connect, deleteNamespace } from "./peers/cluster-data.ts";
 
 const MODES = ["full", "metadata"] as const;
 type Mode = (typeof MODES)[number];
@@ -116,9 +116,9 @@ async function main(): Promise<void> {
   const pods = Number(env.BENCH_PODS ?? 10_000);
   const repeats = Number(env.BENCH_REPEATS ?? 3);
   const client = await connect();
-  const ns = `bench-peers-pods-${Date.now().toString(36)}`;
+  // Not bench-peers-*: bench/peers.ts deletes those as leftovers, and must not delete this run's.
+  const ns = `bench-metadata-${Date.now().toString(36)}`;
   try {
-    await deleteLeftovers(client);
     await fill(client, ns, pods);
     const runs: Record<Mode, Run[]> = { full: [], metadata: [] };
     for (let r = 0; r < repeats; r++) {

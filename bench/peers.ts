@@ -1,6 +1,7 @@
 // Side-by-side benchmarks against client-go and @kubernetes/client-node on one real API server:
 // informer sync time, peak RSS and update events/s (each peer in its own process), and work queue throughput.
-// Run: KUBECONFIG=... npm run bench:peers   (env: BENCH_SIZES=10000,50000 BENCH_REPEATS=3 BENCH_UPDATES=20000)
+// Run: KUBECONFIG=... npm run bench:peers
+//   (env: BENCH_SIZES=10000,50000 BENCH_REPEATS=3 BENCH_UPDATES=20000; BENCH_QUEUE=0 skips the work queue)
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -303,10 +304,13 @@ async function main(): Promise<void> {
     console.log(`sizes ${sizes.join(", ")}; ${repeats} runs each, medians; ${updates} updates per run\n`);
 
     const results: Record<string, unknown> = {};
-    const queue = await benchQueues(goPeer);
-    results.queue = queue.raw;
-    printRows("work queue (median of runs)", queue.rows);
-    const tables: [string, Row[]][] = [["work queue", queue.rows]];
+    const tables: [string, Row[]][] = [];
+    if (env.BENCH_QUEUE !== "0") {
+      const queue = await benchQueues(goPeer);
+      results.queue = queue.raw;
+      printRows("work queue (median of runs)", queue.rows);
+      tables.push(["work queue", queue.rows]);
+    }
     for (const size of sizes) {
       const informers = await benchInformers(client, goPeer, size);
       results[`informer-${size}`] = informers.raw;
