@@ -1,9 +1,10 @@
 // Informer memory: heap bytes per cached object, with the default transform (managedFields dropped) and without.
 // Run: node --expose-gc bench/informer-memory.ts
-import type { ListResult, WatchEvent } from "../packages/core/src/client/client.ts";
+
+import type { KubeObject } from "../packages/core/src/api/object.ts";
 import { Informer } from "../packages/core/src/cache/informer.ts";
 import type { ListerWatcher } from "../packages/core/src/cache/list-watch.ts";
-import type { KubeObject } from "../packages/core/src/api/object.ts";
+import type { ListResult, WatchEvent } from "../packages/core/src/client/client.ts";
 
 /** One benchmark figure, in the shape bench/run.ts collects. */
 export interface BenchResult {

@@ -1,9 +1,11 @@
 // Side-by-side benchmarks against client-go and @kubernetes/client-node on one real API server:
 // informer sync time, peak RSS and update events/s (each peer in its own process), and work queue throughput.
-// Run: KUBECONFIG=... npm run bench:peers   (env: BENCH_SIZES=10000,50000 BENCH_REPEATS=3 BENCH_UPDATES=20000)
+// Run: KUBECONFIG=... npm run bench:peers
+//   (env: BENCH_SIZES=10000,50000 BENCH_REPEATS=3 BENCH_UPDATES=20000; BENCH_QUEUE=0 skips the work queue)
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { stripTypeScriptTypes } from "node:module";
 import { homedir, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -50,7 +52,8 @@ function buildCore(): void {
   const src = join(HERE, "..", "packages", "core", "src");
   const dist = join(src, "..", "dist", "index.js");
   const built = existsSync(dist) ? statSync(dist).mtimeMs : 0;
-  if (readdirSync(src).every((file) => statSync(join(src, file)).mtimeMs <= built)) return;
+  const files = readdirSync(src, { recursive: true, encoding: "utf8" });
+  if (files.every((file) => statSync(join(src, file)).mtimeMs <= built)) return;
   console.log("building @capstan/core (its dist is missing or older than its sources)");
   execFileSync("npm", ["run", "build", "--workspace", "@capstan/core"], { stdio: "inherit" });
 }
@@ -84,9 +87,24 @@ function informerCommand(peer: Peer, goPeer: string, ns: string, expect: number)
   if (peer === "client-go") {
     return [goPeer, ["informer", "-namespace", ns, "-expect", String(expect), "-updates", String(updates)]];
   }
-  const child = join(HERE, "peers", "informer-child.ts");
-  return [process.execPath, [child, peer, ns, String(expect), String(updates)]];
+  return [process.execPath, [informerChild(), peer, ns, String(expect), String(updates)]];
 }
+
+/**
+ * bench/peers/informer-child.ts as plain JavaScript (types stripped once, here): Node's TypeScript support
+ * loads a WebAssembly compiler that adds ~16 MiB of RSS, which a built operator never pays, and which would
+ * count against the Node peers in "RSS before start". Written under bench/results/ so that packages resolve
+ * from the repository's node_modules.
+ */
+function informerChild(): string {
+  const out = join(HERE, "results", "informer-child.mjs");
+  if (!existsSync(out) || statSync(out).mtimeMs < statSync(CHILD_SOURCE).mtimeMs) {
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, stripTypeScriptTypes(readFileSync(CHILD_SOURCE, "utf8")));
+  }
+  return out;
+}
+const CHILD_SOURCE = join(HERE, "peers", "informer-child.ts");
 
 /** Reads a child's JSON lines, one per phase; rejects if it exits before sending `phase`. */
 function phases(child: ChildProcess): (phase: string) => Promise<Record<string, number>> {
@@ -286,10 +304,13 @@ async function main(): Promise<void> {
     console.log(`sizes ${sizes.join(", ")}; ${repeats} runs each, medians; ${updates} updates per run\n`);
 
     const results: Record<string, unknown> = {};
-    const queue = await benchQueues(goPeer);
-    results.queue = queue.raw;
-    printRows("work queue (median of runs)", queue.rows);
-    const tables: [string, Row[]][] = [["work queue", queue.rows]];
+    const tables: [string, Row[]][] = [];
+    if (env.BENCH_QUEUE !== "0") {
+      const queue = await benchQueues(goPeer);
+      results.queue = queue.raw;
+      printRows("work queue (median of runs)", queue.rows);
+      tables.push(["work queue", queue.rows]);
+    }
     for (const size of sizes) {
       const informers = await benchInformers(client, goPeer, size);
       results[`informer-${size}`] = informers.raw;

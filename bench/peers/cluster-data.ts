@@ -1,8 +1,9 @@
 // Test data for the peer benchmarks on a real API server: a bench-* namespace filled with ~1 KB ConfigMaps,
 // a writer that updates them as fast as the server takes it, and cleanup.
+
+import { ConfigMap, Namespace } from "../../packages/core/src/api/kinds.ts";
 import { Client } from "../../packages/core/src/client/client.ts";
 import { isNotFound } from "../../packages/core/src/client/errors.ts";
-import { ConfigMap, Namespace } from "../../packages/core/src/api/kinds.ts";
 
 /** Requests in flight at once while creating and updating. */
 const CONCURRENCY = 16;

@@ -14,12 +14,18 @@ const expect = Number(expectArg);
 const updates = Number(updatesArg);
 const TIMEOUT_MS = 5 * 60_000;
 
-/** @capstan/core's Informer with its defaults (pages of 500, managedFields dropped), from the built package. */
+/**
+ * @capstan/core's Informer with its defaults (a streaming list where the server supports it, else pages of 500
+ * from resourceVersion 0; managedFields dropped), from the built package. BENCH_CAPSTAN_OPTIONS (JSON, e.g.
+ * {"watchList":false,"pageSize":0}) overrides informer options, to measure one lever at a time.
+ */
 async function loadCapstan(): Promise<StartInformer> {
   const { Client, ConfigMap, Informer, clientListerWatcher } = await import("@capstan/core");
+  const { env } = process; // read here, not by turbo
+  const options = JSON.parse(env.BENCH_CAPSTAN_OPTIONS || "{}") as Record<string, unknown>;
   return async (ns, onUpdate) => {
     const client = new Client();
-    const informer = new Informer(clientListerWatcher(client, ConfigMap, { namespace: ns }));
+    const informer = new Informer(clientListerWatcher(client, ConfigMap, { namespace: ns }), options);
     informer.addEventHandler({ onUpdate });
     const controller = new AbortController();
     const running = informer.start(controller.signal);

@@ -5,7 +5,7 @@
 //   node packages/core/examples/secure-metrics.ts [namespace]
 import { request } from "node:https";
 import { Client, defineKind, type KubeObject, Manager, ServiceAccount, silentLogger } from "@capstan/core";
-import { CoreV1Api } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 
 const namespace = process.argv[2] ?? "default";
 const ClusterRole = defineKind({
@@ -60,7 +60,10 @@ try {
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
     subjects: [{ kind: "ServiceAccount", name, namespace }],
   } as KubeObject);
-  const tokenRequest = await client.kubeConfig.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
+  // A TokenRequest through client-node (core's client has no subresource create); same kubeconfig.
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  const tokenRequest = await kubeConfig.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
     name,
     namespace,
     body: { spec: { audiences: [], expirationSeconds: 600 } },

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ConfigMap, type Kind, kindId, Namespace, Secret } from "../api/kinds.ts";
+import { ConfigMap, type Kind, kindId, Namespace, Pod, Secret } from "../api/kinds.ts";
 import type { KubeObject } from "../api/object.ts";
+import { isMetadataOnly, metadataOnly } from "../client/metadata-only.ts";
 import { FakeListerWatcher, page } from "../testing/fake-lister-watcher.ts";
 import { InformerFactory } from "./informer-factory.ts";
 import type { Scope } from "./list-watch.ts";
@@ -70,6 +71,22 @@ describe("InformerFactory", () => {
     expect(made[1]).toMatchObject({ kind: "v1/ConfigMap", scope: { namespace: "a" } });
     expect(made.at(-1)?.scope).toEqual({});
     expect(labelled.name).toBe("v1/ConfigMap ns=a labels=app=x");
+  });
+
+  it("gives metadataOnly(kind) its own informer, apart from the full kind's, and shares it", () => {
+    const kinds: Kind[] = [];
+    const f = new InformerFactory({
+      listerWatcher: <T extends KubeObject>(kind: Kind<T>) => {
+        kinds.push(kind);
+        return new FakeListerWatcher().replyList(page([], "1")) as unknown as FakeListerWatcher<T>;
+      },
+    });
+    const full = f.informerFor(Pod, { namespace: "a" });
+    const partial = f.informerFor(metadataOnly(Pod), { namespace: "a" });
+    expect(partial).not.toBe(full);
+    expect(f.informerFor(metadataOnly(Pod), { namespace: "a" })).toBe(partial);
+    expect(partial.name).toBe("v1/Pod metadata-only ns=a");
+    expect(kinds.map(isMetadataOnly)).toEqual([false, true]);
   });
 
   it("starts its informers, and later ones at once; syncs; stops them all", async () => {

@@ -3,6 +3,7 @@
 import { type Kind, kindId } from "../api/kinds.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { Client } from "../client/client.ts";
+import { isMetadataOnly } from "../client/metadata-only.ts";
 import { type Logger, silentLogger } from "../util/logger.ts";
 import { Informer, type InformerOptions } from "./informer.ts";
 import { clientListerWatcher, type ListerWatcher, type Scope } from "./list-watch.ts";
@@ -33,7 +34,8 @@ export interface CacheSelector {
 
 /**
  * Hands out shared informers: asking twice for the same kind, namespace and selectors returns the same
- * instance, so every controller reads one cache fed by one watch (controller-runtime's cache).
+ * instance, so every controller reads one cache fed by one watch (controller-runtime's cache). For a kind
+ * from `metadataOnly(kind)` the informer lists and watches PartialObjectMetadata (metadata only).
  */
 export class InformerFactory {
   private readonly options: InformerFactoryOptions;
@@ -61,7 +63,9 @@ export class InformerFactory {
     const namespace = kind.namespaced ? (scope.namespace ?? "") : "";
     const labelSelector = scope.labelSelector ?? defaults?.labelSelector ?? "";
     const fieldSelector = scope.fieldSelector ?? defaults?.fieldSelector ?? "";
-    const id = JSON.stringify([kindId(kind), namespace, labelSelector, fieldSelector]);
+    // A metadataOnly(kind) informer is its own cache, apart from the full kind's.
+    const metadata = isMetadataOnly(kind);
+    const id = JSON.stringify([kindId(kind), metadata, namespace, labelSelector, fieldSelector]);
     const existing = this.byScope.get(id);
     if (existing !== undefined) return existing as unknown as Informer<T>;
 
@@ -75,6 +79,7 @@ export class InformerFactory {
       : clientListerWatcher(this.options.client!, kind, normalized);
     const name = [
       kindId(kind),
+      metadata && "metadata-only",
       namespace && `ns=${namespace}`,
       labelSelector && `labels=${labelSelector}`,
       fieldSelector && `fields=${fieldSelector}`,

@@ -14,6 +14,11 @@ export interface Scope {
 
 /** A source of lists and watches, so the reflector can run against a real server or a scripted fake. */
 export interface ListerWatcher<T extends KubeObject = KubeObject> {
+  /**
+   * Whether `watch` honours `sendInitialEvents` (a streaming list, "WatchList"), so the reflector may try
+   * it before falling back to a list. Servers that do not support it answer with an error.
+   */
+  readonly supportsWatchList?: boolean;
   list(options: {
     limit?: number;
     continue?: string;
@@ -24,6 +29,9 @@ export interface ListerWatcher<T extends KubeObject = KubeObject> {
     resourceVersion: string;
     timeoutSeconds: number;
     allowWatchBookmarks: boolean;
+    /** Start with ADDED events for every object, then a bookmark marked "k8s.io/initial-events-end". */
+    sendInitialEvents?: boolean;
+    resourceVersionMatch?: "NotOlderThan";
     signal: AbortSignal;
   }): AsyncIterable<WatchEvent<T>>;
 }
@@ -40,6 +48,7 @@ export function clientListerWatcher<T extends KubeObject>(
     ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}),
   };
   return {
+    supportsWatchList: true,
     list: (options) => client.listPage(kind, { ...base, ...stripUndefined(options) }),
     watch: (options) => client.watch(kind, { ...base, ...options }),
   };

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { WatchEvent } from "../client/client.ts";
+import { ApiError } from "../client/errors.ts";
 import {
   bookmark,
   cm,
@@ -67,14 +68,17 @@ describe("Backoff", () => {
 });
 
 describe("Reflector", () => {
-  it("lists page by page with a consistent read, then watches from the list's resourceVersion", async () => {
+  it("lists page by page from the watch cache (resourceVersion 0), then watches from the list's resourceVersion", async () => {
     const lw = new FakeListerWatcher<CM>().replyList(
       page([cm("a", "1"), cm("b", "2")], "10", "c1"),
       page([cm("c", "3")], "10"),
     );
     const { reflector, calls, stop } = run(lw, { pageSize: 2 });
     await settle();
-    expect(lw.listCalls.map(withoutTime)).toEqual([{ limit: 2 }, { limit: 2, continue: "c1" }]);
+    expect(lw.listCalls.map(withoutTime)).toEqual([
+      { limit: 2, resourceVersion: "0" },
+      { limit: 2, continue: "c1" },
+    ]);
     expect(calls).toEqual(["replace@10 [a,b,c]"]);
     expect(reflector.lastSyncResourceVersion()).toBe("10");
     expect(lw.watches).toHaveLength(1);
@@ -99,11 +103,32 @@ describe("Reflector", () => {
     );
     const { reflector, calls, stop } = run(lw, { pageSize: 1 });
     await settle();
-    expect(lw.listCalls.map(withoutTime)).toEqual([{ limit: 1 }, { limit: 1, continue: "c1" }, {}]);
+    expect(lw.listCalls.map(withoutTime)).toEqual([
+      { limit: 1, resourceVersion: "0" },
+      { limit: 1, continue: "c1" },
+      { resourceVersion: "0" },
+    ]);
     expect(calls).toEqual(["replace@6 [a,b]"]); // the partial first attempt is never delivered
     expect(reflector.lastSyncResourceVersion()).toBe("6");
     expect(lw.lastWatch.options.resourceVersion).toBe("6");
     await stop();
+  });
+
+  it("lists again at once with a consistent read when the server no longer has the resourceVersion", async () => {
+    const tooLarge = new ApiError(504, "Timeout", "Too large resource version: 9, current: 8", {
+      code: 504,
+      reason: "Timeout",
+      details: { causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }] },
+    });
+    for (const refusal of [gone(), tooLarge]) {
+      const lw = new FakeListerWatcher<CM>().replyList(refusal, page([cm("a", "1")], "8"));
+      const { calls, stop } = run(lw);
+      await settle();
+      expect(lw.listCalls.map(withoutTime)).toEqual([{ limit: 500, resourceVersion: "0" }, { limit: 500 }]);
+      expect(lw.listCalls.map((c) => c.at)).toEqual([0, 0]);
+      expect(calls).toEqual(["replace@8 [a]"]);
+      await stop();
+    }
   });
 
   it("retries a failed list with growing backoff", async () => {
@@ -169,14 +194,14 @@ describe("Reflector", () => {
     await stop();
   });
 
-  it("relists after 410 Gone from the watch call", async () => {
+  it("relists after 410 Gone from the watch call, with a consistent read", async () => {
     const lw = new FakeListerWatcher<CM>()
       .replyList(page([cm("a", "1")], "5"), page([cm("b", "9")], "9"))
       .scriptWatch({ ending: gone() });
     const { calls, stop } = run(lw);
     await settle();
     await vi.advanceTimersByTimeAsync(800);
-    expect(lw.listCalls.map(withoutTime)).toEqual([{ limit: 500 }, { limit: 500 }]);
+    expect(lw.listCalls.map(withoutTime)).toEqual([{ limit: 500, resourceVersion: "0" }, { limit: 500 }]);
     expect(calls).toEqual(["replace@5 [a]", "replace@9 [b]"]);
     expect(lw.lastWatch.options.resourceVersion).toBe("9");
     await stop();
@@ -338,5 +363,140 @@ describe("Reflector", () => {
     expect(between.watches).toHaveLength(0);
     expect(vi.getTimerCount()).toBe(0);
     await done;
+  });
+});
+
+/** The bookmark that ends a streaming list's initial events. */
+function initialEventsEnd(resourceVersion: string): WatchEvent<CM> {
+  return {
+    type: "BOOKMARK",
+    object: { metadata: { resourceVersion, annotations: { "k8s.io/initial-events-end": "true" } } } as CM,
+  };
+}
+
+const STREAMING = { sendInitialEvents: true, resourceVersionMatch: "NotOlderThan" };
+
+describe("Reflector with a streaming list (WatchList)", () => {
+  it("fills the sink from the initial events, then watches on the same call", async () => {
+    const lw = new FakeListerWatcher<CM>().scriptWatch({
+      events: [ev("ADDED", cm("a", "3")), ev("ADDED", cm("b", "4")), bookmark("7"), initialEventsEnd("10")],
+    });
+    const { reflector, calls, stop } = run(lw, { watchList: true });
+    await settle();
+    expect(lw.listCalls).toHaveLength(0);
+    expect(calls).toEqual(["replace@10 [a,b]"]);
+    const { signal: _, ...options } = lw.lastWatch.options;
+    expect(options).toEqual({
+      resourceVersion: "0", // like a first list: from the watch cache
+      allowWatchBookmarks: true,
+      timeoutSeconds: 300,
+      ...STREAMING,
+    });
+    lw.lastWatch.push(ev("MODIFIED", cm("a", "11")));
+    await settle();
+    expect(calls).toEqual(["replace@10 [a,b]", "MODIFIED a@11"]);
+    expect(reflector.lastSyncResourceVersion()).toBe("11");
+    // the server ends the call: a plain watch from where it was, no list of any kind
+    lw.lastWatch.end();
+    await settle();
+    expect(lw.watches).toHaveLength(2);
+    const { signal: __, ...next } = lw.lastWatch.options;
+    expect(next).toEqual({ resourceVersion: "11", allowWatchBookmarks: true, timeoutSeconds: 300 });
+    await stop();
+  });
+
+  it("is used by default when the ListerWatcher supports it, and never for one that does not", async () => {
+    const plain = new FakeListerWatcher<CM>().replyList(page([], "1"));
+    const a = run(plain);
+    await settle();
+    expect(plain.listCalls).toHaveLength(1);
+    await a.stop();
+    const streaming = Object.assign(new FakeListerWatcher<CM>(), { supportsWatchList: true });
+    const b = run(streaming);
+    await settle();
+    expect(streaming.listCalls).toHaveLength(0);
+    expect(streaming.lastWatch.options.sendInitialEvents).toBe(true);
+    await b.stop();
+  });
+
+  it("lists instead when the server refuses it, and does not ask again", async () => {
+    const forbidden = new ApiError(
+      422,
+      "Invalid",
+      "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+    );
+    const lw = new FakeListerWatcher<CM>()
+      .replyList(page([cm("a", "1")], "5"), page([cm("a", "6")], "9"))
+      .scriptWatch({ ending: forbidden }, { ending: gone() });
+    const { calls, stop } = run(lw, { watchList: true });
+    await settle();
+    expect(lw.listCalls.map(withoutTime)).toEqual([{ limit: 500, resourceVersion: "0" }]);
+    expect(lw.listCalls[0]?.at).toBe(0); // at once, no backoff
+    expect(lw.watches[1]?.options.sendInitialEvents).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(800); // the 410: a consistent list, not a streaming one
+    expect(lw.listCalls.map(withoutTime)).toEqual([{ limit: 500, resourceVersion: "0" }, { limit: 500 }]);
+    expect(lw.watches.map((w) => w.options.sendInitialEvents)).toEqual([true, undefined, undefined]);
+    expect(calls).toEqual(["replace@5 [a]", "replace@9 [a]"]);
+    await stop();
+  });
+
+  it("lists at once when a streaming list breaks midway, and streams again on the next relist", async () => {
+    const lw = new FakeListerWatcher<CM>()
+      .replyList(page([cm("a", "1"), cm("b", "2")], "5"))
+      .scriptWatch(
+        { events: [ev("ADDED", cm("a", "1"))], ending: connectionReset() },
+        { ending: gone() },
+        { events: [ev("ADDED", cm("b", "2")), initialEventsEnd("12")] },
+      );
+    const { calls, stop } = run(lw, { watchList: true });
+    await settle();
+    expect(lw.listCalls.map(withoutTime)).toEqual([{ limit: 500, resourceVersion: "0" }]);
+    expect(calls).toEqual(["replace@5 [a,b]"]); // the partial stream is never delivered
+    await vi.advanceTimersByTimeAsync(800);
+    expect(lw.watches).toHaveLength(3);
+    const { signal: _, ...options } = lw.lastWatch.options;
+    expect(options).toEqual({
+      resourceVersion: "",
+      allowWatchBookmarks: true,
+      timeoutSeconds: 300,
+      ...STREAMING,
+    });
+    expect(calls).toEqual(["replace@5 [a,b]", "replace@12 [b]"]);
+    expect(lw.listCalls).toHaveLength(1);
+    await stop();
+  });
+
+  it("does not list again when the watch fails after a complete streaming list", async () => {
+    const lw = new FakeListerWatcher<CM>().scriptWatch({
+      events: [ev("ADDED", cm("a", "1")), initialEventsEnd("5")],
+      ending: connectionReset(),
+    });
+    const { calls, stop } = run(lw, { watchList: true });
+    await settle();
+    await vi.advanceTimersByTimeAsync(800);
+    expect(lw.watches).toHaveLength(2);
+    expect(lw.lastWatch.options.resourceVersion).toBe("5");
+    expect(lw.lastWatch.options.sendInitialEvents).toBeUndefined();
+    expect(lw.listCalls).toHaveLength(0);
+    expect(calls).toEqual(["replace@5 [a]"]);
+    await stop();
+  });
+
+  it("treats an ERROR event or a call that ends before the initial-events-end bookmark as a failed stream", async () => {
+    const expired: WatchEvent<CM> = {
+      type: "ERROR",
+      object: { kind: "Status", code: 410, reason: "Expired", message: "too old resource version" },
+    };
+    for (const script of [
+      { events: [expired] },
+      { events: [ev("ADDED", cm("a", "1"))], ending: "end" as const },
+    ]) {
+      const lw = new FakeListerWatcher<CM>().replyList(page([cm("a", "1")], "5")).scriptWatch(script);
+      const { calls, stop } = run(lw, { watchList: true });
+      await settle();
+      expect(lw.listCalls).toHaveLength(1);
+      expect(calls).toEqual(["replace@5 [a]"]);
+      await stop();
+    }
   });
 });

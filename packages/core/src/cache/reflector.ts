@@ -24,8 +24,17 @@ export interface BackoffOptions {
 export interface ReflectorOptions<T> {
   /** Applied to every object from lists and watches before it is stored; default {@link dropManagedFields}. */
   transform?: (obj: T) => T;
-  /** Objects per list page; default 500. 0 lists everything in one call. */
+  /**
+   * Objects per list page; default 500. 0 lists everything in one call. A list at resourceVersion "0"
+   * (the first one) is served whole from the watch cache by servers that ignore the limit there.
+   */
   pageSize?: number;
+  /**
+   * Fill the cache with a streaming list (WatchList: a watch with `sendInitialEvents`) instead of a list,
+   * then keep watching on the same call; lists when the server refuses it. Default: true when the
+   * ListerWatcher supports it (the client's does).
+   */
+  watchList?: boolean;
   /** Server-side timeout of each watch call, picked at random in [min, max]; default [300, 600]. */
   watchTimeoutSeconds?: [min: number, max: number];
   /**
@@ -51,6 +60,15 @@ export interface ReflectorSink<T> {
 
 /** A watch that ends normally faster than this without any event counts as a failure (no hot loop). */
 const MIN_HEALTHY_WATCH_MS = 1000;
+/** The annotation of the bookmark that ends a streaming list's initial events. */
+const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+
+/** A streaming list that failed before its initial events were complete; `cause` says why. */
+class WatchListError extends Error {
+  constructor(cause: unknown) {
+    super(`streaming list failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
 
 /** Exponential backoff with jitter that starts over after a quiet period. */
 export class Backoff {
@@ -82,10 +100,16 @@ export class Backoff {
 }
 
 /**
- * Lists a collection (paginated, consistent), then watches it from the list's resourceVersion, forever:
- * re-watches when the server ends a watch, reconnects with backoff after errors, relists after 410 Gone.
- * Every failure, 410 included, first waits out the backoff (as in client-go), so a failing server is
- * never hammered and a 410 cannot turn into a relist loop.
+ * Lists a collection, then watches it from the list's resourceVersion, forever: re-watches when the server
+ * ends a watch, reconnects with backoff after errors, relists after 410 Gone. Every failure, 410 included,
+ * first waits out the backoff (as in client-go), so a failing server is never hammered and a 410 cannot
+ * turn into a relist loop.
+ *
+ * Which list: with a ListerWatcher that supports it, a streaming list (a watch that starts with every
+ * object, then goes on as a normal watch); otherwise, or when the server refuses it, a paginated list. The
+ * first list of either kind asks for resourceVersion "0", which the watch cache serves at once but which
+ * may be stale, as client-go's first list (the watch then brings it up to date); after a 410 the list is a
+ * consistent read (resourceVersion unset), so the store never goes back in time past what it has seen.
  */
 export class Reflector<T extends KubeObject> {
   private readonly lw: ListerWatcher<T>;
@@ -99,6 +123,9 @@ export class Reflector<T extends KubeObject> {
   private readonly random: () => number;
   private resourceVersion = "";
   private error: Error | undefined;
+  /** The last resourceVersion is too old for the server (410): the next list must be consistent. */
+  private resourceVersionUnavailable = false;
+  private useWatchList: boolean;
 
   constructor(lw: ListerWatcher<T>, sink: ReflectorSink<T>, options: ReflectorOptions<T> = {}) {
     this.lw = lw;
@@ -110,6 +137,7 @@ export class Reflector<T extends KubeObject> {
     this.random = options.random ?? Math.random;
     this.backoff = new Backoff(options.backoff, this.random);
     this.logger = options.logger ?? silentLogger;
+    this.useWatchList = options.watchList ?? lw.supportsWatchList === true;
   }
 
   /** The resourceVersion of the last list, event or bookmark seen; "" before the first list. */
@@ -127,16 +155,36 @@ export class Reflector<T extends KubeObject> {
     let needList = true;
     while (!signal.aborted) {
       try {
+        if (needList && this.useWatchList) {
+          let streamed = true;
+          try {
+            await this.watch(signal, true); // lists, then watches on until the call ends
+          } catch (err) {
+            if (!(err instanceof WatchListError)) {
+              needList = false; // the list was complete; the watch after it failed
+              throw err;
+            }
+            this.watchListFailed(err.cause);
+            streamed = false;
+          }
+          if (streamed) {
+            needList = false;
+            continue;
+          }
+        }
         if (needList) {
           await this.list(signal);
           needList = false;
         }
-        await this.watch(signal); // ended by the server or gone quiet: watch again at once, no relist
+        await this.watch(signal, false); // ended by the server or gone quiet: watch again at once, no relist
       } catch (err) {
         if (signal.aborted) break;
         this.error = err instanceof Error ? err : new Error(String(err));
         const gone = isGone(err);
-        if (gone) needList = true;
+        if (gone) {
+          needList = true;
+          this.resourceVersionUnavailable = true;
+        }
         const delayMs = this.backoff.next();
         const what = gone ? "resourceVersion expired, relisting" : needList ? "list failed" : "watch failed";
         this.logger.warn({ err, delayMs: Math.round(delayMs) }, what);
@@ -145,10 +193,33 @@ export class Reflector<T extends KubeObject> {
     }
   }
 
-  /** A full list, page by page; if a continue token expires, once more without pagination. */
+  /** A streaming list failed before its end: list instead, now and (if the server refused it) from now on. */
+  private watchListFailed(cause: unknown): void {
+    const refused = cause instanceof ApiError && cause.code >= 400 && cause.code < 500;
+    if (refused && cause.code !== 410 && cause.code !== 429) {
+      this.useWatchList = false; // e.g. 422 "sendInitialEvents is forbidden" when the feature is off
+      this.logger.info({ err: cause }, "the server refused a streaming list; listing instead from now on");
+    } else {
+      if (isGone(cause)) this.resourceVersionUnavailable = true;
+      this.logger.info({ err: cause }, "streaming list failed; listing instead");
+    }
+  }
+
+  /** The resourceVersion a list asks for: "0" at first (watch cache), "" (consistent) after a 410. */
+  private listResourceVersion(): string {
+    if (this.resourceVersionUnavailable) return "";
+    return this.resourceVersion === "" ? "0" : this.resourceVersion;
+  }
+
+  /**
+   * A full list, page by page; if a continue token expires, once more without pagination. A list at a
+   * resourceVersion the server no longer has (410, or too large) is retried at once as a consistent read.
+   */
   private async list(signal: AbortSignal): Promise<void> {
     const items: T[] = [];
-    let limit = this.pageSize;
+    let resourceVersion = this.listResourceVersion();
+    // client-go lists unpaginated at a known resourceVersion so the watch cache can serve it.
+    let limit = resourceVersion === "" || resourceVersion === "0" ? this.pageSize : 0;
     let cont: string | undefined;
     for (;;) {
       let page: Awaited<ReturnType<ListerWatcher<T>["list"]>>;
@@ -156,9 +227,16 @@ export class Reflector<T extends KubeObject> {
         page = await this.lw.list({
           signal,
           ...(limit > 0 ? { limit } : {}),
-          ...(cont === undefined ? {} : { continue: cont }),
+          ...(cont !== undefined ? { continue: cont } : resourceVersion ? { resourceVersion } : {}),
         });
       } catch (err) {
+        if (cont === undefined && resourceVersion !== "" && (isGone(err) || isTooLargeResourceVersion(err))) {
+          this.logger.info({ resourceVersion }, "list resourceVersion unavailable; listing consistently");
+          this.resourceVersionUnavailable = true;
+          resourceVersion = "";
+          limit = this.pageSize;
+          continue;
+        }
         if (cont === undefined || !isGone(err)) throw err;
         this.logger.info("list continue token expired; listing again without pagination");
         items.length = 0;
@@ -169,17 +247,27 @@ export class Reflector<T extends KubeObject> {
       for (const item of page.items) items.push(this.transform(item));
       cont = page.continue || undefined;
       if (cont === undefined) {
-        this.sink.replace(items, page.resourceVersion);
-        this.resourceVersion = page.resourceVersion;
-        this.error = undefined;
+        this.synced(items, page.resourceVersion);
         this.logger.debug({ objects: items.length, resourceVersion: page.resourceVersion }, "listed");
         return;
       }
     }
   }
 
-  /** One watch call; returns when it ends normally or goes quiet, throws on errors (ERROR events too). */
-  private async watch(signal: AbortSignal): Promise<void> {
+  /** A complete list arrived (from a list or a streaming list): hand it to the sink. */
+  private synced(items: T[], resourceVersion: string): void {
+    this.sink.replace(items, resourceVersion);
+    this.resourceVersion = resourceVersion;
+    this.resourceVersionUnavailable = false;
+    this.error = undefined;
+  }
+
+  /**
+   * One watch call; returns when it ends normally or goes quiet, throws on errors (ERROR events too).
+   * With `initial`, a streaming list: objects are collected until the initial-events-end bookmark, then
+   * handed to the sink as a list; a failure before that throws a {@link WatchListError}.
+   */
+  private async watch(signal: AbortSignal, initial: boolean): Promise<void> {
     if (signal.aborted) return; // stopped while listing: its abort listener below would never fire
     const [min, max] = this.watchTimeoutSeconds;
     const timeoutSeconds = Math.min(max, min + Math.floor(this.random() * (max - min + 1)));
@@ -194,12 +282,15 @@ export class Reflector<T extends KubeObject> {
     const started = Date.now();
     let events = 0;
     let iterator: AsyncIterator<WatchEvent<T>> | undefined;
+    /** The streaming list's objects until its end; undefined for a plain watch or once complete. */
+    let listed: T[] | undefined = initial ? [] : undefined;
     try {
       iterator = this.lw
         .watch({
-          resourceVersion: this.resourceVersion,
+          resourceVersion: initial ? this.listResourceVersion() : this.resourceVersion,
           timeoutSeconds,
           allowWatchBookmarks: true,
+          ...(initial ? { sendInitialEvents: true, resourceVersionMatch: "NotOlderThan" as const } : {}),
           signal: call.signal,
         })
         [Symbol.asyncIterator]();
@@ -208,15 +299,32 @@ export class Reflector<T extends KubeObject> {
         if (next === undefined || next.done) break;
         timer.refresh();
         events++;
-        this.handle(next.value);
+        const event = next.value;
+        if (listed === undefined) this.handle(event);
+        else if (event.type === "ADDED") listed.push(this.transform(event.object));
+        else if (event.type === "BOOKMARK" && event.object.metadata.annotations?.[INITIAL_EVENTS_END]) {
+          this.synced(listed, event.object.metadata.resourceVersion ?? "");
+          this.logger.debug(
+            { objects: listed.length, resourceVersion: this.resourceVersion },
+            "listed (streamed)",
+          );
+          listed = undefined;
+        } else if (event.type === "ERROR") throw statusError(event.object);
+        // other events before the end (plain bookmarks) carry nothing a streaming list needs
       }
     } catch (err) {
-      if (!call.signal.aborted) throw err; // an aborted call may throw AbortError: that is our doing
+      // an aborted call may throw AbortError: that is our doing
+      if (!call.signal.aborted) throw listed === undefined ? err : new WatchListError(err);
     } finally {
       clearTimeout(timer);
       signal.removeEventListener("abort", stop);
       call.abort();
       iterator?.return?.().catch(() => {}); // not awaited: an iterator that ignores aborts must not hang us
+    }
+    if (listed !== undefined && !signal.aborted) {
+      throw new WatchListError(
+        new Error(quiet ? "went quiet" : "ended before its initial-events-end bookmark"),
+      );
     }
     if (quiet) {
       this.logger.warn({ inactivityTimeoutMs: this.inactivityTimeoutMs }, "watch went quiet; reconnecting");
@@ -266,6 +374,16 @@ function nextUnlessAborted<E>(
       },
     );
   });
+}
+
+/** The 504 a server answers for a resourceVersion newer than it has seen (client-go's isTooLargeResourceVersionError). */
+function isTooLargeResourceVersion(err: unknown): boolean {
+  if (!(err instanceof ApiError) || err.code !== 504) return false;
+  const causes = err.status?.details?.causes ?? [];
+  return (
+    causes.some((c) => c.reason === "ResourceVersionTooLarge") ||
+    /too large resource version/i.test(err.message)
+  );
 }
 
 function statusError(status: ApiStatus): ApiError {

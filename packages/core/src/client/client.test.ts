@@ -9,6 +9,7 @@ import type { KubeObject } from "../api/object.ts";
 import { CoreMetrics } from "../metrics/metrics.ts";
 import { Client, type ClientOptions, type WatchEvent } from "./client.ts";
 import { ApiError, isApiError, isConflict, isInvalid, isNotFound } from "./errors.ts";
+import { metadataOnly } from "./metadata-only.ts";
 import { retryOnConflict } from "./retry.ts";
 
 /** One request as the server saw it. `url` is the raw request target, before any percent-decoding. */
@@ -723,6 +724,8 @@ describe("watch", () => {
         allowWatchBookmarks: true,
         timeoutSeconds: 300,
         labelSelector: "app=x",
+        sendInitialEvents: true,
+        resourceVersionMatch: "NotOlderThan",
       }),
     );
     const req = api.seen[0];
@@ -733,6 +736,8 @@ describe("watch", () => {
       allowWatchBookmarks: "true",
       timeoutSeconds: "300",
       labelSelector: "app=x",
+      sendInitialEvents: "true",
+      resourceVersionMatch: "NotOlderThan",
     });
     expect(await requestsTotal()).toEqual({ "200 GET": 1 });
   });
@@ -854,6 +859,70 @@ describe("watch", () => {
     expect(events).toHaveLength(1);
     expect(isApiError(err)).toBe(true);
     expect(err.code).toBe(0);
+  });
+});
+
+describe("metadataOnly kinds", () => {
+  const meta = (name: string) => ({ name, namespace: "ns", resourceVersion: "1", labels: { a: "b" } });
+  const partial = (name: string) => ({
+    apiVersion: "meta.k8s.io/v1",
+    kind: "PartialObjectMetadata",
+    metadata: meta(name),
+  });
+
+  it("asks for PartialObjectMetadata on get, list and watch, and returns it", async () => {
+    api.handler = (req, res) => {
+      if (req.query.get("watch")) {
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.end(`${JSON.stringify({ type: "ADDED", object: partial("w") })}\n`);
+      }
+      if (req.path.endsWith("/pods")) {
+        return json(res, 200, {
+          kind: "PartialObjectMetadataList",
+          metadata: { resourceVersion: "5" },
+          items: [partial("l")],
+        });
+      }
+      json(res, 200, partial("g"));
+    };
+    const client = newClient();
+    const pods = metadataOnly(Pod);
+    expect(metadataOnly(Pod)).toBe(pods);
+    expect(metadataOnly(pods)).toBe(pods);
+    expect(await client.get(pods, "g", "ns")).toEqual(partial("g"));
+    expect((await client.listPage(pods, { namespace: "ns" })).items).toEqual([partial("l")]);
+    const events = [];
+    for await (const e of client.watch(pods, { namespace: "ns" })) events.push(e);
+    expect(events).toEqual([{ type: "ADDED", object: partial("w") }]);
+    expect(api.seen.map((r) => r.headers.accept)).toEqual([
+      "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
+      "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+      "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
+    ]);
+    // the full kind is unchanged
+    await client.get(Pod, "g", "ns");
+    expect(api.seen.at(-1)?.headers.accept).toBe("application/json");
+  });
+
+  it("keeps only metadata when the server answers with full objects", async () => {
+    const full = (name: string) => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: meta(name),
+      spec: { containers: [] },
+    });
+    api.handler = (req, res) => {
+      if (req.query.get("watch")) {
+        res.writeHead(200, { "content-type": "application/json" });
+        return res.end(`${JSON.stringify({ type: "MODIFIED", object: full("w") })}\n`);
+      }
+      json(res, 200, { kind: "PodList", metadata: { resourceVersion: "5" }, items: [full("l")] });
+    };
+    const client = newClient();
+    expect((await client.listPage(metadataOnly(Pod), { namespace: "ns" })).items).toEqual([partial("l")]);
+    const events = [];
+    for await (const e of client.watch(metadataOnly(Pod), { namespace: "ns" })) events.push(e);
+    expect(events).toEqual([{ type: "MODIFIED", object: partial("w") }]);
   });
 });
 

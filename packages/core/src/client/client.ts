@@ -1,14 +1,23 @@
 // A typed client for any kind: get, list, watch, create, update, patch, server-side apply, status, delete.
 // Raw JSON over undici (HTTP/2 where the server offers it, else HTTP/1.1 keep-alive), with watches on a
-// connection pool of their own; authenticated by client-node's KubeConfig (in-cluster, KUBECONFIG, exec
-// and OIDC plugins). Retries 429 and 5xx with backoff; records rest_client_* metrics.
-import { KubeConfig } from "@kubernetes/client-node";
+// connection pool of their own; authenticated from the kubeconfig (./kubeconfig.ts: KUBECONFIG, in-cluster,
+// ~/.kube/config; exec and OIDC plugins through client-node, imported only then). Retries 429 and 5xx with
+// backoff; records rest_client_* metrics.
 import { Agent, type Dispatcher, request } from "undici";
 import type { Kind } from "../api/kinds.ts";
 import type { KubeObject } from "../api/object.ts";
 import { type CoreMetrics, globalMetrics } from "../metrics/metrics.ts";
 import { sleepOrThrow } from "../util/sleep.ts";
 import { ApiError, type ApiStatus } from "./errors.ts";
+import { type KubeConfigLike, loadKubeConfig } from "./kubeconfig.ts";
+import {
+  isMetadataOnly,
+  METADATA_ACCEPT,
+  METADATA_LIST_ACCEPT,
+  toPartialObjectMetadata,
+} from "./metadata-only.ts";
+
+export { loadKubeConfig } from "./kubeconfig.ts";
 
 export interface ListOptions {
   namespace?: string;
@@ -35,6 +44,12 @@ export interface WatchOptions {
   fieldSelector?: string;
   resourceVersion?: string;
   allowWatchBookmarks?: boolean;
+  /**
+   * A streaming list (WatchList): ADDED events for every object first, then a BOOKMARK annotated
+   * "k8s.io/initial-events-end". Needs `resourceVersionMatch: "NotOlderThan"`.
+   */
+  sendInitialEvents?: boolean;
+  resourceVersionMatch?: "NotOlderThan";
   /** Server-side timeout of the watch call. */
   timeoutSeconds?: number;
   signal?: AbortSignal;
@@ -68,8 +83,8 @@ export interface DeleteOptions {
 }
 
 export interface ClientOptions {
-  /** Defaults to `loadKubeConfig()`. */
-  kubeConfig?: KubeConfig;
+  /** Defaults to `loadKubeConfig()`; a client-node `KubeConfig` works too. */
+  kubeConfig?: KubeConfigLike;
   metrics?: CoreMetrics;
   userAgent?: string;
   /** Attempts for a retriable failure (429, 5xx, connection refused); default 5. */
@@ -87,13 +102,6 @@ export interface ClientOptions {
    * false keeps to HTTP/1.1, as client-go's DISABLE_HTTP2 does.
    */
   http2?: boolean;
-}
-
-/** Loads in-cluster config, else KUBECONFIG, else ~/.kube/config (client-node's default order). */
-export function loadKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  return kc;
 }
 
 const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
@@ -116,12 +124,14 @@ interface Send {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
+  /** Accept header instead of application/json (metadata-only reads). */
+  accept?: string | undefined;
   signal?: AbortSignal | undefined;
 }
 
 /** Talks to one API server. Create one per process and share it. */
 export class Client {
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: KubeConfigLike;
   readonly server: URL;
   private readonly host: string;
   private readonly metrics: CoreMetrics;
@@ -240,11 +250,13 @@ export class Client {
     namespace?: string,
     signal?: AbortSignal,
   ): Promise<T> {
-    return (await this.send({
+    const obj = (await this.send({
       method: "GET",
       path: this.path(kind, this.ns(kind, namespace), name),
+      accept: isMetadataOnly(kind) ? METADATA_ACCEPT : undefined,
       signal,
     })) as T;
+    return isMetadataOnly(kind) ? (toPartialObjectMetadata(obj) as T) : obj;
   }
 
   /** One page of a list. */
@@ -260,12 +272,17 @@ export class Client {
         resourceVersion: options.resourceVersion,
         resourceVersionMatch: options.resourceVersionMatch,
       },
+      accept: isMetadataOnly(kind) ? METADATA_LIST_ACCEPT : undefined,
       signal: options.signal,
     })) as { items?: T[]; metadata?: { resourceVersion?: string; continue?: string } };
     const items = body.items ?? [];
-    for (const item of items) {
-      item.apiVersion ??= kind.apiVersion;
-      item.kind ??= kind.kind;
+    if (isMetadataOnly(kind)) {
+      for (let i = 0; i < items.length; i++) items[i] = toPartialObjectMetadata(items[i]!) as T;
+    } else {
+      for (const item of items) {
+        item.apiVersion ??= kind.apiVersion;
+        item.kind ??= kind.kind;
+      }
     }
     const cont = body.metadata?.continue;
     return {
@@ -310,6 +327,8 @@ export class Client {
       fieldSelector: options.fieldSelector,
       resourceVersion: options.resourceVersion,
       allowWatchBookmarks: options.allowWatchBookmarks,
+      sendInitialEvents: options.sendInitialEvents,
+      resourceVersionMatch: options.resourceVersionMatch,
       timeoutSeconds: options.timeoutSeconds,
     });
     const started = performance.now();
@@ -318,7 +337,9 @@ export class Client {
       res = await request(url, {
         dispatcher: (await this.dispatchers()).watches,
         method: "GET",
-        headers: await this.headers(),
+        headers: isMetadataOnly(kind)
+          ? { ...(await this.headers()), accept: METADATA_ACCEPT }
+          : await this.headers(),
         signal: options.signal ?? null,
         bodyTimeout: 0,
         headersTimeout: this.requestTimeoutMs,
@@ -330,6 +351,7 @@ export class Client {
     }
     this.observe("GET", res.statusCode, started);
     if (res.statusCode !== 200) throw await errorFrom(res, "GET", url.pathname);
+    const partial = isMetadataOnly(kind);
     let buffer = "";
     res.body.setEncoding("utf8");
     try {
@@ -339,7 +361,7 @@ export class Client {
         while (nl >= 0) {
           const line = buffer.slice(0, nl);
           buffer = buffer.slice(nl + 1);
-          if (line.trim() !== "") yield JSON.parse(line) as WatchEvent<T>;
+          if (line.trim() !== "") yield watchEvent<T>(line, partial);
           nl = buffer.indexOf("\n");
         }
       }
@@ -349,7 +371,7 @@ export class Client {
     } finally {
       res.body.destroy();
     }
-    if (buffer.trim() !== "") yield JSON.parse(buffer) as WatchEvent<T>;
+    if (buffer.trim() !== "") yield watchEvent<T>(buffer, partial);
   }
 
   async create<T extends KubeObject>(kind: Kind<T>, obj: T, options: WriteOptions = {}): Promise<T> {
@@ -504,6 +526,7 @@ export class Client {
       try {
         const headers = await this.headers();
         if (payload !== undefined) headers["content-type"] = req.contentType ?? "application/json";
+        if (req.accept !== undefined) headers.accept = req.accept;
         res = await request(url, {
           dispatcher: (await this.dispatchers()).requests,
           method: req.method,
@@ -545,6 +568,14 @@ export class Client {
       throw err;
     }
   }
+}
+
+/** One line of a watch stream; with `partial`, objects reduced to metadata (see toPartialObjectMetadata). */
+function watchEvent<T>(line: string, partial: boolean): WatchEvent<T> {
+  const event = JSON.parse(line) as WatchEvent<T>;
+  if (partial && event.type !== "ERROR")
+    event.object = toPartialObjectMetadata(event.object as KubeObject) as T;
+  return event;
 }
 
 function writeQuery(options: WriteOptions): NonNullable<Send["query"]> {

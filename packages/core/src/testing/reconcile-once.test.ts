@@ -230,9 +230,12 @@ describe("reconcileOnce", () => {
         request: { namespace: "ns", name: "x" },
         timeoutMs: 300,
         setup: (server) => {
-          server.fail({ verb: "list", kind: Secret }, 403, {
-            message: 'secrets is forbidden: User "op" cannot list resource "secrets"',
-          });
+          // refused as RBAC refuses it: list and watch (the informer tries a streaming list first)
+          for (const verb of ["list", "watch"] as const) {
+            server.fail({ verb, kind: Secret }, 403, {
+              message: `secrets is forbidden: User "op" cannot ${verb} resource "secrets"`,
+            });
+          }
         },
       },
     );
