@@ -101,6 +101,8 @@ export {
   isTooManyRequests,
   TerminalError,
 } from "./client/errors.ts";
+export { type KubeConfigLike, loadKubeConfig } from "./client/kubeconfig.ts";
+export { isMetadataOnly, metadataOnly, type PartialObjectMetadata } from "./client/metadata-only.ts";
 export { type RetryOptions, retryOn, retryOnConflict } from "./client/retry.ts";
 // controller: reconcilers, watches and predicates
 export {
