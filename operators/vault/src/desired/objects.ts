@@ -377,11 +377,11 @@ export function tlsSecret(
     kind: "Secret",
     metadata: meta(cluster, name),
     type: "kubernetes.io/tls",
-    stringData: {
+    data: base64Values({
       "tls.crt": pair.cert,
       "tls.key": pair.key,
       ...(caCert === undefined ? {} : { "ca.crt": caCert }),
-    },
+    }),
   });
 }
 
@@ -404,7 +404,14 @@ export function keysSecret(
     kind: "Secret",
     metadata: { ...meta(cluster, keysSecretName(cluster)), annotations },
     type: "Opaque",
-    stringData: data,
+    data: base64Values(data),
   };
   return cluster.spec.unseal.retainKeysOnDelete ? secret : owned(cluster, secret);
+}
+
+/** A Secret's `data` from plain strings. */
+export function base64Values(data: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "utf8").toString("base64")]),
+  );
 }

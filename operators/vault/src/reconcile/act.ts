@@ -5,6 +5,7 @@ import { type Client, isAlreadyExists, isNotFound, PersistentVolumeClaim, Pod, S
 import type { VaultCluster } from "../api/vault-cluster.ts";
 import { claimName, clusterRef, keysSecretName, podApiAddr, podHost } from "../desired/names.ts";
 import {
+  base64Values,
   dataClaim,
   INIT_STARTED_ANNOTATION,
   keysSecret,
@@ -231,7 +232,13 @@ async function writeKeys(ctx: ActContext, data: Record<string, string>, attempts
   const { namespace } = clusterRef(ctx.cluster);
   for (let i = 1; ; i++) {
     try {
-      await ctx.client.patch(Secret, keysSecretName(ctx.cluster), namespace, { stringData: data }, "merge");
+      await ctx.client.patch(
+        Secret,
+        keysSecretName(ctx.cluster),
+        namespace,
+        { data: base64Values(data) },
+        "merge",
+      );
       return;
     } catch (err) {
       if (i >= attempts) throw err;

@@ -50,11 +50,13 @@ export class VaultOperatorMetrics {
   ): void {
     for (const state of POD_STATES) this.pods.set({ namespace, name, state }, counts[state]);
     if (peers !== undefined) this.raftPeers.set({ namespace, name }, peers);
+    this.unseals.inc({ namespace, name }, 0); // the series exists from the first observation
   }
 
-  /** Drops every gauge series of a deleted cluster. */
+  /** Drops every series of a deleted cluster. */
   forget(namespace: string, name: string): void {
     for (const state of POD_STATES) this.pods.remove({ namespace, name, state });
     this.raftPeers.remove({ namespace, name });
+    this.unseals.remove({ namespace, name });
   }
 }

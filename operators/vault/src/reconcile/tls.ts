@@ -90,14 +90,7 @@ export async function ensureTls(
       if (!isAlreadyExists(err)) throw err;
     });
   } else {
-    await client.patch(
-      Secret,
-      tlsSecretName(cluster),
-      namespace,
-      { stringData: desired.stringData },
-      "merge",
-      call,
-    );
+    await client.patch(Secret, tlsSecretName(cluster), namespace, { data: desired.data }, "merge", call);
   }
   const notAfter = new Date(now.getTime() + duration);
   return {
