@@ -40,7 +40,17 @@ export interface Drift {
  */
 export async function loadCrds(config: OperatorConfig): Promise<CustomResourceDefinitionObject[]> {
   const file = resolve(config.packageDir, config.crdsModule);
-  const mod = (await import(pathToFileURL(file).href)) as { crds?: unknown };
+  let mod: { crds?: unknown };
+  try {
+    mod = (await import(pathToFileURL(file).href)) as typeof mod;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === "ERR_UNKNOWN_FILE_EXTENSION") {
+      throw new Error(
+        `Node ${process.versions.node} cannot import ${config.crdsModule}: capstan crd needs Node 24 or later, which runs .ts modules (run it through npm run or npx in the repository, whose node devDependency is Node 24)`,
+      );
+    }
+    throw err;
+  }
   const value: unknown = typeof mod.crds === "function" ? (mod.crds as () => unknown)() : mod.crds;
   if (!Array.isArray(value) || value.length === 0) {
     throw new Error(
