@@ -232,9 +232,14 @@ describe("after init: unseal, token, join", () => {
       { type: "RenewToken", pod: "demo-0" },
     ],
     [
-      "token refused and no root token: Degraded with generate-root",
+      "token refused and no root token: a root token is generated with the unseal keys",
       observed(healthy3(), { token: { valid: false, error: "permission denied" } }),
-      { type: "Degraded", reason: "OperatorTokenLost" },
+      { type: "RegenerateRootToken", pod: "demo-0" },
+    ],
+    [
+      "token missing and no root token: the same",
+      observed(healthy3(), { keys: { ...KEYS, operatorToken: false } }),
+      { type: "RegenerateRootToken", pod: "demo-0" },
     ],
     [
       "token refused but a root token is kept: a new operator token",

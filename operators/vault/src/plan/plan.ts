@@ -130,6 +130,8 @@ export type Step =
   | { type: "BootstrapToken"; pod: string; message: string }
   /** Revoke the initial root token and drop it from the Secret (spec.unseal.keepRootToken false). */
   | { type: "RevokeRootToken"; pod: string; message: string }
+  /** Generate a root token with the unseal keys (sys/generate-root) and keep it: the operator token was lost. */
+  | { type: "RegenerateRootToken"; pod: string; message: string }
   /** Renew the operator token (less than half of its period left). */
   | { type: "RenewToken"; pod: string; message: string }
   /** Nothing safe to do now; plan again later. */
@@ -182,8 +184,8 @@ const REMEDIATION_INIT_LOST =
  *  6. A sealed, initialized pod -> Unseal (always safe: it only lets a node that is a member serve).
  *  7. No active node: quorum of the known voters unsealed -> Wait (election), else Degraded "QuorumLost": no
  *     membership change.
- *  8. Operator token: missing with the root token at hand -> BootstrapToken; missing or refused without it ->
- *     Degraded "OperatorTokenLost" (regenerate one with generate-root, see the docs); root token kept against
+ *  8. Operator token: missing or refused, with the root token at hand -> BootstrapToken; without it ->
+ *     RegenerateRootToken (sys/generate-root with the unseal keys, then BootstrapToken); root token kept against
  *     spec -> RevokeRootToken; less than half its period left -> RenewToken.
  *  9. An uninitialized pod (a new pod, or one whose data was lost): its node ID still a raft peer -> RemovePeer
  *     (DataLost) first; else JoinRaft towards the active pod.
@@ -504,12 +506,13 @@ function planToken(
       };
     }
     const why = keys.operatorToken
-      ? `Vault refuses it (${token?.valid === false ? token.error : ""})`
+      ? `Vault refuses it: ${token?.valid === false ? token.error : ""}`
       : "it is missing";
-    return degraded(
-      "OperatorTokenLost",
-      `the operator token in the keys Secret is unusable: ${why}, and no root token is kept; unseal, scaling and upgrades that need no token go on, raft changes do not: generate a root token with the unseal keys (vault operator generate-root) and put it into the Secret as root-token`,
-    );
+    return {
+      type: "RegenerateRootToken",
+      pod: active,
+      message: `the operator token in the keys Secret is unusable (${why}) and no root token is kept: generating a root token with the unseal keys, to make a new operator token and revoke it`,
+    };
   }
   if (keys.rootToken && !spec.unseal.keepRootToken) {
     return {

@@ -212,4 +212,14 @@ describe.skipIf(!available)("VaultClient against real Vault servers", () => {
     await client(active, rootToken).revokeSelf();
     await expect(client(active, rootToken).lookupSelf()).rejects.toMatchObject({ status: 403 });
   });
+
+  it("generates a new root token with the unseal keys (a lost operator token)", async () => {
+    const active = await activeNode();
+    const root = await client(active).generateRoot(keys);
+    expect(root).toMatch(/^hvs\./);
+    const info = await client(active, root).lookupSelf();
+    expect(info.policies).toEqual(["root"]);
+    await client(active, root).revokeSelf();
+    await expect(client(active).generateRoot(keys.slice(0, 1))).rejects.toThrow(/not enough/);
+  });
 });
