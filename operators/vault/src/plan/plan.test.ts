@@ -340,6 +340,19 @@ describe("refusals", () => {
       { type: "Degraded", reason: "QuorumLost" },
     ],
     [
+      "keys kept from a deleted VaultCluster, nothing else: never an init over them",
+      observed([], { claims: [], raft: { error: "no pod" } }),
+      { type: "Degraded", reason: "KeysWithoutData" },
+    ],
+    [
+      "every pod uninitialized while the keys exist: the data is gone, no init, no join",
+      observed([pod(0, "uninit"), pod(1, "uninit"), pod(2, "uninit")], {
+        raft: { error: "no active" },
+        knownVoters: 3,
+      }),
+      { type: "Degraded", reason: "DataLost" },
+    ],
+    [
       "two of three unsealed standbys and no active: an election is due",
       observed([pod(0, "standby"), pod(1, "standby"), pod(2, "down")], {
         raft: { error: "no active" },

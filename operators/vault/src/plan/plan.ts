@@ -180,10 +180,11 @@ const REMEDIATION_INIT_LOST =
  *       remediation, else "KeysMissing" (never a second init);
  *     - a marker younger than the grace period -> Wait (an init may be in flight);
  *     - pod 0 missing -> CreatePod; pod 0 not answering -> Wait; else InitVault on pod 0.
- *  5. Pods of existing members gone (claim kept, ordinal below replicas) -> CreatePod(Restart), no gate.
+ *  5. Keys but neither pods nor claims -> Degraded "KeysWithoutData". Pods of existing members gone (claim kept,
+ *     ordinal below replicas) -> CreatePod(Restart), no gate.
  *  6. A sealed, initialized pod -> Unseal (always safe: it only lets a node that is a member serve).
- *  7. No active node: quorum of the known voters unsealed -> Wait (election), else Degraded "QuorumLost": no
- *     membership change.
+ *  7. No active node: quorum of the known voters unsealed -> Wait (election); every answering pod uninitialized
+ *     -> Degraded "DataLost"; else Degraded "QuorumLost": no membership change.
  *  8. Operator token: missing or refused, with the root token at hand -> BootstrapToken; without it ->
  *     RegenerateRootToken (sys/generate-root with the unseal keys, then BootstrapToken); root token kept against
  *     spec -> RevokeRootToken; less than half its period left -> RenewToken.
@@ -253,6 +254,12 @@ export function planNext(
   }
 
   // From here the cluster was initialized and the keys are at hand.
+  if (pods.length === 0 && observed.claims.length === 0) {
+    return degraded(
+      "KeysWithoutData",
+      `the keys Secret holds the unseal keys of an initialized Vault (cluster_id ${known ?? "unknown"}) but no pod or data claim exists (the VaultCluster was deleted and created again?): delete the keys Secret to initialize a new, empty cluster, or restore the claims; the operator never initializes over existing keys`,
+    );
+  }
   const podNames = new Set(pods.map((p) => p.name));
   const byName = new Map(pods.map((p) => [p.name, p]));
   for (const claim of [...observed.claims].sort(byOrdinal(cluster))) {
@@ -287,6 +294,12 @@ export function planNext(
     }
     if (unsealed === 0 && initialized.length === 0 && live.every((p) => !p.vault.reachable)) {
       return wait("PodsStarting", "no Vault pod answers yet");
+    }
+    if (initialized.length === 0) {
+      return degraded(
+        "DataLost",
+        `every pod that answers reports uninitialized while the keys Secret holds the keys of cluster_id ${known ?? "unknown"}: the raft data is gone; restore the claims from a backup, or delete the claims and the keys Secret to start a new cluster (the operator never initializes over existing keys)`,
+      );
     }
     return degraded(
       "QuorumLost",
