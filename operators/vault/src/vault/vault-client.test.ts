@@ -39,7 +39,7 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined>, 
 describe("decodeRootToken", () => {
   it("XORs the base64 (unpadded) encoded token with the OTP", () => {
     const token = "hvs.CAESIabcdefghijklmnopqrstuvwx";
-    const otp = "0123456789abcdefghijklmnopqrstuv";
+    const otp = "0123456789abcdefghijklmnopqrstuvw";
     const encoded = Buffer.from([...Buffer.from(token)].map((b, i) => b ^ otp.charCodeAt(i)))
       .toString("base64")
       .replace(/=+$/, "");
