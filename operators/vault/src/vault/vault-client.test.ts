@@ -71,7 +71,7 @@ describe.skipIf(!available)("VaultClient against real Vault servers", () => {
         const h = await client(n)
           .health()
           .catch(() => undefined);
-        if (h !== undefined && h.initialized && !h.sealed && !h.standby) return n;
+        if (h?.initialized && !h.sealed && !h.standby) return n;
       }
       return undefined;
     });
