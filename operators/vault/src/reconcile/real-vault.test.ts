@@ -11,7 +11,13 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { type VaultCluster, VaultClusterKind, type VaultClusterSpec } from "../api/vault-cluster.ts";
 import { STATE_LABEL } from "../desired/names.ts";
 import type { PodObject } from "../desired/objects.ts";
-import { haveLocalVault, LocalVault, type LocalVaultNode, localVaultBinary } from "../vault/local-vault.ts";
+import {
+  haveLocalVault,
+  LocalVault,
+  type LocalVaultNode,
+  localVaultBinary,
+  portsOf,
+} from "../vault/local-vault.ts";
 import type { VaultClient } from "../vault/vault-client.ts";
 import { reconcileVaultCluster } from "./controller.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";
@@ -64,6 +70,9 @@ class Pods {
     return c;
   };
 
+  /** A pod's ports (its DNS name, hence its raft address, stays the same across restarts, as in Kubernetes). */
+  readonly ports = new Map<string, { api: number; cluster: number }>();
+
   /** Starts a process for each new pod, stops those of deleted pods (wiping data whose claim went), sets status. */
   async sync(objects: KubeObject[]): Promise<KubeObject[]> {
     const pods = objects.filter((o): o is PodObject => o.kind === "Pod");
@@ -77,6 +86,7 @@ class Pods {
       await this.vault.kill(node);
       this.nodes.delete(name);
       if (!claims.has(`data-${name}`)) await rm(this.vault.dataDir(name), { recursive: true, force: true });
+      else this.ports.set(name, portsOf(node));
     }
     const out: KubeObject[] = [];
     for (const o of objects) {
@@ -88,7 +98,7 @@ class Pods {
       const name = pod.metadata.name ?? "";
       let node = this.nodes.get(name);
       if (node === undefined) {
-        node = Object.assign(await this.vault.start(name), {
+        node = Object.assign(await this.vault.start(name, this.ports.get(name)), {
           image: pod.spec?.containers.find((c) => c.name === "vault")?.image,
         });
         this.nodes.set(name, node);
@@ -96,7 +106,7 @@ class Pods {
       const probe = this.vault.client(node);
       const h = await probe.health().catch(() => undefined);
       await probe.close();
-      const ready = h !== undefined && h.initialized && !h.sealed;
+      const ready = h?.initialized === true && !h.sealed;
       pod.status = {
         phase: "Running",
         podIP: `10.0.0.${Number(name.split("-")[1]) + 1}`,
@@ -154,7 +164,10 @@ describe.skipIf(!available)("the controller against real Vault servers", () => {
       if (progressing?.reason === "InSync") return taken;
       if (acted.length === 0) await new Promise((r) => setTimeout(r, 1_000));
     }
-    throw new Error(`no convergence; last steps: ${taken.slice(-8).join(", ")}`);
+    const last = statusOf()?.conditions?.find((c) => c.type === "Progressing");
+    throw new Error(
+      `no convergence; last steps: ${taken.slice(-8).join(", ")}; ${last?.reason}: ${last?.message}`,
+    );
   }
 
   const statusOf = () => (objects.find((o) => o.kind === "VaultCluster") as VaultCluster).status;
@@ -241,5 +254,25 @@ describe.skipIf(!available)("the controller against real Vault servers", () => {
     ]);
     expect(statusOf()?.raftPeers?.map((p) => p.nodeID)).toEqual(["demo-0", "demo-1", "demo-2"]);
     expect(objects.some((o) => o.kind === "Secret" && o.metadata.name === "demo-unseal-keys")).toBe(true);
+  });
+
+  it("rolls a version change: standbys one at a time, then a step-down, the old active last", async () => {
+    const before = statusOf()?.active;
+    expect(before).toBeDefined();
+    // The same binary under another image name: each pod's process restarts on its data, as the kubelet would.
+    const taken = await converge({ replicas: 3, version: "1.14.9" });
+    const rolled = taken.filter((s) => /UpgradePod|StepDown/.test(s));
+    expect(rolled).toHaveLength(4);
+    expect(rolled[2]).toBe(`StepDown ${before}`);
+    expect(rolled[3]).toBe(`UpgradePod ${before}`);
+    expect(rolled.slice(0, 2).every((s) => s.startsWith("UpgradePod") && !s.endsWith(before ?? ""))).toBe(
+      true,
+    );
+    const images = objects
+      .filter((o) => o.kind === "Pod")
+      .map((o) => (o as PodObject).spec?.containers.find((c) => c.name === "vault")?.image);
+    expect(images).toEqual(["hashicorp/vault:1.14.9", "hashicorp/vault:1.14.9", "hashicorp/vault:1.14.9"]);
+    expect(statusOf()).toMatchObject({ phase: "Running", readyReplicas: 3, sealedReplicas: 0 });
+    expect(steps.filter((s) => s.startsWith("InitVault"))).toHaveLength(1);
   });
 });
