@@ -47,8 +47,6 @@ export interface ObservedPeer {
 
 /** The keys Secret `<name>-unseal-keys` as the operator reads it. */
 export interface ObservedKeys {
-  /** An init was started (the marker the operator writes before PUT /v1/sys/init). */
-  initStartedAt?: Date;
   /** Number of unseal keys the Secret holds (0: none). */
   unsealKeys: number;
   rootToken: boolean;
@@ -70,6 +68,11 @@ export interface Observed {
   claims: string[];
   /** The keys Secret, when it exists. */
   keys?: ObservedKeys;
+  /**
+   * When an init was started: the marker the operator writes on pod 0's data claim before PUT /v1/sys/init
+   * (the keys Secret is created only with the keys, right after the answer).
+   */
+  initStartedAt?: Date;
   /** The raft configuration, when an active node answered it; else why not. */
   raft: { servers: ObservedPeer[] } | { error: string };
   /** The operator token's state, when the keys hold one and an active node was asked. */
@@ -250,7 +253,7 @@ export function planNext(
   const keys = observed.keys;
   const initialized = live.filter((p) => p.vault.reachable && p.vault.initialized);
   if (keys === undefined || keys.unsealKeys === 0) {
-    return planInit(cluster, keys, live, initialized, now, opts);
+    return planInit(cluster, observed.initStartedAt, live, initialized, now, opts);
   }
 
   // From here the cluster was initialized and the keys are at hand.
@@ -454,13 +457,12 @@ export function planNext(
 /** Rule 4: before the keys exist. */
 function planInit(
   cluster: string,
-  keys: ObservedKeys | undefined,
+  marker: Date | undefined,
   live: ObservedPod[],
   initialized: ObservedPod[],
   now: Date,
   opts: Required<PlanOptions>,
 ): Step {
-  const marker = keys?.initStartedAt;
   if (initialized.length > 0) {
     const which = initialized.map((p) => p.name).join(", ");
     if (marker !== undefined) {
