@@ -75,7 +75,19 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
       return initVault(ctx, step.pod);
     case "Unseal":
       return withVault(ctx, step.pod, undefined, async (v) => {
-        const status = await v.unsealWith(ctx.obs.keys.unsealKeys, call);
+        const status = await v.unsealWith(ctx.obs.keys.unsealKeys, call).catch((err: unknown) => {
+          // A node that just joined answers so until it has fetched the leader's challenge: not a failure.
+          if (err instanceof VaultError && err.errors.some((e) => e.includes("invalid key size 0")))
+            return undefined;
+          throw err;
+        });
+        if (status === undefined) {
+          return {
+            done: false,
+            reason: "JoinInProgress",
+            message: `${step.pod} is still joining the raft cluster`,
+          };
+        }
         if (status.sealed) {
           return {
             done: false,
@@ -96,9 +108,13 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
           },
           call,
         );
-        // The joined node needs the keys to answer the leader's challenge: unseal it now.
-        const status = await v.unsealWith(ctx.obs.keys.unsealKeys, call);
-        if (!status.sealed) ctx.onUnseal?.();
+        // The joined node needs the keys to answer the leader's challenge: try to unseal it now. Right after the
+        // join Vault may not have the challenge yet (HTTP 500 "invalid key size 0"): the Unseal step retries.
+        const status = await v.unsealWith(ctx.obs.keys.unsealKeys, call).catch((err: unknown) => {
+          if (err instanceof VaultError) return undefined;
+          throw err;
+        });
+        if (status !== undefined && !status.sealed) ctx.onUnseal?.();
         return DONE;
       });
     case "RemovePeer":
