@@ -206,6 +206,18 @@ describe.skipIf(!available)("the controller against real Vault servers", () => {
       .map((o) => o.metadata.labels?.[STATE_LABEL])
       .sort();
     expect(labels).toEqual(["active", "standby", "standby"]);
+    // The steady state against a real cluster writes nothing to the API server.
+    const steady = await reconcileOnce(
+      (req, ctx) =>
+        reconcileVaultCluster(req, ctx, {
+          metrics,
+          reloaderImage: "busybox:1.37",
+          vaultClient: pods.factory,
+        }),
+      { kinds: [VaultClusterKind], objects: await pods.sync(objects), request: base, timeoutMs: 60_000 },
+    );
+    steady.expectNoError();
+    steady.expectNoWrites();
   });
 
   it("unseals a pod whose Vault restarted (sealed again), within one reconcile", async () => {
