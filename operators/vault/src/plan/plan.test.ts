@@ -161,7 +161,7 @@ describe("first init", () => {
 
   it("names the remediation when the init answer was lost", () => {
     const step = plan(fresh([pod(0, "sealed")], ago(600)));
-    expect(step.message).toMatch(/delete the VaultCluster's claims and the keys Secret/);
+    expect(step.message).toMatch(/delete the VaultCluster and its claims \(and the keys Secret/);
     expect(step.message).toMatch(/never initializes twice/);
   });
 });

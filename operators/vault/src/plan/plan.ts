@@ -171,7 +171,7 @@ function degraded(reason: string, message: string, pods?: string[]): Step {
 }
 
 const REMEDIATION_INIT_LOST =
-  "the unseal keys and root token were only in the lost answer: if you saved them, write them into the keys Secret (unseal-key-0.., root-token); otherwise the data cannot be unsealed: delete the VaultCluster's claims and the keys Secret to start a new cluster. The operator never initializes twice";
+  "the unseal keys and root token were only in the lost answer: if you saved them, write them into the keys Secret (unseal-key-0.., root-token); otherwise the data cannot be unsealed: delete the VaultCluster and its claims (and the keys Secret, if one was made) to start a new cluster. The operator never initializes twice";
 
 /**
  * Plans the next step. The rules, in order (the first that applies wins):
