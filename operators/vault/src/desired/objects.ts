@@ -131,8 +131,14 @@ export function podTemplateHash(cluster: VaultCluster, settings: PodSettings): s
     config: cluster.spec.config ?? {},
     tlsSecret: tlsSecretName(cluster),
     reloaderImage: settings.reloaderImage,
+    // What the operator itself puts in a pod: a newer operator that changes it rolls the pods one at a time.
+    builder: POD_BUILDER_VERSION,
+    reloader: RELOADER_SCRIPT,
   });
 }
+
+/** Bumped when vaultPod changes in a way running pods must pick up (probes, environment, mounts). */
+export const POD_BUILDER_VERSION = 1;
 
 /**
  * The reloader's script: SIGHUP to vault when the mounted certificate or key changes (checked every 10 s). Plain
