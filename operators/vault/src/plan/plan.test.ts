@@ -126,6 +126,11 @@ describe("first init", () => {
   it.each<[string, Observed, Partial<Step>]>([
     ["nothing exists: pod 0 first", fresh([]), { type: "CreatePod", pod: "demo-0", reason: "Bootstrap" }],
     ["pod 0 not answering yet", fresh([pod(0, "down")]), { type: "Wait", reason: "PodStarting" }],
+    [
+      "pod 0 Pending for 20 minutes before init (its claim does not bind): Degraded naming it",
+      fresh([pod(0, "down", { pendingSince: ago(1200) })]),
+      { type: "Degraded", reason: "PodPending", pods: ["demo-0"] },
+    ],
     ["pod 0 uninitialized: init it", fresh([pod(0, "uninit")]), { type: "InitVault", pod: "demo-0" }],
     [
       "keys Secret exists without keys and no marker: init",

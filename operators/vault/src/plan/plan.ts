@@ -253,7 +253,9 @@ export function planNext(
   const keys = observed.keys;
   const initialized = live.filter((p) => p.vault.reachable && p.vault.initialized);
   if (keys === undefined || keys.unsealKeys === 0) {
-    return planInit(cluster, observed.initStartedAt, live, initialized, now, opts);
+    return planInit(cluster, observed.initStartedAt, live, initialized, now, opts, () =>
+      stalledStep(spec, live, pods, now, opts),
+    );
   }
 
   // From here the cluster was initialized and the keys are at hand.
@@ -462,6 +464,7 @@ function planInit(
   initialized: ObservedPod[],
   now: Date,
   opts: Required<PlanOptions>,
+  stalled: () => Step | undefined,
 ): Step {
   if (initialized.length > 0) {
     const which = initialized.map((p) => p.name).join(", ");
@@ -492,8 +495,9 @@ function planInit(
       message: `creating ${pod}, the pod Vault is initialized on`,
     };
   }
-  if (!first.vault.reachable)
-    return wait("PodStarting", `waiting for ${pod} to answer: ${first.vault.error}`);
+  if (!first.vault.reachable) {
+    return stalled() ?? wait("PodStarting", `waiting for ${pod} to answer: ${first.vault.error}`);
+  }
   return {
     type: "InitVault",
     pod,
