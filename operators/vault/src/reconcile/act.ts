@@ -215,8 +215,10 @@ async function withVault(
 /**
  * Init, once: the marker first (on pod 0's data claim, so a lost answer is recognized and never followed by a
  * second init), then PUT /v1/sys/init, then the keys and root token into the keys Secret before anything else.
- * The init and the write ignore the reconcile's abort signal: once sent, the answer must be kept if the process
- * has any time left.
+ * The init call does not take the reconcile's signal (once sent, its answer must be kept), and the key write is
+ * retried; on a stop signal both finish within the grace period. The write goes through ctx.client, which core
+ * refuses once the Lease is lost (no write without the Lease): a Lease lost in that instant leaves the marker
+ * without keys, which the next leader reports as InitResponseLost, never a second init.
  */
 async function initVault(ctx: ActContext, pod: string): Promise<ActResult> {
   const { namespace } = clusterRef(ctx.cluster);
