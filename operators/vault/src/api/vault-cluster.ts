@@ -1,0 +1,591 @@
+// VaultCluster (vault.capstan.dev/v1alpha1): the CRD schema, the single source of truth, and its TypeScript types.
+import {
+  type Condition,
+  type CustomResourceDefinitionObject,
+  defineKind,
+  type JSONSchemaProps,
+  type KubeObject,
+} from "@capstan/core";
+
+/** The API group of every Vault operator resource. */
+export const GROUP = "vault.capstan.dev";
+/** The served and stored version. */
+export const VERSION = "v1alpha1";
+/** The Vault release a new VaultCluster runs unless `spec.version` says otherwise. */
+export const DEFAULT_VAULT_VERSION = "1.14.8";
+/** The image repository used unless `spec.repository` says otherwise; the image is `<repository>:<version>`. */
+export const DEFAULT_REPOSITORY = "hashicorp/vault";
+/** The raft data volume size used when `spec.storage.size` is omitted. */
+export const DEFAULT_STORAGE_SIZE = "1Gi";
+/** Lifetime of the operator-managed server certificate (a Go duration). */
+export const DEFAULT_TLS_DURATION = "2160h";
+/** The server certificate is renewed when less than this is left (a Go duration). */
+export const DEFAULT_TLS_RENEW_BEFORE = "720h";
+
+/**
+ * Top-level keys of Vault's server configuration the operator sets itself: refused in spec.config (CEL), and
+ * reported as Degraded if an object older than the rule carries one.
+ */
+export const OPERATOR_OWNED_CONFIG_KEYS: readonly string[] = [
+  "listener",
+  "storage",
+  "ha_storage",
+  "api_addr",
+  "cluster_addr",
+  "disable_mlock",
+  "seal",
+];
+
+/** The raft data volume of each pod. */
+export interface VaultStorage {
+  /** Size of each pod's PersistentVolumeClaim, a quantity such as "1Gi". */
+  size?: string;
+  /** StorageClass of the claims; immutable once set. */
+  storageClassName?: string;
+}
+
+/** The listener certificate: operator-managed (CA + server certificate) or an existing Secret. */
+export interface VaultTLS {
+  /** An existing kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt (e.g. cert-manager's). */
+  secretName?: string;
+  /** Lifetime of the operator-managed server certificate, a Go duration (default 2160h). */
+  duration?: string;
+  /** Renew the server certificate when less than this is left (default 720h; shorter than duration). */
+  renewBefore?: string;
+}
+
+/** Shamir unseal settings, fixed at init. */
+export interface VaultUnseal {
+  /** Number of key shares (1..10, default 5). */
+  shares: number;
+  /** Shares needed to unseal (1..shares, default 3). */
+  threshold: number;
+  /** Keep the initial root token in the keys Secret (default false: revoked once bootstrap is done). */
+  keepRootToken: boolean;
+  /** Keep the keys Secret when the VaultCluster is deleted (default true: no owner reference). */
+  retainKeysOnDelete: boolean;
+}
+
+/** A toleration, as in a Pod spec. */
+export interface VaultToleration {
+  key?: string;
+  operator?: "Exists" | "Equal";
+  value?: string;
+  effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+  tolerationSeconds?: number;
+}
+
+/** Compute resources of the vault container (quantities). */
+export interface VaultResources {
+  limits?: Record<string, string | number>;
+  requests?: Record<string, string | number>;
+}
+
+/** What users may set on the Vault pods. */
+export interface VaultPodTemplate {
+  /** Extra labels on the pods; the operator's own labels win on a clash. */
+  labels?: Record<string, string>;
+  /** Extra annotations on the pods. */
+  annotations?: Record<string, string>;
+  resources?: VaultResources;
+  /** A core/v1 Affinity, passed through as is. */
+  affinity?: Record<string, unknown>;
+  tolerations?: VaultToleration[];
+  nodeSelector?: Record<string, string>;
+}
+
+/** The desired Vault cluster; defaulted fields are always present on objects read from the API server. */
+export interface VaultClusterSpec {
+  /** Number of raft voters: 1, 3 or 5. */
+  replicas: number;
+  /** Vault release, e.g. "1.14.8". */
+  version: string;
+  /** Image repository; the image is `<repository>:<version>`. */
+  repository: string;
+  storage: VaultStorage;
+  tls: VaultTLS;
+  unseal: VaultUnseal;
+  /** Merged into Vault's JSON server configuration; the keys the operator owns are refused. */
+  config?: Record<string, unknown>;
+  podTemplate?: VaultPodTemplate;
+  /** Stop every action on the cluster (init, unseal, membership, pod updates) until unset. */
+  paused?: boolean;
+}
+
+/** The life-cycle phase shown in `kubectl get vault`. */
+export type VaultClusterPhase =
+  | "Pending"
+  | "Initializing"
+  | "Running"
+  | "Scaling"
+  | "Upgrading"
+  | "Degraded"
+  | "Paused";
+
+/** All phases, in the order the schema lists them. */
+export const PHASES: readonly VaultClusterPhase[] = [
+  "Pending",
+  "Initializing",
+  "Running",
+  "Scaling",
+  "Upgrading",
+  "Degraded",
+  "Paused",
+];
+
+/** One raft server as the active node reports it. */
+export interface VaultRaftPeer {
+  nodeID: string;
+  address: string;
+  voter: boolean;
+  leader: boolean;
+}
+
+/** The observed state of a Vault cluster. */
+export interface VaultClusterStatus {
+  observedGeneration?: number;
+  phase?: VaultClusterPhase;
+  /** Available, Progressing, Degraded, Initialized, Sealed, TLSReady. */
+  conditions?: Condition[];
+  /** Number of Vault pods. */
+  replicas?: number;
+  /** Number of pods that are ready (unsealed). */
+  readyReplicas?: number;
+  /** Number of pods that are sealed or uninitialized. */
+  sealedReplicas?: number;
+  /** Label selector of the pods (for the scale subresource). */
+  selector?: string;
+  /** Name of the active pod. */
+  active?: string;
+  /** Names of the unsealed standby pods. */
+  standbys?: string[];
+  /** Names of the sealed pods. */
+  sealed?: string[];
+  raftPeers?: VaultRaftPeer[];
+  /** Lowest Vault version among the pods. */
+  currentVersion?: string;
+  /** Vault's cluster_id, recorded once the cluster answered. */
+  clusterID?: string;
+  tls?: { notAfter?: string };
+  /** URL clients use, e.g. "https://demo.ns.svc:8200". */
+  endpoint?: string;
+}
+
+/** A VaultCluster object. */
+export interface VaultCluster extends KubeObject {
+  spec: VaultClusterSpec;
+  status?: VaultClusterStatus;
+}
+
+/** The VaultCluster kind descriptor for clients, informers and controllers. */
+export const VaultClusterKind = defineKind<VaultCluster>({
+  group: GROUP,
+  version: VERSION,
+  kind: "VaultCluster",
+  plural: "vaultclusters",
+  namespaced: true,
+});
+
+const stringMap: JSONSchemaProps = { type: "object", additionalProperties: { type: "string" } };
+
+const quantity: JSONSchemaProps = {
+  anyOf: [{ type: "integer" }, { type: "string" }],
+  pattern:
+    "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$",
+  "x-kubernetes-int-or-string": true,
+};
+
+/** A Go duration as time.ParseDuration (and CEL's duration()) reads it, e.g. "2160h" or "1h30m". */
+export const GO_DURATION_PATTERN = "^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$";
+
+const goDuration = (description: string, dflt: string): JSONSchemaProps => ({
+  type: "string",
+  description,
+  default: dflt,
+  maxLength: 32,
+  pattern: GO_DURATION_PATTERN,
+});
+
+const storageSchema: JSONSchemaProps = {
+  type: "object",
+  description: "The raft data volume: a PersistentVolumeClaim data-<pod> per pod.",
+  default: { size: DEFAULT_STORAGE_SIZE },
+  properties: {
+    size: {
+      type: "string",
+      description: "Size of each pod's PersistentVolumeClaim, e.g. 1Gi.",
+      default: DEFAULT_STORAGE_SIZE,
+      pattern: "^([0-9]+(\\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$",
+      maxLength: 32,
+    },
+    storageClassName: {
+      type: "string",
+      description: "StorageClass of the claims (default: the cluster's default class). Immutable.",
+      maxLength: 253,
+    },
+  },
+  "x-kubernetes-validations": [
+    {
+      rule: "has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",
+      message:
+        "storage.storageClassName is immutable: existing claims keep their class; create a new VaultCluster to move to another class",
+      fieldPath: ".storageClassName",
+    },
+  ],
+};
+
+const tlsSchema: JSONSchemaProps = {
+  type: "object",
+  description:
+    "The listener certificate: by default the operator keeps a CA in Secret <name>-ca and a server certificate in <name>-tls, renewed before expiry; or secretName names an existing Secret.",
+  default: { duration: DEFAULT_TLS_DURATION, renewBefore: DEFAULT_TLS_RENEW_BEFORE },
+  properties: {
+    secretName: {
+      type: "string",
+      description:
+        "An existing kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt (e.g. made by cert-manager); its certificate must name the pods' and Services' DNS names.",
+      maxLength: 253,
+    },
+    duration: goDuration(
+      "Lifetime of the operator-managed server certificate, a Go duration (e.g. 2160h).",
+      DEFAULT_TLS_DURATION,
+    ),
+    renewBefore: goDuration(
+      "The operator-managed server certificate is renewed when less than this is left; shorter than duration.",
+      DEFAULT_TLS_RENEW_BEFORE,
+    ),
+  },
+  "x-kubernetes-validations": [
+    {
+      rule: "duration(self.renewBefore) < duration(self.duration)",
+      message: "tls.renewBefore must be shorter than tls.duration",
+      fieldPath: ".renewBefore",
+    },
+    {
+      rule: "duration(self.duration) >= duration('5m')",
+      message: "tls.duration must be at least 5m",
+      fieldPath: ".duration",
+    },
+  ],
+};
+
+const unsealSchema: JSONSchemaProps = {
+  type: "object",
+  description:
+    "Shamir unseal: Vault is initialized with `shares` key shares, `threshold` of which unseal it; the keys are kept in Secret <name>-unseal-keys. Fixed at init.",
+  default: { shares: 5, threshold: 3, keepRootToken: false, retainKeysOnDelete: true },
+  properties: {
+    shares: {
+      type: "integer",
+      format: "int32",
+      description: "Number of unseal key shares. Immutable.",
+      default: 5,
+      minimum: 1,
+      maximum: 10,
+    },
+    threshold: {
+      type: "integer",
+      format: "int32",
+      description: "Key shares needed to unseal (at most shares). Immutable.",
+      default: 3,
+      minimum: 1,
+      maximum: 10,
+    },
+    keepRootToken: {
+      type: "boolean",
+      description:
+        "Keep the initial root token in the keys Secret (root-token). Default false: it is revoked once the operator's own token exists.",
+      default: false,
+    },
+    retainKeysOnDelete: {
+      type: "boolean",
+      description:
+        "Keep the keys Secret when the VaultCluster is deleted (default true): the raft data cannot be unsealed without it.",
+      default: true,
+    },
+  },
+  "x-kubernetes-validations": [
+    {
+      rule: "self.threshold <= self.shares",
+      message: "unseal: threshold must not exceed shares",
+      fieldPath: ".threshold",
+    },
+    {
+      rule: "self.shares == 1 || self.threshold >= 2",
+      message: "unseal: threshold must be at least 2 when there are several shares (Vault refuses 1)",
+      fieldPath: ".threshold",
+    },
+    {
+      rule: "self.shares == oldSelf.shares && self.threshold == oldSelf.threshold",
+      message:
+        "unseal.shares and unseal.threshold are immutable: they are fixed when Vault is initialized (rekey Vault by hand to change them)",
+    },
+  ],
+};
+
+const configSchema: JSONSchemaProps = {
+  type: "object",
+  description:
+    "Extra Vault server configuration (JSON form of the HCL keys, e.g. ui, log_level, default_lease_ttl, telemetry), merged into the generated config. The keys the operator owns are refused.",
+  maxProperties: 64,
+  "x-kubernetes-preserve-unknown-fields": true,
+  // CEL sees only the declared fields of a preserve-unknown-fields object: the owned keys are declared (with the
+  // type Vault reads them as) so the rule can test them.
+  properties: Object.fromEntries(
+    OPERATOR_OWNED_CONFIG_KEYS.map((k) => [
+      k,
+      ["api_addr", "cluster_addr"].includes(k)
+        ? { type: "string", description: "Set by the operator: refused here." }
+        : k === "disable_mlock"
+          ? { type: "boolean", description: "Set by the operator: refused here." }
+          : {
+              type: "object",
+              "x-kubernetes-preserve-unknown-fields": true,
+              description: "Set by the operator: refused here.",
+            },
+    ]),
+  ),
+  "x-kubernetes-validations": [
+    {
+      rule: OPERATOR_OWNED_CONFIG_KEYS.map((k) => `!has(self.${k})`).join(" && "),
+      message: `config: these keys are set by the operator and cannot be overridden: ${OPERATOR_OWNED_CONFIG_KEYS.join(", ")}`,
+    },
+  ],
+};
+
+const podTemplateSchema: JSONSchemaProps = {
+  type: "object",
+  description: "Settings applied to every Vault pod.",
+  properties: {
+    labels: { ...stringMap, description: "Extra labels on the pods." },
+    annotations: { ...stringMap, description: "Extra annotations on the pods." },
+    resources: {
+      type: "object",
+      description: "Compute resources of the vault container.",
+      properties: {
+        limits: { type: "object", additionalProperties: quantity },
+        requests: { type: "object", additionalProperties: quantity },
+      },
+    },
+    affinity: {
+      type: "object",
+      description: "A core/v1 Affinity for the pods (default: one pod per node, preferred).",
+      "x-kubernetes-preserve-unknown-fields": true,
+    },
+    tolerations: {
+      type: "array",
+      description: "Tolerations of the pods.",
+      items: {
+        type: "object",
+        properties: {
+          key: { type: "string", description: "Taint key; empty with Exists matches all." },
+          operator: { type: "string", enum: ["Exists", "Equal"], description: "How key and value compare." },
+          value: { type: "string", description: "Taint value to match with operator Equal." },
+          effect: {
+            type: "string",
+            enum: ["NoSchedule", "PreferNoSchedule", "NoExecute"],
+            description: "Taint effect to match; empty matches all effects.",
+          },
+          tolerationSeconds: {
+            type: "integer",
+            format: "int64",
+            description: "With NoExecute: how long the pod stays bound after the taint appears.",
+          },
+        },
+      },
+    },
+    nodeSelector: { ...stringMap, description: "Node labels the pods must match." },
+  },
+};
+
+const specSchema: JSONSchemaProps = {
+  type: "object",
+  description: "The desired Vault cluster.",
+  properties: {
+    replicas: {
+      type: "integer",
+      format: "int32",
+      description: "Number of Vault pods, all raft voters: 1, 3 or 5.",
+      default: 3,
+      minimum: 1,
+      maximum: 5,
+      "x-kubernetes-validations": [
+        {
+          rule: "self % 2 == 1",
+          message:
+            "replicas must be odd (1, 3 or 5): an even number of raft voters tolerates no more failures than one less",
+        },
+      ],
+    },
+    version: {
+      type: "string",
+      description: "Vault release to run, MAJOR.MINOR.PATCH without a leading v (e.g. 1.14.8).",
+      default: DEFAULT_VAULT_VERSION,
+      maxLength: 32,
+      "x-kubernetes-validations": [
+        {
+          rule: "self.matches('^[0-9]+[.][0-9]+[.][0-9]+$')",
+          message: `version must be a Vault release written MAJOR.MINOR.PATCH without a leading v, e.g. ${DEFAULT_VAULT_VERSION}`,
+        },
+      ],
+    },
+    repository: {
+      type: "string",
+      description: "Image repository; the image is <repository>:<version>.",
+      default: DEFAULT_REPOSITORY,
+      minLength: 1,
+      maxLength: 512,
+    },
+    storage: storageSchema,
+    tls: tlsSchema,
+    unseal: unsealSchema,
+    config: configSchema,
+    podTemplate: podTemplateSchema,
+    paused: {
+      type: "boolean",
+      description: "Stop every action on the cluster (init, unseal, membership, pod updates) until unset.",
+    },
+  },
+};
+
+const conditionSchema: JSONSchemaProps = {
+  type: "object",
+  required: ["type", "status", "reason", "message", "lastTransitionTime"],
+  properties: {
+    type: { type: "string", maxLength: 316 },
+    status: { type: "string", enum: ["True", "False", "Unknown"] },
+    reason: { type: "string", maxLength: 1024 },
+    message: { type: "string", maxLength: 32768 },
+    lastTransitionTime: { type: "string", format: "date-time" },
+    observedGeneration: { type: "integer", format: "int64", minimum: 0 },
+  },
+};
+
+const raftPeerSchema: JSONSchemaProps = {
+  type: "object",
+  required: ["nodeID", "address"],
+  properties: {
+    nodeID: { type: "string", description: "Raft node ID (the pod name)." },
+    address: { type: "string", description: "Raft cluster address (host:8201)." },
+    voter: { type: "boolean", description: "The server votes in raft elections." },
+    leader: { type: "boolean", description: "The server is the raft leader (the active node)." },
+  },
+};
+
+const stringList = (description: string): JSONSchemaProps => ({
+  type: "array",
+  items: { type: "string" },
+  description,
+});
+
+const statusSchema: JSONSchemaProps = {
+  type: "object",
+  description: "The observed Vault cluster.",
+  properties: {
+    observedGeneration: {
+      type: "integer",
+      format: "int64",
+      description: "The metadata.generation this status was computed from.",
+    },
+    phase: { type: "string", enum: [...PHASES], description: "What the operator is doing with the cluster." },
+    conditions: {
+      type: "array",
+      description:
+        "Available (an active node serves), Progressing (a step is under way), Degraded (something needs a human), Initialized, Sealed (some pod is sealed), TLSReady.",
+      items: conditionSchema,
+      "x-kubernetes-list-type": "map",
+      "x-kubernetes-list-map-keys": ["type"],
+    },
+    replicas: { type: "integer", format: "int32", description: "Number of Vault pods." },
+    readyReplicas: { type: "integer", format: "int32", description: "Number of ready (unsealed) pods." },
+    sealedReplicas: {
+      type: "integer",
+      format: "int32",
+      description: "Number of sealed or uninitialized pods.",
+    },
+    selector: { type: "string", description: "Label selector of the pods." },
+    active: { type: "string", description: "Name of the active pod." },
+    standbys: stringList("Names of the unsealed standby pods."),
+    sealed: stringList("Names of the sealed pods."),
+    raftPeers: { type: "array", items: raftPeerSchema, description: "The raft configuration." },
+    currentVersion: { type: "string", description: "Lowest Vault version among the pods." },
+    clusterID: { type: "string", description: "Vault's cluster_id." },
+    tls: {
+      type: "object",
+      description: "The served certificate.",
+      properties: {
+        notAfter: { type: "string", format: "date-time", description: "When it expires." },
+      },
+    },
+    endpoint: { type: "string", description: "URL clients use to reach the cluster." },
+  },
+};
+
+/** The openAPIV3Schema of VaultCluster. */
+export const vaultClusterSchema: JSONSchemaProps = {
+  type: "object",
+  description:
+    "A Vault (or OpenBao) cluster on raft storage that the operator initializes, unseals, scales and upgrades.",
+  required: ["spec"],
+  "x-kubernetes-validations": [
+    {
+      // Pods are <name>-<ordinal>, reachable as <pod>.<name>-internal.<ns>.svc (DNS labels: 63 at most).
+      rule: "self.metadata.name.size() <= 45 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+      message:
+        "metadata.name must be at most 45 characters of lowercase letters, digits and '-', starting with a letter (it names the pods and Services)",
+    },
+  ],
+  properties: {
+    apiVersion: { type: "string" },
+    kind: { type: "string" },
+    metadata: { type: "object" },
+    spec: specSchema,
+    status: statusSchema,
+  },
+};
+
+/** The VaultCluster CustomResourceDefinition; `crds/vaultclusters.vault.capstan.dev.yaml` is generated from it. */
+export function vaultClusterCrd(): CustomResourceDefinitionObject {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${VaultClusterKind.plural}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: "Namespaced",
+      names: {
+        kind: VaultClusterKind.kind,
+        plural: VaultClusterKind.plural,
+        singular: "vaultcluster",
+        listKind: "VaultClusterList",
+        shortNames: ["vault"],
+        categories: ["capstan"],
+      },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: structuredClone(vaultClusterSchema) },
+          subresources: {
+            status: {},
+            scale: {
+              specReplicasPath: ".spec.replicas",
+              statusReplicasPath: ".status.replicas",
+              labelSelectorPath: ".status.selector",
+            },
+          },
+          additionalPrinterColumns: [
+            { name: "Replicas", type: "integer", jsonPath: ".spec.replicas" },
+            { name: "Ready", type: "integer", jsonPath: ".status.readyReplicas" },
+            { name: "Active", type: "string", jsonPath: ".status.active" },
+            { name: "Sealed", type: "integer", jsonPath: ".status.sealedReplicas" },
+            { name: "Version", type: "string", jsonPath: ".status.currentVersion" },
+            { name: "Phase", type: "string", jsonPath: ".status.phase" },
+            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+          ],
+        },
+      ],
+    },
+  };
+}
