@@ -32,7 +32,7 @@ describe.skipIf(!vaultSuitesEnabled)("VaultCluster certificate rotation", () => 
     ({ client } = connect());
     nsObj = await createNamespace(client, "vault-rotate");
     ns = nsObj.name;
-    op = await installOperator(ns, ns);
+    op = await installOperator(client, ns, ns);
     await client.create(
       VaultClusterKind,
       vaultCluster(ns, name, { tls: { duration: "6m", renewBefore: "5m" } }),

@@ -33,7 +33,7 @@ describe.skipIf(!vaultSuitesEnabled)("deleting a VaultCluster", () => {
     ({ client } = connect());
     nsObj = await createNamespace(client, "vault-delete");
     ns = nsObj.name;
-    op = await installOperator(ns, ns);
+    op = await installOperator(client, ns, ns);
   }, minutes(5));
 
   afterAll(

@@ -52,7 +52,7 @@ describe.skipIf(!vaultSuitesEnabled)(
       opNs = await createNamespace(client, "vault-life-op", restricted);
       clusterNs = await createNamespace(client, "vault-life", restricted);
       ns = clusterNs.name;
-      op = await installOperator(opNs.name, ns);
+      op = await installOperator(client, opNs.name, ns);
     }, minutes(5));
 
     afterAll(() => tearDownSuite(client, [{ namespace: ns, name }], op, [clusterNs, opNs]), minutes(5));

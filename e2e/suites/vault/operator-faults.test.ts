@@ -59,7 +59,7 @@ describe.skipIf(!vaultSuitesEnabled)("Vault operator faults", () => {
     ({ client } = connect());
     nsObj = await createNamespace(client, "vault-faults");
     ns = nsObj.name;
-    op = await installOperator(ns, ns);
+    op = await installOperator(client, ns, ns);
   }, minutes(5));
 
   afterAll(() => tearDownSuite(client, [{ namespace: ns, name }], op, [nsObj]), minutes(5));

@@ -52,7 +52,7 @@ describe.skipIf(!vaultSuitesEnabled)("VaultCluster scaling", () => {
     ({ client } = connect());
     nsObj = await createNamespace(client, "vault-scale");
     ns = nsObj.name;
-    op = await installOperator(ns, ns);
+    op = await installOperator(client, ns, ns);
     await client.create(VaultClusterKind, vaultCluster(ns, name));
   }, minutes(5));
 

@@ -32,7 +32,7 @@ describe.skipIf(!vaultSuitesEnabled)("VaultCluster: the active pod deleted", () 
     ({ client } = connect());
     nsObj = await createNamespace(client, "vault-takeover");
     ns = nsObj.name;
-    op = await installOperator(ns, ns);
+    op = await installOperator(client, ns, ns);
     await client.create(VaultClusterKind, vaultCluster(ns, name));
   }, minutes(5));
 

@@ -36,7 +36,7 @@ describe.skipIf(!vaultSuitesEnabled)(`VaultCluster rolling upgrade ${from} -> ${
     ({ client } = connect());
     nsObj = await createNamespace(client, "vault-upgrade");
     ns = nsObj.name;
-    op = await installOperator(ns, ns);
+    op = await installOperator(client, ns, ns);
     await client.create(VaultClusterKind, vaultCluster(ns, name, { version: from }));
   }, minutes(5));
 
