@@ -1,0 +1,156 @@
+// Test support: runs real Vault servers on 127.0.0.1 (raft storage in a temp dir, TLS from the operator's own
+// certificate builder) from the binary e2e/images/vault/build.sh caches.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, openSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { type CertificatePair, createCA, issueServerCertificate } from "../desired/tls.ts";
+import { VaultClient } from "./vault-client.ts";
+
+/** The Vault binary e2e/images/vault/build.sh builds: $CAPSTAN_CACHE/vault-v<version>/bin/vault. */
+export function localVaultBinary(version = process.env.CAPSTAN_VAULT_VERSION ?? "1.14.8"): string {
+  const cache = process.env.CAPSTAN_CACHE ?? join(homedir(), ".cache", "capstan");
+  return join(cache, `vault-v${version}`, "bin", "vault");
+}
+
+/** True when {@link localVaultBinary} exists. */
+export function haveLocalVault(): boolean {
+  return existsSync(localVaultBinary());
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no port assigned");
+  return address.port;
+}
+
+/** One Vault server process. */
+export interface LocalVaultNode {
+  /** Raft node ID; also the DNS name its certificate carries as `<name>.vault.test`. */
+  name: string;
+  apiAddr: string;
+  clusterAddr: string;
+  /** The TLS servername the certificate carries besides localhost and 127.0.0.1. */
+  servername: string;
+  process: ChildProcess;
+  exited: Promise<number | string>;
+}
+
+/** Vault servers sharing one temp dir and one CA; {@link LocalVault.stop} kills them and removes the dir. */
+export class LocalVault {
+  readonly dir: string;
+  readonly ca: CertificatePair;
+  readonly nodes: LocalVaultNode[] = [];
+  readonly #binary: string;
+
+  private constructor(dir: string, ca: CertificatePair, binary: string) {
+    this.dir = dir;
+    this.ca = ca;
+    this.#binary = binary;
+  }
+
+  static async create(binary = localVaultBinary()): Promise<LocalVault> {
+    const dir = await mkdtemp(join(tmpdir(), "capstan-vault-"));
+    return new LocalVault(dir, await createCA("capstan test CA", new Date()), binary);
+  }
+
+  /** The raft data directory of node `name`. */
+  dataDir(name: string): string {
+    return join(this.dir, name, "data");
+  }
+
+  /** The log of node `name` so far. */
+  log(name: string): string {
+    return readFileSync(join(this.dir, `${name}.log`), "utf8");
+  }
+
+  /** A client for node `name` (dialled at 127.0.0.1, verified as its servername). */
+  client(node: LocalVaultNode, token?: string): VaultClient {
+    return new VaultClient({
+      address: node.apiAddr,
+      ca: this.ca.cert,
+      servername: node.servername,
+      timeoutMs: 15_000,
+      ...(token === undefined ? {} : { token }),
+    });
+  }
+
+  /** Starts (or restarts on its data) a Vault server named `name`; ports are reused on a restart. */
+  async start(name: string, ports?: { api: number; cluster: number }): Promise<LocalVaultNode> {
+    const api = ports?.api ?? (await freePort());
+    const cluster = ports?.cluster ?? (await freePort());
+    const home = join(this.dir, name);
+    await mkdir(this.dataDir(name), { recursive: true });
+    const servername = `${name}.vault.test`;
+    const pair = await issueServerCertificate(
+      this.ca,
+      [servername, "localhost", "127.0.0.1"],
+      new Date(),
+      3_600_000,
+    );
+    await writeFile(join(home, "tls.crt"), pair.cert);
+    await writeFile(join(home, "tls.key"), pair.key);
+    const apiAddr = `https://127.0.0.1:${api}`;
+    const clusterAddr = `https://127.0.0.1:${cluster}`;
+    const config = {
+      disable_mlock: true,
+      ui: false,
+      listener: [
+        {
+          tcp: {
+            address: `127.0.0.1:${api}`,
+            cluster_address: `127.0.0.1:${cluster}`,
+            tls_cert_file: join(home, "tls.crt"),
+            tls_key_file: join(home, "tls.key"),
+          },
+        },
+      ],
+      storage: { raft: { path: this.dataDir(name), node_id: name } },
+      api_addr: apiAddr,
+      cluster_addr: clusterAddr,
+      log_level: "info",
+    };
+    await writeFile(join(home, "config.json"), JSON.stringify(config, null, 2));
+    const log = openSync(join(this.dir, `${name}.log`), "a");
+    const child = spawn(this.#binary, ["server", `-config=${join(home, "config.json")}`], {
+      stdio: ["ignore", log, log],
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home },
+    });
+    const exited = new Promise<number | string>((resolve) => {
+      child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown"));
+      child.once("error", (err) => resolve(err.message));
+    });
+    const node = { name, apiAddr, clusterAddr, servername, process: child, exited };
+    this.nodes.push(node);
+    return node;
+  }
+
+  /** Stops node `name` (SIGTERM, then waits). */
+  async kill(node: LocalVaultNode, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+    if (node.process.exitCode === null && node.process.signalCode === null) node.process.kill(signal);
+    await node.exited;
+  }
+
+  /** Kills every process still running, waits for them, and removes the temp dir. */
+  async stop(): Promise<void> {
+    for (const n of this.nodes) {
+      if (n.process.exitCode === null && n.process.signalCode === null) n.process.kill("SIGKILL");
+    }
+    await Promise.all(this.nodes.map((n) => n.exited));
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The ports a node listens on (to restart it on the same ones). */
+export function portsOf(node: LocalVaultNode): { api: number; cluster: number } {
+  return { api: Number(new URL(node.apiAddr).port), cluster: Number(new URL(node.clusterAddr).port) };
+}

@@ -1,0 +1,331 @@
+// A small client for the Vault (and OpenBao) HTTP API: the sys/ and auth/token calls the operator makes on one
+// node. TLS is verified against the cluster CA; when dialling a pod IP the pod's DNS name is the TLS servername.
+import { Agent, request } from "undici";
+
+/** Where and how to reach one Vault node. */
+export interface VaultNodeOptions {
+  /** Base URL, e.g. "https://10.244.0.7:8200". */
+  address: string;
+  /** PEM CA bundle the server certificate must chain to. */
+  ca: string;
+  /** Name the certificate must carry (default: the address's host). */
+  servername?: string;
+  /** Token sent as X-Vault-Token on authenticated calls. */
+  token?: string;
+  /** Per-request timeout (default 5 s). */
+  timeoutMs?: number;
+}
+
+/** Options of one call. */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** An error answer of Vault (or no answer): the path, the HTTP status (0 when unreachable) and Vault's errors. */
+export class VaultError extends Error {
+  readonly status: number;
+  readonly path: string;
+  readonly errors: string[];
+  constructor(path: string, status: number, errors: string[], message?: string) {
+    super(message ?? `Vault ${path}: ${status === 0 ? "no answer" : `HTTP ${status}`}: ${errors.join("; ")}`);
+    this.name = "VaultError";
+    this.status = status;
+    this.path = path;
+    this.errors = errors;
+  }
+}
+
+/** GET /v1/sys/health, whatever the node's state (every state answers 200 with the query the client sends). */
+export interface VaultHealth {
+  initialized: boolean;
+  sealed: boolean;
+  standby: boolean;
+  performance_standby?: boolean;
+  version: string;
+  cluster_id?: string;
+  cluster_name?: string;
+  server_time_utc?: number;
+}
+
+/** GET /v1/sys/seal-status (also the answer of PUT /v1/sys/unseal). */
+export interface VaultSealStatus {
+  type: string;
+  initialized: boolean;
+  sealed: boolean;
+  /** Threshold. */
+  t: number;
+  /** Shares. */
+  n: number;
+  /** Keys entered so far towards the threshold. */
+  progress: number;
+  version: string;
+  cluster_id?: string;
+  cluster_name?: string;
+}
+
+/** PUT /v1/sys/init's answer: the only time Vault ever shows the keys and the root token. */
+export interface VaultInitResponse {
+  keys: string[];
+  keys_base64: string[];
+  root_token: string;
+}
+
+/** One server of the raft configuration. */
+export interface VaultRaftServer {
+  node_id: string;
+  address: string;
+  leader: boolean;
+  protocol_version: string;
+  voter: boolean;
+}
+
+/** GET /v1/auth/token/lookup-self (data). */
+export interface VaultTokenInfo {
+  accessor: string;
+  policies: string[];
+  ttl: number;
+  period?: number;
+  orphan: boolean;
+  renewable: boolean;
+  display_name: string;
+}
+
+/** The health query: each state answers 200 so the body is always read; the body says the state. */
+const HEALTH_QUERY =
+  "standbycode=200&sealedcode=200&uninitcode=200&drsecondarycode=200&performancestandbycode=200";
+
+/** One Vault node. Close it (or share it) when done: it keeps a connection pool. */
+export class VaultClient {
+  readonly address: string;
+  readonly #agent: Agent;
+  readonly #token: string | undefined;
+  readonly #timeoutMs: number;
+
+  constructor(options: VaultNodeOptions) {
+    this.address = options.address.replace(/\/$/, "");
+    this.#token = options.token;
+    this.#timeoutMs = options.timeoutMs ?? 5_000;
+    this.#agent = new Agent({
+      connect: {
+        ca: options.ca,
+        ...(options.servername === undefined ? {} : { servername: options.servername }),
+        timeout: this.#timeoutMs,
+      },
+      keepAliveTimeout: 10_000,
+    });
+  }
+
+  /** The same node with another token (shares nothing; close both). */
+  withToken(token: string, options: Omit<VaultNodeOptions, "address" | "token">): VaultClient {
+    return new VaultClient({ ...options, address: this.address, token });
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+
+  /** Sends one request; resolves with the parsed JSON body (undefined for 204), throws VaultError otherwise. */
+  async call<T>(
+    method: "GET" | "PUT" | "POST" | "DELETE",
+    path: string,
+    body?: unknown,
+    options: CallOptions & { token?: boolean } = {},
+  ): Promise<T> {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (options.token !== false && this.#token !== undefined) headers["x-vault-token"] = this.#token;
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const signal = options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout]);
+    let res: Awaited<ReturnType<typeof request>>;
+    try {
+      res = await request(`${this.address}${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        dispatcher: this.#agent,
+        signal,
+      });
+    } catch (err) {
+      options.signal?.throwIfAborted();
+      const message =
+        err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
+      throw new VaultError(path, 0, [message]);
+    }
+    const text = await res.body.text();
+    const json = text === "" ? undefined : safeJson(text);
+    if (res.statusCode >= 400) {
+      const errors = (json as { errors?: string[] } | undefined)?.errors ?? [text.slice(0, 200)];
+      throw new VaultError(path, res.statusCode, errors);
+    }
+    return json as T;
+  }
+
+  /** The node's state: initialized, sealed, standby, version, cluster_id. */
+  health(options: CallOptions = {}): Promise<VaultHealth> {
+    return this.call("GET", `/v1/sys/health?${HEALTH_QUERY}`, undefined, { ...options, token: false });
+  }
+
+  sealStatus(options: CallOptions = {}): Promise<VaultSealStatus> {
+    return this.call("GET", "/v1/sys/seal-status", undefined, { ...options, token: false });
+  }
+
+  /** PUT /v1/sys/init: initializes the whole cluster, once. */
+  init(shares: number, threshold: number, options: CallOptions = {}): Promise<VaultInitResponse> {
+    return this.call(
+      "PUT",
+      "/v1/sys/init",
+      { secret_shares: shares, secret_threshold: threshold },
+      { ...options, token: false },
+    );
+  }
+
+  /** Submits one unseal key share; the answer says whether the node is still sealed. */
+  unseal(key: string, options: CallOptions = {}): Promise<VaultSealStatus> {
+    return this.call("PUT", "/v1/sys/unseal", { key }, { ...options, token: false });
+  }
+
+  /**
+   * Unseals with `keys` (the first `threshold` of them are enough); a node already unsealed is left alone.
+   * Resolves with the last seal status.
+   */
+  async unsealWith(keys: readonly string[], options: CallOptions = {}): Promise<VaultSealStatus> {
+    let status = await this.sealStatus(options);
+    for (const key of keys) {
+      if (!status.sealed) break;
+      status = await this.unseal(key, options);
+    }
+    return status;
+  }
+
+  /**
+   * POST /v1/sys/storage/raft/join: an uninitialized node joins the raft cluster led at `leaderApiAddr`; it then
+   * needs the unseal keys to finish joining.
+   */
+  async raftJoin(
+    leader: { apiAddr: string; caCert: string; tlsServerName?: string },
+    options: CallOptions = {},
+  ): Promise<boolean> {
+    const res = await this.call<{ joined: boolean }>(
+      "POST",
+      "/v1/sys/storage/raft/join",
+      {
+        leader_api_addr: leader.apiAddr,
+        leader_ca_cert: leader.caCert,
+        ...(leader.tlsServerName === undefined ? {} : { leader_tls_servername: leader.tlsServerName }),
+      },
+      { ...options, token: false },
+    );
+    return res.joined;
+  }
+
+  /** The raft servers as this node (the active one, or a standby forwarding) reports them. */
+  async raftConfiguration(options: CallOptions = {}): Promise<VaultRaftServer[]> {
+    const res = await this.call<{ data: { config: { servers: VaultRaftServer[] | null } } }>(
+      "GET",
+      "/v1/sys/storage/raft/configuration",
+      undefined,
+      options,
+    );
+    return res.data.config.servers ?? [];
+  }
+
+  /** Removes a raft peer (by node ID) through the active node. */
+  async raftRemovePeer(nodeId: string, options: CallOptions = {}): Promise<void> {
+    await this.call("POST", "/v1/sys/storage/raft/remove-peer", { server_id: nodeId }, options);
+  }
+
+  /** Autopilot's view: healthy servers, the leader, failure tolerance. */
+  autopilotState(options: CallOptions = {}): Promise<{
+    healthy: boolean;
+    failure_tolerance: number;
+    leader: string;
+    servers: Record<string, { id: string; healthy: boolean; status: string; last_index?: number }>;
+  }> {
+    return this.call("GET", "/v1/sys/storage/raft/autopilot/state", undefined, options);
+  }
+
+  /** PUT /v1/sys/step-down: the active node gives up leadership (a standby takes over). */
+  async stepDown(options: CallOptions = {}): Promise<void> {
+    await this.call("PUT", "/v1/sys/step-down", undefined, options);
+  }
+
+  /** Writes an ACL policy. */
+  async writePolicy(name: string, policy: string, options: CallOptions = {}): Promise<void> {
+    await this.call("PUT", `/v1/sys/policies/acl/${encodeURIComponent(name)}`, { policy }, options);
+  }
+
+  /** Creates a periodic orphan token with `policies` (no default policy); resolves with the token. */
+  async createOrphanToken(
+    input: { policies: string[]; period: string; displayName: string },
+    options: CallOptions = {},
+  ): Promise<string> {
+    const res = await this.call<{ auth: { client_token: string } }>(
+      "POST",
+      "/v1/auth/token/create-orphan",
+      {
+        policies: input.policies,
+        period: input.period,
+        no_default_policy: true,
+        display_name: input.displayName,
+        renewable: true,
+      },
+      options,
+    );
+    return res.auth.client_token;
+  }
+
+  /** The calling token's own information. */
+  async lookupSelf(options: CallOptions = {}): Promise<VaultTokenInfo> {
+    return (
+      await this.call<{ data: VaultTokenInfo }>("GET", "/v1/auth/token/lookup-self", undefined, options)
+    ).data;
+  }
+
+  /** Renews the calling token; resolves with its new TTL in seconds. */
+  async renewSelf(options: CallOptions = {}): Promise<number> {
+    return (
+      await this.call<{ auth: { lease_duration: number } }>("POST", "/v1/auth/token/renew-self", {}, options)
+    ).auth.lease_duration;
+  }
+
+  /** Revokes the calling token (used on the initial root token). */
+  async revokeSelf(options: CallOptions = {}): Promise<void> {
+    await this.call("POST", "/v1/auth/token/revoke-self", {}, options);
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The operator's policy: what it needs on a running cluster and nothing more. */
+export const OPERATOR_POLICY_NAME = "capstan-vault-operator";
+
+/** The HCL of {@link OPERATOR_POLICY_NAME}. */
+export const OPERATOR_POLICY = `# Written by the capstan Vault operator: raft membership, step-down, its own token.
+path "sys/storage/raft/configuration" {
+  capabilities = ["read"]
+}
+path "sys/storage/raft/remove-peer" {
+  capabilities = ["update"]
+}
+path "sys/storage/raft/autopilot/state" {
+  capabilities = ["read"]
+}
+path "sys/step-down" {
+  capabilities = ["update", "sudo"]
+}
+path "auth/token/renew-self" {
+  capabilities = ["update"]
+}
+path "auth/token/lookup-self" {
+  capabilities = ["read"]
+}
+`;
+
+/** Period of the operator's token: renewed well within it (each reconcile that finds less than half left). */
+export const OPERATOR_TOKEN_PERIOD = "768h";
