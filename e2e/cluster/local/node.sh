@@ -35,13 +35,24 @@ HOST_DIRS=(/var/log/containers /var/lib/kubelet/device-plugins /var/lib/kubelet 
   /var/lib/cni/results /var/lib/cni /run/mount)
 
 log() { printf '[node] %s\n' "$*" >&2; }
-ctr_() { ctr --address "$sock" "$@"; }
+ctr_() { timeout 10 ctr --address "$sock" "$@"; } # a hung containerd must not hang down
 api_ready() { kubectl_ get --raw /readyz >/dev/null 2>&1; }
 node_ready() {
   [ "$(kubectl_ get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
 }
 # The node-IP interface carries the state dir as its alias: down removes host-wide pieces only if they are its own.
 owner() { cat "/sys/class/net/$NODE_IF/ifalias" 2>/dev/null || true; }
+# A node whose state dir is gone (a CI clone deleted after a killed run) cannot be stopped from there: stop it
+# from here, as that state dir (its processes and mounts are found by path), and clear the ownership.
+reap_orphan() { # owner
+  local other="$1"
+  [ -n "$other" ] && [ "$other" != "$state" ] && [ ! -d "$other" ] || return 0
+  log "a real node of $other (state dir gone) was left on this host: stopping it"
+  mkdir -p "$other/node"
+  CAPSTAN_CLUSTER_DIR="$other" CAPSTAN_ADDONS=0 bash "$0" down || true
+  rm -rf "$other"
+  [ "$(owner)" != "$other" ] || { ip link del "$BRIDGE" 2>/dev/null || true; ip link del "$NODE_IF" 2>/dev/null || true; }
+}
 
 
 start() { # name command... (as cluster.sh: own session, log in <state>/logs, PID in <state>/pids)
@@ -206,6 +217,7 @@ cmd_up() {
     return 0
   fi
   local other; other="$(owner)"
+  reap_orphan "$other" && other="$(owner)"
   [ -z "$other" ] || [ "$other" = "$state" ] || die "a real node of $other runs on this host: node.sh down there first"
   if [ -d "$node" ] || [ -n "$other" ]; then log "cleaning up a node left by an earlier run"; cmd_down; fi
   install_packages
@@ -256,8 +268,10 @@ sweep() { # whatever a drain left (kubelet or containerd gone): processes, mount
   for p in $(find /sys/fs/cgroup/*/"$CGROUP_ROOT" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u); do
     kill -KILL "$p" 2>/dev/null || true
   done
+  # and containerd, kubelet and kube-proxy themselves when their PID files are gone (their flags name $node).
   for p in /proc/[0-9]*; do
-    [[ "$(tr '\0' ' ' 2>/dev/null <"$p/cmdline")" == *"-address $sock"* ]] && kill -KILL "${p#/proc/}" 2>/dev/null || true
+    [[ "$(tr '\0' ' ' 2>/dev/null <"$p/cmdline")" == *"-address $sock"* || "$(tr '\0' ' ' 2>/dev/null <"$p/cmdline")" == *" $node/"* ]] &&
+      kill -KILL "${p#/proc/}" 2>/dev/null || true
   done
   sleep 0.5
   for p in $socks; do rm -f "$p"; done # shims remove their sockets only when they exit cleanly

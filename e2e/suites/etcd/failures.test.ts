@@ -89,10 +89,7 @@ async function evict(pod: string): Promise<boolean> {
   );
 }
 
-// Not yet run on a real node: opt in with CAPSTAN_E2E_ETCD_FAILURES=1 until it has passed there.
-const failuresEnabled = etcdSuitesEnabled && process.env.CAPSTAN_E2E_ETCD_FAILURES === "1";
-
-describe.skipIf(!failuresEnabled)("EtcdCluster under the failures an SRE meets", () => {
+describe.skipIf(!etcdSuitesEnabled)("EtcdCluster under the failures an SRE meets", () => {
   beforeAll(async () => {
     ({ client } = connect());
     opNs = await createNamespace(client, "etcd-fail-op", restricted);

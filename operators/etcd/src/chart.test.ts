@@ -1,65 +1,42 @@
-// The Helm chart (charts/etcd-operator): its CRD copy matches the schema, and, where helm is installed, it lints
-// clean and renders the objects each mode needs. Refresh the CRD copy after `npm run gen:crd` with:
-//   CAPSTAN_UPDATE_CHART_CRDS=1 npm exec -- vitest run src/chart.test.ts      (in operators/etcd)
-import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
+// The Helm chart (charts/etcd-operator): its CRD copy is what `capstan crd` writes, and, where helm is installed,
+// it lints clean, renders pods that pass Pod Security "restricted", RBAC that covers EtcdCluster, and the objects
+// each mode needs. The checks any operator's chart needs come from @capstan/cli/chart; this file adds etcd's.
 import { fileURLToPath } from "node:url";
+import { formatDrift } from "@capstan/cli";
+import {
+  chartCrdDrift,
+  crdPermissions,
+  findHelm,
+  helmLint,
+  helmTemplate,
+  helmTemplateError,
+  type K8sObject,
+  missingPermissions,
+  missingStandardLabels,
+  named as namedObject,
+  namesOf,
+  ofKind,
+  podSpecs,
+  restrictedViolations,
+} from "@capstan/cli/chart";
 import { describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
-import { renderCrds } from "./api/crd-yaml.ts";
+import { crds } from "./api/crds.ts";
 
+const packageDir = fileURLToPath(new URL("../", import.meta.url));
 const chartDir = fileURLToPath(new URL("../../../charts/etcd-operator/", import.meta.url));
-const chartCrdDir = join(chartDir, "templates", "crds");
-
-/** The chart's copy of a generated CRD: the same YAML behind `crds.enabled`, with the keep annotation. */
-function chartCrd(file: string, yaml: string): string {
-  const metadata = "\nmetadata:\n";
-  const at = yaml.indexOf(metadata);
-  if (at < 0 || yaml.includes(`${metadata}  annotations:`)) {
-    throw new Error(`crds/${file}: expected a top-level "metadata:" without annotations`);
-  }
-  const end = at + metadata.length;
-  const body = `${yaml.slice(0, end)}  annotations:\n    helm.sh/resource-policy: keep\n${yaml.slice(end)}`;
-  return (
-    `{{- /* Copy of operators/etcd/crds/${file} with helm.sh/resource-policy: keep; do not edit: see operators/etcd/src/chart.test.ts. */}}\n` +
-    `{{- if .Values.crds.enabled }}\n${body}{{- end }}\n`
-  );
-}
 
 describe("the chart's CRDs", () => {
-  const crds = renderCrds();
-  if (process.env.CAPSTAN_UPDATE_CHART_CRDS === "1") {
-    for (const { file, yaml } of crds) writeFileSync(join(chartCrdDir, file), chartCrd(file, yaml));
-  }
-
-  it.each(crds)(
-    "templates/crds/$file is the generated CRD with the keep annotation (CAPSTAN_UPDATE_CHART_CRDS=1 refreshes it)",
-    ({ file, yaml }) => {
-      expect(readFileSync(join(chartCrdDir, file), "utf8")).toBe(chartCrd(file, yaml));
-    },
-  );
-
-  it("holds no CRD the operator does not generate", () => {
-    expect(readdirSync(chartCrdDir).sort()).toEqual(crds.map((c) => c.file).sort());
+  it("are the generated CRDs with the keep annotation, and no other (npm run gen:crd rewrites them)", async () => {
+    const drift = await chartCrdDrift(packageDir);
+    expect(drift.map((d) => formatDrift(d, packageDir))).toEqual([]);
   });
 });
 
-const helm = [process.env.CAPSTAN_HELM, join(homedir(), ".cache/capstan/helm-v3.22.0/bin/helm")].find(
-  (p): p is string => p !== undefined && p !== "" && existsSync(p),
-);
+const helm = findHelm();
 if (helm === undefined) {
   console.warn(
     "chart.test.ts: no helm binary (set CAPSTAN_HELM): skipping helm lint and helm template tests",
   );
-}
-
-interface K8sObject {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
-  [key: string]: unknown;
 }
 
 interface EnvVar {
@@ -67,54 +44,30 @@ interface EnvVar {
   value?: string;
 }
 
-/** Runs helm; throws with helm's stderr when it fails. */
-function runHelm(args: string[]): string {
-  return execFileSync(helm!, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-}
-
 /** `helm template` of the chart as release "ops" in namespace "ops-ns" with --set values; the parsed objects. */
-function render(...sets: string[]): K8sObject[] {
-  return renderRelease("ops", ...sets);
-}
-
-/** `helm template` of the chart as `release` in namespace "ops-ns" with --set values. */
-function renderRelease(release: string, ...sets: string[]): K8sObject[] {
-  const out = runHelm([
-    "template",
-    release,
-    chartDir,
-    "--namespace",
-    "ops-ns",
-    ...sets.flatMap((s) => ["--set", s]),
-  ]);
-  return parseAllDocuments(out)
-    .map((d) => d.toJSON() as K8sObject | null)
-    .filter((o): o is K8sObject => o !== null);
-}
-
+const render = (...set: string[]): K8sObject[] => helmTemplate(helm!, chartDir, { set });
+/** `helm template` of the chart as `release` in namespace "ops-ns". */
+const renderRelease = (release: string): K8sObject[] => helmTemplate(helm!, chartDir, { release });
 /** helm's error output for a render expected to fail. */
-function renderError(...sets: string[]): string {
-  try {
-    render(...sets);
-  } catch (err) {
-    return String((err as { stderr?: unknown }).stderr ?? err);
-  }
-  throw new Error(`helm template ${sets.join(" ")} succeeded; expected it to fail`);
-}
+const renderError = (...set: string[]): string => helmTemplateError(helm!, chartDir, { set });
 
 const kinds = (objs: K8sObject[]) => objs.map((o) => o.kind).sort();
-const ofKind = (objs: K8sObject[], kind: string) => objs.filter((o) => o.kind === kind);
-const names = (objs: K8sObject[], kind: string) =>
-  ofKind(objs, kind)
-    .map((o) => o.metadata.name)
-    .sort();
+const names = namesOf;
 
 /** The one object of a kind and name (RBAC objects: with their rules). */
-function named(objs: K8sObject[], kind: string, name: string): K8sObject & { rules: unknown[] } {
-  const found = ofKind(objs, kind).find((o) => o.metadata.name === name);
-  if (found === undefined) throw new Error(`no ${kind} ${name} among ${names(objs, kind).join(", ")}`);
-  return found as K8sObject & { rules: unknown[] };
-}
+const named = (objs: K8sObject[], kind: string, name: string) =>
+  namedObject(objs, kind, name) as K8sObject & { rules: unknown[] };
+
+/** Every mode the chart has, as --set values: each must render restricted pods and RBAC that covers the CRDs. */
+const MODES: string[][] = [
+  [],
+  ["watchNamespace=apps"],
+  ["replicas=2"],
+  ["leaderElection.enabled=false"],
+  ["metrics.secure=false"],
+  ["metrics.certSecret=metrics-tls", "serviceMonitor.enabled=true"],
+  ["podDisruptionBudget.enabled=true", "priorityClassName=system-cluster-critical"],
+];
 
 /** The one ServiceMonitor. */
 function monitorOf(objs: K8sObject[]) {
@@ -150,11 +103,23 @@ const env = (container: { env: EnvVar[] }, name: string) => container.env.find((
 
 describe.skipIf(helm === undefined)("the chart with helm", () => {
   it("passes helm lint --strict, cluster-wide and namespaced", () => {
-    expect(runHelm(["lint", "--strict", chartDir])).toMatch(/0 chart\(s\) failed/);
-    expect(runHelm(["lint", "--strict", chartDir, "--set", "watchNamespace=apps"])).toMatch(
-      /0 chart\(s\) failed/,
-    );
+    expect(helmLint(helm!, chartDir)).toMatch(/0 chart\(s\) failed/);
+    expect(helmLint(helm!, chartDir, ["watchNamespace=apps"])).toMatch(/0 chart\(s\) failed/);
   });
+
+  it.each(MODES.map((set) => ({ set, mode: set.join(" ") || "(defaults)" })))(
+    "renders pods that pass Pod Security restricted, standard labels and RBAC for EtcdCluster: $mode",
+    ({ set }) => {
+      const objs = render(...set);
+      const pods = podSpecs(objs);
+      expect(pods.map((p) => p.owner)).toEqual(["Deployment ops-etcd-operator"]);
+      expect(pods.flatMap((p) => restrictedViolations(p.owner, p.spec))).toEqual([]);
+      expect(missingPermissions(objs, crdPermissions(crds))).toEqual([]);
+      expect(
+        missingStandardLabels(objs, { name: "etcd-operator", instance: "ops", chart: "etcd-operator-0.1.0" }),
+      ).toEqual([]);
+    },
+  );
 
   it("renders the cluster-wide operator by default", () => {
     const objs = render();
@@ -204,14 +169,6 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
       name: "etcdclusters.etcd.capstan.dev",
       annotations: { "helm.sh/resource-policy": "keep" },
     });
-    for (const o of objs.filter((o) => o.kind !== "CustomResourceDefinition")) {
-      expect(o.metadata.labels).toMatchObject({
-        "app.kubernetes.io/name": "etcd-operator",
-        "app.kubernetes.io/instance": "ops",
-        "app.kubernetes.io/managed-by": "Helm",
-        "helm.sh/chart": "etcd-operator-0.1.0",
-      });
-    }
   });
 
   it("renders a Role and RoleBinding in the watched namespace in namespaced mode", () => {

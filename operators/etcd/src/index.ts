@@ -1,6 +1,6 @@
 // @capstan/etcd-operator: the EtcdCluster API, the membership planner, the pure manifest builders, the etcd client
 // and the controller.
-export * from "./api/crd-yaml.ts";
+export * from "./api/crds.ts";
 export * from "./api/etcd-cluster.ts";
 export * from "./desired/cluster-objects.ts";
 export * from "./desired/member-pod.ts";

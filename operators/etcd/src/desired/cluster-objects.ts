@@ -18,6 +18,7 @@ import {
   memberLabels,
   PEER_PORT,
   peerServiceName,
+  SEED_CLAIM_ANNOTATION,
   selectorLabels,
 } from "./names.ts";
 
@@ -38,6 +39,7 @@ function owned<T extends KubeObject>(cluster: EtcdCluster, obj: T): T {
 export function memberDataClaim(
   cluster: EtcdCluster,
   member: string,
+  options: { seed?: boolean } = {},
 ): PersistentVolumeClaimObject | undefined {
   const { storage } = cluster.spec;
   if (storage.ephemeral === true) return undefined;
@@ -48,6 +50,7 @@ export function memberDataClaim(
       name: dataClaimName(member),
       namespace: clusterRef(cluster).namespace,
       labels: memberLabels(cluster, member),
+      ...(options.seed === true ? { annotations: { [SEED_CLAIM_ANNOTATION]: "true" } } : {}),
     },
     spec: {
       accessModes: ["ReadWriteOnce"],

@@ -12,6 +12,8 @@ export const METRICS_PORT = 2381;
 export const CLUSTER_LABEL = "etcd.capstan.dev/cluster";
 /** Label carrying the member's name on its pod and volume claim. */
 export const MEMBER_LABEL = "etcd.capstan.dev/member";
+/** On a data claim made for a seed member: if the operator stops before the seed's pod exists, CreateSeed resumes on it. */
+export const SEED_CLAIM_ANNOTATION = "etcd.capstan.dev/seed";
 
 /** The app.kubernetes.io/managed-by value on every object the operator creates. */
 export const MANAGED_BY = "capstan-etcd-operator";

@@ -1,29 +1,20 @@
 // Tests of the etcd client against a real 3-member etcd cluster on 127.0.0.1 (skipped when the binary is missing).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EtcdClient, EtcdError, memberIdToHex } from "./etcd-client.ts";
-import { freePort, haveLocalEtcd, LocalEtcd, type LocalMember, localEtcdBinary } from "./local-etcd.ts";
+import {
+  eventually,
+  freePort,
+  haveLocalEtcd,
+  LocalEtcd,
+  type LocalMember,
+  localEtcdBinary,
+} from "./local-etcd.ts";
 
 const available = haveLocalEtcd();
 if (!available) {
   console.warn(
     `etcd-client tests skipped: ${localEtcdBinary()} is missing; run e2e/cluster/local/build.sh etcd to build it`,
   );
-}
-
-/** Polls `check` until it returns a value other than undefined (or stops throwing); gives up after `ms`. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}: ${String(last ?? "not yet")}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 /**

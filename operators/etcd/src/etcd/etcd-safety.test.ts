@@ -5,26 +5,10 @@
 import { rm } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { EtcdClient, EtcdError } from "./etcd-client.ts";
-import { haveLocalEtcd, LocalEtcd, type LocalMemberSpec, localEtcdBinary } from "./local-etcd.ts";
+import { eventually, haveLocalEtcd, LocalEtcd, type LocalMemberSpec, localEtcdBinary } from "./local-etcd.ts";
 
 const available = haveLocalEtcd();
 if (!available) console.warn(`etcd safety tests skipped: ${localEtcdBinary()} is missing`);
-
-/** Polls `check` until it returns a value other than undefined (or stops throwing); gives up after `ms`. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}: ${String(last ?? "not yet")}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 describe.skipIf(!available)("etcd under the operator's safety rules", () => {
   let etcd: LocalEtcd | undefined;

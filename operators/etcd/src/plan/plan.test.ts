@@ -637,6 +637,43 @@ const safetyCases: Case[] = [
     { type: "StartMemberPod", name: "demo-a", reason: "PodMissing" },
   ],
   [
+    "the seed's claim was made but not its pod (the operator stopped between the two): start the seed on it",
+    spec(),
+    {
+      etcd: { reachable: false, error: "no member pod has an IP address" },
+      pods: [],
+      volumes: ["demo-a"],
+      seedVolumes: ["demo-a"],
+      bootstrapped: false,
+    },
+    { type: "CreateSeed", name: "demo-a" },
+  ],
+  [
+    "a seed claim beside other members' claims: restart on the data, never a new seed",
+    spec(),
+    {
+      etcd: { reachable: false, error: "no member pod has an IP address" },
+      pods: [],
+      volumes: ["demo-a", "demo-b"],
+      seedVolumes: ["demo-a"],
+      bootstrapped: false,
+    },
+    { type: "StartMemberPod", name: "demo-a", reason: "PodMissing" },
+  ],
+  [
+    "a seed claim of a bootstrapped cluster (status kept): a restart on its data, not a new seed",
+    spec({ replicas: 1 }),
+    {
+      etcd: { reachable: false, error: "no member pod has an IP address" },
+      pods: [],
+      volumes: ["demo-a"],
+      seedVolumes: ["demo-a"],
+      bootstrapped: true,
+      knownMembers: ["demo-a"],
+    },
+    { type: "StartMemberPod", name: "demo-a", reason: "PodMissing" },
+  ],
+  [
     "status lost and every restarted member found an empty data directory: Degraded, nothing deleted",
     spec(),
     {

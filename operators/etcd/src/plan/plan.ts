@@ -87,6 +87,8 @@ export interface Observed {
   pods: ObservedPod[];
   /** Member names whose data PersistentVolumeClaim exists. */
   volumes: string[];
+  /** Of those, the claims made for a seed member (annotated when CreateSeed made them). */
+  seedVolumes?: string[];
   /** The cluster was bootstrapped once (status.clusterID is set). */
   bootstrapped: boolean;
   /** Names of the members the operator last saw (status.members): their pods are restarted even without quorum. */
@@ -183,8 +185,9 @@ export function quorum(voters: number): number {
  *     last seen on) a known member whose pod is gone but whose data volume is kept -> StartMemberPod (restarting a
  *     member on its own data is always safe and is how a cluster whose pods all went away comes back), else
  *     QuorumLost. Never bootstrapped (no status.clusterID): data claims exist -> the same restart on them (a lost
- *     status must never lead to a second cluster: no seed while any owned data claim exists); pods exist -> Wait
- *     for the seed; nothing -> CreateSeed.
+ *     status must never lead to a second cluster: no seed while any owned data claim exists, except the seed's
+ *     own claim when it is the only one and has no pod: CreateSeed again on it); pods exist -> Wait for the
+ *     seed; nothing -> CreateSeed.
  *  3. A member answers with another cluster ID than the one recorded -> Degraded naming both; nothing is done.
  *  4. Fewer healthy voters than a quorum -> the same restart of a started member on its kept data (version
  *     gate first), else QuorumLost: nothing is removed, added or deleted.
@@ -243,6 +246,22 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
           message: `no etcd member answers (${etcd.error}); nothing is removed until a quorum is back`,
         }
       );
+    }
+    const seed = observed.volumes.length === 1 ? observed.volumes[0] : undefined;
+    if (
+      seed !== undefined &&
+      observed.pods.length === 0 &&
+      (observed.terminating ?? []).length === 0 &&
+      (observed.seedVolumes ?? []).includes(seed)
+    ) {
+      // The only claim is a seed's whose pod was never made (the operator stopped between the two), or a one-member
+      // cluster's seed: starting it as a new cluster is safe either way, because etcd ignores the bootstrap flags
+      // when the data directory holds a member and resumes that member.
+      return {
+        type: "CreateSeed",
+        name: seed,
+        message: `starting seed member ${seed} on its claim, made by an earlier CreateSeed`,
+      };
     }
     if (observed.volumes.length > 0) {
       // status.clusterID is lost but the members' data is not: bring the same cluster back from its data

@@ -2,6 +2,7 @@ import type { Client, KubeObject } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
 import type { PodObject } from "../desired/member-pod.ts";
+import { SEED_CLAIM_ANNOTATION } from "../desired/names.ts";
 import type { EtcdClient, EtcdMember } from "../etcd/etcd-client.ts";
 import { act, memberIdToDecimal } from "./act.ts";
 import type { Observation } from "./observe.ts";
@@ -135,6 +136,9 @@ describe("act", () => {
       "create PersistentVolumeClaim demo-a-data",
       "create Pod demo-a",
     ]);
+    // The claim says it is a seed's: if the operator stops before the pod is made, the planner resumes the seed.
+    const claim = api.calls[0]?.body as { metadata: { annotations?: Record<string, string> } };
+    expect(claim.metadata.annotations?.[SEED_CLAIM_ANNOTATION]).toBe("true");
     const args = argsOf(api.calls[1]?.body);
     expect(args).toContain("--initial-cluster-state=new");
     expect(args).toContain("--initial-cluster=demo-a=http://demo-a.demo-peer.ns.svc:2380");

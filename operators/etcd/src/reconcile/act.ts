@@ -43,9 +43,13 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
   const call = ctx.signal === undefined ? {} : { signal: ctx.signal };
   switch (step.type) {
     case "CreateSeed":
-      return startMember(ctx, step.name, "new", [
-        { name: step.name, peerURL: peerURL(ctx.cluster, step.name) },
-      ]);
+      return startMember(
+        ctx,
+        step.name,
+        "new",
+        [{ name: step.name, peerURL: peerURL(ctx.cluster, step.name) }],
+        { seed: true },
+      );
     case "StartMemberPod": {
       if (step.reason === "PodMissing") {
         // A restart on its data: only itself in --initial-cluster. etcd ignores the flag when its data is there;
@@ -139,6 +143,7 @@ async function startMember(
   name: string,
   state: "new" | "existing",
   initialCluster: { name: string; peerURL: string }[],
+  claimOptions: { seed?: boolean } = {},
 ): Promise<ActResult> {
   const old = ctx.obs.pods.get(name);
   if (old !== undefined) {
@@ -151,7 +156,7 @@ async function startMember(
     };
   }
   const { namespace } = clusterRef(ctx.cluster);
-  const claim = memberDataClaim(ctx.cluster, name);
+  const claim = memberDataClaim(ctx.cluster, name, claimOptions);
   if (claim !== undefined && !ctx.obs.claims.has(name)) {
     await ctx.client
       .create(PersistentVolumeClaim, claim, ctx.signal === undefined ? {} : { signal: ctx.signal })

@@ -2,6 +2,7 @@ import type { Cache, Kind, KubeObject } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
 import { POD_TEMPLATE_HASH_ANNOTATION, type PodObject, podTemplateHash } from "../desired/member-pod.ts";
+import { SEED_CLAIM_ANNOTATION } from "../desired/names.ts";
 import { type EtcdClient, EtcdError, type EtcdMember, type EtcdStatus } from "../etcd/etcd-client.ts";
 import { observe } from "./observe.ts";
 
@@ -98,6 +99,28 @@ const member = (name: string, id: string, o: Partial<EtcdMember> = {}): EtcdMemb
 });
 
 describe("observe", () => {
+  it("lists the members' claims and, of those, the seed claims (made by CreateSeed)", async () => {
+    const claim = (member: string, seed: boolean): KubeObject =>
+      ({
+        apiVersion: "v1",
+        kind: "PersistentVolumeClaim",
+        metadata: {
+          name: `${member}-data`,
+          namespace: "ns",
+          labels: labels(member),
+          ownerReferences: owner(),
+          ...(seed ? { annotations: { [SEED_CLAIM_ANNOTATION]: "true" } } : {}),
+        },
+      }) as KubeObject;
+    const { observed } = await observe(
+      cluster,
+      cacheOf([claim("demo-a", true), claim("demo-b", false)]),
+      fakeEtcd([], {}),
+    );
+    expect(observed.volumes.sort()).toEqual(["demo-a", "demo-b"]);
+    expect(observed.seedVolumes).toEqual(["demo-a"]);
+  });
+
   it("joins etcd's members with their pods: health, leader, versions, learners, names from peer URLs", async () => {
     const seen: string[][] = [];
     const cache = cacheOf([

@@ -13,6 +13,7 @@ import {
   clusterRef,
   MEMBER_LABEL,
   memberNameFromPeerURL,
+  SEED_CLAIM_ANNOTATION,
   selectorLabels,
 } from "../desired/names.ts";
 import { EtcdClient, type EtcdMember, memberIdToHex } from "../etcd/etcd-client.ts";
@@ -160,6 +161,9 @@ export async function observe(
   };
   const bootstrapped = cluster.status?.clusterID !== undefined;
   const volumes = [...claims.keys()];
+  const seedVolumes = [...claims.entries()]
+    .filter(([, c]) => c.metadata.annotations?.[SEED_CLAIM_ANNOTATION] === "true")
+    .map(([name]) => name);
   const knownMembers = (cluster.status?.members ?? []).map((m) => m.name);
   const known = {
     ...(cluster.status?.clusterID === undefined ? {} : { knownClusterID: cluster.status.clusterID }),
@@ -173,6 +177,7 @@ export async function observe(
         etcd: { reachable: false, error: "no member pod has an IP address" },
         pods: observedPods,
         volumes,
+        seedVolumes,
         bootstrapped,
         knownMembers,
         ...known,
@@ -192,6 +197,7 @@ export async function observe(
         etcd: { reachable: false, error: err instanceof Error ? err.message : String(err) },
         pods: observedPods,
         volumes,
+        seedVolumes,
         bootstrapped,
         knownMembers,
         ...known,
@@ -284,6 +290,7 @@ export async function observe(
       etcd: { reachable: true, members, clusterID, ...(alarms === undefined ? {} : { alarms }) },
       pods: observedPods,
       volumes,
+      seedVolumes,
       bootstrapped,
       knownMembers,
       learnerProgress,

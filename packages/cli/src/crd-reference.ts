@@ -1,10 +1,15 @@
-// Renders a CRD as the markdown reference in docs/operators/etcd.md, so the documented API is the schema itself.
+// Renders a CRD as the Markdown reference in an operator's docs page, so the documented API is the schema itself.
 import type { CustomResourceDefinitionObject, JSONSchemaProps } from "@capstan/core";
 
-/** First line of the generated block in a markdown page. */
-export const BEGIN_MARKER = "<!-- BEGIN GENERATED: EtcdCluster reference -->";
-/** Last line of the generated block in a markdown page. */
-export const END_MARKER = "<!-- END GENERATED: EtcdCluster reference -->";
+/** The line that opens the generated reference of `kind` in a Markdown page. */
+export function beginMarker(kind: string): string {
+  return `<!-- BEGIN GENERATED: ${kind} reference -->`;
+}
+
+/** The line that closes the generated reference of `kind` in a Markdown page. */
+export function endMarker(kind: string): string {
+  return `<!-- END GENERATED: ${kind} reference -->`;
+}
 
 /** Root properties every object has; the reference skips them. */
 const STANDARD_ROOT_FIELDS = new Set(["apiVersion", "kind", "metadata"]);
@@ -29,14 +34,12 @@ interface Level {
  * The markdown reference of `crd`: names, subresources and printer columns, one table per object level of
  * `spec` and `status` (path, type, default, bounds, description), and every CEL rule with its message. The text
  * is what Biome's markdown formatter would write (aligned tables, blank lines around blocks), and depends only
- * on `crd`, so it can be committed and compared. It excludes the markers; {@link spliceGeneratedBlock} adds them.
+ * on `crd` and `source` (what it is generated from, named in a first comment line), so it can be committed and
+ * compared. It excludes the markers; {@link spliceGeneratedBlock} adds them.
  */
-export function renderCrdReference(crd: CustomResourceDefinitionObject): string {
+export function renderCrdReference(crd: CustomResourceDefinitionObject, source: string): string {
   const { names, group, scope } = crd.spec;
-  const out: string[] = [
-    "<!-- Generated from operators/etcd/src/api by operators/etcd/scripts/gen-docs.ts (npm run gen:docs); do not edit. -->",
-    "",
-  ];
+  const out: string[] = [`<!-- Generated from ${source} by capstan crd; do not edit. -->`, ""];
   for (const version of crd.spec.versions) {
     const root = version.schema?.openAPIV3Schema ?? {};
     const apiVersion = `${group}/${version.name}`;
@@ -113,26 +116,27 @@ export function renderCrdReference(crd: CustomResourceDefinitionObject): string 
 }
 
 /**
- * `doc` with the text between {@link BEGIN_MARKER} and {@link END_MARKER} replaced by `block`; throws when the
- * markers are missing or out of order, naming them.
+ * `doc` with the text between the markers of `kind` ({@link beginMarker}, {@link endMarker}) replaced by `block`;
+ * throws when the markers are missing or out of order, naming them.
  */
-export function spliceGeneratedBlock(doc: string, block: string): string {
-  const { start, end } = markerOffsets(doc);
-  return `${doc.slice(0, start)}${BEGIN_MARKER}\n${block}${doc.slice(end)}`;
+export function spliceGeneratedBlock(doc: string, kind: string, block: string): string {
+  const { start, end } = markerOffsets(doc, kind);
+  return `${doc.slice(0, start)}${beginMarker(kind)}\n${block}${doc.slice(end)}`;
 }
 
-/** The text between the markers of `doc` (what {@link renderCrdReference} produced when it was generated). */
-export function extractGeneratedBlock(doc: string): string {
-  const { start, end } = markerOffsets(doc);
-  return doc.slice(start + BEGIN_MARKER.length + 1, end);
+/** The text between the markers of `kind` in `doc` (what {@link renderCrdReference} produced when generated). */
+export function extractGeneratedBlock(doc: string, kind: string): string {
+  const { start, end } = markerOffsets(doc, kind);
+  return doc.slice(start + beginMarker(kind).length + 1, end);
 }
 
-function markerOffsets(doc: string): { start: number; end: number } {
-  const start = doc.indexOf(`${BEGIN_MARKER}\n`);
-  const end = doc.indexOf(END_MARKER, start + 1);
+function markerOffsets(doc: string, kind: string): { start: number; end: number } {
+  const begin = beginMarker(kind);
+  const start = doc.indexOf(`${begin}\n`);
+  const end = doc.indexOf(endMarker(kind), start + 1);
   if (start < 0 || end < 0) {
     throw new Error(
-      `the page must contain a line "${BEGIN_MARKER}" followed later by a line "${END_MARKER}"`,
+      `the page must contain a line "${begin}" followed later by a line "${endMarker(kind)}", where the ${kind} reference goes`,
     );
   }
   return { start, end };

@@ -1,0 +1,99 @@
+// The `capstan` command line: parses arguments (node:util parseArgs) and runs a command; main.ts calls it.
+import { relative, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { formatDrift, planCrdFiles, planDrift, writePlan } from "./crd-files.ts";
+
+/** Where a command writes and where it runs. */
+export interface CliIo {
+  cwd: string;
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+const USAGE = `Usage: capstan <command> [options]
+
+Commands:
+  crd    Generate an operator's CRD YAML, Markdown reference and chart CRD copies from its schema
+
+Run "capstan <command> --help" for a command's options.
+`;
+
+const CRD_USAGE = `Usage: capstan crd [--check] [--dir <path>]
+
+Reads the "capstan" field of the operator's package.json:
+  "capstan": {
+    "crds": "./src/api/crds.ts",                 module exporting "crds": CustomResourceDefinition objects
+    "crdDir": "./crds",                          optional (default ./crds): <plural>.<group>.yaml per CRD
+    "docs": "../../docs/operators/<name>.md",    optional: page with each kind's reference between
+                                                 <!-- BEGIN GENERATED: <Kind> reference --> and
+                                                 <!-- END GENERATED: <Kind> reference -->
+    "chart": "../../charts/<name>-operator"      optional: chart whose templates/crds/ gets each CRD
+  }                                              behind crds.enabled, with helm.sh/resource-policy: keep
+and writes every file that differs from what the schema generates; .yaml files in crds/ and the chart's
+templates/crds/ that no declared CRD generates are removed.
+
+Options:
+  --check         Write nothing; exit 1 naming each missing, stale or unexpected file (for CI)
+  --dir <path>    The operator package (default: the current directory)
+  -h, --help      Show this help
+`;
+
+/** Runs `capstan <argv>`; resolves to the exit code (0 ok, 1 drift found by --check, 2 usage or input error). */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+    (command === undefined ? io.err : io.out)(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  try {
+    switch (command) {
+      case "crd":
+        return await crd(rest, io);
+      default:
+        io.err(`capstan: unknown command "${command}"\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (err) {
+    io.err(`capstan ${command}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+}
+
+async function crd(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      check: { type: "boolean", default: false },
+      dir: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) {
+    io.out(CRD_USAGE);
+    return 0;
+  }
+  const dir = resolve(io.cwd, values.dir ?? ".");
+  const plan = await planCrdFiles(dir);
+  const kinds = plan.crds.map((c) => c.spec.names.kind).join(", ");
+  if (values.check) {
+    const drift = planDrift(plan);
+    if (drift.length === 0) {
+      io.out(`capstan crd: ${plan.files.length} generated files of ${kinds} are current\n`);
+      return 0;
+    }
+    for (const d of drift) io.err(`${formatDrift(d, io.cwd)}\n`);
+    io.err(
+      `capstan crd --check: ${drift.length} file(s) differ from the schema: run capstan crd in ${dir}\n`,
+    );
+    return 1;
+  }
+  const { written, removed } = writePlan(plan);
+  for (const path of written) io.out(`wrote ${relative(io.cwd, path)}\n`);
+  for (const path of removed) io.out(`removed ${relative(io.cwd, path)}\n`);
+  if (written.length + removed.length === 0) {
+    io.out(`capstan crd: ${plan.files.length} generated files of ${kinds} are current\n`);
+  }
+  return 0;
+}

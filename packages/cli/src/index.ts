@@ -1,0 +1,24 @@
+// @capstan/cli: the library behind the `capstan` command (CRD YAML, Markdown reference, chart copies, drift).
+// The chart-test helpers are in @capstan/cli/chart.
+export { runCli } from "./cli.ts";
+export { type OperatorConfig, readOperatorConfig } from "./config.ts";
+export {
+  type CrdPlan,
+  crdDrift,
+  type Drift,
+  formatDrift,
+  type GeneratedFile,
+  loadCrds,
+  planCrdFiles,
+  planDrift,
+  writePlan,
+} from "./crd-files.ts";
+export {
+  beginMarker,
+  endMarker,
+  extractGeneratedBlock,
+  renderCrdReference,
+  spliceGeneratedBlock,
+} from "./crd-reference.ts";
+export { crdFileName, renderChartCrd, renderCrdYaml } from "./crd-yaml.ts";
+export { textDiff } from "./text-diff.ts";
