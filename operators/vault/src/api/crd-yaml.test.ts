@@ -1,0 +1,27 @@
+// The generated CRD files (crds/*.yaml) are what `capstan crd` writes from the schema, and the committed YAML
+// parses back to the CRD object.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { crdDrift, formatDrift } from "@capstan/cli";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { crds } from "./crds.ts";
+import { vaultClusterCrd } from "./vault-cluster.ts";
+
+const packageDir = fileURLToPath(new URL("../../", import.meta.url));
+
+describe("generated CRD files", () => {
+  it("are current (npm run gen:crd rewrites them)", async () => {
+    const drift = await crdDrift(packageDir);
+    expect(drift.map((d) => formatDrift(d, packageDir))).toEqual([]);
+  });
+
+  it("declare the VaultCluster CRD, and crds/ parses back to it", () => {
+    expect(crds.map((c) => c.metadata.name)).toEqual(["vaultclusters.vault.capstan.dev"]);
+    const committed = readFileSync(
+      new URL("../../crds/vaultclusters.vault.capstan.dev.yaml", import.meta.url),
+      "utf8",
+    );
+    expect(parse(committed)).toEqual(vaultClusterCrd());
+  });
+});

@@ -1,0 +1,417 @@
+// Pure builders of everything a VaultCluster owns: pods (restricted Pod Security, certificate reloader sidecar,
+// health probes), data claims, the three Services, the Vault JSON config, the PodDisruptionBudget and the Secrets.
+import {
+  type ConfigMap,
+  type KubeObject,
+  type ObjectOf,
+  type PersistentVolumeClaim,
+  type Pod,
+  type PodDisruptionBudget,
+  type Secret,
+  type Service,
+  setControllerReference,
+  stableHash,
+} from "@capstan/core";
+import { OPERATOR_OWNED_CONFIG_KEYS, type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
+import { quorum, vaultImage } from "../plan/plan.ts";
+import {
+  API_PORT,
+  activeServiceName,
+  CLUSTER_PORT,
+  claimName,
+  clientServiceName,
+  clusterLabels,
+  clusterRef,
+  configMapName,
+  internalServiceName,
+  keysSecretName,
+  podApiAddr,
+  podClusterAddr,
+  STATE_LABEL,
+  selectorLabels,
+  tlsSecretName,
+} from "./names.ts";
+
+export type PodObject = ObjectOf<typeof Pod>;
+export type PersistentVolumeClaimObject = ObjectOf<typeof PersistentVolumeClaim>;
+export type ServiceObject = ObjectOf<typeof Service>;
+export type ConfigMapObject = ObjectOf<typeof ConfigMap>;
+export type SecretObject = ObjectOf<typeof Secret>;
+export type PodDisruptionBudgetObject = ObjectOf<typeof PodDisruptionBudget>;
+type PodSpec = NonNullable<PodObject["spec"]>;
+type Affinity = NonNullable<PodSpec["affinity"]>;
+
+/** Where the raft data lives in the pod. */
+export const DATA_DIR = "/vault/data";
+/** Where vault.json is mounted. */
+export const CONFIG_DIR = "/vault/config";
+/** Where the listener certificate (tls.crt, tls.key, ca.crt) is mounted. */
+export const TLS_DIR = "/vault/tls";
+/** UID the vault user has in the image (and the reloader runs as, to be allowed to signal vault). */
+export const VAULT_UID = 100;
+/** GID owning the mounted volumes. */
+export const VAULT_GID = 1000;
+/** Default image of the certificate reloader sidecar (operator flag --reloader-image). */
+export const DEFAULT_RELOADER_IMAGE = "busybox:1.37";
+/** Annotation on a pod: the {@link podTemplateHash} it was built from. */
+export const POD_TEMPLATE_HASH_ANNOTATION = "vault.capstan.dev/pod-template-hash";
+/** Requests of the vault container when spec.podTemplate.resources is unset (never BestEffort). */
+export const DEFAULT_RESOURCES = { requests: { cpu: "100m", memory: "128Mi" } };
+
+/** Readiness: 200 only when unsealed (active or standby); sealed 503 and uninitialized 501 are not ready. */
+export const READINESS_PATH = "/v1/sys/health?standbyok=true&perfstandbyok=true";
+/** Liveness: a sealed or uninitialized vault is alive (204); only a vault that does not answer is restarted. */
+export const LIVENESS_PATH = "/v1/sys/health?standbyok=true&perfstandbyok=true&sealedcode=204&uninitcode=204";
+
+/** Settings of the operator process that shape the pods. */
+export interface PodSettings {
+  /** Image of the certificate reloader sidecar. */
+  reloaderImage: string;
+}
+
+function owned<T extends KubeObject>(cluster: VaultCluster, obj: T): T {
+  setControllerReference(cluster, VaultClusterKind, obj);
+  return obj;
+}
+
+function meta(cluster: VaultCluster, name: string, labels = clusterLabels(cluster)) {
+  return { name, namespace: clusterRef(cluster).namespace, labels };
+}
+
+/**
+ * The Vault server configuration (vault.json): spec.config merged under what the operator owns (the listener with
+ * the mounted certificate, raft storage in /vault/data, disable_mlock). node_id, api_addr and cluster_addr are
+ * per pod and come from VAULT_RAFT_NODE_ID, VAULT_API_ADDR and VAULT_CLUSTER_ADDR. Throws on an owned key.
+ */
+export function vaultConfig(cluster: VaultCluster): Record<string, unknown> {
+  const extra = cluster.spec.config ?? {};
+  const owned = Object.keys(extra).filter((k) => OPERATOR_OWNED_CONFIG_KEYS.includes(k));
+  if (owned.length > 0) {
+    throw new Error(
+      `VaultCluster ${clusterRef(cluster).name}: spec.config must not set ${owned.join(", ")} (set by the operator)`,
+    );
+  }
+  return {
+    ui: false,
+    ...extra,
+    disable_mlock: true,
+    listener: [
+      {
+        tcp: {
+          address: `0.0.0.0:${API_PORT}`,
+          cluster_address: `0.0.0.0:${CLUSTER_PORT}`,
+          tls_cert_file: `${TLS_DIR}/tls.crt`,
+          tls_key_file: `${TLS_DIR}/tls.key`,
+          tls_min_version: "tls12",
+        },
+      },
+    ],
+    storage: { raft: { path: DATA_DIR } },
+  };
+}
+
+/** The ConfigMap `<name>-config` with vault.json. */
+export function configMap(cluster: VaultCluster): ConfigMapObject {
+  return owned<ConfigMapObject>(cluster, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: meta(cluster, configMapName(cluster)),
+    data: { "vault.json": `${JSON.stringify(vaultConfig(cluster), null, 2)}\n` },
+  });
+}
+
+/**
+ * A short hash of what shapes a pod besides its image: spec.podTemplate, spec.config, the TLS Secret's name and the
+ * reloader image. A pod whose annotation differs is restarted on its data, one at a time. The version is not in
+ * it: a version change is a rolling upgrade made in place.
+ */
+export function podTemplateHash(cluster: VaultCluster, settings: PodSettings): string {
+  return stableHash({
+    podTemplate: cluster.spec.podTemplate ?? {},
+    config: cluster.spec.config ?? {},
+    tlsSecret: tlsSecretName(cluster),
+    reloaderImage: settings.reloaderImage,
+  });
+}
+
+/** The reloader's script: SIGHUP to vault when the mounted certificate or key changes (checked every 10 s). */
+export const RELOADER_SCRIPT = `last=""
+while true; do
+  cur="$(cat ${TLS_DIR}/tls.crt ${TLS_DIR}/tls.key 2>/dev/null | md5sum)"
+  if [ -n "$last" ] && [ "$cur" != "$last" ]; then
+    if pkill -HUP -x vault; then echo "certificate changed: sent SIGHUP to vault"; fi
+  fi
+  last="$cur"
+  sleep 10
+done
+`;
+
+const restrictedContainer = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  capabilities: { drop: ["ALL"] },
+  seccompProfile: { type: "RuntimeDefault" },
+};
+
+/** The pod `<name>-<ordinal>`; `image` defaults to spec's (a pod not yet upgraded keeps its own). */
+export function vaultPod(
+  cluster: VaultCluster,
+  pod: string,
+  settings: PodSettings,
+  image?: string,
+): PodObject {
+  const template = cluster.spec.podTemplate ?? {};
+  const probe = (path: string, periodSeconds: number, failureThreshold: number) => ({
+    httpGet: { path, port: "https", scheme: "HTTPS" },
+    periodSeconds,
+    timeoutSeconds: 3,
+    failureThreshold,
+  });
+  const spec: PodSpec = {
+    hostname: pod,
+    subdomain: internalServiceName(cluster),
+    shareProcessNamespace: true,
+    restartPolicy: "Always",
+    enableServiceLinks: false,
+    automountServiceAccountToken: false,
+    terminationGracePeriodSeconds: 30,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: VAULT_UID,
+      runAsGroup: VAULT_GID,
+      fsGroup: VAULT_GID,
+      seccompProfile: { type: "RuntimeDefault" },
+    },
+    containers: [
+      {
+        name: "vault",
+        image: image ?? vaultImage(cluster.spec),
+        command: ["vault"],
+        args: ["server", `-config=${CONFIG_DIR}/vault.json`],
+        env: [
+          { name: "VAULT_RAFT_NODE_ID", value: pod },
+          { name: "VAULT_API_ADDR", value: podApiAddr(cluster, pod) },
+          { name: "VAULT_CLUSTER_ADDR", value: podClusterAddr(cluster, pod) },
+          // For `vault` CLI calls inside the pod (kubectl exec).
+          { name: "VAULT_ADDR", value: `https://127.0.0.1:${API_PORT}` },
+          { name: "VAULT_CACERT", value: `${TLS_DIR}/ca.crt` },
+          { name: "HOME", value: "/tmp" },
+        ],
+        ports: [
+          { name: "https", containerPort: API_PORT },
+          { name: "cluster", containerPort: CLUSTER_PORT },
+        ],
+        resources: resources(template.resources ?? DEFAULT_RESOURCES),
+        terminationMessagePolicy: "FallbackToLogsOnError",
+        startupProbe: probe(LIVENESS_PATH, 2, 60),
+        livenessProbe: probe(LIVENESS_PATH, 10, 6),
+        readinessProbe: probe(READINESS_PATH, 3, 2),
+        securityContext: restrictedContainer,
+        volumeMounts: [
+          { name: "data", mountPath: DATA_DIR },
+          { name: "config", mountPath: CONFIG_DIR, readOnly: true },
+          { name: "tls", mountPath: TLS_DIR, readOnly: true },
+          { name: "tmp", mountPath: "/tmp" },
+        ],
+      },
+      {
+        name: "reloader",
+        image: settings.reloaderImage,
+        command: ["sh", "-c", RELOADER_SCRIPT],
+        resources: { requests: { cpu: "5m", memory: "8Mi" }, limits: { memory: "32Mi" } },
+        securityContext: { ...restrictedContainer, runAsUser: VAULT_UID },
+        volumeMounts: [{ name: "tls", mountPath: TLS_DIR, readOnly: true }],
+      },
+    ],
+    volumes: [
+      { name: "data", persistentVolumeClaim: { claimName: claimName(pod) } },
+      { name: "config", configMap: { name: configMapName(cluster) } },
+      {
+        name: "tls",
+        secret: {
+          secretName: tlsSecretName(cluster),
+          defaultMode: 0o440,
+          items: ["tls.crt", "tls.key", "ca.crt"].map((key) => ({ key, path: key })),
+        },
+      },
+      { name: "tmp", emptyDir: {} },
+    ],
+    affinity: (template.affinity as Affinity | undefined) ?? spreadPods(cluster),
+    ...(template.tolerations === undefined ? {} : { tolerations: template.tolerations }),
+    ...(template.nodeSelector === undefined ? {} : { nodeSelector: template.nodeSelector }),
+  };
+  return owned<PodObject>(cluster, {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      ...meta(cluster, pod, {
+        ...template.labels,
+        ...clusterLabels(cluster),
+        "app.kubernetes.io/component": "server",
+      }),
+      annotations: {
+        ...template.annotations,
+        [POD_TEMPLATE_HASH_ANNOTATION]: podTemplateHash(cluster, settings),
+      },
+    },
+    spec,
+  });
+}
+
+/** Default affinity: one pod per node when the scheduler can. */
+function spreadPods(cluster: VaultCluster): Affinity {
+  return {
+    podAntiAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        {
+          weight: 100,
+          podAffinityTerm: {
+            topologyKey: "kubernetes.io/hostname",
+            labelSelector: { matchLabels: selectorLabels(cluster) },
+          },
+        },
+      ],
+    },
+  };
+}
+
+function resources(r: NonNullable<NonNullable<VaultCluster["spec"]["podTemplate"]>["resources"]>) {
+  const strings = (m: Record<string, string | number>) =>
+    Object.fromEntries(Object.entries(m).map(([k, v]) => [k, String(v)]));
+  return {
+    ...(r.limits === undefined ? {} : { limits: strings(r.limits) }),
+    ...(r.requests === undefined ? {} : { requests: strings(r.requests) }),
+  };
+}
+
+/** The data claim `data-<pod>`. */
+export function dataClaim(cluster: VaultCluster, pod: string): PersistentVolumeClaimObject {
+  const { storage } = cluster.spec;
+  return owned<PersistentVolumeClaimObject>(cluster, {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: meta(cluster, claimName(pod), {
+      ...clusterLabels(cluster),
+      "app.kubernetes.io/component": "server",
+    }),
+    spec: {
+      accessModes: ["ReadWriteOnce"],
+      resources: { requests: { storage: storage.size ?? "1Gi" } },
+      ...(storage.storageClassName === undefined ? {} : { storageClassName: storage.storageClassName }),
+    },
+  });
+}
+
+/** The client Service `<name>`: every ready (unsealed) pod. */
+export function clientService(cluster: VaultCluster): ServiceObject {
+  return owned<ServiceObject>(cluster, {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(cluster, clientServiceName(cluster)),
+    spec: {
+      type: "ClusterIP",
+      selector: selectorLabels(cluster),
+      ports: [{ name: "https", port: API_PORT, targetPort: "https" }],
+    },
+  });
+}
+
+/** The Service `<name>-active`: the pod labelled active. */
+export function activeService(cluster: VaultCluster): ServiceObject {
+  return owned<ServiceObject>(cluster, {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(cluster, activeServiceName(cluster)),
+    spec: {
+      type: "ClusterIP",
+      selector: { ...selectorLabels(cluster), [STATE_LABEL]: "active" },
+      ports: [{ name: "https", port: API_PORT, targetPort: "https" }],
+    },
+  });
+}
+
+/** The headless Service `<name>-internal`: pod DNS names, published before pods are ready (raft join). */
+export function internalService(cluster: VaultCluster): ServiceObject {
+  return owned<ServiceObject>(cluster, {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(cluster, internalServiceName(cluster)),
+    spec: {
+      clusterIP: "None",
+      publishNotReadyAddresses: true,
+      selector: selectorLabels(cluster),
+      ports: [
+        { name: "https", port: API_PORT, targetPort: "https" },
+        { name: "cluster", port: CLUSTER_PORT, targetPort: "cluster" },
+      ],
+    },
+  });
+}
+
+/**
+ * The PodDisruptionBudget: minAvailable = quorum(max(spec.replicas, voters)), `voters` being the raft voters that
+ * exist now (scaling in from 5 to 3, the 5 voters still need 3).
+ */
+export function podDisruptionBudget(cluster: VaultCluster, voters = 0): PodDisruptionBudgetObject {
+  return owned<PodDisruptionBudgetObject>(cluster, {
+    apiVersion: "policy/v1",
+    kind: "PodDisruptionBudget",
+    metadata: meta(cluster, clusterRef(cluster).name),
+    spec: {
+      minAvailable: quorum(Math.max(cluster.spec.replicas, voters)),
+      selector: { matchLabels: selectorLabels(cluster) },
+    },
+  });
+}
+
+/** A kubernetes.io/tls Secret (tls.crt, tls.key and, for the server certificate, ca.crt), owned by the cluster. */
+export function tlsSecret(
+  cluster: VaultCluster,
+  name: string,
+  pair: { cert: string; key: string },
+  caCert?: string,
+): SecretObject {
+  return owned<SecretObject>(cluster, {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: meta(cluster, name),
+    type: "kubernetes.io/tls",
+    data: base64Values({
+      "tls.crt": pair.cert,
+      "tls.key": pair.key,
+      ...(caCert === undefined ? {} : { "ca.crt": caCert }),
+    }),
+  });
+}
+
+/** Annotation on the keys Secret: when the operator started PUT /v1/sys/init. */
+export const INIT_STARTED_ANNOTATION = "vault.capstan.dev/init-started";
+/** Annotation on the keys Secret: the cluster_id the keys unseal. */
+export const CLUSTER_ID_ANNOTATION = "vault.capstan.dev/cluster-id";
+
+/**
+ * The keys Secret `<name>-unseal-keys` (unseal-key-0.., root-token, operator-token): owned by the cluster only
+ * when spec.unseal.retainKeysOnDelete is false, so by default it outlives the VaultCluster.
+ */
+export function keysSecret(
+  cluster: VaultCluster,
+  data: Record<string, string>,
+  annotations: Record<string, string>,
+): SecretObject {
+  const secret: SecretObject = {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { ...meta(cluster, keysSecretName(cluster)), annotations },
+    type: "Opaque",
+    data: base64Values(data),
+  };
+  return cluster.spec.unseal.retainKeysOnDelete ? secret : owned(cluster, secret);
+}
+
+/** A Secret's `data` from plain strings. */
+export function base64Values(data: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "utf8").toString("base64")]),
+  );
+}

@@ -1,0 +1,609 @@
+// The Vault planner: from the spec and what the operator observed, the ONE next step to take. Pure: no I/O, no
+// clock (the caller passes `now`), no randomness; the reconciler performs the step and plans again next time.
+import { OPERATOR_OWNED_CONFIG_KEYS, type VaultClusterSpec } from "../api/vault-cluster.ts";
+
+/** What Vault's /v1/sys/health said about one pod, or why it could not be asked. */
+export type PodVault =
+  | {
+      reachable: true;
+      initialized: boolean;
+      sealed: boolean;
+      /** An unsealed node that is not the active one. */
+      standby: boolean;
+      version: string;
+      clusterID?: string;
+    }
+  | { reachable: false; error: string };
+
+/** One Vault pod as Kubernetes and Vault show it. */
+export interface ObservedPod {
+  /** `<cluster>-<ordinal>`; also the raft node ID. */
+  name: string;
+  ordinal: number;
+  /** The pod's Ready condition (readiness means unsealed: see the readiness probe). */
+  ready: boolean;
+  /** The pod runs another image than spec asks for; `image` is the one it runs. */
+  image: string;
+  /** The pod was built from another pod template (podTemplate, config, TLS Secret) than the current one. */
+  templateOutdated?: boolean;
+  /** Since when it is being deleted (deletionTimestamp). */
+  terminatingSince?: Date;
+  /** Since when the scheduler finds no node for it. */
+  unschedulableSince?: Date;
+  /** Since when it is Pending (created and not yet running). */
+  pendingSince?: Date;
+  /** Its vault container cannot pull its image. */
+  imagePullError?: { image: string; reason: string };
+  vault: PodVault;
+}
+
+/** One server of the raft configuration, as the active node reports it. */
+export interface ObservedPeer {
+  nodeID: string;
+  address: string;
+  voter: boolean;
+  leader: boolean;
+}
+
+/** The keys Secret `<name>-unseal-keys` as the operator reads it. */
+export interface ObservedKeys {
+  /** An init was started (the marker the operator writes before PUT /v1/sys/init). */
+  initStartedAt?: Date;
+  /** Number of unseal keys the Secret holds (0: none). */
+  unsealKeys: number;
+  rootToken: boolean;
+  operatorToken: boolean;
+  /** The cluster_id recorded beside the keys (the cluster they unseal). */
+  clusterID?: string;
+}
+
+/** The operator token as the active node judged it (lookup-self), when it was asked. */
+export type ObservedToken =
+  | { valid: true; ttlSeconds: number; periodSeconds: number }
+  | { valid: false; error: string };
+
+/** Everything the planner reads. */
+export interface Observed {
+  /** Pods that exist (including terminating ones), by ordinal. */
+  pods: ObservedPod[];
+  /** Pod names whose data claim exists. */
+  claims: string[];
+  /** The keys Secret, when it exists. */
+  keys?: ObservedKeys;
+  /** The raft configuration, when an active node answered it; else why not. */
+  raft: { servers: ObservedPeer[] } | { error: string };
+  /** The operator token's state, when the keys hold one and an active node was asked. */
+  token?: ObservedToken;
+  /** The cluster_id recorded in status (kept once known). */
+  knownClusterID?: string;
+  /** Number of raft voters last seen (status.raftPeers), to judge quorum when no active node answers. */
+  knownVoters?: number;
+  /** The listener certificate is in place (operator-managed or the user's Secret); else why not. */
+  tls: { ready: true } | { ready: false; reason: string; message: string };
+}
+
+/** Planner settings (tests shorten them). */
+export interface PlanOptions {
+  /** A marker older than this with every pod still uninitialized means the init never reached Vault. */
+  initGraceMs?: number;
+  /** A pod unschedulable this long is reported Degraded. */
+  unschedulableAfterMs?: number;
+  /** A pod still Pending this long (e.g. its claim cannot bind) is reported Degraded. */
+  pendingAfterMs?: number;
+  /** A pod terminating this long is reported Degraded (never force-deleted). */
+  terminatingAfterMs?: number;
+}
+
+/** Defaults of {@link PlanOptions}. */
+export const PLAN_DEFAULTS: Required<PlanOptions> = {
+  initGraceMs: 2 * 60_000,
+  unschedulableAfterMs: 2 * 60_000,
+  pendingAfterMs: 10 * 60_000,
+  terminatingAfterMs: 5 * 60_000,
+};
+
+/** The next step. Every step carries a user-facing message for events and logs. */
+export type Step =
+  /** Create a pod (and its data claim if missing): the first pod, a scale-out, or a pod gone that had data. */
+  | { type: "CreatePod"; pod: string; reason: "Bootstrap" | "ScaleOut" | "Restart"; message: string }
+  /** Write the init-started marker, PUT /v1/sys/init on `pod`, write the keys to the Secret. */
+  | { type: "InitVault"; pod: string; message: string }
+  /** Submit the unseal keys to a sealed pod. */
+  | { type: "Unseal"; pod: string; message: string }
+  /** POST /v1/sys/storage/raft/join on an uninitialized pod, towards the active pod `leader`. */
+  | { type: "JoinRaft"; pod: string; leader: string; message: string }
+  /** Remove the raft peer `nodeID` through the active pod `via`. */
+  | {
+      type: "RemovePeer";
+      nodeID: string;
+      via: string;
+      reason: "ScaleIn" | "DataLost" | "Orphan";
+      message: string;
+    }
+  /** Delete a pod (and, on scale-in, its claim): only once its peer is out of the raft configuration. */
+  | { type: "DeletePod"; pod: string; deleteClaim: boolean; reason: "ScaleIn" | "Restart"; message: string }
+  /** PUT /v1/sys/step-down on the active pod, before it is removed, upgraded or restarted. */
+  | { type: "StepDown"; pod: string; message: string }
+  /** Change one pod's image to spec's (the kubelet restarts vault on its data; it comes back sealed). */
+  | { type: "UpgradePod"; pod: string; from: string; to: string; message: string }
+  /** With the root token: write the operator policy, create the operator's periodic orphan token, keep it. */
+  | { type: "BootstrapToken"; pod: string; message: string }
+  /** Revoke the initial root token and drop it from the Secret (spec.unseal.keepRootToken false). */
+  | { type: "RevokeRootToken"; pod: string; message: string }
+  /** Renew the operator token (less than half of its period left). */
+  | { type: "RenewToken"; pod: string; message: string }
+  /** Nothing safe to do now; plan again later. */
+  | { type: "Wait"; reason: string; message: string }
+  /** Something only a human can resolve; nothing is done until it changes. */
+  | { type: "Degraded"; reason: string; message: string; pods?: string[] }
+  /** The cluster matches the spec. */
+  | { type: "InSync"; message: string };
+
+/** Votes needed for a quorum among `voters`. */
+export function quorum(voters: number): number {
+  return Math.floor(voters / 2) + 1;
+}
+
+/** The image a VaultCluster's pods run: `<repository>:<version>`. */
+export function vaultImage(spec: Pick<VaultClusterSpec, "repository" | "version">): string {
+  return `${spec.repository}:${spec.version}`;
+}
+
+/** The ordinal of a pod named `<cluster>-<ordinal>`, or undefined. */
+export function ordinalOf(cluster: string, pod: string): number | undefined {
+  const prefix = `${cluster}-`;
+  if (!pod.startsWith(prefix)) return undefined;
+  const rest = pod.slice(prefix.length);
+  return /^(0|[1-9][0-9]*)$/.test(rest) ? Number(rest) : undefined;
+}
+
+function wait(reason: string, message: string): Step {
+  return { type: "Wait", reason, message };
+}
+
+function degraded(reason: string, message: string, pods?: string[]): Step {
+  return { type: "Degraded", reason, message, ...(pods === undefined ? {} : { pods }) };
+}
+
+const REMEDIATION_INIT_LOST =
+  "the unseal keys and root token were only in the lost answer: if you saved them, write them into the keys Secret (unseal-key-0.., root-token); otherwise the data cannot be unsealed: delete the VaultCluster's claims and the keys Secret to start a new cluster. The operator never initializes twice";
+
+/**
+ * Plans the next step. The rules, in order (the first that applies wins):
+ *  1. spec.paused -> Wait. spec.config with an operator-owned key (an object older than the CEL rule) -> Degraded.
+ *  2. The listener certificate is not in place -> Wait (or Degraded when the user's Secret is missing).
+ *  3. A pod answers with another cluster_id than the recorded one -> Degraded naming both ids; nothing is done.
+ *  4. Not initialized (no keys in the Secret):
+ *     - a pod reports initialized -> Degraded: with an init-started marker "InitResponseLost" with the
+ *       remediation, else "KeysMissing" (never a second init);
+ *     - a marker younger than the grace period -> Wait (an init may be in flight);
+ *     - pod 0 missing -> CreatePod; pod 0 not answering -> Wait; else InitVault on pod 0.
+ *  5. Pods of existing members gone (claim kept, ordinal below replicas) -> CreatePod(Restart), no gate.
+ *  6. A sealed, initialized pod -> Unseal (always safe: it only lets a node that is a member serve).
+ *  7. No active node: quorum of the known voters unsealed -> Wait (election), else Degraded "QuorumLost": no
+ *     membership change.
+ *  8. Operator token: missing with the root token at hand -> BootstrapToken; missing or refused without it ->
+ *     Degraded "OperatorTokenLost" (regenerate one with generate-root, see the docs); root token kept against
+ *     spec -> RevokeRootToken; less than half its period left -> RenewToken.
+ *  9. An uninitialized pod (a new pod, or one whose data was lost): its node ID still a raft peer -> RemovePeer
+ *     (DataLost) first; else JoinRaft towards the active pod.
+ * 10. Stalled pods (unschedulable, Pending too long, terminating too long, image pull failure of spec's image)
+ *     -> Degraded naming them; no claim is ever deleted for it. A pull failure of an older image -> UpgradePod.
+ * 11. Scale-in: the highest ordinal at or above spec.replicas: a raft peer -> StepDown first if it is the active
+ *     node, then RemovePeer (quorum of healthy voters kept); not a peer -> DeletePod with its claim. Raft peers
+ *     that are no pod of ours (interrupted removals) -> RemovePeer(Orphan).
+ * 12. Any pod not healthy (ready, unsealed, a voter) -> Wait: no upgrade or scale-out on a sick cluster.
+ * 13. Rolling upgrade / restart: pods on another image or template, standbys one at a time (lowest ordinal
+ *     first), then StepDown of the active, which is done last as a standby.
+ * 14. Scale-out: the lowest missing ordinal below spec.replicas -> CreatePod(ScaleOut), one at a time.
+ * 15. InSync.
+ */
+export function planNext(
+  cluster: string,
+  spec: VaultClusterSpec,
+  observed: Observed,
+  now: Date,
+  options: PlanOptions = {},
+): Step {
+  const opts = { ...PLAN_DEFAULTS, ...options };
+  if (spec.paused === true) {
+    return wait(
+      "Paused",
+      "spec.paused is true: no init, unseal, membership change or pod update until it is unset",
+    );
+  }
+  const owned = Object.keys(spec.config ?? {}).filter((k) => OPERATOR_OWNED_CONFIG_KEYS.includes(k));
+  if (owned.length > 0) {
+    return degraded(
+      "ConfigKeyOwned",
+      `spec.config sets ${owned.join(", ")}, which the operator owns: remove ${owned.length === 1 ? "it" : "them"} from spec.config`,
+    );
+  }
+  if (!observed.tls.ready) {
+    return observed.tls.reason === "TLSSecretMissing"
+      ? degraded(observed.tls.reason, observed.tls.message)
+      : wait(observed.tls.reason, observed.tls.message);
+  }
+
+  const pods = [...observed.pods].sort((a, b) => a.ordinal - b.ordinal);
+  const live = pods.filter((p) => p.terminatingSince === undefined);
+  const known = observed.knownClusterID ?? observed.keys?.clusterID;
+  const strangers = live.filter(
+    (p) =>
+      p.vault.reachable &&
+      p.vault.clusterID !== undefined &&
+      known !== undefined &&
+      p.vault.clusterID !== known,
+  );
+  if (strangers.length > 0) {
+    const ids = strangers.map((p) => `${p.name} answers ${p.vault.reachable ? p.vault.clusterID : "?"}`);
+    return degraded(
+      "ClusterIDMismatch",
+      `${ids.join(", ")} but this VaultCluster is cluster_id ${known}: a pod joined another Vault cluster (or its data was replaced); nothing is done until it is fixed by hand`,
+      strangers.map((p) => p.name),
+    );
+  }
+
+  const keys = observed.keys;
+  const initialized = live.filter((p) => p.vault.reachable && p.vault.initialized);
+  if (keys === undefined || keys.unsealKeys === 0) {
+    return planInit(cluster, keys, live, initialized, now, opts);
+  }
+
+  // From here the cluster was initialized and the keys are at hand.
+  const podNames = new Set(pods.map((p) => p.name));
+  const byName = new Map(pods.map((p) => [p.name, p]));
+  for (const claim of [...observed.claims].sort(byOrdinal(cluster))) {
+    const ordinal = ordinalOf(cluster, claim.replace(/^data-/, ""));
+    const pod = claim.replace(/^data-/, "");
+    if (ordinal === undefined || ordinal >= spec.replicas || podNames.has(pod)) continue;
+    return {
+      type: "CreatePod",
+      pod,
+      reason: "Restart",
+      message: `the pod ${pod} is gone; starting it again on its data claim ${claim}`,
+    };
+  }
+
+  for (const p of live) {
+    if (p.vault.reachable && p.vault.initialized && p.vault.sealed) {
+      return { type: "Unseal", pod: p.name, message: `unsealing ${p.name}` };
+    }
+  }
+
+  const active = live.find(
+    (p) => p.vault.reachable && p.vault.initialized && !p.vault.sealed && !p.vault.standby,
+  );
+  if (active === undefined) {
+    const unsealed = live.filter((p) => p.vault.reachable && p.vault.initialized && !p.vault.sealed).length;
+    const voters = Math.max(observed.knownVoters ?? 0, 1);
+    if (unsealed >= quorum(voters)) {
+      return wait(
+        "ElectingLeader",
+        `${unsealed} pods are unsealed and no active node yet: waiting for an election`,
+      );
+    }
+    if (unsealed === 0 && initialized.length === 0 && live.every((p) => !p.vault.reachable)) {
+      return wait("PodsStarting", "no Vault pod answers yet");
+    }
+    return degraded(
+      "QuorumLost",
+      `${unsealed} of ${voters} raft voters are unsealed and no node is active: a quorum needs ${quorum(voters)}; no membership change is made until it is back`,
+    );
+  }
+
+  const tokenStep = planToken(spec, keys, observed.token, active.name);
+  if (tokenStep !== undefined) return tokenStep;
+
+  if (!("servers" in observed.raft)) {
+    return wait(
+      "RaftUnknown",
+      `the raft configuration could not be read from ${active.name}: ${observed.raft.error}`,
+    );
+  }
+  const servers = observed.raft.servers;
+  const peerIDs = new Set(servers.map((s) => s.nodeID));
+
+  for (const p of live) {
+    if (!p.vault.reachable || p.vault.initialized) continue;
+    if (peerIDs.has(p.name)) {
+      return {
+        type: "RemovePeer",
+        nodeID: p.name,
+        via: active.name,
+        reason: "DataLost",
+        message: `${p.name} reports uninitialized (its data was lost) while it is still a raft peer: removing its old peer before it rejoins`,
+      };
+    }
+    if (p.ordinal >= spec.replicas) continue; // being scaled in: not joined again
+    return {
+      type: "JoinRaft",
+      pod: p.name,
+      leader: active.name,
+      message: `${p.name} joins the raft cluster through ${active.name}`,
+    };
+  }
+
+  const stalled = stalledStep(spec, live, pods, now, opts);
+  if (stalled !== undefined) return stalled;
+
+  // Scale-in: highest ordinal first; the peer goes before the pod and its claim.
+  const extra = [...live.filter((p) => p.ordinal >= spec.replicas)].sort((a, b) => b.ordinal - a.ordinal)[0];
+  const extraClaims = observed.claims
+    .map((c) => c.replace(/^data-/, ""))
+    .filter((n) => (ordinalOf(cluster, n) ?? -1) >= spec.replicas && !podNames.has(n));
+  if (extra !== undefined || extraClaims.length > 0) {
+    const victim = extra?.name ?? extraClaims.sort(byOrdinal(cluster)).reverse()[0]!;
+    if (peerIDs.has(victim)) {
+      if (victim === active.name) {
+        return {
+          type: "StepDown",
+          pod: victim,
+          message: `stepping ${victim} down before removing it (scale-in)`,
+        };
+      }
+      const voters = servers.filter((s) => s.voter);
+      const healthyAfter = voters.filter(
+        (s) => s.nodeID !== victim && healthy(byName.get(s.nodeID), peerIDs, servers),
+      );
+      const votersAfter = voters.filter((s) => s.nodeID !== victim).length;
+      if (healthyAfter.length < quorum(votersAfter)) {
+        return wait(
+          "QuorumAtRisk",
+          `not removing ${victim}: ${healthyAfter.length} healthy of ${votersAfter} voters would remain, below a quorum of ${quorum(votersAfter)}`,
+        );
+      }
+      return {
+        type: "RemovePeer",
+        nodeID: victim,
+        via: active.name,
+        reason: "ScaleIn",
+        message: `scaling in to ${spec.replicas}: removing raft peer ${victim} before its pod and claim`,
+      };
+    }
+    return {
+      type: "DeletePod",
+      pod: victim,
+      deleteClaim: true,
+      reason: "ScaleIn",
+      message: `scaling in to ${spec.replicas}: deleting ${victim} and its claim (no longer a raft peer)`,
+    };
+  }
+
+  // Peers that are no pod we want: an interrupted removal or a pod deleted by hand beyond spec.replicas.
+  const orphan = servers.find((s) => {
+    const ordinal = ordinalOf(cluster, s.nodeID);
+    return (ordinal === undefined || ordinal >= spec.replicas) && !podNames.has(s.nodeID) && !s.leader;
+  });
+  if (orphan !== undefined) {
+    return {
+      type: "RemovePeer",
+      nodeID: orphan.nodeID,
+      via: active.name,
+      reason: "Orphan",
+      message: `raft peer ${orphan.nodeID} has no pod and is beyond spec.replicas: removing it`,
+    };
+  }
+
+  const sick = live.filter((p) => !healthy(p, peerIDs, servers));
+  if (sick.length > 0) {
+    const why = sick.map((p) => `${p.name} (${sickness(p, peerIDs, servers)})`).join(", ");
+    return wait("PodNotReady", `waiting for ${why}`);
+  }
+
+  const image = vaultImage(spec);
+  const outdated = live.filter((p) => p.image !== image || p.templateOutdated === true);
+  if (outdated.length > 0) {
+    const next = outdated.find((p) => p !== active) ?? active;
+    if (next === active) {
+      if (live.length > 1) {
+        return {
+          type: "StepDown",
+          pod: active.name,
+          message: `stepping ${active.name} down: it is updated last, as a standby`,
+        };
+      }
+    }
+    if (next.image !== image) {
+      return {
+        type: "UpgradePod",
+        pod: next.name,
+        from: next.image,
+        to: image,
+        message: `upgrading ${next.name} from ${next.image} to ${image}`,
+      };
+    }
+    return {
+      type: "DeletePod",
+      pod: next.name,
+      deleteClaim: false,
+      reason: "Restart",
+      message: `restarting ${next.name} on its data to apply the changed pod template or configuration`,
+    };
+  }
+
+  for (let ordinal = 0; ordinal < spec.replicas; ordinal++) {
+    const pod = `${cluster}-${ordinal}`;
+    if (podNames.has(pod)) continue;
+    return {
+      type: "CreatePod",
+      pod,
+      reason: "ScaleOut",
+      message: `scaling out to ${spec.replicas}: creating ${pod}`,
+    };
+  }
+
+  return { type: "InSync", message: `${live.length} pods unsealed, ${active.name} active` };
+}
+
+/** Rule 4: before the keys exist. */
+function planInit(
+  cluster: string,
+  keys: ObservedKeys | undefined,
+  live: ObservedPod[],
+  initialized: ObservedPod[],
+  now: Date,
+  opts: Required<PlanOptions>,
+): Step {
+  const marker = keys?.initStartedAt;
+  if (initialized.length > 0) {
+    const which = initialized.map((p) => p.name).join(", ");
+    if (marker !== undefined) {
+      return degraded(
+        "InitResponseLost",
+        `an init was started at ${marker.toISOString()} and ${which} reports initialized, but its answer never reached the keys Secret: ${REMEDIATION_INIT_LOST}`,
+      );
+    }
+    return degraded(
+      "KeysMissing",
+      `${which} reports initialized but the keys Secret holds no unseal keys: restore the Secret (unseal-key-0.., operator-token) from your backup; the operator never initializes twice`,
+    );
+  }
+  if (marker !== undefined && now.getTime() - marker.getTime() < opts.initGraceMs) {
+    return wait(
+      "InitInProgress",
+      `an init started at ${marker.toISOString()}; waiting for it to finish or time out`,
+    );
+  }
+  const first = live.find((p) => p.ordinal === 0);
+  const pod = `${cluster}-0`;
+  if (first === undefined) {
+    return {
+      type: "CreatePod",
+      pod,
+      reason: "Bootstrap",
+      message: `creating ${pod}, the pod Vault is initialized on`,
+    };
+  }
+  if (!first.vault.reachable)
+    return wait("PodStarting", `waiting for ${pod} to answer: ${first.vault.error}`);
+  return {
+    type: "InitVault",
+    pod,
+    message:
+      marker === undefined
+        ? `initializing Vault on ${pod}`
+        : `initializing Vault on ${pod}: the init started at ${marker.toISOString()} never reached it (it still reports uninitialized)`,
+  };
+}
+
+/** Rule 8: the operator's own token. */
+function planToken(
+  spec: VaultClusterSpec,
+  keys: ObservedKeys,
+  token: ObservedToken | undefined,
+  active: string,
+): Step | undefined {
+  const usable = keys.operatorToken && token?.valid !== false;
+  if (!usable) {
+    if (keys.rootToken) {
+      return {
+        type: "BootstrapToken",
+        pod: active,
+        message: "writing the operator's policy and creating its periodic token with the root token",
+      };
+    }
+    const why = keys.operatorToken
+      ? `Vault refuses it (${token?.valid === false ? token.error : ""})`
+      : "it is missing";
+    return degraded(
+      "OperatorTokenLost",
+      `the operator token in the keys Secret is unusable: ${why}, and no root token is kept; unseal, scaling and upgrades that need no token go on, raft changes do not: generate a root token with the unseal keys (vault operator generate-root) and put it into the Secret as root-token`,
+    );
+  }
+  if (keys.rootToken && !spec.unseal.keepRootToken) {
+    return {
+      type: "RevokeRootToken",
+      pod: active,
+      message: "revoking the initial root token (spec.unseal.keepRootToken is false)",
+    };
+  }
+  if (token?.valid === true && token.periodSeconds > 0 && token.ttlSeconds < token.periodSeconds / 2) {
+    return {
+      type: "RenewToken",
+      pod: active,
+      message: `renewing the operator token (${token.ttlSeconds}s of its ${token.periodSeconds}s period left)`,
+    };
+  }
+  return undefined;
+}
+
+/** Rule 10. */
+function stalledStep(
+  spec: VaultClusterSpec,
+  live: ObservedPod[],
+  all: ObservedPod[],
+  now: Date,
+  opts: Required<PlanOptions>,
+): Step | undefined {
+  const image = vaultImage(spec);
+  const age = (since: Date) => now.getTime() - since.getTime();
+  for (const p of live) {
+    if (p.imagePullError !== undefined && p.imagePullError.image !== image) {
+      return {
+        type: "UpgradePod",
+        pod: p.name,
+        from: p.imagePullError.image,
+        to: image,
+        message: `${p.name} cannot pull ${p.imagePullError.image} (${p.imagePullError.reason}), which spec no longer asks for; moving it to ${image}`,
+      };
+    }
+  }
+  const stalled: { pod: string; reason: string; why: string }[] = [];
+  for (const p of all) {
+    if (p.terminatingSince !== undefined && age(p.terminatingSince) >= opts.terminatingAfterMs) {
+      stalled.push({
+        pod: p.name,
+        reason: "PodStuckTerminating",
+        why: `has been terminating for ${Math.round(age(p.terminatingSince) / 1000)}s (its node may be unreachable; delete it with --force once the node is gone)`,
+      });
+    } else if (p.terminatingSince !== undefined) {
+    } else if (p.imagePullError !== undefined) {
+      stalled.push({
+        pod: p.name,
+        reason: "ImagePullFailed",
+        why: `cannot pull ${p.imagePullError.image} (${p.imagePullError.reason}): fix spec.repository/spec.version or the registry`,
+      });
+    } else if (p.unschedulableSince !== undefined && age(p.unschedulableSince) >= opts.unschedulableAfterMs) {
+      stalled.push({
+        pod: p.name,
+        reason: "PodUnschedulable",
+        why: `has found no node for ${Math.round(age(p.unschedulableSince) / 1000)}s: check its nodeSelector, tolerations, affinity and resources`,
+      });
+    } else if (p.pendingSince !== undefined && age(p.pendingSince) >= opts.pendingAfterMs) {
+      stalled.push({
+        pod: p.name,
+        reason: "PodPending",
+        why: `has been Pending for ${Math.round(age(p.pendingSince) / 1000)}s (its data claim may not bind)`,
+      });
+    }
+  }
+  const first = stalled[0];
+  if (first === undefined) return undefined;
+  return degraded(
+    first.reason,
+    `${stalled.map((s) => `${s.pod} ${s.why}`).join("; ")}; the rollout waits on it and no data claim is deleted`,
+    stalled.map((s) => s.pod),
+  );
+}
+
+/** Ready in Kubernetes, unsealed, and a raft voter. */
+function healthy(p: ObservedPod | undefined, peerIDs: Set<string>, servers: ObservedPeer[]): boolean {
+  if (p === undefined || p.terminatingSince !== undefined) return false;
+  return sickness(p, peerIDs, servers) === undefined;
+}
+
+function sickness(p: ObservedPod, peerIDs: Set<string>, servers: ObservedPeer[]): string | undefined {
+  if (!p.vault.reachable) return "not answering";
+  if (!p.vault.initialized) return "not joined";
+  if (p.vault.sealed) return "sealed";
+  if (!peerIDs.has(p.name)) return "not a raft peer";
+  if (servers.find((s) => s.nodeID === p.name)?.voter !== true) return "not yet a raft voter";
+  if (!p.ready) return "not ready";
+  return undefined;
+}
+
+function byOrdinal(cluster: string): (a: string, b: string) => number {
+  const o = (n: string) => ordinalOf(cluster, n.replace(/^data-/, "")) ?? Number.MAX_SAFE_INTEGER;
+  return (a, b) => o(a) - o(b);
+}

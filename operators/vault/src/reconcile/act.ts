@@ -1,0 +1,279 @@
+// Performs the planner's one step against the API server and Vault. Each step is safe to repeat: the next
+// reconcile re-observes and plans again, so an interrupted step is finished or refused (never repeated blindly:
+// init is guarded by the marker the planner reads).
+import { type Client, isAlreadyExists, isNotFound, PersistentVolumeClaim, Pod, Secret } from "@capstan/core";
+import type { VaultCluster } from "../api/vault-cluster.ts";
+import { claimName, clusterRef, keysSecretName, podApiAddr, podHost } from "../desired/names.ts";
+import {
+  base64Values,
+  dataClaim,
+  INIT_STARTED_ANNOTATION,
+  keysSecret,
+  type PodSettings,
+  vaultPod,
+} from "../desired/objects.ts";
+import { type Step, vaultImage } from "../plan/plan.ts";
+import {
+  OPERATOR_POLICY,
+  OPERATOR_POLICY_NAME,
+  OPERATOR_TOKEN_PERIOD,
+  type VaultClient,
+  VaultError,
+} from "../vault/vault-client.ts";
+import type { Observation, VaultClientFactory } from "./observe.ts";
+
+/** Timeout of PUT /v1/sys/init (it writes the keyring through raft). */
+export const INIT_TIMEOUT_MS = 60_000;
+/** Timeout of the other calls of a step. */
+export const STEP_TIMEOUT_MS = 15_000;
+
+/** What a step did: `done` when it changed something, else why it waits. */
+export type ActResult = { done: true } | { done: false; reason: string; message: string };
+
+const DONE: ActResult = { done: true };
+
+/** Everything a step needs. */
+export interface ActContext {
+  client: Client;
+  cluster: VaultCluster;
+  obs: Observation;
+  settings: PodSettings;
+  vaultClient: VaultClientFactory;
+  /** The cluster CA (PEM). */
+  ca: string;
+  now: Date;
+  /** Counts a successful unseal (capstan_vault_unseal_total). */
+  onUnseal?: () => void;
+  signal?: AbortSignal;
+}
+
+/** Performs `step`. Steps that only report (Wait, InSync, Degraded) do nothing. */
+export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
+  const { namespace } = clusterRef(ctx.cluster);
+  const call = ctx.signal === undefined ? {} : { signal: ctx.signal };
+  switch (step.type) {
+    case "CreatePod": {
+      const old = ctx.obs.pods.get(step.pod);
+      if (old !== undefined) {
+        return {
+          done: false,
+          reason: "PodTerminating",
+          message: `waiting for the old pod ${step.pod} to go away`,
+        };
+      }
+      if (!ctx.obs.claims.has(claimName(step.pod))) {
+        await ctx.client
+          .create(PersistentVolumeClaim, dataClaim(ctx.cluster, step.pod), call)
+          .catch(ignore(isAlreadyExists));
+      }
+      await ctx.client
+        .create(Pod, vaultPod(ctx.cluster, step.pod, ctx.settings), call)
+        .catch(ignore(isAlreadyExists));
+      return DONE;
+    }
+    case "InitVault":
+      return initVault(ctx, step.pod);
+    case "Unseal":
+      return withVault(ctx, step.pod, undefined, async (v) => {
+        const status = await v.unsealWith(ctx.obs.keys.unsealKeys, call);
+        if (status.sealed) {
+          return {
+            done: false,
+            reason: "UnsealIncomplete",
+            message: `${step.pod} is still sealed after ${status.progress} of ${status.t} keys: the keys Secret holds ${ctx.obs.keys.unsealKeys.length} keys`,
+          };
+        }
+        ctx.onUnseal?.();
+        return DONE;
+      });
+    case "JoinRaft":
+      return withVault(ctx, step.pod, undefined, async (v) => {
+        await v.raftJoin(
+          {
+            apiAddr: podApiAddr(ctx.cluster, step.leader),
+            caCert: ctx.ca,
+            tlsServerName: podHost(ctx.cluster, step.leader),
+          },
+          call,
+        );
+        // The joined node needs the keys to answer the leader's challenge: unseal it now.
+        const status = await v.unsealWith(ctx.obs.keys.unsealKeys, call);
+        if (!status.sealed) ctx.onUnseal?.();
+        return DONE;
+      });
+    case "RemovePeer":
+      return withVault(ctx, step.via, operatorToken(ctx), async (v) => {
+        await v.raftRemovePeer(step.nodeID, call);
+        return DONE;
+      });
+    case "DeletePod":
+      await ctx.client.delete(Pod, step.pod, namespace, call).catch(ignore(isNotFound));
+      if (step.deleteClaim) {
+        await ctx.client
+          .delete(PersistentVolumeClaim, claimName(step.pod), namespace, call)
+          .catch(ignore(isNotFound));
+      }
+      return DONE;
+    case "StepDown":
+      return withVault(ctx, step.pod, operatorToken(ctx), async (v) => {
+        await v.stepDown(call);
+        return DONE;
+      });
+    case "UpgradePod":
+      return upgradePod(ctx, step.pod);
+    case "BootstrapToken":
+      return withVault(ctx, step.pod, ctx.obs.keys.rootToken, async (v) => {
+        await v.writePolicy(OPERATOR_POLICY_NAME, OPERATOR_POLICY, call);
+        const token = await v.createOrphanToken(
+          {
+            policies: [OPERATOR_POLICY_NAME],
+            period: OPERATOR_TOKEN_PERIOD,
+            displayName: "capstan-vault-operator",
+          },
+          call,
+        );
+        await writeKeys(ctx, { "operator-token": token });
+        return DONE;
+      });
+    case "RevokeRootToken":
+      return withVault(ctx, step.pod, ctx.obs.keys.rootToken, async (v) => {
+        await v.revokeSelf(call).catch((err: unknown) => {
+          // Already revoked (an interrupted step): only the Secret's copy is left to drop.
+          if (!(err instanceof VaultError && err.status === 403)) throw err;
+        });
+        await ctx.client.patch(
+          Secret,
+          keysSecretName(ctx.cluster),
+          namespace,
+          { data: { "root-token": null } },
+          "merge",
+          call,
+        );
+        return DONE;
+      });
+    case "RenewToken":
+      return withVault(ctx, step.pod, operatorToken(ctx), async (v) => {
+        await v.renewSelf(call);
+        return DONE;
+      });
+    default:
+      return { done: false, reason: step.type, message: step.message };
+  }
+}
+
+function operatorToken(ctx: ActContext): string | undefined {
+  return ctx.obs.keys.operatorToken ?? ctx.obs.keys.rootToken;
+}
+
+/** Runs `fn` with a client for `pod` (by its IP, verified as its DNS name); waits when the pod has no IP. */
+async function withVault(
+  ctx: ActContext,
+  pod: string,
+  token: string | undefined,
+  fn: (v: VaultClient) => Promise<ActResult>,
+  timeoutMs = STEP_TIMEOUT_MS,
+): Promise<ActResult> {
+  const ip = ctx.obs.pods.get(pod)?.status?.podIP;
+  if (ip === undefined) return { done: false, reason: "PodNoIP", message: `${pod} has no IP address yet` };
+  const v = ctx.vaultClient({
+    address: `https://${ip}:8200`,
+    servername: podHost(ctx.cluster, pod),
+    ca: ctx.ca,
+    timeoutMs,
+    ...(token === undefined ? {} : { token }),
+  });
+  try {
+    return await fn(v);
+  } finally {
+    await v.close();
+  }
+}
+
+/**
+ * Init, once: the marker first (so a lost answer is recognized and never followed by a second init), then
+ * PUT /v1/sys/init, then the keys and root token into the Secret before anything else happens.
+ */
+async function initVault(ctx: ActContext, pod: string): Promise<ActResult> {
+  const { namespace } = clusterRef(ctx.cluster);
+  const call = ctx.signal === undefined ? {} : { signal: ctx.signal };
+  const marker = { [INIT_STARTED_ANNOTATION]: ctx.now.toISOString() };
+  if (ctx.obs.keysSecret === undefined) {
+    await ctx.client.create(Secret, keysSecret(ctx.cluster, {}, marker), call);
+  } else {
+    await ctx.client.patch(
+      Secret,
+      keysSecretName(ctx.cluster),
+      namespace,
+      { metadata: { annotations: marker } },
+      "merge",
+      call,
+    );
+  }
+  const { shares, threshold } = ctx.cluster.spec.unseal;
+  return withVault(
+    ctx,
+    pod,
+    undefined,
+    async (v) => {
+      const init = await v.init(shares, threshold, call);
+      const data: Record<string, string> = { "root-token": init.root_token };
+      init.keys_base64.forEach((k, i) => {
+        data[`unseal-key-${i}`] = k;
+      });
+      await writeKeys(ctx, data, 10);
+      return DONE;
+    },
+    INIT_TIMEOUT_MS,
+  );
+}
+
+/** Merges `data` into the keys Secret, retrying (the init answer exists only here). */
+async function writeKeys(ctx: ActContext, data: Record<string, string>, attempts = 3): Promise<void> {
+  const { namespace } = clusterRef(ctx.cluster);
+  for (let i = 1; ; i++) {
+    try {
+      await ctx.client.patch(
+        Secret,
+        keysSecretName(ctx.cluster),
+        namespace,
+        { data: base64Values(data) },
+        "merge",
+      );
+      return;
+    } catch (err) {
+      if (i >= attempts) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 500 * i));
+    }
+  }
+}
+
+/** Moves one pod to spec's image in place: the kubelet restarts vault on its data (it comes back sealed). */
+async function upgradePod(ctx: ActContext, name: string): Promise<ActResult> {
+  const pod = ctx.obs.pods.get(name);
+  const image = vaultImage(ctx.cluster.spec);
+  if (pod === undefined) return { done: false, reason: "PodMissing", message: `${name} has no pod` };
+  const index = pod.spec?.containers.findIndex((c) => c.name === "vault") ?? -1;
+  if (index < 0) throw new Error(`pod ${name} has no vault container`);
+  if (pod.spec?.containers[index]?.image === image) {
+    return { done: false, reason: "PodRestarting", message: `${name} is restarting on ${image}` };
+  }
+  await ctx.client.patch(
+    Pod,
+    name,
+    clusterRef(ctx.cluster).namespace,
+    [
+      { op: "test", path: `/spec/containers/${index}/name`, value: "vault" },
+      { op: "replace", path: `/spec/containers/${index}/image`, value: image },
+    ],
+    "json",
+    ctx.signal === undefined ? {} : { signal: ctx.signal },
+  );
+  return DONE;
+}
+
+function ignore(test: (err: unknown) => boolean): (err: unknown) => undefined {
+  return (err) => {
+    if (!test(err)) throw err;
+    return undefined;
+  };
+}

@@ -1,0 +1,249 @@
+// Reconciles of the VaultCluster controller against core's in-memory API server and a scripted Vault: the wiring
+// around the planner (keys written around init in the right order, no owner on a retained keys Secret, the
+// steady state writes nothing, pods labelled from their health).
+
+import { type KubeObject, PersistentVolumeClaim, Pod, Secret } from "@capstan/core";
+import { type FakeApiServer, reconcileOnce } from "@capstan/core/testing";
+import { Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
+import { keysSecretName, STATE_LABEL } from "../desired/names.ts";
+import { CLUSTER_ID_ANNOTATION, dataClaim, INIT_STARTED_ANNOTATION, vaultPod } from "../desired/objects.ts";
+import type { VaultClient, VaultHealth } from "../vault/vault-client.ts";
+import { reconcileVaultCluster } from "./controller.ts";
+import { VaultOperatorMetrics } from "./metrics.ts";
+import type { VaultTarget } from "./observe.ts";
+
+const cluster = (replicas = 1): VaultCluster => ({
+  apiVersion: VaultClusterKind.apiVersion,
+  kind: VaultClusterKind.kind,
+  metadata: { name: "demo", namespace: "ns", uid: "u1", generation: 1 },
+  spec: {
+    replicas,
+    version: "1.14.8",
+    repository: "hashicorp/vault",
+    storage: { size: "1Gi" },
+    tls: { duration: "2160h", renewBefore: "720h" },
+    unseal: { shares: 3, threshold: 2, keepRootToken: false, retainKeysOnDelete: true },
+  },
+});
+
+const settings = { reloaderImage: "busybox:1.37" };
+
+/** A running pod with an IP, and its claim. */
+function podObjects(c: VaultCluster, ordinal: number, labels: Record<string, string> = {}): KubeObject[] {
+  const pod = vaultPod(c, `demo-${ordinal}`, settings);
+  pod.metadata.labels = { ...pod.metadata.labels, ...labels };
+  pod.status = {
+    phase: "Running",
+    podIP: `10.0.0.${ordinal + 1}`,
+    conditions: [{ type: "Ready", status: "False", lastTransitionTime: "2026-12-01T00:00:00Z" }],
+  };
+  return [pod, dataClaim(c, `demo-${ordinal}`)];
+}
+
+/** A scripted single Vault node (by IP): its health changes as calls are made; records the calls. */
+function fakeVault(calls: string[], state: { initialized: boolean; sealed: boolean }, onInit?: () => void) {
+  return (t: VaultTarget) =>
+    ({
+      close: async () => undefined,
+      health: async (): Promise<VaultHealth> => ({
+        initialized: state.initialized,
+        sealed: state.sealed,
+        standby: false,
+        version: "1.14.8",
+        ...(state.initialized ? { cluster_id: "cid-1" } : {}),
+      }),
+      init: async (shares: number, threshold: number) => {
+        calls.push(`init ${shares}/${threshold} on ${t.servername}`);
+        onInit?.();
+        state.initialized = true;
+        return { keys: ["a", "b", "c"], keys_base64: ["QQ==", "Qg==", "Qw=="], root_token: "hvs.root" };
+      },
+      unsealWith: async (keys: string[]) => {
+        calls.push(`unseal ${keys.length}`);
+        state.sealed = false;
+        return { sealed: false, t: 2, n: 3, progress: 0 };
+      },
+      raftConfiguration: async () => [
+        { node_id: "demo-0", address: "demo-0:8201", leader: true, voter: true, protocol_version: "3" },
+      ],
+      lookupSelf: async () => ({
+        ttl: 2_000_000,
+        period: 2_764_800,
+        policies: [],
+        accessor: "",
+        orphan: true,
+        renewable: true,
+        display_name: "",
+      }),
+    }) as unknown as VaultClient;
+}
+
+const reconcile = (calls: string[], state: { initialized: boolean; sealed: boolean }, onInit?: () => void) =>
+  ((req, ctx) =>
+    reconcileVaultCluster(req, ctx, {
+      metrics: new VaultOperatorMetrics(new Registry()),
+      reloaderImage: settings.reloaderImage,
+      vaultClient: fakeVault(calls, state, onInit),
+    })) as Parameters<typeof reconcileOnce>[0];
+
+describe("reconcileVaultCluster", () => {
+  it("first reconcile: TLS Secrets, Services, ConfigMap, then pod 0 and its claim", async () => {
+    const calls: string[] = [];
+    const run = await reconcileOnce(reconcile(calls, { initialized: false, sealed: true }), {
+      kinds: [VaultClusterKind],
+      objects: [cluster()],
+      request: cluster(),
+    });
+    run.expectNoError();
+    expect(run.get(Secret, "demo-ca", "ns")).toBeDefined();
+    expect(run.get(Secret, "demo-tls", "ns")?.type).toBe("kubernetes.io/tls");
+    expect(run.get(Pod, "demo-0", "ns")).toBeDefined();
+    expect(run.get(PersistentVolumeClaim, "data-demo-0", "ns")).toBeDefined();
+    expect(run.events.map((e) => e.reason)).toEqual(["CertificateIssued", "CreatePod"]);
+    expect(calls).toEqual([]);
+  });
+
+  it("init: the marker is written before PUT /v1/sys/init, the keys right after, and the Secret has no owner", async () => {
+    const calls: string[] = [];
+    const first = await reconcileOnce(reconcile(calls, { initialized: false, sealed: true }), {
+      kinds: [VaultClusterKind],
+      objects: [cluster()],
+      request: cluster(),
+    });
+    let server: FakeApiServer | undefined;
+    let markerAtInit: string | undefined;
+    const run = await reconcileOnce(
+      reconcile(calls, { initialized: false, sealed: true }, () => {
+        const keys = server?.all().find((o) => o.kind === "Secret" && o.metadata.name === "demo-unseal-keys");
+        markerAtInit = keys?.metadata.annotations?.[INIT_STARTED_ANNOTATION];
+      }),
+      {
+        kinds: [VaultClusterKind],
+        objects: [...first.objects.filter((o) => o.kind !== "Pod"), ...podObjects(cluster(), 0)],
+        request: cluster(),
+        setup: (s) => {
+          server = s;
+        },
+      },
+    );
+    run.expectNoError();
+    expect(calls).toEqual(["init 3/2 on demo-0.demo-internal.ns.svc"]);
+    expect(markerAtInit).toBeDefined();
+    const keys = run.get(Secret, keysSecretName(cluster()), "ns")!;
+    expect(keys.metadata.ownerReferences ?? []).toEqual([]);
+    const data = Object.fromEntries(
+      Object.entries({ ...keys.data }).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]),
+    );
+    expect(data).toMatchObject({ "unseal-key-0": "QQ==", "unseal-key-2": "Qw==", "root-token": "hvs.root" });
+    expect(run.events.map((e) => e.reason)).toContain("InitVault");
+  });
+
+  it("a lost init answer: never a second init, Degraded with the remediation", async () => {
+    const calls: string[] = [];
+    const first = await reconcileOnce(reconcile(calls, { initialized: false, sealed: true }), {
+      kinds: [VaultClusterKind],
+      objects: [cluster()],
+      request: cluster(),
+    });
+    const marker: KubeObject = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: "demo-unseal-keys",
+        namespace: "ns",
+        labels: { "app.kubernetes.io/managed-by": "capstan-vault-operator" },
+        annotations: { [INIT_STARTED_ANNOTATION]: new Date(Date.now() - 600_000).toISOString() },
+      },
+    };
+    const run = await reconcileOnce(reconcile(calls, { initialized: true, sealed: true }), {
+      kinds: [VaultClusterKind],
+      objects: [...first.objects.filter((o) => o.kind !== "Pod"), ...podObjects(cluster(), 0), marker],
+      request: cluster(),
+    });
+    run.expectNoError();
+    expect(calls).toEqual([]);
+    const status = run.get(VaultClusterKind, "demo", "ns")?.status;
+    expect(status?.phase).toBe("Degraded");
+    expect(status?.conditions?.find((c) => c.type === "Degraded")).toMatchObject({
+      status: "True",
+      reason: "InitResponseLost",
+    });
+    expect(run.events.map((e) => e.reason)).toContain("InitResponseLost");
+  });
+
+  it("after init: unseal, label the pod, record the cluster_id; then the steady state writes nothing", async () => {
+    const calls: string[] = [];
+    const state = { initialized: false, sealed: true };
+    let objects = (
+      await reconcileOnce(reconcile(calls, state), {
+        kinds: [VaultClusterKind],
+        objects: [cluster()],
+        request: cluster(),
+      })
+    ).objects;
+    objects = [...objects.filter((o) => o.kind !== "Pod"), ...podObjects(cluster(), 0)];
+    // init, unseal, token bootstrap would need more fakes: start from initialized keys with an operator token.
+    const keys: KubeObject = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: "demo-unseal-keys",
+        namespace: "ns",
+        labels: { "app.kubernetes.io/managed-by": "capstan-vault-operator" },
+      },
+      data: {
+        "unseal-key-0": Buffer.from("QQ==").toString("base64"),
+        "unseal-key-1": Buffer.from("Qg==").toString("base64"),
+        "operator-token": Buffer.from("hvs.op").toString("base64"),
+      },
+    } as KubeObject;
+    state.initialized = true;
+    const unseal = await reconcileOnce(reconcile(calls, state), {
+      kinds: [VaultClusterKind],
+      objects: [...objects, keys],
+      request: cluster(),
+    });
+    unseal.expectNoError();
+    expect(calls).toEqual(["unseal 2"]);
+    expect(unseal.get(Pod, "demo-0", "ns")?.metadata.labels?.[STATE_LABEL]).toBe("sealed");
+
+    // Vault is now unsealed and active: labelled active, cluster_id recorded beside the keys, in sync.
+    const pods = unseal.objects.map((o) => {
+      if (o.kind !== "Pod") return o;
+      const p = structuredClone(o) as ReturnType<typeof vaultPod>;
+      p.status = { phase: "Running", podIP: "10.0.0.1", conditions: [{ type: "Ready", status: "True" }] };
+      return p;
+    });
+    const next = await reconcileOnce(reconcile(calls, state), {
+      kinds: [VaultClusterKind],
+      objects: pods,
+      request: cluster(),
+    });
+    next.expectNoError();
+    expect(next.get(Pod, "demo-0", "ns")?.metadata.labels?.[STATE_LABEL]).toBe("active");
+    expect(next.get(Secret, "demo-unseal-keys", "ns")?.metadata.annotations?.[CLUSTER_ID_ANNOTATION]).toBe(
+      "cid-1",
+    );
+    const status = next.get(VaultClusterKind, "demo", "ns")?.status;
+    expect(status).toMatchObject({
+      phase: "Running",
+      active: "demo-0",
+      clusterID: "cid-1",
+      readyReplicas: 1,
+    });
+    expect(status?.raftPeers).toEqual([
+      { nodeID: "demo-0", address: "demo-0:8201", voter: true, leader: true },
+    ]);
+
+    const steady = await reconcileOnce(reconcile(calls, state), {
+      kinds: [VaultClusterKind],
+      objects: next.objects,
+      request: cluster(),
+    });
+    steady.expectNoError();
+    steady.expectNoWrites();
+    expect(steady.result).toEqual({ requeueAfter: 15_000 });
+  });
+});

@@ -1,0 +1,305 @@
+// The VaultCluster controller: TLS and the fixed objects -> observe -> label pods -> plan one step -> act ->
+// status, conditions, events and metrics.
+import {
+  applyIfChanged,
+  type CacheSelector,
+  ConfigMap,
+  type Controller,
+  controller,
+  findCondition,
+  generationChanged,
+  PersistentVolumeClaim,
+  Pod,
+  PodDisruptionBudget,
+  type ReconcileContext,
+  type ReconcileRequest,
+  type Result,
+  Secret,
+  Service,
+} from "@capstan/core";
+import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
+import {
+  clusterRef,
+  keysSecretName,
+  MANAGED_BY,
+  POD_STATES,
+  type PodState,
+  STATE_LABEL,
+} from "../desired/names.ts";
+import {
+  activeService,
+  CLUSTER_ID_ANNOTATION,
+  clientService,
+  configMap,
+  DEFAULT_RELOADER_IMAGE,
+  internalService,
+  type PodSettings,
+  podDisruptionBudget,
+} from "../desired/objects.ts";
+import { type PlanOptions, planNext, type Step } from "../plan/plan.ts";
+import { VaultError } from "../vault/vault-client.ts";
+import { act } from "./act.ts";
+import type { VaultOperatorMetrics } from "./metrics.ts";
+import { defaultVaultClient, type Observation, observe, type VaultClientFactory } from "./observe.ts";
+import { podState, statusOf, statusPatch } from "./status.ts";
+import { ensureTls, type TlsState } from "./tls.ts";
+
+/** The field manager of every object the operator applies. */
+export const FIELD_MANAGER = "capstan-vault-operator";
+
+/** When to look again (milliseconds). */
+export const REQUEUE = {
+  /** After a step: soon, to take the next one. */
+  afterStep: 1_000,
+  /** Waiting for something that is moving (a pod starting, a join finishing). */
+  waiting: 3_000,
+  /** In sync: Vault's state (which pod is active) is not in any Kubernetes object, so it is polled. */
+  inSync: 15_000,
+  /** Something only a human can fix (a spec edit triggers a reconcile at once). */
+  degraded: 30_000,
+} as const;
+
+/** Only the objects the operator created (labelled managed-by) are cached, not every one in the cluster. */
+export function vaultClusterCacheSelectors(): CacheSelector[] {
+  const labelSelector = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
+  return [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget, ConfigMap, Secret].map((kind) => ({
+    kind,
+    labelSelector,
+  }));
+}
+
+/** Options of {@link vaultClusterController}. */
+export interface VaultClusterControllerOptions {
+  metrics: VaultOperatorMetrics;
+  /** Image of the certificate reloader sidecar (default busybox:1.37). */
+  reloaderImage?: string;
+  /** Default 4: different clusters in parallel, one cluster never by two workers. */
+  maxConcurrentReconciles?: number;
+  /** Creates Vault clients (tests replace it). */
+  vaultClient?: VaultClientFactory;
+  plan?: PlanOptions;
+}
+
+/** The controller that reconciles VaultClusters. */
+export function vaultClusterController(options: VaultClusterControllerOptions): Controller<VaultCluster> {
+  return controller({
+    name: "vaultcluster",
+    for: VaultClusterKind,
+    owns: [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget, ConfigMap],
+    predicates: [generationChanged()],
+    maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,
+    reconcile: (req, ctx) => reconcileVaultCluster(req, ctx, options),
+  });
+}
+
+/** One reconcile of one VaultCluster. */
+export async function reconcileVaultCluster(
+  req: ReconcileRequest,
+  ctx: ReconcileContext,
+  options: VaultClusterControllerOptions,
+): Promise<Result | undefined> {
+  const cluster = await ctx.cache.get(VaultClusterKind, req.name, req.namespace);
+  if (cluster === undefined || cluster.metadata.deletionTimestamp !== undefined) {
+    // Deleted: what it owned goes with it (owner references); the keys Secret stays unless it was owned.
+    options.metrics.forget(req.namespace ?? "", req.name);
+    return undefined;
+  }
+  const { namespace, name } = clusterRef(cluster);
+  const signal = ctx.signal;
+  const now = new Date();
+  const settings: PodSettings = { reloaderImage: options.reloaderImage ?? DEFAULT_RELOADER_IMAGE };
+  const vaultClient = options.vaultClient ?? defaultVaultClient;
+  const paused = cluster.spec.paused === true;
+
+  let tls: TlsState;
+  if (paused) {
+    tls = { tls: { ready: true } };
+  } else {
+    await applyFixedObjects(ctx, cluster);
+    tls = await ensureTls(ctx.client, cluster, (n) => ctx.cache.get(Secret, n, namespace), now, signal);
+    if (tls.issued !== undefined) {
+      ctx.log.info({ reason: tls.issued.reason }, tls.issued.message);
+      ctx.recorder.event(cluster, "Normal", tls.issued.reason, "IssueCertificate", tls.issued.message);
+    }
+  }
+  const obs = await observe(cluster, {
+    cache: ctx.cache,
+    settings,
+    vaultClient,
+    ...(tls.ca === undefined ? {} : { ca: tls.ca }),
+    tls: tls.tls,
+    ...(signal === undefined ? {} : { signal }),
+  });
+  if (!paused) {
+    await labelPods(ctx, cluster, obs);
+    await recordClusterID(ctx, cluster, obs);
+    const voters =
+      "servers" in obs.observed.raft ? obs.observed.raft.servers.filter((s) => s.voter).length : 0;
+    await applyIfChanged(
+      ctx.client,
+      PodDisruptionBudget,
+      podDisruptionBudget(cluster, voters),
+      await ctx.cache.get(PodDisruptionBudget, name, namespace),
+      {
+        fieldManager: FIELD_MANAGER,
+        force: true,
+      },
+    );
+  }
+  recordMetrics(options.metrics, cluster, obs);
+
+  const step = planNext(name, cluster.spec, obs.observed, now, options.plan);
+  let reported: Step = step;
+  let requeueAfter = requeueFor(step);
+  if (isAction(step) && tls.ca !== undefined) {
+    try {
+      const result = await act(step, {
+        client: ctx.client,
+        cluster,
+        obs,
+        settings,
+        vaultClient,
+        ca: tls.ca,
+        now,
+        onUnseal: () => options.metrics.unseals.inc({ namespace, name }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+      if (result.done) {
+        ctx.log.info({ step: step.type }, step.message);
+        ctx.recorder.event(cluster, "Normal", step.type, step.type, step.message);
+        options.metrics.steps.inc({ namespace, name, step: step.type });
+      } else {
+        reported = { type: "Wait", reason: result.reason, message: result.message };
+        requeueAfter = REQUEUE.waiting;
+      }
+    } catch (err) {
+      if (!(err instanceof VaultError)) throw err;
+      // Vault refused or did not answer: not a bug, so no backoff storm; report it and look again shortly.
+      const message = `${step.message}: Vault answered: ${err.message}`;
+      ctx.log.warn({ step: step.type, err: err.message }, "Vault step failed; will retry");
+      ctx.recorder.event(cluster, "Warning", `${step.type}Failed`, step.type, message);
+      reported = { type: "Wait", reason: `${step.type}Failed`, message };
+      requeueAfter = REQUEUE.waiting;
+    }
+  } else if (step.type === "Degraded") {
+    const before = findCondition(cluster.status?.conditions, "Degraded");
+    if (before?.status !== "True" || before.reason !== step.reason) {
+      ctx.log.warn({ reason: step.reason }, step.message);
+      ctx.recorder.event(cluster, "Warning", step.reason, "Reconcile", step.message);
+    }
+  }
+
+  const tlsStatus = {
+    ready: tls.tls.ready,
+    message: tls.tls.ready
+      ? `the listener certificate is in Secret ${cluster.spec.tls.secretName ?? `${name}-tls`}`
+      : tls.tls.message,
+    ...(tls.notAfter === undefined ? {} : { notAfter: tls.notAfter }),
+  };
+  const patch = statusPatch(cluster.status, statusOf(cluster, obs, reported, tlsStatus, new Date()));
+  if (patch !== undefined) {
+    await ctx.client.patchStatus(VaultClusterKind, req.name, req.namespace, patch, "merge", { signal });
+  }
+  return requeueAfter === undefined ? undefined : { requeueAfter };
+}
+
+/** The three Services and the ConfigMap; no request when they already match. */
+async function applyFixedObjects(ctx: ReconcileContext, cluster: VaultCluster): Promise<void> {
+  const { namespace } = clusterRef(cluster);
+  const apply = { fieldManager: FIELD_MANAGER, force: true };
+  for (const svc of [internalService(cluster), clientService(cluster), activeService(cluster)]) {
+    await applyIfChanged(
+      ctx.client,
+      Service,
+      svc,
+      await ctx.cache.get(Service, svc.metadata.name ?? "", namespace),
+      apply,
+    );
+  }
+  let cm: ReturnType<typeof configMap> | undefined;
+  try {
+    cm = configMap(cluster);
+  } catch {
+    cm = undefined; // an operator-owned key in spec.config: the planner reports it as Degraded
+  }
+  if (cm !== undefined) {
+    await applyIfChanged(
+      ctx.client,
+      ConfigMap,
+      cm,
+      await ctx.cache.get(ConfigMap, cm.metadata.name ?? "", namespace),
+      apply,
+    );
+  }
+}
+
+/** Keeps each pod's vault.capstan.dev/state label on what /v1/sys/health said (no write when unchanged). */
+async function labelPods(ctx: ReconcileContext, cluster: VaultCluster, obs: Observation): Promise<void> {
+  const { namespace } = clusterRef(cluster);
+  for (const p of obs.observed.pods) {
+    if (p.terminatingSince !== undefined) continue;
+    const state = podState(p);
+    const pod = obs.pods.get(p.name);
+    const current = pod?.metadata.labels?.[STATE_LABEL];
+    // A pod that does not answer loses "active" (the -active Service must not point at it); other labels stay.
+    const next: PodState | null | undefined = state ?? (current === "active" ? null : undefined);
+    if (next === undefined || next === current || (next === null && current === undefined)) continue;
+    await ctx.client
+      .patch(Pod, p.name, namespace, { metadata: { labels: { [STATE_LABEL]: next } } }, "merge", {
+        signal: ctx.signal,
+      })
+      .catch((err: unknown) => ctx.log.warn({ pod: p.name, err: String(err) }, "could not label the pod"));
+  }
+}
+
+/** Records the cluster_id beside the keys once Vault answers with it (status can be lost; the Secret is kept). */
+async function recordClusterID(
+  ctx: ReconcileContext,
+  cluster: VaultCluster,
+  obs: Observation,
+): Promise<void> {
+  const secret = obs.keysSecret;
+  const id = obs.clusterID;
+  if (secret === undefined || id === undefined || obs.keys.unsealKeys.length === 0) return;
+  if (secret.metadata.annotations?.[CLUSTER_ID_ANNOTATION] !== undefined) return;
+  await ctx.client.patch(
+    Secret,
+    keysSecretName(cluster),
+    clusterRef(cluster).namespace,
+    { metadata: { annotations: { [CLUSTER_ID_ANNOTATION]: id } } },
+    "merge",
+    { signal: ctx.signal },
+  );
+}
+
+function isAction(step: Step): boolean {
+  return !["Wait", "InSync", "Degraded"].includes(step.type);
+}
+
+function requeueFor(step: Step): number | undefined {
+  switch (step.type) {
+    case "InSync":
+      return REQUEUE.inSync;
+    case "Degraded":
+      return REQUEUE.degraded;
+    case "Wait":
+      return step.reason === "Paused" ? undefined : REQUEUE.waiting;
+    default:
+      return REQUEUE.afterStep;
+  }
+}
+
+function recordMetrics(metrics: VaultOperatorMetrics, cluster: VaultCluster, obs: Observation): void {
+  const { namespace, name } = clusterRef(cluster);
+  const counts = Object.fromEntries(POD_STATES.map((s) => [s, 0])) as Record<PodState, number>;
+  for (const p of obs.observed.pods) {
+    const s = podState(p);
+    if (s !== undefined && p.terminatingSince === undefined) counts[s]++;
+  }
+  metrics.observe(
+    namespace,
+    name,
+    counts,
+    "servers" in obs.observed.raft ? obs.observed.raft.servers.length : undefined,
+  );
+}

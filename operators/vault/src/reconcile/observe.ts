@@ -1,0 +1,335 @@
+// Observation: what the cache says about a cluster's pods, claims and keys Secret, and what Vault says about
+// each pod (/v1/sys/health), the raft configuration and the operator token (through the active pod).
+import { type Cache, PersistentVolumeClaim, Pod, Secret } from "@capstan/core";
+import type { VaultCluster } from "../api/vault-cluster.ts";
+import { clusterRef, keysSecretName, podHost, selectorLabels } from "../desired/names.ts";
+import {
+  CLUSTER_ID_ANNOTATION,
+  INIT_STARTED_ANNOTATION,
+  type PersistentVolumeClaimObject,
+  POD_TEMPLATE_HASH_ANNOTATION,
+  type PodObject,
+  type PodSettings,
+  podTemplateHash,
+  type SecretObject,
+} from "../desired/objects.ts";
+import {
+  type Observed,
+  type ObservedKeys,
+  type ObservedPeer,
+  type ObservedPod,
+  type ObservedToken,
+  ordinalOf,
+  type PodVault,
+} from "../plan/plan.ts";
+import { VaultClient, VaultError, type VaultHealth } from "../vault/vault-client.ts";
+
+/** Timeout of each Vault call made while observing: a dead pod must not stall the reconcile. */
+export const OBSERVE_TIMEOUT_MS = 3_000;
+
+/** How to reach one pod's Vault API. */
+export interface VaultTarget {
+  /** "https://<pod IP>:8200". */
+  address: string;
+  /** The pod's DNS name, which its certificate carries. */
+  servername: string;
+  /** The cluster CA (PEM). */
+  ca: string;
+  token?: string;
+  timeoutMs?: number;
+}
+
+/** Creates a Vault client for one pod (tests replace it). */
+export type VaultClientFactory = (target: VaultTarget) => VaultClient;
+
+/** The default {@link VaultClientFactory}. */
+export const defaultVaultClient: VaultClientFactory = (t) =>
+  new VaultClient({
+    address: t.address,
+    ca: t.ca,
+    servername: t.servername,
+    timeoutMs: t.timeoutMs ?? OBSERVE_TIMEOUT_MS,
+    ...(t.token === undefined ? {} : { token: t.token }),
+  });
+
+/** The keys Secret's contents. */
+export interface KeysMaterial {
+  unsealKeys: string[];
+  rootToken?: string;
+  operatorToken?: string;
+}
+
+/** Everything one reconcile knows about a cluster. */
+export interface Observation {
+  observed: Observed;
+  /** Pods by name, including terminating ones. */
+  pods: Map<string, PodObject>;
+  claims: Map<string, PersistentVolumeClaimObject>;
+  /** Health of each pod that answered. */
+  health: Map<string, VaultHealth>;
+  keysSecret?: SecretObject;
+  keys: KeysMaterial;
+  /** The active pod's name, when one answered as active. */
+  active?: string;
+  /** The cluster_id the pods answer with (the active's, else any). */
+  clusterID?: string;
+}
+
+/** Decodes a Secret's data (base64) and stringData. */
+export function secretData(secret: SecretObject | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(secret?.data ?? {})) out[k] = Buffer.from(v, "base64").toString("utf8");
+  for (const [k, v] of Object.entries(secret?.stringData ?? {})) out[k] = v;
+  return out;
+}
+
+/** The keys Secret as the planner and the steps need it. */
+export function readKeys(secret: SecretObject | undefined): {
+  observed?: ObservedKeys;
+  material: KeysMaterial;
+} {
+  if (secret === undefined) return { material: { unsealKeys: [] } };
+  const data = secretData(secret);
+  const unsealKeys: string[] = [];
+  for (let i = 0; data[`unseal-key-${i}`] !== undefined; i++) unsealKeys.push(data[`unseal-key-${i}`] ?? "");
+  const started = secret.metadata.annotations?.[INIT_STARTED_ANNOTATION];
+  const clusterID = secret.metadata.annotations?.[CLUSTER_ID_ANNOTATION];
+  const rootToken = data["root-token"] || undefined;
+  const operatorToken = data["operator-token"] || undefined;
+  return {
+    observed: {
+      unsealKeys: unsealKeys.length,
+      rootToken: rootToken !== undefined,
+      operatorToken: operatorToken !== undefined,
+      ...(started === undefined ? {} : { initStartedAt: new Date(started) }),
+      ...(clusterID === undefined ? {} : { clusterID }),
+    },
+    material: {
+      unsealKeys,
+      ...(rootToken === undefined ? {} : { rootToken }),
+      ...(operatorToken === undefined ? {} : { operatorToken }),
+    },
+  };
+}
+
+const IMAGE_PULL_REASONS = new Set([
+  "ErrImagePull",
+  "ImagePullBackOff",
+  "InvalidImageName",
+  "ErrImageNeverPull",
+]);
+
+/** True when the pod's Ready condition is True. */
+export function podReady(pod: PodObject): boolean {
+  return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+}
+
+/** The planner's view of a pod (without Vault's part). */
+export function observedPod(
+  cluster: VaultCluster,
+  pod: PodObject,
+  templateHash: string,
+  vault: PodVault,
+): ObservedPod | undefined {
+  const name = pod.metadata.name ?? "";
+  const ordinal = ordinalOf(clusterRef(cluster).name, name);
+  if (ordinal === undefined) return undefined;
+  const container = pod.status?.containerStatuses?.find((c) => c.name === "vault");
+  const image = pod.spec?.containers.find((c) => c.name === "vault")?.image ?? "";
+  const waiting = container?.state?.waiting;
+  const scheduled = pod.status?.conditions?.find((c) => c.type === "PodScheduled");
+  const unschedulableSince =
+    scheduled?.status === "False" && scheduled.reason === "Unschedulable" && scheduled.lastTransitionTime
+      ? new Date(scheduled.lastTransitionTime)
+      : undefined;
+  const pendingSince =
+    (pod.status?.phase ?? "Pending") === "Pending" && pod.metadata.creationTimestamp
+      ? new Date(pod.metadata.creationTimestamp)
+      : undefined;
+  return {
+    name,
+    ordinal,
+    ready: podReady(pod),
+    image,
+    vault,
+    ...(pod.metadata.annotations?.[POD_TEMPLATE_HASH_ANNOTATION] !== templateHash
+      ? { templateOutdated: true }
+      : {}),
+    ...(pod.metadata.deletionTimestamp ? { terminatingSince: new Date(pod.metadata.deletionTimestamp) } : {}),
+    ...(unschedulableSince === undefined ? {} : { unschedulableSince }),
+    ...(pendingSince === undefined ? {} : { pendingSince }),
+    ...(waiting?.reason !== undefined && IMAGE_PULL_REASONS.has(waiting.reason)
+      ? { imagePullError: { image, reason: waiting.reason } }
+      : {}),
+  };
+}
+
+/** Inputs of {@link observe} besides the cluster. */
+export interface ObserveInput {
+  cache: Cache;
+  settings: PodSettings;
+  vaultClient: VaultClientFactory;
+  /** The cluster CA, when the listener certificate is in place (else Vault is not asked). */
+  ca?: string;
+  tls: Observed["tls"];
+  signal?: AbortSignal;
+}
+
+/** Reads the cluster's objects from the cache, then asks each pod's Vault about itself. */
+export async function observe(cluster: VaultCluster, input: ObserveInput): Promise<Observation> {
+  const { namespace } = clusterRef(cluster);
+  const uid = cluster.metadata.uid;
+  const mine = (o: PodObject | PersistentVolumeClaimObject) =>
+    o.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === uid) === true;
+  const labels = selectorLabels(cluster);
+  const pods = new Map<string, PodObject>();
+  for (const pod of await input.cache.list(Pod, { namespace, labels })) {
+    if (mine(pod) && pod.metadata.name !== undefined) pods.set(pod.metadata.name, pod);
+  }
+  const claims = new Map<string, PersistentVolumeClaimObject>();
+  for (const pvc of await input.cache.list(PersistentVolumeClaim, { namespace, labels })) {
+    if (mine(pvc) && pvc.metadata.deletionTimestamp === undefined && pvc.metadata.name !== undefined) {
+      claims.set(pvc.metadata.name, pvc);
+    }
+  }
+  const keysSecret = await input.cache.get(Secret, keysSecretName(cluster), namespace);
+  const keys = readKeys(keysSecret);
+  const call = input.signal === undefined ? {} : { signal: input.signal };
+
+  // Ask every pod with an IP for its health, in parallel.
+  const health = new Map<string, VaultHealth>();
+  const vaultOf = new Map<string, PodVault>();
+  const target = (pod: PodObject, token?: string): VaultTarget | undefined =>
+    pod.status?.podIP && input.ca !== undefined
+      ? {
+          address: `https://${pod.status.podIP}:8200`,
+          servername: podHost(cluster, pod.metadata.name ?? ""),
+          ca: input.ca,
+          ...(token === undefined ? {} : { token }),
+        }
+      : undefined;
+  await Promise.all(
+    [...pods.values()].map(async (pod) => {
+      const name = pod.metadata.name ?? "";
+      const t = pod.metadata.deletionTimestamp === undefined ? target(pod) : undefined;
+      if (t === undefined) {
+        vaultOf.set(name, {
+          reachable: false,
+          error: input.ca === undefined ? "no TLS CA yet" : "the pod has no IP address yet",
+        });
+        return;
+      }
+      const client = input.vaultClient(t);
+      try {
+        const h = await client.health(call);
+        health.set(name, h);
+        vaultOf.set(name, {
+          reachable: true,
+          initialized: h.initialized,
+          sealed: h.sealed,
+          standby: h.standby,
+          version: h.version,
+          ...(h.cluster_id ? { clusterID: h.cluster_id } : {}),
+        });
+      } catch (err) {
+        input.signal?.throwIfAborted();
+        vaultOf.set(name, { reachable: false, error: err instanceof Error ? err.message : String(err) });
+      } finally {
+        await client.close();
+      }
+    }),
+  );
+
+  const templateHash = podTemplateHash(cluster, input.settings);
+  const observedPods = [...pods.values()]
+    .map((p) =>
+      observedPod(
+        cluster,
+        p,
+        templateHash,
+        vaultOf.get(p.metadata.name ?? "") ?? { reachable: false, error: "" },
+      ),
+    )
+    .filter((p) => p !== undefined);
+  const active = observedPods.find(
+    (p) =>
+      p.terminatingSince === undefined &&
+      p.vault.reachable &&
+      p.vault.initialized &&
+      !p.vault.sealed &&
+      !p.vault.standby,
+  );
+
+  // Through the active pod: the raft configuration and the operator token.
+  let raft: Observed["raft"] = { error: "no active pod" };
+  let token: ObservedToken | undefined;
+  const activePod = active === undefined ? undefined : pods.get(active.name);
+  const opToken = keys.material.operatorToken ?? keys.material.rootToken;
+  if (activePod !== undefined && opToken !== undefined) {
+    const t = target(activePod, opToken);
+    if (t !== undefined) {
+      const client = input.vaultClient(t);
+      try {
+        const [servers, self] = await Promise.all([
+          client.raftConfiguration(call).then(
+            (s) => s,
+            (e: unknown) => e as Error,
+          ),
+          keys.material.operatorToken === undefined
+            ? undefined
+            : client.lookupSelf(call).then(
+                (s) => s,
+                (e: unknown) => e as Error,
+              ),
+        ]);
+        raft =
+          servers instanceof Error
+            ? { error: servers.message }
+            : {
+                servers: servers.map(
+                  (s): ObservedPeer => ({
+                    nodeID: s.node_id,
+                    address: s.address,
+                    voter: s.voter,
+                    leader: s.leader,
+                  }),
+                ),
+              };
+        if (self instanceof VaultError && (self.status === 403 || self.status === 400)) {
+          token = { valid: false, error: self.message };
+        } else if (self !== undefined && !(self instanceof Error)) {
+          token = { valid: true, ttlSeconds: self.ttl, periodSeconds: self.period ?? 0 };
+        }
+      } finally {
+        await client.close();
+      }
+    }
+  } else if (activePod !== undefined) {
+    raft = { error: "no token in the keys Secret" };
+  }
+
+  const clusterID =
+    (active?.vault.reachable ? active.vault.clusterID : undefined) ??
+    [...health.values()].find((h) => h.initialized && h.cluster_id)?.cluster_id;
+  const previousPeers = cluster.status?.raftPeers ?? [];
+  const knownVoters = previousPeers.filter((p) => p.voter).length;
+  return {
+    pods,
+    claims,
+    health,
+    keys: keys.material,
+    ...(keysSecret === undefined ? {} : { keysSecret }),
+    ...(active === undefined ? {} : { active: active.name }),
+    ...(clusterID === undefined ? {} : { clusterID }),
+    observed: {
+      pods: observedPods,
+      claims: [...claims.keys()],
+      ...(keys.observed === undefined ? {} : { keys: keys.observed }),
+      raft,
+      ...(token === undefined ? {} : { token }),
+      ...(cluster.status?.clusterID === undefined ? {} : { knownClusterID: cluster.status.clusterID }),
+      ...(knownVoters > 0 ? { knownVoters } : {}),
+      tls: input.tls,
+    },
+  };
+}
