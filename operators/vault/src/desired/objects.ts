@@ -187,7 +187,7 @@ export function vaultPod(
       {
         name: "vault",
         image: image ?? vaultImage(cluster.spec),
-        command: ["vault"],
+        command: ["/bin/vault"],
         args: ["server", `-config=${CONFIG_DIR}/vault.json`],
         env: [
           { name: "VAULT_RAFT_NODE_ID", value: pod },

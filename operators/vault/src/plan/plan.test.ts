@@ -232,9 +232,14 @@ describe("after init: unseal, token, join", () => {
       { type: "RenewToken", pod: "demo-0" },
     ],
     [
-      "token refused and no root token: Degraded with generate-root",
+      "token refused and no root token: a root token is generated with the unseal keys",
       observed(healthy3(), { token: { valid: false, error: "permission denied" } }),
-      { type: "Degraded", reason: "OperatorTokenLost" },
+      { type: "RegenerateRootToken", pod: "demo-0" },
+    ],
+    [
+      "token missing and no root token: the same",
+      observed(healthy3(), { keys: { ...KEYS, operatorToken: false } }),
+      { type: "RegenerateRootToken", pod: "demo-0" },
     ],
     [
       "token refused but a root token is kept: a new operator token",
@@ -333,6 +338,19 @@ describe("refusals", () => {
         knownVoters: 3,
       }),
       { type: "Degraded", reason: "QuorumLost" },
+    ],
+    [
+      "keys kept from a deleted VaultCluster, nothing else: never an init over them",
+      observed([], { claims: [], raft: { error: "no pod" } }),
+      { type: "Degraded", reason: "KeysWithoutData" },
+    ],
+    [
+      "every pod uninitialized while the keys exist: the data is gone, no init, no join",
+      observed([pod(0, "uninit"), pod(1, "uninit"), pod(2, "uninit")], {
+        raft: { error: "no active" },
+        knownVoters: 3,
+      }),
+      { type: "Degraded", reason: "DataLost" },
     ],
     [
       "two of three unsealed standbys and no active: an election is due",

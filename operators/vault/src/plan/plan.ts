@@ -130,6 +130,8 @@ export type Step =
   | { type: "BootstrapToken"; pod: string; message: string }
   /** Revoke the initial root token and drop it from the Secret (spec.unseal.keepRootToken false). */
   | { type: "RevokeRootToken"; pod: string; message: string }
+  /** Generate a root token with the unseal keys (sys/generate-root) and keep it: the operator token was lost. */
+  | { type: "RegenerateRootToken"; pod: string; message: string }
   /** Renew the operator token (less than half of its period left). */
   | { type: "RenewToken"; pod: string; message: string }
   /** Nothing safe to do now; plan again later. */
@@ -178,12 +180,13 @@ const REMEDIATION_INIT_LOST =
  *       remediation, else "KeysMissing" (never a second init);
  *     - a marker younger than the grace period -> Wait (an init may be in flight);
  *     - pod 0 missing -> CreatePod; pod 0 not answering -> Wait; else InitVault on pod 0.
- *  5. Pods of existing members gone (claim kept, ordinal below replicas) -> CreatePod(Restart), no gate.
+ *  5. Keys but neither pods nor claims -> Degraded "KeysWithoutData". Pods of existing members gone (claim kept,
+ *     ordinal below replicas) -> CreatePod(Restart), no gate.
  *  6. A sealed, initialized pod -> Unseal (always safe: it only lets a node that is a member serve).
- *  7. No active node: quorum of the known voters unsealed -> Wait (election), else Degraded "QuorumLost": no
- *     membership change.
- *  8. Operator token: missing with the root token at hand -> BootstrapToken; missing or refused without it ->
- *     Degraded "OperatorTokenLost" (regenerate one with generate-root, see the docs); root token kept against
+ *  7. No active node: quorum of the known voters unsealed -> Wait (election); every answering pod uninitialized
+ *     -> Degraded "DataLost"; else Degraded "QuorumLost": no membership change.
+ *  8. Operator token: missing or refused, with the root token at hand -> BootstrapToken; without it ->
+ *     RegenerateRootToken (sys/generate-root with the unseal keys, then BootstrapToken); root token kept against
  *     spec -> RevokeRootToken; less than half its period left -> RenewToken.
  *  9. An uninitialized pod (a new pod, or one whose data was lost): its node ID still a raft peer -> RemovePeer
  *     (DataLost) first; else JoinRaft towards the active pod.
@@ -251,6 +254,12 @@ export function planNext(
   }
 
   // From here the cluster was initialized and the keys are at hand.
+  if (pods.length === 0 && observed.claims.length === 0) {
+    return degraded(
+      "KeysWithoutData",
+      `the keys Secret holds the unseal keys of an initialized Vault (cluster_id ${known ?? "unknown"}) but no pod or data claim exists (the VaultCluster was deleted and created again?): delete the keys Secret to initialize a new, empty cluster, or restore the claims; the operator never initializes over existing keys`,
+    );
+  }
   const podNames = new Set(pods.map((p) => p.name));
   const byName = new Map(pods.map((p) => [p.name, p]));
   for (const claim of [...observed.claims].sort(byOrdinal(cluster))) {
@@ -285,6 +294,12 @@ export function planNext(
     }
     if (unsealed === 0 && initialized.length === 0 && live.every((p) => !p.vault.reachable)) {
       return wait("PodsStarting", "no Vault pod answers yet");
+    }
+    if (initialized.length === 0) {
+      return degraded(
+        "DataLost",
+        `every pod that answers reports uninitialized while the keys Secret holds the keys of cluster_id ${known ?? "unknown"}: the raft data is gone; restore the claims from a backup, or delete the claims and the keys Secret to start a new cluster (the operator never initializes over existing keys)`,
+      );
     }
     return degraded(
       "QuorumLost",
@@ -504,12 +519,13 @@ function planToken(
       };
     }
     const why = keys.operatorToken
-      ? `Vault refuses it (${token?.valid === false ? token.error : ""})`
+      ? `Vault refuses it: ${token?.valid === false ? token.error : ""}`
       : "it is missing";
-    return degraded(
-      "OperatorTokenLost",
-      `the operator token in the keys Secret is unusable: ${why}, and no root token is kept; unseal, scaling and upgrades that need no token go on, raft changes do not: generate a root token with the unseal keys (vault operator generate-root) and put it into the Secret as root-token`,
-    );
+    return {
+      type: "RegenerateRootToken",
+      pod: active,
+      message: `the operator token in the keys Secret is unusable (${why}) and no root token is kept: generating a root token with the unseal keys, to make a new operator token and revoke it`,
+    };
   }
   if (keys.rootToken && !spec.unseal.keepRootToken) {
     return {

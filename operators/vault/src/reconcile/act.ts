@@ -151,6 +151,13 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
         );
         return DONE;
       });
+    case "RegenerateRootToken":
+      return withVault(ctx, step.pod, undefined, async (v) => {
+        const root = await v.generateRoot(ctx.obs.keys.unsealKeys, call);
+        // Kept at once: the next steps make the operator token with it, then revoke it (unless keepRootToken).
+        await writeKeys(ctx, { "root-token": root }, 10);
+        return DONE;
+      });
     case "RenewToken":
       return withVault(ctx, step.pod, operatorToken(ctx), async (v) => {
         await v.renewSelf(call);

@@ -124,6 +124,7 @@ export async function reconcileVaultCluster(
   }
   const obs = await observe(cluster, {
     cache: ctx.cache,
+    client: ctx.client,
     settings,
     vaultClient,
     ...(tls.ca === undefined ? {} : { ca: tls.ca }),

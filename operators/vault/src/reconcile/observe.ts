@@ -1,6 +1,6 @@
 // Observation: what the cache says about a cluster's pods, claims and keys Secret, and what Vault says about
 // each pod (/v1/sys/health), the raft configuration and the operator token (through the active pod).
-import { type Cache, PersistentVolumeClaim, Pod, Secret } from "@capstan/core";
+import { type Cache, type Client, isNotFound, PersistentVolumeClaim, Pod, Secret } from "@capstan/core";
 import type { VaultCluster } from "../api/vault-cluster.ts";
 import { clusterRef, keysSecretName, podHost, selectorLabels } from "../desired/names.ts";
 import {
@@ -167,6 +167,11 @@ export function observedPod(
 /** Inputs of {@link observe} besides the cluster. */
 export interface ObserveInput {
   cache: Cache;
+  /**
+   * Reads the keys Secret when the cache lacks it: the cache holds only Secrets labelled managed-by, and a Secret
+   * restored by hand from a backup may lack the label. Without it, only the cache is read.
+   */
+  client?: Client;
   settings: PodSettings;
   vaultClient: VaultClientFactory;
   /** The cluster CA, when the listener certificate is in place (else Vault is not asked). */
@@ -192,7 +197,14 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
       claims.set(pvc.metadata.name, pvc);
     }
   }
-  const keysSecret = await input.cache.get(Secret, keysSecretName(cluster), namespace);
+  const keysSecret =
+    (await input.cache.get(Secret, keysSecretName(cluster), namespace)) ??
+    (await input.client
+      ?.get(Secret, keysSecretName(cluster), namespace, input.signal)
+      .catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }));
   const keys = readKeys(keysSecret);
   const call = input.signal === undefined ? {} : { signal: input.signal };
 

@@ -5,6 +5,7 @@ import { rm } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { haveLocalVault, LocalVault, type LocalVaultNode, localVaultBinary, portsOf } from "./local-vault.ts";
 import {
+  decodeRootToken,
   OPERATOR_POLICY,
   OPERATOR_POLICY_NAME,
   OPERATOR_TOKEN_PERIOD,
@@ -34,6 +35,20 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined>, 
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
+
+describe("decodeRootToken", () => {
+  it("XORs the base64 (unpadded) encoded token with the OTP", () => {
+    const token = "hvs.CAESIabcdefghijklmnopqrstuvwx";
+    const otp = "0123456789abcdefghijklmnopqrstuvw";
+    const encoded = Buffer.from([...Buffer.from(token)].map((b, i) => b ^ otp.charCodeAt(i)))
+      .toString("base64")
+      .replace(/=+$/, "");
+    expect(decodeRootToken(encoded, otp)).toBe(token);
+  });
+  it("refuses an OTP of another length", () => {
+    expect(() => decodeRootToken(Buffer.from("abc").toString("base64"), "ab")).toThrow(/OTP/);
+  });
+});
 
 describe.skipIf(!available)("VaultClient against real Vault servers", () => {
   let vault: LocalVault;
@@ -211,5 +226,15 @@ describe.skipIf(!available)("VaultClient against real Vault servers", () => {
     expect(servers).toHaveLength(2);
     await client(active, rootToken).revokeSelf();
     await expect(client(active, rootToken).lookupSelf()).rejects.toMatchObject({ status: 403 });
+  });
+
+  it("generates a new root token with the unseal keys (a lost operator token)", async () => {
+    const active = await activeNode();
+    const root = await client(active).generateRoot(keys);
+    expect(root).toMatch(/^hvs\./);
+    const info = await client(active, root).lookupSelf();
+    expect(info.policies).toEqual(["root"]);
+    await client(active, root).revokeSelf();
+    await expect(client(active).generateRoot(keys.slice(0, 1))).rejects.toThrow(/not enough/);
   });
 });

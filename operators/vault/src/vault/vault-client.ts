@@ -292,6 +292,44 @@ export class VaultClient {
   async revokeSelf(options: CallOptions = {}): Promise<void> {
     await this.call("POST", "/v1/auth/token/revoke-self", {}, options);
   }
+  /**
+   * Generates a new root token with the unseal keys (sys/generate-root, the OTP flow): any attempt in progress is
+   * cancelled first, the keys are submitted until the threshold is reached, and the encoded token is decoded
+   * with the one-time password. Used when the operator's own token is lost and no root token is kept.
+   */
+  async generateRoot(keys: readonly string[], options: CallOptions = {}): Promise<string> {
+    const call = { ...options, token: false };
+    await this.call("DELETE", "/v1/sys/generate-root/attempt", undefined, call);
+    const attempt = await this.call<{ nonce: string; otp: string; required: number }>(
+      "PUT",
+      "/v1/sys/generate-root/attempt",
+      {},
+      call,
+    );
+    for (const key of keys) {
+      const res = await this.call<{ complete: boolean; encoded_token?: string; encoded_root_token?: string }>(
+        "PUT",
+        "/v1/sys/generate-root/update",
+        { key, nonce: attempt.nonce },
+        call,
+      );
+      const encoded = res.encoded_token || res.encoded_root_token;
+      if (res.complete && encoded) return decodeRootToken(encoded, attempt.otp);
+    }
+    throw new VaultError("/v1/sys/generate-root/update", 400, [
+      `${keys.length} unseal keys were not enough to generate a root token (${attempt.required} needed)`,
+    ]);
+  }
+}
+
+/** The root token from generate-root's encoded_token: base64 (no padding) XOR the one-time password. */
+export function decodeRootToken(encoded: string, otp: string): string {
+  const bytes = Buffer.from(encoded, "base64");
+  const pad = Buffer.from(otp, "utf8");
+  if (bytes.length !== pad.length) {
+    throw new Error(`generate-root: the encoded token is ${bytes.length} bytes, the OTP ${pad.length}`);
+  }
+  return Buffer.from(bytes.map((b, i) => b ^ (pad[i] ?? 0))).toString("utf8");
 }
 
 function safeJson(text: string): unknown {
