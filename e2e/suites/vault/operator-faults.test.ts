@@ -1,7 +1,9 @@
-// The operator killed at the worst moments: during init (the cluster is initialized exactly once: the keys first
-// written still unseal it, no second init) and during a scale-out (it resumes and converges with no extra raft
-// peer). One cluster, steps in order.
-import { type Client, Pod } from "@capstan/core";
+// The operator killed at the worst moments: during init, once Vault's answer (the keys) is in the Secret (the new
+// operator finishes the bootstrap with those keys: no second init) and during a scale-out (it resumes and
+// converges with no extra raft peer), on one cluster, steps in order; and, on a second cluster, with the init
+// answer in flight (Vault initialized, the answer lost with the operator): Degraded InitResponseLost with the
+// remediation, never a second init, and the remediation (a new cluster on fresh claims) works.
+import { type Client, Pod, Secret } from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -13,6 +15,7 @@ import {
 } from "./fixtures/operator-release.ts";
 import { names, VaultClusterKind } from "./fixtures/vault-api.ts";
 import {
+  deleteCluster,
   initCount,
   keysSecret,
   ownedObjects,
@@ -62,38 +65,52 @@ describe.skipIf(!vaultSuitesEnabled)("Vault operator faults", () => {
     op = await installOperator(client, ns, ns);
   }, minutes(5));
 
-  afterAll(() => tearDownSuite(client, [{ namespace: ns, name }], op, [nsObj]), minutes(5));
+  afterAll(
+    () =>
+      tearDownSuite(
+        client,
+        [
+          { namespace: ns, name },
+          { namespace: ns, name: "lost" },
+        ],
+        op,
+        [nsObj],
+      ),
+    minutes(5),
+  );
 
   beforeEach(({ onTestFailed }) => {
-    onTestFailed(() => printFailureReport(client, ns, name, op));
+    onTestFailed(async () => {
+      await printFailureReport(client, ns, name, op);
+      await printFailureReport(client, ns, "lost", undefined);
+    });
   });
 
   it(
-    "killed during init: the cluster is initialized once, with the keys first written",
+    "killed during init, once the keys are stored: the new operator finishes with them, no second init",
     async () => {
       await client.create(VaultClusterKind, vaultCluster(ns, name));
-      // Kill at the first sign of init: the keys Secret written (the operator writes it before anything else),
-      // or the first pod up and answering.
-      const seen = await eventually(
-        async () => {
-          if (await secretExists(client, ns, names(name).keys)) return "keys Secret written";
-          const c = await client.get(VaultClusterKind, name, ns);
-          if (c.status?.phase === "Initializing") return "phase Initializing";
-          return false;
+      // Kill as soon as Vault's answer is in the Secret (the unseal, the operator token and the scale-out follow).
+      await eventually(
+        async () => (await secretExists(client, ns, names(name).keys)) && (await unsealKeys()).length > 0,
+        {
+          timeoutMs: minutes(4),
+          intervalMs: 100,
+          message: "the keys Secret holds the unseal keys",
         },
-        { timeoutMs: minutes(4), intervalMs: 100, message: "init begins" },
       );
       const killed = await killOperator(client, op!);
-      const keysAtKill = (await secretExists(client, ns, names(name).keys)) ? await unsealKeys() : [];
-      console.log(`killed ${killed.join(", ")} at: ${seen}; ${keysAtKill.length} unseal keys then`);
+      const keysAtKill = await unsealKeys();
+      const stored = await keysSecret(client, ns, name);
+      console.log(
+        `killed ${killed.join(", ")} with ${keysAtKill.length} unseal keys stored; operator-token ${stored["operator-token"] ? "stored" : "not yet"}`,
+      );
       await operatorBack(killed);
 
       const c = await waitAvailable(client, ns, name, 3, minutes(6));
       const view = await waitVault(client, ns, name, 3);
-      const keys = await unsealKeys();
-      expect(keys.length).toBeGreaterThan(0);
-      // The keys written before the kill are the ones that unseal the cluster: no second init replaced them.
-      if (keysAtKill.length > 0) expect(keys).toEqual(keysAtKill);
+      // The keys stored before the kill are the ones that unseal the cluster: no second init replaced them.
+      expect(await unsealKeys()).toEqual(keysAtKill);
       expect(c.status?.clusterID).toBe(view.clusterId);
       expect(await initCount(client, ns, name), "init steps taken").toBe(1);
       expect(c.status?.conditions?.find((x) => x.type === "Degraded")?.status).not.toBe("True");
@@ -138,5 +155,58 @@ describe.skipIf(!vaultSuitesEnabled)("Vault operator faults", () => {
       for (const p of pods) expect((await client.get(Pod, p, ns)).metadata.deletionTimestamp).toBeUndefined();
     },
     minutes(12),
+  );
+  it(
+    "killed with the init answer in flight: Degraded InitResponseLost with the remediation, never a second init",
+    async () => {
+      const lost = "lost";
+      // Kill as soon as the init-started marker is written (the keys Secret without keys): PUT /v1/sys/init is
+      // about to be sent or in flight, and its answer dies with the operator.
+      await client.create(VaultClusterKind, vaultCluster(ns, lost, { replicas: 1 }));
+      await eventually(() => secretExists(client, ns, names(lost).keys), {
+        timeoutMs: minutes(4),
+        intervalMs: 50,
+        message: "the init-started marker is written",
+      });
+      const killed = await killOperator(client, op!);
+      await operatorBack(killed);
+      const outcome = await eventually(
+        async () => {
+          const c = await client.get(VaultClusterKind, lost, ns);
+          const degraded = c.status?.conditions?.find((x) => x.type === "Degraded");
+          if (degraded?.status === "True" && degraded.reason === "InitResponseLost") return { lost: true, c };
+          if (c.status?.conditions?.find((x) => x.type === "Available")?.status === "True")
+            return { lost: false, c };
+          return false;
+        },
+        { timeoutMs: minutes(5), intervalMs: 1_000, message: "Degraded InitResponseLost, or Available" },
+      );
+      console.log(
+        `init kill: ${outcome.lost ? "the init answer was lost" : "the kill missed the init answer"}`,
+      );
+      if (outcome.lost) {
+        const degraded = outcome.c.status?.conditions?.find((x) => x.type === "Degraded");
+        // The remediation is in the message: the claims and the keys Secret.
+        expect(degraded?.message).toMatch(/claims/);
+        expect(degraded?.message).toMatch(/keys Secret/);
+        expect(outcome.c.status?.phase).toBe("Degraded");
+        // Never a second init: no init step taken, and no keys appear.
+        expect(await initCount(client, ns, lost)).toBe(0);
+        expect(
+          Object.keys(await keysSecret(client, ns, lost)).filter((k) => k.startsWith("unseal-key-")),
+        ).toEqual([]);
+        // The remediation as the docs give it: a new cluster on fresh claims.
+        await deleteCluster(client, ns, lost);
+        await client.delete(Secret, names(lost).keys, ns);
+        await eventually(async () => (await ownedObjects(client, ns, lost)).pvcs.length === 0, {
+          timeoutMs: minutes(2),
+          message: "the lost cluster's claims are gone",
+        });
+        await client.create(VaultClusterKind, vaultCluster(ns, lost, { replicas: 1 }));
+      }
+      await waitAvailable(client, ns, lost, 1, minutes(5));
+      expect(await initCount(client, ns, lost)).toBe(1);
+    },
+    minutes(14),
   );
 });

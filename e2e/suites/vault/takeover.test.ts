@@ -54,7 +54,7 @@ describe.skipIf(!vaultSuitesEnabled)("VaultCluster: the active pod deleted", () 
       const victim = before.active;
       const oldUid = (await client.get(Pod, victim, ns)).metadata.uid;
       const reader = startReader({
-        target: () => serviceTarget(client, ns, names(name).activeService, before.ca, name),
+        target: async () => activeSvc,
         token: before.token,
         key: "takeover/probe",
         want: { v: "1" },

@@ -53,7 +53,8 @@ describe.skipIf(!vaultSuitesEnabled)(`VaultCluster rolling upgrade ${from} -> ${
       await waitAvailable(client, ns, name, 3, minutes(6));
       const before = await waitVault(client, ns, name, 3);
       for (const v of before.versions.values()) expect(v).toBe(from);
-      const target = () => serviceTarget(client, ns, n.activeService, before.ca, name);
+      const activeSvc = await serviceTarget(client, ns, n.activeService, before.ca, name);
+      const target = async () => activeSvc;
       await enableKv(await target(), before.token);
       await kvPut(await target(), before.token, "upgrade/probe", { v: "1" });
 
