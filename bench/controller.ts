@@ -3,18 +3,17 @@
 // bench/peers/controller-runtime/main.go). Measures the time to converge and the API requests made, as ratios.
 // Run: KUBECONFIG=... npm run bench:controller   (env: BENCH_CRS=1000 BENCH_REPEATS=3 BENCH_WORKERS=1,4)
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { homedir, loadavg } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { CustomResourceDefinition, defineKind, Namespace } from "../packages/core/src/api/kinds.ts";
 import type { KubeObject } from "../packages/core/src/api/object.ts";
 import { Client } from "../packages/core/src/client/client.ts";
 import { isNotFound } from "../packages/core/src/client/errors.ts";
+import { buildCore, buildGoPeer } from "./peers/build.ts";
 
 const HERE = import.meta.dirname;
-const GO_PEER_DIR = join(HERE, "peers", "controller-runtime");
 const ALL_PEERS = ["capstan", "controller-runtime"] as const;
 type Peer = (typeof ALL_PEERS)[number];
 
@@ -93,51 +92,6 @@ async function connect(): Promise<Client> {
     );
   }
   return client;
-}
-
-/** The newest modification time under `dir` (recursive). */
-function newest(dir: string): number {
-  let latest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
-  }
-  return latest;
-}
-
-/** Builds @capstan/core's dist (what the capstan peer imports) when a source file is newer than it. */
-function buildCore(): void {
-  const src = join(HERE, "..", "packages", "core", "src");
-  const dist = join(src, "..", "dist", "index.js");
-  if (existsSync(dist) && newest(src) <= statSync(dist).mtimeMs) return;
-  console.log("building @capstan/core (its dist is missing or older than its sources)");
-  execFileSync("npm", ["run", "build", "--workspace", "@capstan/core"], { stdio: "inherit" });
-}
-
-/** Builds the Go peer into ~/.cache/capstan/bench unless a build of the same sources is there. */
-function buildGoPeer(): string {
-  const hash = createHash("sha256");
-  for (const file of readdirSync(GO_PEER_DIR).sort()) {
-    if (/\.(go|mod|sum)$/.test(file)) hash.update(file).update(readFileSync(join(GO_PEER_DIR, file)));
-  }
-  const binary = join(
-    homedir(),
-    ".cache",
-    "capstan",
-    "bench",
-    `controller-runtime-peer-${hash.digest("hex").slice(0, 16)}`,
-  );
-  if (existsSync(binary)) return binary;
-  mkdirSync(dirname(binary), { recursive: true });
-  console.log(`building the controller-runtime peer (first run: a few minutes) -> ${binary}`);
-  try {
-    execFileSync("go", ["build", "-o", binary, "."], { cwd: GO_PEER_DIR, stdio: "inherit" });
-  } catch (err) {
-    throw new Error(
-      `cannot build bench/peers/controller-runtime (is Go 1.24+ on PATH?): ${(err as Error).message}`,
-    );
-  }
-  return binary;
 }
 
 /** Installs the BenchWidget CRD (server-side apply, idempotent) and waits until it is established. */
@@ -435,7 +389,7 @@ async function main(): Promise<void> {
   try {
     await deleteLeftovers(client);
     buildCore();
-    const goPeer = PEERS.includes("controller-runtime") ? buildGoPeer() : "";
+    const goPeer = PEERS.includes("controller-runtime") ? buildGoPeer("controller-runtime") : "";
     await installCrd(client);
     const goVersion = execFileSync("go", ["env", "GOVERSION"], { encoding: "utf8" }).trim();
     console.log(`node ${process.version}, ${goVersion}, controller-runtime v0.22.5 (client-go v0.34.4)`);

@@ -3,13 +3,13 @@
 // Run: KUBECONFIG=... npm run bench:peers
 //   (env: BENCH_SIZES=10000,50000 BENCH_REPEATS=3 BENCH_UPDATES=20000; BENCH_QUEUE=0 skips the work queue)
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { stripTypeScriptTypes } from "node:module";
-import { homedir, loadavg } from "node:os";
+import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Client } from "../packages/core/src/client/client.ts";
+import { buildCore, buildGoPeer } from "./peers/build.ts";
 import {
   connect,
   deleteLeftovers,
@@ -20,7 +20,6 @@ import {
 import { benchQueue } from "./queue.ts";
 
 const HERE = import.meta.dirname;
-const GO_PEER_DIR = join(HERE, "peers", "client-go");
 const PEERS = ["capstan", "client-go", "client-node"] as const;
 type Peer = (typeof PEERS)[number];
 
@@ -45,41 +44,6 @@ interface InformerRun {
   startToSyncSeconds: number;
   /** The rate the writer achieved while this peer watched. */
   writerPerSecond: number;
-}
-
-/** Builds @capstan/core's dist (what the capstan peer imports) when a source file is newer than it. */
-function buildCore(): void {
-  const src = join(HERE, "..", "packages", "core", "src");
-  const dist = join(src, "..", "dist", "index.js");
-  const built = existsSync(dist) ? statSync(dist).mtimeMs : 0;
-  const files = readdirSync(src, { recursive: true, encoding: "utf8" });
-  if (files.every((file) => statSync(join(src, file)).mtimeMs <= built)) return;
-  console.log("building @capstan/core (its dist is missing or older than its sources)");
-  execFileSync("npm", ["run", "build", "--workspace", "@capstan/core"], { stdio: "inherit" });
-}
-
-/** Builds the Go peer into ~/.cache/capstan/bench unless a build of the same sources is there. */
-function buildGoPeer(): string {
-  const hash = createHash("sha256");
-  for (const file of readdirSync(GO_PEER_DIR).sort()) {
-    if (/\.(go|mod|sum)$/.test(file)) hash.update(file).update(readFileSync(join(GO_PEER_DIR, file)));
-  }
-  const binary = join(
-    homedir(),
-    ".cache",
-    "capstan",
-    "bench",
-    `client-go-peer-${hash.digest("hex").slice(0, 16)}`,
-  );
-  if (existsSync(binary)) return binary;
-  mkdirSync(dirname(binary), { recursive: true });
-  console.log(`building the client-go peer (first run: a minute or two) -> ${binary}`);
-  try {
-    execFileSync("go", ["build", "-o", binary, "."], { cwd: GO_PEER_DIR, stdio: "inherit" });
-  } catch (err) {
-    throw new Error(`cannot build bench/peers/client-go (is Go 1.24+ on PATH?): ${(err as Error).message}`);
-  }
-  return binary;
 }
 
 /** The command line of one informer peer. */
@@ -298,7 +262,7 @@ async function main(): Promise<void> {
   try {
     await deleteLeftovers(client);
     buildCore();
-    const goPeer = buildGoPeer();
+    const goPeer = buildGoPeer("client-go");
     const goVersion = execFileSync("go", ["env", "GOVERSION"], { encoding: "utf8" }).trim();
     console.log(`node ${process.version}, ${goVersion}, client-go v0.34.4, @kubernetes/client-node 2.0.1`);
     console.log(`sizes ${sizes.join(", ")}; ${repeats} runs each, medians; ${updates} updates per run\n`);

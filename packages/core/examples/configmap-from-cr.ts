@@ -13,11 +13,14 @@ import {
   createLogger,
   generationChanged,
   Manager,
+  operatorCommandLine,
   shutdownSignal,
 } from "@capstan/core";
 import { FIELD_MANAGER, Greeting, reconcileGreeting } from "./greeting.ts";
 
-const logger = createLogger({ name: "greeting-example" });
+// The operator command line every Capstan operator takes (--help lists it): ports, leader election, namespace.
+const cli = operatorCommandLine({ name: "greeting-example" });
+const logger = createLogger({ name: "greeting-example", level: cli.logLevel });
 const client = new Client();
 
 // Install the CRD (server-side apply: idempotent) and wait until it is established.
@@ -84,13 +87,7 @@ if (process.env.SAMPLE !== "false") {
   );
 }
 
-const mgr = new Manager({
-  name: "greeting-example",
-  client,
-  logger,
-  metricsPort: Number(process.env.METRICS_PORT ?? 8080),
-  healthPort: Number(process.env.HEALTH_PORT ?? 8081),
-});
+const mgr = new Manager({ ...cli.manager, client, logger });
 
 mgr.add(
   controller({

@@ -171,6 +171,15 @@ export {
 } from "./leader/lease-lock.ts";
 // manager: runs controllers and runnables with leader election, metrics and probes
 export {
+  type CommandLine,
+  CommandLineError,
+  type CommandLineSpec,
+  commandLineUsage,
+  type ExtraFlag,
+  operatorCommandLine,
+  parseCommandLine,
+} from "./manager/command-line.ts";
+export {
   type LeaderElectionOptions,
   Manager,
   type ManagerOptions,

@@ -151,6 +151,7 @@ describe("pods", () => {
     expect(podTemplateHash(cluster({ version: "1.14.6" }), settings)).toBe(a);
     expect(podTemplateHash(cluster({ config: { ui: true } }), settings)).not.toBe(a);
     expect(podTemplateHash(cluster(), { reloaderImage: "other" })).not.toBe(a);
+    expect(podTemplateHash(cluster({ replicas: 5 }), settings)).toBe(a);
     expect(pod.metadata.annotations?.[POD_TEMPLATE_HASH_ANNOTATION]).toBe(a);
   });
 });

@@ -131,15 +131,28 @@ export function podTemplateHash(cluster: VaultCluster, settings: PodSettings): s
     config: cluster.spec.config ?? {},
     tlsSecret: tlsSecretName(cluster),
     reloaderImage: settings.reloaderImage,
+    // What the operator itself puts in a pod: a newer operator that changes it rolls the pods one at a time.
+    builder: POD_BUILDER_VERSION,
+    reloader: RELOADER_SCRIPT,
   });
 }
 
-/** The reloader's script: SIGHUP to vault when the mounted certificate or key changes (checked every 10 s). */
+/** Bumped when vaultPod changes in a way running pods must pick up (probes, environment, mounts). */
+export const POD_BUILDER_VERSION = 1;
+
+/**
+ * The reloader's script: SIGHUP to vault when the mounted certificate or key changes (checked every 10 s). Plain
+ * sh and /proc (the shared process namespace), no pkill: small busybox builds lack it.
+ */
 export const RELOADER_SCRIPT = `last=""
 while true; do
   cur="$(cat ${TLS_DIR}/tls.crt ${TLS_DIR}/tls.key 2>/dev/null | md5sum)"
   if [ -n "$last" ] && [ "$cur" != "$last" ]; then
-    if pkill -HUP -x vault; then echo "certificate changed: sent SIGHUP to vault"; fi
+    for p in /proc/[0-9]*; do
+      if [ "$(cat "$p/comm" 2>/dev/null)" = vault ] && kill -HUP "\${p#/proc/}"; then
+        echo "certificate changed: sent SIGHUP to vault (pid \${p#/proc/})"
+      fi
+    done
   fi
   last="$cur"
   sleep 10

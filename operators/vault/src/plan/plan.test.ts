@@ -114,9 +114,10 @@ describe("helpers", () => {
 });
 
 describe("first init", () => {
-  const fresh = (pods: ObservedPod[], keys?: ObservedKeys) =>
+  const fresh = (pods: ObservedPod[], marker?: Date, keys?: ObservedKeys) =>
     observed(pods, {
       keys,
+      initStartedAt: marker,
       raft: { error: "no active node" },
       knownClusterID: undefined,
       knownVoters: 0,
@@ -125,50 +126,35 @@ describe("first init", () => {
   it.each<[string, Observed, Partial<Step>]>([
     ["nothing exists: pod 0 first", fresh([]), { type: "CreatePod", pod: "demo-0", reason: "Bootstrap" }],
     ["pod 0 not answering yet", fresh([pod(0, "down")]), { type: "Wait", reason: "PodStarting" }],
+    [
+      "pod 0 Pending for 20 minutes before init (its claim does not bind): Degraded naming it",
+      fresh([pod(0, "down", { pendingSince: ago(1200) })]),
+      { type: "Degraded", reason: "PodPending", pods: ["demo-0"] },
+    ],
     ["pod 0 uninitialized: init it", fresh([pod(0, "uninit")]), { type: "InitVault", pod: "demo-0" }],
     [
       "keys Secret exists without keys and no marker: init",
-      fresh([pod(0, "uninit")], { unsealKeys: 0, rootToken: false, operatorToken: false }),
+      fresh([pod(0, "uninit")], undefined, { unsealKeys: 0, rootToken: false, operatorToken: false }),
       { type: "InitVault", pod: "demo-0" },
     ],
     [
       "a marker younger than the grace: an init may be in flight",
-      fresh([pod(0, "uninit")], {
-        initStartedAt: ago(30),
-        unsealKeys: 0,
-        rootToken: false,
-        operatorToken: false,
-      }),
+      fresh([pod(0, "uninit")], ago(30)),
       { type: "Wait", reason: "InitInProgress" },
     ],
     [
       "an old marker and pod 0 still uninitialized: the init never reached Vault, init",
-      fresh([pod(0, "uninit")], {
-        initStartedAt: ago(600),
-        unsealKeys: 0,
-        rootToken: false,
-        operatorToken: false,
-      }),
+      fresh([pod(0, "uninit")], ago(600)),
       { type: "InitVault", pod: "demo-0" },
     ],
     [
       "a marker and pod 0 initialized without keys: the answer was lost, never a second init",
-      fresh([pod(0, "sealed")], {
-        initStartedAt: ago(600),
-        unsealKeys: 0,
-        rootToken: false,
-        operatorToken: false,
-      }),
+      fresh([pod(0, "sealed")], ago(600)),
       { type: "Degraded", reason: "InitResponseLost" },
     ],
     [
       "a marker, still within the grace, and pod 0 initialized: lost answer",
-      fresh([pod(0, "sealed")], {
-        initStartedAt: ago(5),
-        unsealKeys: 0,
-        rootToken: false,
-        operatorToken: false,
-      }),
+      fresh([pod(0, "sealed")], ago(5)),
       { type: "Degraded", reason: "InitResponseLost" },
     ],
     [
@@ -179,15 +165,8 @@ describe("first init", () => {
   ])("%s", (_name, o, want) => expect(plan(o)).toMatchObject(want));
 
   it("names the remediation when the init answer was lost", () => {
-    const step = plan(
-      fresh([pod(0, "sealed")], {
-        initStartedAt: ago(600),
-        unsealKeys: 0,
-        rootToken: false,
-        operatorToken: false,
-      }),
-    );
-    expect(step.message).toMatch(/delete the VaultCluster's claims and the keys Secret/);
+    const step = plan(fresh([pod(0, "sealed")], ago(600)));
+    expect(step.message).toMatch(/delete the VaultCluster and its claims \(and the keys Secret/);
     expect(step.message).toMatch(/never initializes twice/);
   });
 });

@@ -47,8 +47,6 @@ export interface ObservedPeer {
 
 /** The keys Secret `<name>-unseal-keys` as the operator reads it. */
 export interface ObservedKeys {
-  /** An init was started (the marker the operator writes before PUT /v1/sys/init). */
-  initStartedAt?: Date;
   /** Number of unseal keys the Secret holds (0: none). */
   unsealKeys: number;
   rootToken: boolean;
@@ -70,6 +68,11 @@ export interface Observed {
   claims: string[];
   /** The keys Secret, when it exists. */
   keys?: ObservedKeys;
+  /**
+   * When an init was started: the marker the operator writes on pod 0's data claim before PUT /v1/sys/init
+   * (the keys Secret is created only with the keys, right after the answer).
+   */
+  initStartedAt?: Date;
   /** The raft configuration, when an active node answered it; else why not. */
   raft: { servers: ObservedPeer[] } | { error: string };
   /** The operator token's state, when the keys hold one and an active node was asked. */
@@ -168,7 +171,7 @@ function degraded(reason: string, message: string, pods?: string[]): Step {
 }
 
 const REMEDIATION_INIT_LOST =
-  "the unseal keys and root token were only in the lost answer: if you saved them, write them into the keys Secret (unseal-key-0.., root-token); otherwise the data cannot be unsealed: delete the VaultCluster's claims and the keys Secret to start a new cluster. The operator never initializes twice";
+  "the unseal keys and root token were only in the lost answer: if you saved them, write them into the keys Secret (unseal-key-0.., root-token); otherwise the data cannot be unsealed: delete the VaultCluster and its claims (and the keys Secret, if one was made) to start a new cluster. The operator never initializes twice";
 
 /**
  * Plans the next step. The rules, in order (the first that applies wins):
@@ -250,7 +253,9 @@ export function planNext(
   const keys = observed.keys;
   const initialized = live.filter((p) => p.vault.reachable && p.vault.initialized);
   if (keys === undefined || keys.unsealKeys === 0) {
-    return planInit(cluster, keys, live, initialized, now, opts);
+    return planInit(cluster, observed.initStartedAt, live, initialized, now, opts, () =>
+      stalledStep(spec, live, pods, now, opts),
+    );
   }
 
   // From here the cluster was initialized and the keys are at hand.
@@ -454,13 +459,13 @@ export function planNext(
 /** Rule 4: before the keys exist. */
 function planInit(
   cluster: string,
-  keys: ObservedKeys | undefined,
+  marker: Date | undefined,
   live: ObservedPod[],
   initialized: ObservedPod[],
   now: Date,
   opts: Required<PlanOptions>,
+  stalled: () => Step | undefined,
 ): Step {
-  const marker = keys?.initStartedAt;
   if (initialized.length > 0) {
     const which = initialized.map((p) => p.name).join(", ");
     if (marker !== undefined) {
@@ -490,8 +495,9 @@ function planInit(
       message: `creating ${pod}, the pod Vault is initialized on`,
     };
   }
-  if (!first.vault.reachable)
-    return wait("PodStarting", `waiting for ${pod} to answer: ${first.vault.error}`);
+  if (!first.vault.reachable) {
+    return stalled() ?? wait("PodStarting", `waiting for ${pod} to answer: ${first.vault.error}`);
+  }
   return {
     type: "InitVault",
     pod,

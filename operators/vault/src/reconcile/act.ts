@@ -75,7 +75,19 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
       return initVault(ctx, step.pod);
     case "Unseal":
       return withVault(ctx, step.pod, undefined, async (v) => {
-        const status = await v.unsealWith(ctx.obs.keys.unsealKeys, call);
+        const status = await v.unsealWith(ctx.obs.keys.unsealKeys, call).catch((err: unknown) => {
+          // A node that just joined answers so until it has fetched the leader's challenge: not a failure.
+          if (err instanceof VaultError && err.errors.some((e) => e.includes("invalid key size 0")))
+            return undefined;
+          throw err;
+        });
+        if (status === undefined) {
+          return {
+            done: false,
+            reason: "JoinInProgress",
+            message: `${step.pod} is still joining the raft cluster`,
+          };
+        }
         if (status.sealed) {
           return {
             done: false,
@@ -96,9 +108,13 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
           },
           call,
         );
-        // The joined node needs the keys to answer the leader's challenge: unseal it now.
-        const status = await v.unsealWith(ctx.obs.keys.unsealKeys, call);
-        if (!status.sealed) ctx.onUnseal?.();
+        // The joined node needs the keys to answer the leader's challenge: try to unseal it now. Right after the
+        // join Vault may not have the challenge yet (HTTP 500 "invalid key size 0"): the Unseal step retries.
+        const status = await v.unsealWith(ctx.obs.keys.unsealKeys, call).catch((err: unknown) => {
+          if (err instanceof VaultError) return undefined;
+          throw err;
+        });
+        if (status !== undefined && !status.sealed) ctx.onUnseal?.();
         return DONE;
       });
     case "RemovePeer":
@@ -197,41 +213,58 @@ async function withVault(
 }
 
 /**
- * Init, once: the marker first (so a lost answer is recognized and never followed by a second init), then
- * PUT /v1/sys/init, then the keys and root token into the Secret before anything else happens.
+ * Init, once: the marker first (on pod 0's data claim, so a lost answer is recognized and never followed by a
+ * second init), then PUT /v1/sys/init, then the keys and root token into the keys Secret before anything else.
+ * The init and the write ignore the reconcile's abort signal: once sent, the answer must be kept if the process
+ * has any time left.
  */
 async function initVault(ctx: ActContext, pod: string): Promise<ActResult> {
   const { namespace } = clusterRef(ctx.cluster);
-  const call = ctx.signal === undefined ? {} : { signal: ctx.signal };
   const marker = { [INIT_STARTED_ANNOTATION]: ctx.now.toISOString() };
-  if (ctx.obs.keysSecret === undefined) {
-    await ctx.client.create(Secret, keysSecret(ctx.cluster, {}, marker), call);
-  } else {
-    await ctx.client.patch(
-      Secret,
-      keysSecretName(ctx.cluster),
-      namespace,
-      { metadata: { annotations: marker } },
-      "merge",
-      call,
-    );
-  }
+  await ctx.client.patch(
+    PersistentVolumeClaim,
+    claimName(pod),
+    namespace,
+    { metadata: { annotations: marker } },
+    "merge",
+    ctx.signal === undefined ? {} : { signal: ctx.signal },
+  );
   const { shares, threshold } = ctx.cluster.spec.unseal;
   return withVault(
     ctx,
     pod,
     undefined,
     async (v) => {
-      const init = await v.init(shares, threshold, call);
+      const init = await v.init(shares, threshold);
       const data: Record<string, string> = { "root-token": init.root_token };
       init.keys_base64.forEach((k, i) => {
         data[`unseal-key-${i}`] = k;
       });
-      await writeKeys(ctx, data, 10);
+      if (ctx.obs.keysSecret === undefined) {
+        await retry(() => ctx.client.create(Secret, keysSecret(ctx.cluster, data, {})), 10).catch(
+          async (err: unknown) => {
+            if (!isAlreadyExists(err)) throw err;
+            await writeKeys(ctx, data, 10);
+          },
+        );
+      } else {
+        await writeKeys(ctx, data, 10);
+      }
       return DONE;
     },
     INIT_TIMEOUT_MS,
   );
+}
+
+async function retry<T>(fn: () => Promise<T>, attempts: number): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (i >= attempts || isAlreadyExists(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 500 * i));
+    }
+  }
 }
 
 /** Merges `data` into the keys Secret, retrying (the init answer exists only here). */

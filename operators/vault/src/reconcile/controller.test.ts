@@ -105,7 +105,7 @@ describe("reconcileVaultCluster", () => {
     expect(calls).toEqual([]);
   });
 
-  it("init: the marker is written before PUT /v1/sys/init, the keys right after, and the Secret has no owner", async () => {
+  it("init: the marker is on pod 0's claim before PUT /v1/sys/init, the keys Secret is made right after, without owner", async () => {
     const calls: string[] = [];
     const first = await reconcileOnce(reconcile(calls, { initialized: false, sealed: true }), {
       kinds: [VaultClusterKind],
@@ -114,10 +114,14 @@ describe("reconcileVaultCluster", () => {
     });
     let server: FakeApiServer | undefined;
     let markerAtInit: string | undefined;
+    let keysAtInit: boolean | undefined;
     const run = await reconcileOnce(
       reconcile(calls, { initialized: false, sealed: true }, () => {
-        const keys = server?.all().find((o) => o.kind === "Secret" && o.metadata.name === "demo-unseal-keys");
-        markerAtInit = keys?.metadata.annotations?.[INIT_STARTED_ANNOTATION];
+        const claim = server
+          ?.all()
+          .find((o) => o.kind === "PersistentVolumeClaim" && o.metadata.name === "data-demo-0");
+        markerAtInit = claim?.metadata.annotations?.[INIT_STARTED_ANNOTATION];
+        keysAtInit = server?.all().some((o) => o.kind === "Secret" && o.metadata.name === "demo-unseal-keys");
       }),
       {
         kinds: [VaultClusterKind],
@@ -131,6 +135,7 @@ describe("reconcileVaultCluster", () => {
     run.expectNoError();
     expect(calls).toEqual(["init 3/2 on demo-0.demo-internal.ns.svc"]);
     expect(markerAtInit).toBeDefined();
+    expect(keysAtInit).toBe(false);
     const keys = run.get(Secret, keysSecretName(cluster()), "ns")!;
     expect(keys.metadata.ownerReferences ?? []).toEqual([]);
     const data = Object.fromEntries(
@@ -147,19 +152,17 @@ describe("reconcileVaultCluster", () => {
       objects: [cluster()],
       request: cluster(),
     });
-    const marker: KubeObject = {
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: {
-        name: "demo-unseal-keys",
-        namespace: "ns",
-        labels: { "app.kubernetes.io/managed-by": "capstan-vault-operator" },
-        annotations: { [INIT_STARTED_ANNOTATION]: new Date(Date.now() - 600_000).toISOString() },
-      },
+    const [pod0, claim0] = podObjects(cluster(), 0);
+    claim0!.metadata.annotations = {
+      [INIT_STARTED_ANNOTATION]: new Date(Date.now() - 600_000).toISOString(),
     };
     const run = await reconcileOnce(reconcile(calls, { initialized: true, sealed: true }), {
       kinds: [VaultClusterKind],
-      objects: [...first.objects.filter((o) => o.kind !== "Pod"), ...podObjects(cluster(), 0), marker],
+      objects: [
+        ...first.objects.filter((o) => o.kind !== "Pod" && o.kind !== "PersistentVolumeClaim"),
+        pod0!,
+        claim0!,
+      ],
       request: cluster(),
     });
     run.expectNoError();

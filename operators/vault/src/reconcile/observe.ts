@@ -2,7 +2,7 @@
 // each pod (/v1/sys/health), the raft configuration and the operator token (through the active pod).
 import { type Cache, type Client, isNotFound, PersistentVolumeClaim, Pod, Secret } from "@capstan/core";
 import type { VaultCluster } from "../api/vault-cluster.ts";
-import { clusterRef, keysSecretName, podHost, selectorLabels } from "../desired/names.ts";
+import { claimName, clusterRef, keysSecretName, podHost, podName, selectorLabels } from "../desired/names.ts";
 import {
   CLUSTER_ID_ANNOTATION,
   INIT_STARTED_ANNOTATION,
@@ -92,7 +92,6 @@ export function readKeys(secret: SecretObject | undefined): {
   const data = secretData(secret);
   const unsealKeys: string[] = [];
   for (let i = 0; data[`unseal-key-${i}`] !== undefined; i++) unsealKeys.push(data[`unseal-key-${i}`] ?? "");
-  const started = secret.metadata.annotations?.[INIT_STARTED_ANNOTATION];
   const clusterID = secret.metadata.annotations?.[CLUSTER_ID_ANNOTATION];
   const rootToken = data["root-token"] || undefined;
   const operatorToken = data["operator-token"] || undefined;
@@ -101,7 +100,6 @@ export function readKeys(secret: SecretObject | undefined): {
       unsealKeys: unsealKeys.length,
       rootToken: rootToken !== undefined,
       operatorToken: operatorToken !== undefined,
-      ...(started === undefined ? {} : { initStartedAt: new Date(started) }),
       ...(clusterID === undefined ? {} : { clusterID }),
     },
     material: {
@@ -197,6 +195,7 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
       claims.set(pvc.metadata.name, pvc);
     }
   }
+  const started = claims.get(claimName(podName(cluster, 0)))?.metadata.annotations?.[INIT_STARTED_ANNOTATION];
   const keysSecret =
     (await input.cache.get(Secret, keysSecretName(cluster), namespace)) ??
     (await input.client
@@ -337,6 +336,7 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
       pods: observedPods,
       claims: [...claims.keys()],
       ...(keys.observed === undefined ? {} : { keys: keys.observed }),
+      ...(started === undefined ? {} : { initStartedAt: new Date(started) }),
       raft,
       ...(token === undefined ? {} : { token }),
       ...(cluster.status?.clusterID === undefined ? {} : { knownClusterID: cluster.status.clusterID }),

@@ -92,7 +92,8 @@ export async function ensureTls(
   } else {
     await client.patch(Secret, tlsSecretName(cluster), namespace, { data: desired.data }, "merge", call);
   }
-  const notAfter = new Date(now.getTime() + duration);
+  // What the certificate says (X.509 keeps whole seconds), so status and the served certificate agree exactly.
+  const notAfter = certificateInfo(pair.cert)?.notAfter ?? new Date(now.getTime() + duration);
   return {
     tls: { ready: true },
     ca: ca.cert,

@@ -235,13 +235,21 @@ export class VaultClient {
   }
 
   /** Autopilot's view: healthy servers, the leader, failure tolerance. */
-  autopilotState(options: CallOptions = {}): Promise<{
+  async autopilotState(options: CallOptions = {}): Promise<{
     healthy: boolean;
     failure_tolerance: number;
     leader: string;
     servers: Record<string, { id: string; healthy: boolean; status: string; last_index?: number }>;
   }> {
-    return this.call("GET", "/v1/sys/storage/raft/autopilot/state", undefined, options);
+    const res = await this.call<{
+      data: {
+        healthy: boolean;
+        failure_tolerance: number;
+        leader: string;
+        servers: Record<string, { id: string; healthy: boolean; status: string; last_index?: number }>;
+      };
+    }>("GET", "/v1/sys/storage/raft/autopilot/state", undefined, options);
+    return res.data;
   }
 
   /** PUT /v1/sys/step-down: the active node gives up leadership (a standby takes over). */

@@ -1,0 +1,46 @@
+// Builds what the benchmarks run: @capstan/core's dist (the Node peers import it) and a Go peer's binary, cached
+// in ~/.cache/capstan/bench by a hash of its sources. Shared by bench/peers.ts and bench/controller.ts.
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+
+/** Builds @capstan/core's dist when a source file is newer than it. */
+export function buildCore(): void {
+  const src = join(import.meta.dirname, "..", "..", "packages", "core", "src");
+  const dist = join(src, "..", "dist", "index.js");
+  const built = existsSync(dist) ? statSync(dist).mtimeMs : 0;
+  const files = readdirSync(src, { recursive: true, encoding: "utf8" });
+  if (files.every((file) => statSync(join(src, file)).mtimeMs <= built)) return;
+  console.log("building @capstan/core (its dist is missing or older than its sources)");
+  execFileSync("npm", ["run", "build", "--workspace", "@capstan/core"], { stdio: "inherit" });
+}
+
+/**
+ * Builds the Go peer in bench/peers/<name> (client-go, controller-runtime) unless a build of the same sources is
+ * cached; returns the binary's path.
+ */
+export function buildGoPeer(name: string): string {
+  const dir = join(import.meta.dirname, name);
+  const hash = createHash("sha256");
+  for (const file of readdirSync(dir).sort()) {
+    if (/\.(go|mod|sum)$/.test(file)) hash.update(file).update(readFileSync(join(dir, file)));
+  }
+  const binary = join(
+    homedir(),
+    ".cache",
+    "capstan",
+    "bench",
+    `${name}-peer-${hash.digest("hex").slice(0, 16)}`,
+  );
+  if (existsSync(binary)) return binary;
+  mkdirSync(dirname(binary), { recursive: true });
+  console.log(`building the ${name} peer (first run: a few minutes) -> ${binary}`);
+  try {
+    execFileSync("go", ["build", "-o", binary, "."], { cwd: dir, stdio: "inherit" });
+  } catch (err) {
+    throw new Error(`cannot build bench/peers/${name} (is Go 1.24+ on PATH?): ${(err as Error).message}`);
+  }
+  return binary;
+}
