@@ -20,6 +20,8 @@ if [ -z "${KUBECONFIG:-}" ]; then
   export KUBECONFIG
   log "using the local cluster: export KUBECONFIG=$KUBECONFIG"
   imported=1
+elif [ "$KUBECONFIG" = "${CAPSTAN_CLUSTER_DIR:-$repo/.cluster}/kubeconfig" ]; then
+  imported=1 # the local cluster, already up: its node has no registry either
 fi
 kubectl="$cache/kubernetes-$KUBERNETES_VERSION/bin/kubectl"
 helm="$cache/helm-$HELM_VERSION/bin/helm"

@@ -134,7 +134,7 @@ const grants = (rules: Rule[] = []) =>
 /** What the operator may do to its operands, in either mode. */
 const operatorGrants = [
   "/configmaps: create,get,list,patch,update,watch",
-  "/persistentvolumeclaims: create,delete,get,list,watch",
+  "/persistentvolumeclaims: create,delete,get,list,patch,watch",
   "/pods: create,delete,get,list,patch,watch",
   "/secrets: create,get,list,patch,update,watch",
   "/services: create,get,list,patch,update,watch",
