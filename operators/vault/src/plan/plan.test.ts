@@ -538,6 +538,33 @@ describe("rolling upgrade", () => {
       { type: "Wait", reason: "PodNotReady" },
     ],
     [
+      "an image changed in place but the old container still runs (and is ready): wait, no next step",
+      observed([
+        pod(0, "active", { image: OLD }),
+        pod(1, "standby", { image: IMAGE, runningImage: `docker.io/${OLD}` }),
+        pod(2, "standby", { image: OLD }),
+      ]),
+      { type: "Wait", reason: "PodNotReady" },
+    ],
+    [
+      "the last standby changed in place, its container not yet restarted: no step-down yet",
+      observed([
+        pod(0, "active", { image: OLD }),
+        pod(1, "standby", { image: IMAGE, runningImage: `docker.io/${IMAGE}` }),
+        pod(2, "standby", { image: IMAGE, runningImage: OLD }),
+      ]),
+      { type: "Wait", reason: "PodNotReady" },
+    ],
+    [
+      "the runtime reports the image fully qualified: it counts as running spec's image",
+      observed([
+        pod(0, "active", { image: OLD }),
+        pod(1, "standby", { image: IMAGE, runningImage: `docker.io/${IMAGE}` }),
+        pod(2, "standby", { image: IMAGE, runningImage: `docker.io/${IMAGE}` }),
+      ]),
+      { type: "StepDown", pod: "demo-0" },
+    ],
+    [
       "a single pod is upgraded in place (no standby to hand over to)",
       observed([pod(0, "active", { image: OLD })]),
       { type: "UpgradePod", pod: "demo-0" },

@@ -24,6 +24,11 @@ export interface ObservedPod {
   ready: boolean;
   /** The pod runs another image than spec asks for; `image` is the one it runs. */
   image: string;
+  /**
+   * The image of the vault container the kubelet runs (containerStatuses[].image). After an in-place image change
+   * the old container runs (and stays ready) until the kubelet restarts it: until then the pod is not upgraded.
+   */
+  runningImage?: string;
   /** The pod was built from another pod template (podTemplate, config, TLS Secret) than the current one. */
   templateOutdated?: boolean;
   /** Since when it is being deleted (deletionTimestamp). */
@@ -152,6 +157,15 @@ export function quorum(voters: number): number {
 /** The image a VaultCluster's pods run: `<repository>:<version>`. */
 export function vaultImage(spec: Pick<VaultClusterSpec, "repository" | "version">): string {
   return `${spec.repository}:${spec.version}`;
+}
+
+/**
+ * True when the container the kubelet runs is `image` (the runtime may report it fully qualified, e.g.
+ * docker.io/hashicorp/vault:1.14.8). Without a container status, the pod spec's image is taken.
+ */
+export function runsImage(p: Pick<ObservedPod, "image" | "runningImage">, image: string): boolean {
+  const running = p.runningImage ?? p.image;
+  return running === image || running.endsWith(`/${image}`);
 }
 
 /** The ordinal of a pod named `<cluster>-<ordinal>`, or undefined. */
@@ -616,6 +630,7 @@ function healthy(p: ObservedPod | undefined, peerIDs: Set<string>, servers: Obse
 }
 
 function sickness(p: ObservedPod, peerIDs: Set<string>, servers: ObservedPeer[]): string | undefined {
+  if (!runsImage(p, p.image)) return `still running ${p.runningImage}, to be restarted on ${p.image}`;
   if (!p.vault.reachable) return "not answering";
   if (!p.vault.initialized) return "not joined";
   if (p.vault.sealed) return "sealed";

@@ -149,6 +149,7 @@ export function observedPod(
     ordinal,
     ready: podReady(pod),
     image,
+    ...(container?.image ? { runningImage: container.image } : {}),
     vault,
     ...(pod.metadata.annotations?.[POD_TEMPLATE_HASH_ANNOTATION] !== templateHash
       ? { templateOutdated: true }

@@ -162,6 +162,21 @@ describe("statusOf", () => {
     });
   });
 
+  it("the version is the lowest any container runs: a pod changed in place but not restarted keeps the old", () => {
+    const changed = { ...pod(2, "standby"), runningImage: "docker.io/hashicorp/vault:1.14.6" };
+    const s = statusOf(
+      cluster(running),
+      obs([pod(0, "active"), pod(1, "standby"), changed]),
+      inSync,
+      { ready: true, message: "" },
+      NOW,
+    );
+    expect(s.currentVersion).toBe("1.14.6");
+    expect(phaseOf(cluster(running), obs([pod(0, "active"), pod(1, "standby"), changed]), inSync)).toBe(
+      "Upgrading",
+    );
+  });
+
   it("keeps a recorded cluster_id and the last raft peers when no active node answers", () => {
     const prev = {
       clusterID: "first",

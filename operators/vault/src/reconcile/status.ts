@@ -8,7 +8,7 @@ import type {
   VaultRaftPeer,
 } from "../api/vault-cluster.ts";
 import { clientEndpoint, type PodState, selectorString } from "../desired/names.ts";
-import { type ObservedPod, type Step, vaultImage } from "../plan/plan.ts";
+import { type ObservedPod, runsImage, type Step, vaultImage } from "../plan/plan.ts";
 import type { Observation } from "./observe.ts";
 
 /** A pod's state label value from what /v1/sys/health said, or undefined when it did not answer. */
@@ -39,7 +39,9 @@ export function phaseOf(cluster: VaultCluster, obs: Observation, step: Step): Va
   if (obs.active === undefined && cluster.status?.active === undefined) return "Initializing";
   const image = vaultImage(cluster.spec);
   const live = obs.observed.pods.filter((p) => p.terminatingSince === undefined);
-  if (step.type === "UpgradePod" || live.some((p) => p.image !== image)) return "Upgrading";
+  if (step.type === "UpgradePod" || live.some((p) => p.image !== image || !runsImage(p, image))) {
+    return "Upgrading";
+  }
   if (
     ["CreatePod", "JoinRaft", "RemovePeer", "DeletePod"].includes(step.type) ||
     live.length !== cluster.spec.replicas
@@ -144,7 +146,16 @@ export function statusOf(
           .map((s) => ({ nodeID: s.nodeID, address: s.address, voter: s.voter, leader: s.leader }))
           .sort((a, b) => (a.nodeID < b.nodeID ? -1 : a.nodeID > b.nodeID ? 1 : 0))
       : previous.raftPeers;
-  const versions = [...obs.health.values()].map((h) => h.version).sort(compareVersions);
+  // The lowest version any pod runs: what Vault answers, else the tag of the image its container runs (a pod
+  // restarting or not answering must not let the status claim a version it does not run yet).
+  const versions = pods
+    .map((p) => {
+      const answered = obs.health.get(p.name)?.version;
+      const tag = (p.runningImage ?? p.image).split(":").pop() ?? "";
+      return runsImage(p, p.image) ? (answered ?? tag) : tag;
+    })
+    .filter((v) => /^[0-9]+\.[0-9]+/.test(v))
+    .sort(compareVersions);
   const currentVersion = versions[0] ?? previous.currentVersion;
   // Kept once known: a pod answering with another ID is refused (Degraded), never adopted.
   const clusterID = previous.clusterID ?? obs.observed.keys?.clusterID ?? obs.clusterID;
