@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The main job: the etcd operator installed by its Helm chart on a real cluster, with a sample EtcdCluster.
-# Uses the cluster in KUBECONFIG when set (its nodes must be able to pull the images, see docs/operators/etcd.md);
-# otherwise builds (once, cached by version) and starts the local cluster from upstream sources with a real node,
-# and imports the operator and etcd images into it. The cluster is left running: `npm run cluster:down` stops it.
-#   npm start                       SAMPLE_NAMESPACE (default "default") holds the sample; SAMPLE=false skips it
+# The main job: the etcd and Vault operators installed by their Helm charts on a real cluster, with a sample
+# EtcdCluster and a sample 3-node VaultCluster. Uses the cluster in KUBECONFIG when set (its nodes must be able to
+# pull the images, see docs/operators/etcd.md and docs/operators/vault.md); otherwise builds (once, cached by
+# version) and starts the local cluster from upstream sources with a real node, and imports the operators', etcd's,
+# Vault's and busybox's images into it. The cluster is left running: `npm run cluster:down` stops it.
+#   npm start                       SAMPLE_NAMESPACE (default "default") holds the samples; SAMPLE=false skips them;
+#                                   VAULT=false skips the Vault operator and its sample
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 local_cluster="$repo/e2e/cluster/local"
@@ -18,15 +20,25 @@ if [ -z "${KUBECONFIG:-}" ]; then
   export KUBECONFIG
   log "using the local cluster: export KUBECONFIG=$KUBECONFIG"
   imported=1
+elif [ "$KUBECONFIG" = "${CAPSTAN_CLUSTER_DIR:-$repo/.cluster}/kubeconfig" ]; then
+  imported=1 # the local cluster, already up: its node has no registry either
 fi
 kubectl="$cache/kubernetes-$KUBERNETES_VERSION/bin/kubectl"
 helm="$cache/helm-$HELM_VERSION/bin/helm"
 
-log "building the operator"
-npm run build --workspace @capstan/core --workspace @capstan/etcd-operator >/dev/null
+vault="${VAULT:-true}"
+workspaces=(--workspace @capstan/core --workspace @capstan/etcd-operator)
+images=(etcd node etcd-operator)
+if [ "$vault" != false ]; then
+  workspaces+=(--workspace @capstan/vault-operator)
+  images+=(busybox vault vault-operator)
+fi
+log "building the operators"
+npm run build "${workspaces[@]}" >/dev/null
 if [ "${imported:-0}" = 1 ]; then
-  log "building and importing the images (etcd, node, etcd-operator)"
-  bash "$repo/e2e/images/build-all.sh" --import etcd node etcd-operator >/dev/null
+  log "building and importing the images (${images[*]})"
+  bash "$repo/e2e/images/build-all.sh" --import "${images[@]}" >/dev/null
+  reloader=capstan.local/busybox:1 # the local node has no registry: the Vault pods' reloader sidecar uses this
 fi
 
 log "installing charts/etcd-operator (release etcd-operator in namespace etcd-operator)"
@@ -34,11 +46,23 @@ log "installing charts/etcd-operator (release etcd-operator in namespace etcd-op
   --namespace etcd-operator --create-namespace --wait --timeout 5m >/dev/null
 "$kubectl" -n etcd-operator get deploy,pods -l app.kubernetes.io/instance=etcd-operator >&2
 
+if [ "$vault" != false ]; then
+  log "installing charts/vault-operator (release vault-operator in namespace vault-operator)"
+  "$helm" upgrade --install vault-operator "$repo/charts/vault-operator" --take-ownership \
+    --namespace vault-operator --create-namespace --wait --timeout 5m \
+    ${reloader:+--set "reloaderImage=$reloader"} >/dev/null
+  "$kubectl" -n vault-operator get deploy,pods -l app.kubernetes.io/instance=vault-operator >&2
+fi
+
 if [ "${SAMPLE:-true}" != false ]; then
   ns="${SAMPLE_NAMESPACE:-default}"
   log "applying the sample EtcdCluster $ns/demo (operators/etcd/samples/etcdcluster.yaml)"
   "$kubectl" apply -n "$ns" -f "$repo/operators/etcd/samples/etcdcluster.yaml" >&2
-  log "waiting for it to become Available (3 members: about 1-2 minutes)"
+  if [ "$vault" != false ]; then
+    log "applying the sample VaultCluster $ns/vault-demo (operators/vault/samples/vaultcluster.yaml)"
+    "$kubectl" apply -n "$ns" -f "$repo/operators/vault/samples/vaultcluster.yaml" >&2
+  fi
+  log "waiting for the EtcdCluster to become Available (3 members: about 1-2 minutes)"
   "$kubectl" -n "$ns" wait etcdcluster/demo --for=condition=Available --timeout=10m >&2
   "$kubectl" -n "$ns" wait etcdcluster/demo --for=jsonpath='{.status.readyReplicas}'=3 --timeout=10m >&2
   "$kubectl" -n "$ns" get etcdcluster demo -o wide
@@ -52,4 +76,20 @@ Try:  export KUBECONFIG=$KUBECONFIG
       $kubectl -n etcd-operator logs deploy/etcd-operator -f
 Docs: docs/operators/etcd.md.  Stop the local cluster: npm run cluster:down
 MSG
+  if [ "$vault" != false ]; then
+    log "waiting for the VaultCluster to become Available (3 pods initialized, unsealed, raft joined: about 1-3 minutes)"
+    "$kubectl" -n "$ns" wait vaultcluster/vault-demo --for=condition=Available --timeout=10m >&2
+    "$kubectl" -n "$ns" wait vaultcluster/vault-demo --for=jsonpath='{.status.readyReplicas}'=3 --timeout=10m >&2
+    "$kubectl" -n "$ns" get vaultcluster vault-demo -o wide
+    cat >&2 <<MSG
+
+The Vault operator is running and vault-demo is served at $("$kubectl" -n "$ns" get vaultcluster vault-demo -o jsonpath='{.status.endpoint}')
+(active node: $("$kubectl" -n "$ns" get vaultcluster vault-demo -o jsonpath='{.status.active}'); its unseal keys are in the Secret vault-demo-unseal-keys).
+Try:  $kubectl -n $ns scale vaultcluster vault-demo --replicas=5
+      $kubectl -n $ns patch vaultcluster vault-demo --type merge -p '{"spec":{"version":"1.14.8"}}'
+      $kubectl -n $ns get vaultcluster vault-demo -w
+      $kubectl -n vault-operator logs deploy/vault-operator -f
+Docs: docs/operators/vault.md.
+MSG
+  fi
 fi

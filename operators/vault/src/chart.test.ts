@@ -1,0 +1,372 @@
+// The Helm chart (charts/vault-operator): its CRD copy and the docs page's reference are what the shared tool
+// (@capstan/cli) generates from the schema, and, where helm is installed, it lints clean and renders what each mode
+// needs: cluster-wide and namespace-scoped RBAC (least privilege), leader election, secure or plain metrics, the
+// optional ServiceMonitor and PrometheusRule, the reloader image and a termination grace longer than the
+// operator's shutdown; values the schema refuses are refused with their name.
+// Refresh the chart's CRD copy and the docs reference after a schema change with:
+//   CAPSTAN_UPDATE_CHART_CRDS=1 npm exec -- vitest run src/chart.test.ts      (in operators/vault)
+// (package.json's "capstan" field names neither the chart nor the docs page yet, so `capstan crd` does not write
+// them: once it does, chartCrdDrift(packageDir) replaces the comparison below.)
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  crdFileName,
+  loadCrds,
+  readOperatorConfig,
+  renderChartCrd,
+  renderCrdReference,
+  renderCrdYaml,
+  spliceGeneratedBlock,
+} from "@capstan/cli";
+import {
+  crdPermissions,
+  findHelm,
+  helmLint,
+  helmTemplate,
+  helmTemplateError,
+  type K8sObject,
+  missingPermissions,
+  missingStandardLabels,
+  podSpecs,
+  restrictedViolations,
+} from "@capstan/cli/chart";
+import { describe, expect, it } from "vitest";
+import { crds } from "./api/crds.ts";
+
+const packageDir = fileURLToPath(new URL("../", import.meta.url));
+const chartDir = fileURLToPath(new URL("../../../charts/vault-operator/", import.meta.url));
+const chartCrdDir = join(chartDir, "templates", "crds");
+const docsPage = fileURLToPath(new URL("../../../docs/operators/vault.md", import.meta.url));
+
+/** What `capstan crd` writes for the chart and the docs page once package.json names them: path -> text. */
+async function generated(): Promise<Map<string, string>> {
+  const config = readOperatorConfig(packageDir);
+  const source = `${config.crdsModule.replace(/^\.\//, "")} in ${config.packageName}`;
+  const files = new Map<string, string>();
+  let page = readFileSync(docsPage, "utf8");
+  for (const crd of await loadCrds(config)) {
+    const file = crdFileName(crd);
+    files.set(join(chartCrdDir, file), renderChartCrd(file, renderCrdYaml(crd, source), config.packageName));
+    page = spliceGeneratedBlock(page, crd.spec.names.kind, renderCrdReference(crd, source));
+  }
+  files.set(docsPage, page);
+  return files;
+}
+
+describe("the chart's CRD copy and the docs reference", () => {
+  it("are what the shared tool generates from the schema, and the chart holds no other CRD", async () => {
+    const files = await generated();
+    if (process.env.CAPSTAN_UPDATE_CHART_CRDS === "1") {
+      for (const [path, text] of files) writeFileSync(path, text);
+    }
+    for (const [path, text] of files) {
+      expect(existsSync(path) ? readFileSync(path, "utf8") : "(missing)", path).toBe(text);
+    }
+    const copies = [...files.keys()]
+      .filter((p) => p.startsWith(chartCrdDir))
+      .map((p) => p.slice(chartCrdDir.length + 1));
+    expect(readdirSync(chartCrdDir).sort()).toEqual(copies.sort());
+  });
+});
+
+const helm = findHelm();
+if (helm === undefined)
+  console.warn("chart.test.ts: no helm binary (set CAPSTAN_HELM): skipping the helm tests");
+
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+  verbs: string[];
+}
+
+type Obj = K8sObject & {
+  rules?: Rule[];
+  spec?: Record<string, unknown>;
+};
+
+interface Container {
+  name: string;
+  image: string;
+  env: { name: string; value?: string }[];
+  securityContext: Record<string, unknown>;
+  ports: { name: string; containerPort: number }[];
+  volumeMounts?: unknown[];
+}
+
+interface PodSpec {
+  terminationGracePeriodSeconds: number;
+  serviceAccountName: string;
+  securityContext: Record<string, unknown>;
+  containers: Container[];
+  volumes?: unknown[];
+}
+
+/** `helm template` as release "ops" in namespace "ops-ns" (or `release`) with --set values, parsed. */
+const render = (sets: string[] = [], release = "ops"): Obj[] =>
+  helmTemplate(helm!, chartDir, { release, set: sets }) as Obj[];
+/** The error helm prints for values it must refuse. */
+const refused = (...sets: string[]): string => helmTemplateError(helm!, chartDir, { set: sets });
+
+const byKind = (objs: Obj[], kind: string) => objs.filter((o) => o.kind === kind);
+const one = (objs: Obj[], kind: string, name?: string): Obj => {
+  const found = byKind(objs, kind).filter((o) => name === undefined || o.metadata.name === name);
+  if (found.length !== 1) throw new Error(`want one ${kind} ${name ?? ""}, rendered ${found.length}`);
+  return found[0]!;
+};
+const podSpec = (objs: Obj[]) =>
+  (one(objs, "Deployment").spec as { template: { spec: PodSpec } }).template.spec;
+const operator = (objs: Obj[]) => podSpec(objs).containers[0]!;
+const envOf = (c: Container, name: string) => c.env.find((e) => e.name === name)?.value;
+/** "group/resource: verbs" for every rule, sorted: the whole grant at a glance. */
+const grants = (rules: Rule[] = []) =>
+  rules
+    .flatMap((r) =>
+      (r.resources ?? r.nonResourceURLs ?? []).map(
+        (res) =>
+          `${r.apiGroups?.[0] ?? ""}/${res}${r.resourceNames ? `[${r.resourceNames.join()}]` : ""}: ${[...r.verbs].sort().join(",")}`,
+      ),
+    )
+    .sort();
+
+/** What the operator may do to its operands, in either mode. */
+const operatorGrants = [
+  "/configmaps: create,get,list,patch,update,watch",
+  "/persistentvolumeclaims: create,delete,get,list,patch,watch",
+  "/pods: create,delete,get,list,patch,watch",
+  "/secrets: create,get,list,patch,update,watch",
+  "/services: create,get,list,patch,update,watch",
+  "events.k8s.io/events: create,patch",
+  "policy/poddisruptionbudgets: create,get,list,patch,update,watch",
+  "vault.capstan.dev/vaultclusters/finalizers: update",
+  "vault.capstan.dev/vaultclusters/status: get,patch,update",
+  "vault.capstan.dev/vaultclusters: get,list,watch",
+];
+
+describe.skipIf(helm === undefined)("charts/vault-operator", () => {
+  it("passes helm lint --strict in every mode", () => {
+    for (const sets of [
+      [],
+      ["watchNamespace=apps"],
+      ["replicas=2"],
+      ["metrics.secure=false", "serviceMonitor.enabled=true", "prometheusRule.enabled=true"],
+    ]) {
+      expect(helmLint(helm!, chartDir, sets), sets.join(" ")).toMatch(
+        /1 chart\(s\) linted, 0 chart\(s\) failed/,
+      );
+    }
+  });
+
+  it("renders, in every mode, pods that pass Pod Security restricted, RBAC that covers VaultCluster, standard labels", () => {
+    for (const sets of [
+      [],
+      ["watchNamespace=apps"],
+      ["replicas=2", "serviceMonitor.enabled=true", "prometheusRule.enabled=true"],
+    ]) {
+      const objs = render(sets);
+      const pods = podSpecs(objs);
+      expect(
+        pods.map((p) => p.owner),
+        sets.join(" "),
+      ).toEqual(["Deployment ops-vault-operator"]);
+      expect(
+        pods.flatMap((p) => restrictedViolations(p.owner, p.spec)),
+        sets.join(" "),
+      ).toEqual([]);
+      expect(missingPermissions(objs, crdPermissions(crds)), sets.join(" ")).toEqual([]);
+      expect(
+        missingStandardLabels(objs, {
+          name: "vault-operator",
+          instance: "ops",
+          chart: "vault-operator-0.1.0",
+        }),
+        sets.join(" "),
+      ).toEqual([]);
+    }
+    // The CRD comes with the keep annotation, and not at all with crds.enabled=false.
+    expect(one(render(), "CustomResourceDefinition").metadata).toMatchObject({
+      name: "vaultclusters.vault.capstan.dev",
+      annotations: { "helm.sh/resource-policy": "keep" },
+    });
+    expect(byKind(render(["crds.enabled=false"]), "CustomResourceDefinition")).toEqual([]);
+  });
+
+  it("renders a cluster-wide operator by default: ClusterRole with exactly the operator's grants", () => {
+    const objs = render();
+    const role = one(objs, "ClusterRole", "ops-ns-ops-vault-operator");
+    expect(grants(role.rules)).toEqual(operatorGrants);
+    expect(one(objs, "ClusterRoleBinding", "ops-ns-ops-vault-operator")).toMatchObject({
+      roleRef: { kind: "ClusterRole", name: "ops-ns-ops-vault-operator" },
+      subjects: [{ kind: "ServiceAccount", name: "ops-vault-operator", namespace: "ops-ns" }],
+    });
+    // The only namespaced Role is leader election's, on the release's own Lease.
+    const lease = one(objs, "Role");
+    expect(lease.metadata.namespace).toBe("ops-ns");
+    expect(grants(lease.rules)).toEqual([
+      "coordination.k8s.io/leases: create",
+      "coordination.k8s.io/leases[ops-vault-operator-leader]: get,update",
+    ]);
+    const c = operator(objs);
+    expect(c.image).toBe("capstan.local/vault-operator:0.1.0");
+    expect(envOf(c, "WATCH_NAMESPACE")).toBeUndefined();
+    expect(envOf(c, "LEADER_ELECT")).toBe("true");
+    expect(envOf(c, "LEADER_ELECTION_NAME")).toBe("ops-vault-operator-leader");
+    expect(c.ports.map((p) => [p.name, p.containerPort])).toEqual([
+      ["metrics", 8080],
+      ["health", 8081],
+    ]);
+  });
+
+  it("renders a namespace-scoped operator with watchNamespace: a Role there, no cluster-wide grant but the reviews", () => {
+    const objs = render(["watchNamespace=apps"]);
+    const role = one(objs, "Role", "ops-ns-ops-vault-operator");
+    expect(role.metadata.namespace).toBe("apps");
+    expect(grants(role.rules)).toEqual(operatorGrants);
+    expect(one(objs, "RoleBinding", "ops-ns-ops-vault-operator")).toMatchObject({
+      metadata: { namespace: "apps" },
+      roleRef: { kind: "Role", name: "ops-ns-ops-vault-operator" },
+      subjects: [{ kind: "ServiceAccount", name: "ops-vault-operator", namespace: "ops-ns" }],
+    });
+    expect(envOf(operator(objs), "WATCH_NAMESPACE")).toBe("apps");
+    // Token and access reviews are cluster-scoped: the secure metrics' grants are the only ClusterRoles.
+    expect(
+      byKind(objs, "ClusterRole")
+        .map((r) => r.metadata.name)
+        .sort(),
+    ).toEqual(["ops-ns-ops-vault-operator-metrics-auth", "ops-ns-ops-vault-operator-metrics-reader"]);
+    const plain = render(["watchNamespace=apps", "metrics.secure=false"]);
+    expect(byKind(plain, "ClusterRole")).toEqual([]);
+    expect(byKind(plain, "ClusterRoleBinding")).toEqual([]);
+  });
+
+  it("runs the operator as Pod Security restricted asks, for longer than its shutdown", () => {
+    const objs = render();
+    const pod = podSpec(objs);
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(operator(objs).securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+    });
+    // The manager's shutdown: 30 s for in-flight reconciles + 5 s for aborted ones (packages/core's Manager).
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(35);
+    expect(podSpec(render(["terminationGracePeriodSeconds=120"])).terminationGracePeriodSeconds).toBe(120);
+    expect(refused("terminationGracePeriodSeconds=30")).toMatch(/terminationGracePeriodSeconds/);
+  });
+
+  it("passes the reloader image to the operator", () => {
+    expect(envOf(operator(render()), "VAULT_OPERATOR_RELOADER_IMAGE")).toBe("busybox:1.37");
+    const local = render(["reloaderImage=capstan.local/busybox:1"]);
+    expect(envOf(operator(local), "VAULT_OPERATOR_RELOADER_IMAGE")).toBe("capstan.local/busybox:1");
+    expect(refused("reloaderImage=")).toMatch(/reloaderImage/);
+  });
+
+  it("runs one leader among replicas, and no Lease grant without leader election", () => {
+    expect((one(render(["replicas=2"]), "Deployment").spec as { replicas: number }).replicas).toBe(2);
+    const single = render(["leaderElection.enabled=false"]);
+    expect(byKind(single, "Role")).toEqual([]);
+    expect(envOf(operator(single), "LEADER_ELECT")).toBe("false");
+    expect(refused("replicas=2", "leaderElection.enabled=false")).toMatch(
+      /more than one operator replica needs leaderElection.enabled=true/,
+    );
+    // Two releases in one namespace hold different Leases.
+    expect(envOf(operator(render([], "other")), "LEADER_ELECTION_NAME")).toBe("other-vault-operator-leader");
+  });
+
+  it("serves secure metrics by default, with the review grants and a reader role for scrapers", () => {
+    const objs = render();
+    expect(envOf(operator(objs), "METRICS_SECURE")).toBe("true");
+    expect(grants(one(objs, "ClusterRole", "ops-ns-ops-vault-operator-metrics-auth").rules)).toEqual([
+      "authentication.k8s.io/tokenreviews: create",
+      "authorization.k8s.io/subjectaccessreviews: create",
+    ]);
+    expect(grants(one(objs, "ClusterRole", "ops-ns-ops-vault-operator-metrics-reader").rules)).toEqual([
+      "//metrics: get",
+    ]);
+    const svc = one(objs, "Service", "ops-vault-operator-metrics");
+    expect(svc.spec).toMatchObject({ ports: [{ name: "metrics", port: 8080, targetPort: "metrics" }] });
+    const withCert = render(["metrics.certSecret=metrics-tls"]);
+    expect(envOf(operator(withCert), "METRICS_CERT_DIR")).toBe("/etc/capstan/metrics-certs");
+    expect(podSpec(withCert).volumes).toEqual([
+      { name: "metrics-certs", secret: { secretName: "metrics-tls" } },
+    ]);
+    const plain = render(["metrics.secure=false"]);
+    expect(envOf(operator(plain), "METRICS_SECURE")).toBe("false");
+    expect(JSON.stringify(plain)).not.toMatch(/tokenreviews|subjectaccessreviews|nonResourceURLs/);
+  });
+
+  it("renders the ServiceMonitor (monitoring.coreos.com/v1) only when asked, selecting the metrics Service", () => {
+    expect(byKind(render(), "ServiceMonitor")).toEqual([]);
+    const objs = render(["serviceMonitor.enabled=true", "serviceMonitor.labels.release=prom"]);
+    const monitor = one(objs, "ServiceMonitor");
+    expect(monitor.apiVersion).toBe("monitoring.coreos.com/v1");
+    expect(monitor.metadata.labels?.release).toBe("prom");
+    const spec = monitor.spec as { selector: { matchLabels: Record<string, string> }; endpoints: unknown[] };
+    expect(one(objs, "Service").metadata.labels).toMatchObject(spec.selector.matchLabels);
+    expect(spec.endpoints).toEqual([
+      {
+        port: "metrics",
+        path: "/metrics",
+        interval: "30s",
+        scheme: "https",
+        bearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token",
+        tlsConfig: { insecureSkipVerify: true },
+      },
+    ]);
+    const plain = one(render(["serviceMonitor.enabled=true", "metrics.secure=false"]), "ServiceMonitor");
+    expect((plain.spec as { endpoints: unknown[] }).endpoints).toEqual([
+      { port: "metrics", path: "/metrics", interval: "30s", scheme: "http" },
+    ]);
+  });
+
+  it("renders the PrometheusRule only when asked, with alerts on the operator's own metrics", () => {
+    expect(byKind(render(), "PrometheusRule")).toEqual([]);
+    const rule = one(
+      render([
+        "prometheusRule.enabled=true",
+        "prometheusRule.for=10m",
+        "prometheusRule.alertLabels.team=vault",
+      ]),
+      "PrometheusRule",
+    );
+    expect(rule.apiVersion).toBe("monitoring.coreos.com/v1");
+    const [group] = (rule.spec as { groups: { rules: Record<string, unknown>[] }[] }).groups;
+    const alerts = group!.rules;
+    expect(alerts.map((a) => a.alert)).toEqual([
+      "VaultClusterSealedPods",
+      "VaultClusterNoActiveNode",
+      "VaultClusterRaftPeersMismatch",
+      "VaultOperatorReconcileErrors",
+    ]);
+    for (const a of alerts) {
+      expect(a.for, String(a.alert)).toBe("10m");
+      expect(a.labels, String(a.alert)).toMatchObject({ team: "vault" });
+      // Scoped to this release's Service (prometheus-operator's job label).
+      expect(String(a.expr), String(a.alert)).toContain('job="ops-vault-operator-metrics"');
+    }
+    const metrics = alerts.map((a) => String(a.expr)).join("\n");
+    for (const m of [
+      "capstan_vault_cluster_pods",
+      "capstan_vault_raft_peers",
+      "controller_runtime_reconcile_errors_total",
+    ]) {
+      expect(metrics).toContain(m);
+    }
+    // Alert templates reach Prometheus as templates, not as Helm's.
+    expect(JSON.stringify(rule)).toContain("{{ $labels.namespace }}/{{ $labels.name }}");
+  });
+
+  it("refuses values the schema does not allow, naming them", () => {
+    expect(refused("unknownKey=1")).toMatch(/unknownKey/);
+    expect(refused("replicas=0")).toMatch(/replicas/);
+    expect(refused("logLevel=loud")).toMatch(/logLevel/);
+    expect(refused("prometheusRule.for=soon")).toMatch(/for/);
+    expect(refused("prometheusRule.extra=1")).toMatch(/extra/);
+    expect(refused("watchNamespace=Not_A_Namespace")).toMatch(/watchNamespace/);
+  });
+});
