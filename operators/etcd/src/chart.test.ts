@@ -321,7 +321,7 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
   it("renders a ServiceMonitor that selects the metrics Service", () => {
     const objs = render("serviceMonitor.enabled=true", "serviceMonitor.interval=15s");
     const monitor = monitorOf(objs);
-    expect(monitor.apiVersion).toBe("monitoring.capstan.dev/v1alpha1");
+    expect(monitor.apiVersion).toBe("monitoring.coreos.com/v1");
     const [service] = ofKind(objs, "Service") as (K8sObject & {
       spec: { ports: { name: string; port: number }[] };
     })[];
