@@ -156,6 +156,7 @@ export {
   setControllerReference,
   setOwnerReference,
 } from "./helpers/owner-references.ts";
+export { statusMergePatch } from "./helpers/status-patch.ts";
 // leader: Lease leader election
 export {
   defaultLeaderIdentity,
