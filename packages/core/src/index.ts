@@ -156,6 +156,16 @@ export {
   setControllerReference,
   setOwnerReference,
 } from "./helpers/owner-references.ts";
+export {
+  type Affinity,
+  type ContainerSecurityContext,
+  type PodSecurityContext,
+  type ResourceRequirements,
+  resourceRequirements,
+  restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
+  spreadOverNodes,
+} from "./helpers/pod-spec.ts";
 export { statusMergePatch } from "./helpers/status-patch.ts";
 // leader: Lease leader election
 export {
