@@ -45,6 +45,20 @@ export {
   type Wire,
   type WithStatus,
 } from "./api/object.ts";
+export {
+  conditionSchema,
+  conditionsSchema,
+  GO_DURATION_PATTERN,
+  goDurationSchema,
+  passThroughObjectSchema,
+  QUANTITY_PATTERN,
+  quantitySchema,
+  type ResourceQuantities,
+  resourcesSchema,
+  STORAGE_SIZE_PATTERN,
+  stringMapSchema,
+  type Toleration,
+} from "./api/schema.ts";
 // cache: shared informers and the reconciler's read path
 export {
   Cache,

@@ -1,6 +1,7 @@
 // Pod pieces every operator's builders repeat: the security contexts that pass the Pod Security "restricted"
 // profile, the default "one pod per node" anti-affinity, and container resources from a CRD's quantities.
 import type { ObjectOf, Pod } from "../api/kinds.ts";
+import type { ResourceQuantities } from "../api/schema.ts";
 
 type PodSpec = NonNullable<ObjectOf<typeof Pod>["spec"]>;
 type Container = PodSpec["containers"][number];
@@ -66,10 +67,7 @@ export function spreadOverNodes(
  * A container's `resources` from a CRD's `{ limits?, requests? }`, whose quantities may be numbers (`cpu: 1`) or
  * strings: every quantity as a string, absent parts left out.
  */
-export function resourceRequirements(r: {
-  limits?: Record<string, string | number>;
-  requests?: Record<string, string | number>;
-}): ResourceRequirements {
+export function resourceRequirements(r: ResourceQuantities): ResourceRequirements {
   const strings = (m: Record<string, string | number>) =>
     Object.fromEntries(Object.entries(m).map(([k, v]) => [k, String(v)]));
   return {
