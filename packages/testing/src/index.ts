@@ -4,3 +4,4 @@
 export * from "@capstan/core/testing";
 export * from "./cluster.ts";
 export * from "./eventually.ts";
+export * from "./local-process.ts";

@@ -1,14 +1,8 @@
 // Tests of the etcd client against a real 3-member etcd cluster on 127.0.0.1 (skipped when the binary is missing).
+import { freePort } from "@capstan/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EtcdClient, EtcdError, memberIdToHex } from "./etcd-client.ts";
-import {
-  eventually,
-  freePort,
-  haveLocalEtcd,
-  LocalEtcd,
-  type LocalMember,
-  localEtcdBinary,
-} from "./local-etcd.ts";
+import { eventually, haveLocalEtcd, LocalEtcd, type LocalMember, localEtcdBinary } from "./local-etcd.ts";
 
 const available = haveLocalEtcd();
 if (!available) {
