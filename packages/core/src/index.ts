@@ -74,6 +74,7 @@ export {
   type InformerFactoryOptions,
 } from "./cache/informer-factory.ts";
 export { clientListerWatcher, type ListerWatcher, type Scope } from "./cache/list-watch.ts";
+export { MANAGED_BY_LABEL, managedBySelectors } from "./cache/managed-by.ts";
 export {
   dropManagedFields,
   type IndexFunc,

@@ -7,6 +7,7 @@ import {
   controller,
   findCondition,
   generationChanged,
+  managedBySelectors,
   PersistentVolumeClaim,
   Pod,
   PodDisruptionBudget,
@@ -48,8 +49,7 @@ export const REQUEUE = {
  * PodDisruptionBudgets the operator created (labelled managed-by), not every one in the cluster.
  */
 export function etcdClusterCacheSelectors(): CacheSelector[] {
-  const labelSelector = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
-  return [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget].map((kind) => ({ kind, labelSelector }));
+  return managedBySelectors(MANAGED_BY, [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget]);
 }
 
 /** Options of {@link etcdClusterController}. */

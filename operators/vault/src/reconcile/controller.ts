@@ -8,6 +8,7 @@ import {
   controller,
   findCondition,
   generationChanged,
+  managedBySelectors,
   PersistentVolumeClaim,
   Pod,
   PodDisruptionBudget,
@@ -62,11 +63,14 @@ export const REQUEUE = {
 
 /** Only the objects the operator created (labelled managed-by) are cached, not every one in the cluster. */
 export function vaultClusterCacheSelectors(): CacheSelector[] {
-  const labelSelector = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
-  return [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget, ConfigMap, Secret].map((kind) => ({
-    kind,
-    labelSelector,
-  }));
+  return managedBySelectors(MANAGED_BY, [
+    Pod,
+    PersistentVolumeClaim,
+    Service,
+    PodDisruptionBudget,
+    ConfigMap,
+    Secret,
+  ]);
 }
 
 /** Options of {@link vaultClusterController}. */
