@@ -9,11 +9,11 @@ import {
 } from "./pod-spec.ts";
 
 describe("restricted security contexts", () => {
-  it.each([
-    [[1000], { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000 }],
-    [[100, 1000], { runAsNonRoot: true, runAsUser: 100, runAsGroup: 1000, fsGroup: 1000 }],
-  ] as const)("pod context for %j", (args, ids) => {
-    expect(restrictedPodSecurityContext(...(args as [number, number?]))).toEqual({
+  it.each<[number, number | undefined, Record<string, unknown>]>([
+    [1000, undefined, { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000 }],
+    [100, 1000, { runAsNonRoot: true, runAsUser: 100, runAsGroup: 1000, fsGroup: 1000 }],
+  ])("pod context for uid %s gid %s", (uid, gid, ids) => {
+    expect(restrictedPodSecurityContext(uid, gid)).toEqual({
       ...ids,
       seccompProfile: { type: "RuntimeDefault" },
     });
