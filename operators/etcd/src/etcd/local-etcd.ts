@@ -21,27 +21,6 @@ export function haveLocalEtcd(): boolean {
   return existsSync(localEtcdBinary());
 }
 
-/** Polls `check` until it returns a value other than undefined (or stops throwing); gives up after `ms`. */
-export async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  ms = 30_000,
-  intervalMs = 200,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}: ${String(last ?? "not yet")}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
 /** One etcd process's identity. */
 export interface LocalMemberSpec {
   name: string;
