@@ -45,6 +45,20 @@ export {
   type Wire,
   type WithStatus,
 } from "./api/object.ts";
+export {
+  conditionSchema,
+  conditionsSchema,
+  GO_DURATION_PATTERN,
+  goDurationSchema,
+  passThroughObjectSchema,
+  QUANTITY_PATTERN,
+  quantitySchema,
+  type ResourceQuantities,
+  resourcesSchema,
+  STORAGE_SIZE_PATTERN,
+  stringMapSchema,
+  type Toleration,
+} from "./api/schema.ts";
 // cache: shared informers and the reconciler's read path
 export {
   Cache,
@@ -60,6 +74,7 @@ export {
   type InformerFactoryOptions,
 } from "./cache/informer-factory.ts";
 export { clientListerWatcher, type ListerWatcher, type Scope } from "./cache/list-watch.ts";
+export { MANAGED_BY_LABEL, managedBySelectors } from "./cache/managed-by.ts";
 export {
   dropManagedFields,
   type IndexFunc,
@@ -156,6 +171,17 @@ export {
   setControllerReference,
   setOwnerReference,
 } from "./helpers/owner-references.ts";
+export {
+  type Affinity,
+  type ContainerSecurityContext,
+  type PodSecurityContext,
+  type ResourceRequirements,
+  resourceRequirements,
+  restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
+  spreadOverNodes,
+} from "./helpers/pod-spec.ts";
+export { statusMergePatch } from "./helpers/status-patch.ts";
 // leader: Lease leader election
 export {
   defaultLeaderIdentity,

@@ -4,3 +4,5 @@
 export * from "@capstan/core/testing";
 export * from "./cluster.ts";
 export * from "./eventually.ts";
+export * from "./local-process.ts";
+export * from "./wait-for.ts";

@@ -2,9 +2,16 @@
 import {
   type Condition,
   type CustomResourceDefinitionObject,
+  conditionsSchema,
   defineKind,
   type JSONSchemaProps,
   type KubeObject,
+  passThroughObjectSchema,
+  type ResourceQuantities,
+  resourcesSchema,
+  STORAGE_SIZE_PATTERN,
+  stringMapSchema,
+  type Toleration,
 } from "@capstan/core";
 
 /** The API group of every etcd operator resource. */
@@ -63,19 +70,10 @@ export interface EtcdStorage {
 }
 
 /** A toleration, as in a Pod spec. */
-export interface EtcdToleration {
-  key?: string;
-  operator?: "Exists" | "Equal";
-  value?: string;
-  effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
-  tolerationSeconds?: number;
-}
+export type EtcdToleration = Toleration;
 
 /** Compute resources of the etcd container (quantities). */
-export interface EtcdResources {
-  limits?: Record<string, string | number>;
-  requests?: Record<string, string | number>;
-}
+export type EtcdResources = ResourceQuantities;
 
 /** What users may set on member pods. */
 export interface EtcdPodTemplate {
@@ -226,15 +224,6 @@ export const EtcdClusterKind = defineKind<EtcdCluster>({
   namespaced: true,
 });
 
-const stringMap: JSONSchemaProps = { type: "object", additionalProperties: { type: "string" } };
-
-const quantity: JSONSchemaProps = {
-  anyOf: [{ type: "integer" }, { type: "string" }],
-  pattern:
-    "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$",
-  "x-kubernetes-int-or-string": true,
-};
-
 const storageSchema: JSONSchemaProps = {
   type: "object",
   description:
@@ -244,7 +233,7 @@ const storageSchema: JSONSchemaProps = {
     size: {
       type: "string",
       description: "Size of each member's PersistentVolumeClaim, e.g. 8Gi.",
-      pattern: "^([0-9]+(\\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$",
+      pattern: STORAGE_SIZE_PATTERN,
       maxLength: 32,
     },
     storageClassName: {
@@ -296,19 +285,8 @@ const podTemplateSchema: JSONSchemaProps = {
   type: "object",
   description: "Settings applied to every member pod.",
   properties: {
-    resources: {
-      type: "object",
-      description: "Compute resources of the etcd container.",
-      properties: {
-        limits: { type: "object", additionalProperties: quantity },
-        requests: { type: "object", additionalProperties: quantity },
-      },
-    },
-    affinity: {
-      type: "object",
-      description: "A core/v1 Affinity for the member pods.",
-      "x-kubernetes-preserve-unknown-fields": true,
-    },
+    resources: resourcesSchema("Compute resources of the etcd container."),
+    affinity: passThroughObjectSchema("A core/v1 Affinity for the member pods."),
     tolerations: {
       type: "array",
       description: "Tolerations of the member pods.",
@@ -338,9 +316,9 @@ const podTemplateSchema: JSONSchemaProps = {
         },
       },
     },
-    nodeSelector: { ...stringMap, description: "Node labels the member pods must match." },
-    labels: { ...stringMap, description: "Extra labels on member pods." },
-    annotations: { ...stringMap, description: "Extra annotations on member pods." },
+    nodeSelector: stringMapSchema("Node labels the member pods must match."),
+    labels: stringMapSchema("Extra labels on member pods."),
+    annotations: stringMapSchema("Extra annotations on member pods."),
     priorityClassName: { type: "string", description: "PriorityClass of the member pods.", maxLength: 253 },
     antiAffinity: {
       type: "string",
@@ -515,19 +493,6 @@ const specSchema: JSONSchemaProps = {
   },
 };
 
-const conditionSchema: JSONSchemaProps = {
-  type: "object",
-  required: ["type", "status", "reason", "message", "lastTransitionTime"],
-  properties: {
-    type: { type: "string", maxLength: 316 },
-    status: { type: "string", enum: ["True", "False", "Unknown"] },
-    reason: { type: "string", maxLength: 1024 },
-    message: { type: "string", maxLength: 32768 },
-    lastTransitionTime: { type: "string", format: "date-time" },
-    observedGeneration: { type: "integer", format: "int64", minimum: 0 },
-  },
-};
-
 const memberSchema: JSONSchemaProps = {
   type: "object",
   required: ["name", "id"],
@@ -570,14 +535,9 @@ const statusSchema: JSONSchemaProps = {
       description: "The metadata.generation this status was computed from.",
     },
     phase: { type: "string", enum: [...PHASES], description: "What the operator is doing with the cluster." },
-    conditions: {
-      type: "array",
-      description:
-        "Available (a quorum is healthy), Progressing (a step is under way), Degraded (refused spec or quorum lost).",
-      items: conditionSchema,
-      "x-kubernetes-list-type": "map",
-      "x-kubernetes-list-map-keys": ["type"],
-    },
+    conditions: conditionsSchema(
+      "Available (a quorum is healthy), Progressing (a step is under way), Degraded (refused spec or quorum lost).",
+    ),
     replicas: { type: "integer", format: "int32", description: "Number of members, voters and learners." },
     readyReplicas: { type: "integer", format: "int32", description: "Number of member pods that are ready." },
     members: { type: "array", items: memberSchema, description: "The members as last observed." },

@@ -1,5 +1,15 @@
 // Builds a member's Pod: the etcd container, its flags, probes and a securityContext that passes Pod Security "restricted".
-import { type ObjectOf, type Pod, setControllerReference, stableHash } from "@capstan/core";
+import {
+  type Affinity,
+  type ObjectOf,
+  type Pod,
+  resourceRequirements,
+  restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
+  setControllerReference,
+  spreadOverNodes,
+  stableHash,
+} from "@capstan/core";
 import { DEFAULT_STORAGE_SIZE, type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import {
   CLIENT_PORT,
@@ -18,7 +28,6 @@ import { quotaBackendBytes } from "./quota.ts";
 /** A Pod object. */
 export type PodObject = ObjectOf<typeof Pod>;
 type PodSpec = NonNullable<PodObject["spec"]>;
-type Affinity = NonNullable<PodSpec["affinity"]>;
 
 /** Where etcd keeps its data (a sub-directory, so etcd creates it with mode 0700). */
 export const DATA_DIR = "/var/lib/etcd/data";
@@ -123,13 +132,7 @@ export function memberPod(input: MemberPodInput): PodObject {
     enableServiceLinks: false,
     automountServiceAccountToken: false,
     terminationGracePeriodSeconds: 30,
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: ETCD_UID,
-      runAsGroup: ETCD_UID,
-      fsGroup: ETCD_UID,
-      seccompProfile: { type: "RuntimeDefault" },
-    },
+    securityContext: restrictedPodSecurityContext(ETCD_UID),
     containers: [
       {
         name: "etcd",
@@ -144,7 +147,7 @@ export function memberPod(input: MemberPodInput): PodObject {
         ...(cluster.spec.extraEnv === undefined || cluster.spec.extraEnv.length === 0
           ? {}
           : { env: cluster.spec.extraEnv.map((e) => ({ name: e.name, value: e.value })) }),
-        resources: resources(template.resources ?? DEFAULT_RESOURCES),
+        resources: resourceRequirements(template.resources ?? DEFAULT_RESOURCES),
         // etcd's last log lines become the termination message: the operator reads why it stopped (e.g. an
         // empty data directory) from the pod status.
         terminationMessagePolicy: "FallbackToLogsOnError",
@@ -153,13 +156,7 @@ export function memberPod(input: MemberPodInput): PodObject {
         startupProbe: probe("/livez", 10, 180),
         livenessProbe: probe("/livez", 10, 3),
         readinessProbe: probe("/readyz", 5, 3),
-        securityContext: {
-          allowPrivilegeEscalation: false,
-          readOnlyRootFilesystem: true,
-          runAsNonRoot: true,
-          capabilities: { drop: ["ALL"] },
-          seccompProfile: { type: "RuntimeDefault" },
-        },
+        securityContext: restrictedContainerSecurityContext(),
         volumeMounts: [{ name: "data", mountPath: "/var/lib/etcd" }],
       },
     ],
@@ -206,33 +203,8 @@ function spreadAcrossTopology(cluster: EtcdCluster): NonNullable<PodSpec["topolo
  * podTemplate.antiAffinity: Required.
  */
 function spreadMembers(cluster: EtcdCluster): Affinity {
-  const term = {
-    topologyKey: "kubernetes.io/hostname",
-    labelSelector: { matchLabels: selectorLabels(cluster) },
-  };
-  if (cluster.spec.podTemplate?.antiAffinity === "Required") {
-    return { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term] } };
-  }
-  return {
-    podAntiAffinity: {
-      preferredDuringSchedulingIgnoredDuringExecution: [
-        {
-          weight: 100,
-          podAffinityTerm: {
-            topologyKey: "kubernetes.io/hostname",
-            labelSelector: { matchLabels: selectorLabels(cluster) },
-          },
-        },
-      ],
-    },
-  };
-}
-
-function resources(r: NonNullable<NonNullable<EtcdCluster["spec"]["podTemplate"]>["resources"]>) {
-  const strings = (m: Record<string, string | number>) =>
-    Object.fromEntries(Object.entries(m).map(([k, v]) => [k, String(v)]));
-  return {
-    ...(r.limits === undefined ? {} : { limits: strings(r.limits) }),
-    ...(r.requests === undefined ? {} : { requests: strings(r.requests) }),
-  };
+  return spreadOverNodes(
+    selectorLabels(cluster),
+    cluster.spec.podTemplate?.antiAffinity === "Required" ? "Required" : "Preferred",
+  );
 }

@@ -1,14 +1,8 @@
 // Tests of the etcd client against a real 3-member etcd cluster on 127.0.0.1 (skipped when the binary is missing).
+import { freePort, waitFor } from "@capstan/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EtcdClient, EtcdError, memberIdToHex } from "./etcd-client.ts";
-import {
-  eventually,
-  freePort,
-  haveLocalEtcd,
-  LocalEtcd,
-  type LocalMember,
-  localEtcdBinary,
-} from "./local-etcd.ts";
+import { haveLocalEtcd, LocalEtcd, type LocalMember, localEtcdBinary } from "./local-etcd.ts";
 
 const available = haveLocalEtcd();
 if (!available) {
@@ -46,7 +40,7 @@ describe.skipIf(!available)("EtcdClient against a real etcd cluster", () => {
     client = new EtcdClient({ endpoints: specs.map((s) => s.clientURL), timeoutMs: 15_000 });
     await Promise.all(
       specs.map((s) =>
-        eventually(`${s.name} ready`, async () =>
+        waitFor(`${s.name} ready`, async () =>
           (await client.health(s.clientURL)).healthy ? true : undefined,
         ),
       ),
@@ -59,7 +53,7 @@ describe.skipIf(!available)("EtcdClient against a real etcd cluster", () => {
 
   /** The endpoint whose member is the leader, and the leader's ID. */
   async function leaderOf(endpoints: string[]): Promise<{ endpoint: string; id: string }> {
-    return eventually("a leader", async () => {
+    return waitFor("a leader", async () => {
       for (const endpoint of endpoints) {
         const s = await client.status(endpoint).catch(() => undefined);
         if (s !== undefined && s.leader !== "0" && s.leader === s.memberId)
@@ -114,7 +108,7 @@ describe.skipIf(!available)("EtcdClient against a real etcd cluster", () => {
     const cluster = [...seeds, spec];
     etcd.start(spec, cluster, "existing");
     const leader = await leaderOf(seeds.map((s) => s.clientURL));
-    await eventually("the learner to catch up", async () => {
+    await waitFor("the learner to catch up", async () => {
       const [learner, lead] = await Promise.all([
         client.status(spec.clientURL),
         client.status(leader.endpoint),
@@ -123,7 +117,7 @@ describe.skipIf(!available)("EtcdClient against a real etcd cluster", () => {
       return learner.raftIndex >= lead.raftIndex ? true : undefined;
     });
     // etcd itself refuses a promotion until the learner is in sync: retry until it accepts.
-    await eventually("the promotion", async () => {
+    await waitFor("the promotion", async () => {
       await client.memberPromote(added.id);
       return true;
     });
@@ -147,7 +141,7 @@ describe.skipIf(!available)("EtcdClient against a real etcd cluster", () => {
       endpoints: [...endpoints.filter((e) => e !== before.endpoint), before.endpoint],
     });
     await mover.moveLeader(target.id);
-    await eventually("the new leader", async () => {
+    await waitFor("the new leader", async () => {
       const statuses = await Promise.all(endpoints.map((e) => client.status(e)));
       return statuses.every((s) => s.leader === target.id) ? true : undefined;
     });
@@ -156,7 +150,7 @@ describe.skipIf(!available)("EtcdClient against a real etcd cluster", () => {
   it("agrees on hashKV across members at one revision", async () => {
     const { revision } = await client.put("capstan/test/hash", "h");
     const hashes = await Promise.all(
-      seeds.map((s) => eventually(`hashKV of ${s.name}`, () => client.hashKV(s.clientURL, revision))),
+      seeds.map((s) => waitFor(`hashKV of ${s.name}`, () => client.hashKV(s.clientURL, revision))),
     );
     for (const h of hashes) expect(h.hashRevision).toBe(revision);
     expect(new Set(hashes.map((h) => h.memberId)).size).toBe(seeds.length);

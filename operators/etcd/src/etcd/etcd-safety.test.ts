@@ -3,9 +3,10 @@
 // as "existing" with only itself in --initial-cluster refuses an empty data directory (and rejoins on its data);
 // a full database raises NOSPACE, and compact + defragment + disarm recover it.
 import { rm } from "node:fs/promises";
+import { waitFor } from "@capstan/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { EtcdClient, EtcdError } from "./etcd-client.ts";
-import { eventually, haveLocalEtcd, LocalEtcd, type LocalMemberSpec, localEtcdBinary } from "./local-etcd.ts";
+import { haveLocalEtcd, LocalEtcd, type LocalMemberSpec, localEtcdBinary } from "./local-etcd.ts";
 
 const available = haveLocalEtcd();
 if (!available) console.warn(`etcd safety tests skipped: ${localEtcdBinary()} is missing`);
@@ -25,7 +26,7 @@ describe.skipIf(!available)("etcd under the operator's safety rules", () => {
     const procs = specs.map((s) => etcd!.start(s, specs, "new", extraArgs));
     const client = new EtcdClient({ endpoints: specs.map((s) => s.clientURL), timeoutMs: 10_000 });
     for (const s of specs) {
-      await eventually(`${s.name} ready`, async () =>
+      await waitFor(`${s.name} ready`, async () =>
         (await client.health(s.clientURL)).healthy ? true : undefined,
       );
     }
@@ -73,7 +74,7 @@ describe.skipIf(!available)("etcd under the operator's safety rules", () => {
     procs[1]!.process.kill("SIGKILL");
     await procs[1]!.exited;
     etcd.start(specs[1]!, [specs[1]!], "existing");
-    await eventually("m1 healthy on its data", async () =>
+    await waitFor("m1 healthy on its data", async () =>
       (await client.health(specs[1]!.clientURL)).healthy ? true : undefined,
     );
     expect(await new EtcdClient({ endpoints: [specs[1]!.clientURL] }).get("k")).toBe("v");

@@ -7,6 +7,7 @@ import {
   controller,
   findCondition,
   generationChanged,
+  managedBySelectors,
   PersistentVolumeClaim,
   Pod,
   PodDisruptionBudget,
@@ -14,6 +15,7 @@ import {
   type ReconcileRequest,
   type Result,
   Service,
+  statusMergePatch,
 } from "@capstan/core";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import { clientService, peerService, podDisruptionBudget } from "../desired/cluster-objects.ts";
@@ -23,7 +25,7 @@ import { planNext, quorum, type Step } from "../plan/plan.ts";
 import { act } from "./act.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, type Observation, observe } from "./observe.ts";
-import { statusOf, statusPatch } from "./status.ts";
+import { statusOf } from "./status.ts";
 
 /** The field manager of every object the operator applies. */
 export const FIELD_MANAGER = "capstan-etcd-operator";
@@ -47,8 +49,7 @@ export const REQUEUE = {
  * PodDisruptionBudgets the operator created (labelled managed-by), not every one in the cluster.
  */
 export function etcdClusterCacheSelectors(): CacheSelector[] {
-  const labelSelector = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
-  return [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget].map((kind) => ({ kind, labelSelector }));
+  return managedBySelectors(MANAGED_BY, [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget]);
 }
 
 /** Options of {@link etcdClusterController}. */
@@ -142,7 +143,7 @@ export async function reconcileEtcdCluster(
     }
   }
 
-  const patch = statusPatch(cluster.status, statusOf(cluster, obs, reported, new Date()));
+  const patch = statusMergePatch(cluster.status, statusOf(cluster, obs, reported, new Date()));
   if (patch !== undefined) {
     await ctx.client.patchStatus(EtcdClusterKind, req.name, req.namespace, patch, "merge", { signal });
   }

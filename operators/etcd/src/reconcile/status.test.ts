@@ -1,10 +1,10 @@
-import type { Condition } from "@capstan/core";
+import { type Condition, statusMergePatch } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { EtcdCluster, EtcdClusterStatus } from "../api/etcd-cluster.ts";
 import type { PodObject } from "../desired/member-pod.ts";
 import type { ObservedMember, Step } from "../plan/plan.ts";
 import type { Observation } from "./observe.ts";
-import { conditionsOf, phaseOf, statusOf, statusPatch } from "./status.ts";
+import { conditionsOf, phaseOf, statusOf } from "./status.ts";
 
 const NOW = new Date("2026-11-30T01:00:00Z");
 
@@ -176,7 +176,10 @@ describe("statusOf and statusPatch", () => {
     const c = cluster();
     const status = statusOf(c, obs(three()), inSync, NOW);
     expect(
-      statusPatch(JSON.parse(JSON.stringify(status)), statusOf({ ...c, status }, obs(three()), inSync, NOW)),
+      statusMergePatch(
+        JSON.parse(JSON.stringify(status)),
+        statusOf({ ...c, status }, obs(three()), inSync, NOW),
+      ),
     ).toBe(undefined);
   });
 
@@ -222,7 +225,7 @@ describe("statusOf and statusPatch", () => {
   it("a field that disappears is removed with null", () => {
     const before = statusOf(cluster(), obs(three()), inSync, NOW);
     const after = statusOf(cluster({}, before), obs(undefined), { type: "QuorumLost", message: "m" }, NOW);
-    expect(statusPatch(before, after)?.status.leader).toBeNull();
+    expect(statusMergePatch(before, after)?.status.leader).toBeNull();
   });
 });
 

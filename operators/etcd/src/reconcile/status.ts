@@ -1,5 +1,5 @@
 // Pure: the EtcdCluster status (phase, conditions, members) a reconcile writes, from its observation and step.
-import { type Condition, isSubset, setCondition } from "@capstan/core";
+import { type Condition, setCondition } from "@capstan/core";
 import type { EtcdCluster, EtcdClusterPhase, EtcdClusterStatus } from "../api/etcd-cluster.ts";
 import { clientEndpoint, selectorString } from "../desired/names.ts";
 import { compareEtcdVersions, formatEtcdVersion, parseEtcdVersion } from "../plan/etcd-version.ts";
@@ -178,20 +178,4 @@ export function statusOf(cluster: EtcdCluster, obs: Observation, step: Step, now
     selector: selectorString(cluster),
     clientEndpoint: clientEndpoint(cluster),
   };
-}
-
-/**
- * The JSON merge patch turning `live` into `next` (fields `next` lacks are set to null), or undefined when they
- * are equal: a steady-state reconcile writes nothing.
- */
-export function statusPatch(
-  live: EtcdClusterStatus | undefined,
-  next: EtcdClusterStatus,
-): { status: Record<string, unknown> } | undefined {
-  const old = (live ?? {}) as Record<string, unknown>;
-  const now = next as Record<string, unknown>;
-  if (isSubset(now, old) && isSubset(old, now)) return undefined;
-  const patch: Record<string, unknown> = { ...now };
-  for (const key of Object.keys(old)) if (!(key in now)) patch[key] = null;
-  return { status: patch };
 }

@@ -2,9 +2,18 @@
 import {
   type Condition,
   type CustomResourceDefinitionObject,
+  conditionsSchema,
   defineKind,
+  GO_DURATION_PATTERN,
+  goDurationSchema,
   type JSONSchemaProps,
   type KubeObject,
+  passThroughObjectSchema,
+  type ResourceQuantities,
+  resourcesSchema,
+  STORAGE_SIZE_PATTERN,
+  stringMapSchema,
+  type Toleration,
 } from "@capstan/core";
 
 /** The API group of every Vault operator resource. */
@@ -67,19 +76,10 @@ export interface VaultUnseal {
 }
 
 /** A toleration, as in a Pod spec. */
-export interface VaultToleration {
-  key?: string;
-  operator?: "Exists" | "Equal";
-  value?: string;
-  effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
-  tolerationSeconds?: number;
-}
+export type VaultToleration = Toleration;
 
 /** Compute resources of the vault container (quantities). */
-export interface VaultResources {
-  limits?: Record<string, string | number>;
-  requests?: Record<string, string | number>;
-}
+export type VaultResources = ResourceQuantities;
 
 /** What users may set on the Vault pods. */
 export interface VaultPodTemplate {
@@ -186,25 +186,8 @@ export const VaultClusterKind = defineKind<VaultCluster>({
   namespaced: true,
 });
 
-const stringMap: JSONSchemaProps = { type: "object", additionalProperties: { type: "string" } };
-
-const quantity: JSONSchemaProps = {
-  anyOf: [{ type: "integer" }, { type: "string" }],
-  pattern:
-    "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$",
-  "x-kubernetes-int-or-string": true,
-};
-
-/** A Go duration as time.ParseDuration (and CEL's duration()) reads it, e.g. "2160h" or "1h30m". */
-export const GO_DURATION_PATTERN = "^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$";
-
-const goDuration = (description: string, dflt: string): JSONSchemaProps => ({
-  type: "string",
-  description,
-  default: dflt,
-  maxLength: 32,
-  pattern: GO_DURATION_PATTERN,
-});
+/** A Go duration as time.ParseDuration (and CEL's duration()) reads it (from @capstan/core). */
+export { GO_DURATION_PATTERN };
 
 const storageSchema: JSONSchemaProps = {
   type: "object",
@@ -215,7 +198,7 @@ const storageSchema: JSONSchemaProps = {
       type: "string",
       description: "Size of each pod's PersistentVolumeClaim, e.g. 1Gi.",
       default: DEFAULT_STORAGE_SIZE,
-      pattern: "^([0-9]+(\\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$",
+      pattern: STORAGE_SIZE_PATTERN,
       maxLength: 32,
     },
     storageClassName: {
@@ -246,11 +229,11 @@ const tlsSchema: JSONSchemaProps = {
         "An existing kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt (e.g. made by cert-manager); its certificate must name the pods' and Services' DNS names.",
       maxLength: 253,
     },
-    duration: goDuration(
+    duration: goDurationSchema(
       "Lifetime of the operator-managed server certificate, a Go duration (e.g. 2160h).",
       DEFAULT_TLS_DURATION,
     ),
-    renewBefore: goDuration(
+    renewBefore: goDurationSchema(
       "The operator-managed server certificate is renewed when less than this is left; shorter than duration.",
       DEFAULT_TLS_RENEW_BEFORE,
     ),
@@ -357,21 +340,12 @@ const podTemplateSchema: JSONSchemaProps = {
   type: "object",
   description: "Settings applied to every Vault pod.",
   properties: {
-    labels: { ...stringMap, description: "Extra labels on the pods." },
-    annotations: { ...stringMap, description: "Extra annotations on the pods." },
-    resources: {
-      type: "object",
-      description: "Compute resources of the vault container.",
-      properties: {
-        limits: { type: "object", additionalProperties: quantity },
-        requests: { type: "object", additionalProperties: quantity },
-      },
-    },
-    affinity: {
-      type: "object",
-      description: "A core/v1 Affinity for the pods (default: one pod per node, preferred).",
-      "x-kubernetes-preserve-unknown-fields": true,
-    },
+    labels: stringMapSchema("Extra labels on the pods."),
+    annotations: stringMapSchema("Extra annotations on the pods."),
+    resources: resourcesSchema("Compute resources of the vault container."),
+    affinity: passThroughObjectSchema(
+      "A core/v1 Affinity for the pods (default: one pod per node, preferred).",
+    ),
     tolerations: {
       type: "array",
       description: "Tolerations of the pods.",
@@ -394,7 +368,7 @@ const podTemplateSchema: JSONSchemaProps = {
         },
       },
     },
-    nodeSelector: { ...stringMap, description: "Node labels the pods must match." },
+    nodeSelector: stringMapSchema("Node labels the pods must match."),
   },
 };
 
@@ -448,19 +422,6 @@ const specSchema: JSONSchemaProps = {
   },
 };
 
-const conditionSchema: JSONSchemaProps = {
-  type: "object",
-  required: ["type", "status", "reason", "message", "lastTransitionTime"],
-  properties: {
-    type: { type: "string", maxLength: 316 },
-    status: { type: "string", enum: ["True", "False", "Unknown"] },
-    reason: { type: "string", maxLength: 1024 },
-    message: { type: "string", maxLength: 32768 },
-    lastTransitionTime: { type: "string", format: "date-time" },
-    observedGeneration: { type: "integer", format: "int64", minimum: 0 },
-  },
-};
-
 const raftPeerSchema: JSONSchemaProps = {
   type: "object",
   required: ["nodeID", "address"],
@@ -488,14 +449,9 @@ const statusSchema: JSONSchemaProps = {
       description: "The metadata.generation this status was computed from.",
     },
     phase: { type: "string", enum: [...PHASES], description: "What the operator is doing with the cluster." },
-    conditions: {
-      type: "array",
-      description:
-        "Available (an active node serves), Progressing (a step is under way), Degraded (something needs a human), Initialized, Sealed (some pod is sealed), TLSReady.",
-      items: conditionSchema,
-      "x-kubernetes-list-type": "map",
-      "x-kubernetes-list-map-keys": ["type"],
-    },
+    conditions: conditionsSchema(
+      "Available (an active node serves), Progressing (a step is under way), Degraded (something needs a human), Initialized, Sealed (some pod is sealed), TLSReady.",
+    ),
     replicas: { type: "integer", format: "int32", description: "Number of Vault pods." },
     readyReplicas: { type: "integer", format: "int32", description: "Number of ready (unsealed) pods." },
     sealedReplicas: {

@@ -7,9 +7,13 @@ import {
   type PersistentVolumeClaim,
   type Pod,
   type PodDisruptionBudget,
+  resourceRequirements,
+  restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
   type Secret,
   type Service,
   setControllerReference,
+  spreadOverNodes,
   stableHash,
 } from "@capstan/core";
 import { OPERATOR_OWNED_CONFIG_KEYS, type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
@@ -159,14 +163,6 @@ while true; do
 done
 `;
 
-const restrictedContainer = {
-  allowPrivilegeEscalation: false,
-  readOnlyRootFilesystem: true,
-  runAsNonRoot: true,
-  capabilities: { drop: ["ALL"] },
-  seccompProfile: { type: "RuntimeDefault" },
-};
-
 /** The pod `<name>-<ordinal>`; `image` defaults to spec's (a pod not yet upgraded keeps its own). */
 export function vaultPod(
   cluster: VaultCluster,
@@ -189,13 +185,7 @@ export function vaultPod(
     enableServiceLinks: false,
     automountServiceAccountToken: false,
     terminationGracePeriodSeconds: 30,
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: VAULT_UID,
-      runAsGroup: VAULT_GID,
-      fsGroup: VAULT_GID,
-      seccompProfile: { type: "RuntimeDefault" },
-    },
+    securityContext: restrictedPodSecurityContext(VAULT_UID, VAULT_GID),
     containers: [
       {
         name: "vault",
@@ -215,12 +205,12 @@ export function vaultPod(
           { name: "https", containerPort: API_PORT },
           { name: "cluster", containerPort: CLUSTER_PORT },
         ],
-        resources: resources(template.resources ?? DEFAULT_RESOURCES),
+        resources: resourceRequirements(template.resources ?? DEFAULT_RESOURCES),
         terminationMessagePolicy: "FallbackToLogsOnError",
         startupProbe: probe(LIVENESS_PATH, 2, 60),
         livenessProbe: probe(LIVENESS_PATH, 10, 6),
         readinessProbe: probe(READINESS_PATH, 3, 2),
-        securityContext: restrictedContainer,
+        securityContext: restrictedContainerSecurityContext(),
         volumeMounts: [
           { name: "data", mountPath: DATA_DIR },
           { name: "config", mountPath: CONFIG_DIR, readOnly: true },
@@ -233,7 +223,7 @@ export function vaultPod(
         image: settings.reloaderImage,
         command: ["sh", "-c", RELOADER_SCRIPT],
         resources: { requests: { cpu: "5m", memory: "8Mi" }, limits: { memory: "32Mi" } },
-        securityContext: { ...restrictedContainer, runAsUser: VAULT_UID },
+        securityContext: restrictedContainerSecurityContext(VAULT_UID),
         volumeMounts: [{ name: "tls", mountPath: TLS_DIR, readOnly: true }],
       },
     ],
@@ -250,7 +240,7 @@ export function vaultPod(
       },
       { name: "tmp", emptyDir: {} },
     ],
-    affinity: (template.affinity as Affinity | undefined) ?? spreadPods(cluster),
+    affinity: (template.affinity as Affinity | undefined) ?? spreadOverNodes(selectorLabels(cluster)),
     ...(template.tolerations === undefined ? {} : { tolerations: template.tolerations }),
     ...(template.nodeSelector === undefined ? {} : { nodeSelector: template.nodeSelector }),
   };
@@ -270,32 +260,6 @@ export function vaultPod(
     },
     spec,
   });
-}
-
-/** Default affinity: one pod per node when the scheduler can. */
-function spreadPods(cluster: VaultCluster): Affinity {
-  return {
-    podAntiAffinity: {
-      preferredDuringSchedulingIgnoredDuringExecution: [
-        {
-          weight: 100,
-          podAffinityTerm: {
-            topologyKey: "kubernetes.io/hostname",
-            labelSelector: { matchLabels: selectorLabels(cluster) },
-          },
-        },
-      ],
-    },
-  };
-}
-
-function resources(r: NonNullable<NonNullable<VaultCluster["spec"]["podTemplate"]>["resources"]>) {
-  const strings = (m: Record<string, string | number>) =>
-    Object.fromEntries(Object.entries(m).map(([k, v]) => [k, String(v)]));
-  return {
-    ...(r.limits === undefined ? {} : { limits: strings(r.limits) }),
-    ...(r.requests === undefined ? {} : { requests: strings(r.requests) }),
-  };
 }
 
 /** The data claim `data-<pod>`. */

@@ -8,6 +8,7 @@ import {
   controller,
   findCondition,
   generationChanged,
+  managedBySelectors,
   PersistentVolumeClaim,
   Pod,
   PodDisruptionBudget,
@@ -16,6 +17,7 @@ import {
   type Result,
   Secret,
   Service,
+  statusMergePatch,
 } from "@capstan/core";
 import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
 import {
@@ -41,7 +43,7 @@ import { VaultError } from "../vault/vault-client.ts";
 import { act } from "./act.ts";
 import type { VaultOperatorMetrics } from "./metrics.ts";
 import { defaultVaultClient, type Observation, observe, type VaultClientFactory } from "./observe.ts";
-import { podState, statusOf, statusPatch } from "./status.ts";
+import { podState, statusOf } from "./status.ts";
 import { ensureTls, type TlsState } from "./tls.ts";
 
 /** The field manager of every object the operator applies. */
@@ -61,11 +63,14 @@ export const REQUEUE = {
 
 /** Only the objects the operator created (labelled managed-by) are cached, not every one in the cluster. */
 export function vaultClusterCacheSelectors(): CacheSelector[] {
-  const labelSelector = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
-  return [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget, ConfigMap, Secret].map((kind) => ({
-    kind,
-    labelSelector,
-  }));
+  return managedBySelectors(MANAGED_BY, [
+    Pod,
+    PersistentVolumeClaim,
+    Service,
+    PodDisruptionBudget,
+    ConfigMap,
+    Secret,
+  ]);
 }
 
 /** Options of {@link vaultClusterController}. */
@@ -197,7 +202,7 @@ export async function reconcileVaultCluster(
       : tls.tls.message,
     ...(tls.notAfter === undefined ? {} : { notAfter: tls.notAfter }),
   };
-  const patch = statusPatch(cluster.status, statusOf(cluster, obs, reported, tlsStatus, new Date()));
+  const patch = statusMergePatch(cluster.status, statusOf(cluster, obs, reported, tlsStatus, new Date()));
   if (patch !== undefined) {
     await ctx.client.patchStatus(VaultClusterKind, req.name, req.namespace, patch, "merge", { signal });
   }

@@ -1,10 +1,11 @@
 // The status a reconcile writes: phase and conditions per situation, the pod lists, and no patch when nothing
 // changed.
+import { statusMergePatch } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { VaultCluster, VaultClusterStatus } from "../api/vault-cluster.ts";
 import type { Observed, ObservedPod, Step } from "../plan/plan.ts";
 import type { Observation } from "./observe.ts";
-import { phaseOf, podState, statusOf, statusPatch } from "./status.ts";
+import { phaseOf, podState, statusOf } from "./status.ts";
 
 const NOW = new Date("2026-12-01T12:00:00Z");
 const IMAGE = "hashicorp/vault:1.14.8";
@@ -217,8 +218,8 @@ describe("statusOf", () => {
 describe("statusPatch", () => {
   it("is undefined when nothing changed, and nulls a field that went away", () => {
     const s = statusOf(cluster(running), obs(healthy), inSync, { ready: true, message: "" }, NOW);
-    expect(statusPatch(s, structuredClone(s))).toBeUndefined();
+    expect(statusMergePatch(s, structuredClone(s))).toBeUndefined();
     const { active: _, ...without } = s;
-    expect(statusPatch(s, without)?.status.active).toBeNull();
+    expect(statusMergePatch(s, without)?.status.active).toBeNull();
   });
 });

@@ -1,6 +1,6 @@
 // Pure: the VaultCluster status (phase, conditions, pods, raft peers) a reconcile writes, from its observation
 // and step.
-import { type Condition, isSubset, setCondition } from "@capstan/core";
+import { type Condition, setCondition } from "@capstan/core";
 import type {
   VaultCluster,
   VaultClusterPhase,
@@ -177,20 +177,4 @@ export function statusOf(
     ...(notAfter === undefined ? {} : { tls: { notAfter } }),
     endpoint: clientEndpoint(cluster),
   };
-}
-
-/**
- * The JSON merge patch turning `live` into `next` (fields `next` lacks are set to null), or undefined when they
- * are equal: a steady-state reconcile writes nothing.
- */
-export function statusPatch(
-  live: VaultClusterStatus | undefined,
-  next: VaultClusterStatus,
-): { status: Record<string, unknown> } | undefined {
-  const old = (live ?? {}) as Record<string, unknown>;
-  const now = next as Record<string, unknown>;
-  if (isSubset(now, old) && isSubset(old, now)) return undefined;
-  const patch: Record<string, unknown> = { ...now };
-  for (const key of Object.keys(old)) if (!(key in now)) patch[key] = null;
-  return { status: patch };
 }

@@ -1,18 +1,23 @@
 // Test support: runs real Vault servers on 127.0.0.1 (raft storage in a temp dir, TLS from the operator's own
 // certificate builder) from the binary e2e/images/vault/build.sh caches.
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, openSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  capstanCacheDir,
+  freePort,
+  isRunning,
+  killAll,
+  type LoggedProcess,
+  spawnLogged,
+} from "@capstan/testing";
 import { type CertificatePair, createCA, issueServerCertificate } from "../desired/tls.ts";
 import { VaultClient } from "./vault-client.ts";
 
 /** The Vault binary e2e/images/vault/build.sh builds: $CAPSTAN_CACHE/vault-v<version>/bin/vault. */
 export function localVaultBinary(version = process.env.CAPSTAN_VAULT_VERSION ?? "1.14.8"): string {
-  const cache = process.env.CAPSTAN_CACHE ?? join(homedir(), ".cache", "capstan");
-  return join(cache, `vault-v${version}`, "bin", "vault");
+  return join(capstanCacheDir(), `vault-v${version}`, "bin", "vault");
 }
 
 /** True when {@link localVaultBinary} exists. */
@@ -20,29 +25,14 @@ export function haveLocalVault(): boolean {
   return existsSync(localVaultBinary());
 }
 
-/** A TCP port free on 127.0.0.1 right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port assigned");
-  return address.port;
-}
-
 /** One Vault server process. */
-export interface LocalVaultNode {
+export interface LocalVaultNode extends LoggedProcess {
   /** Raft node ID; also the DNS name its certificate carries as `<name>.vault.test`. */
   name: string;
   apiAddr: string;
   clusterAddr: string;
   /** The TLS servername the certificate carries besides localhost and 127.0.0.1. */
   servername: string;
-  process: ChildProcess;
-  exited: Promise<number | string>;
 }
 
 /** Vault servers sharing one temp dir and one CA; {@link LocalVault.stop} kills them and removes the dir. */
@@ -120,32 +110,29 @@ export class LocalVault {
       log_level: "info",
     };
     await writeFile(join(home, "config.json"), JSON.stringify(config, null, 2));
-    const log = openSync(join(this.dir, `${name}.log`), "a");
-    const child = spawn(this.#binary, ["server", `-config=${join(home, "config.json")}`], {
-      stdio: ["ignore", log, log],
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home },
-    });
-    const exited = new Promise<number | string>((resolve) => {
-      child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown"));
-      child.once("error", (err) => resolve(err.message));
-    });
-    const node = { name, apiAddr, clusterAddr, servername, process: child, exited };
+    const child = spawnLogged(
+      this.#binary,
+      ["server", `-config=${join(home, "config.json")}`],
+      join(this.dir, `${name}.log`),
+      {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: home,
+      },
+    );
+    const node = { name, apiAddr, clusterAddr, servername, ...child };
     this.nodes.push(node);
     return node;
   }
 
   /** Stops node `name` (SIGTERM, then waits). */
   async kill(node: LocalVaultNode, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
-    if (node.process.exitCode === null && node.process.signalCode === null) node.process.kill(signal);
+    if (isRunning(node)) node.process.kill(signal);
     await node.exited;
   }
 
   /** Kills every process still running, waits for them, and removes the temp dir. */
   async stop(): Promise<void> {
-    for (const n of this.nodes) {
-      if (n.process.exitCode === null && n.process.signalCode === null) n.process.kill("SIGKILL");
-    }
-    await Promise.all(this.nodes.map((n) => n.exited));
+    await killAll(this.nodes);
     await rm(this.dir, { recursive: true, force: true });
   }
 }

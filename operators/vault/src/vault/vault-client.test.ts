@@ -2,6 +2,7 @@
 // unseal, raft join, the operator's policy and token, step-down, remove-peer, and a node whose data was lost
 // rejoining after its old peer is removed.
 import { rm } from "node:fs/promises";
+import { waitFor } from "@capstan/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { haveLocalVault, LocalVault, type LocalVaultNode, localVaultBinary, portsOf } from "./local-vault.ts";
 import {
@@ -20,21 +21,9 @@ if (!available) {
   );
 }
 
-/** Polls `check` until it returns a value other than undefined (or stops throwing); gives up after `ms`. */
-async function eventually<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}: ${String(last ?? "not yet")}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+/** waitFor with this suite's patience: Vault's raft elections and joins take longer than etcd's. */
+const eventually = <T>(what: string, check: () => Promise<T | undefined>, ms = 60_000): Promise<T> =>
+  waitFor(what, check, ms, 250);
 
 describe("decodeRootToken", () => {
   it("XORs the base64 (unpadded) encoded token with the OTP", () => {

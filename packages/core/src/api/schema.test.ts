@@ -1,0 +1,107 @@
+// Tests of the shared CRD schema fragments: the patterns against values the API server accepts and refuses,
+// and the fragments' exact shape (the generated CRD YAML of every operator depends on it).
+import { describe, expect, it } from "vitest";
+import {
+  conditionSchema,
+  conditionsSchema,
+  GO_DURATION_PATTERN,
+  goDurationSchema,
+  passThroughObjectSchema,
+  QUANTITY_PATTERN,
+  quantitySchema,
+  resourcesSchema,
+  STORAGE_SIZE_PATTERN,
+  stringMapSchema,
+} from "./schema.ts";
+
+describe("patterns", () => {
+  it.each([
+    [QUANTITY_PATTERN, "500m", true],
+    [QUANTITY_PATTERN, "1Gi", true],
+    [QUANTITY_PATTERN, "2", true],
+    [QUANTITY_PATTERN, "1.5", true],
+    [QUANTITY_PATTERN, "1e3", true],
+    [QUANTITY_PATTERN, "-1", true],
+    [QUANTITY_PATTERN, "1GB", false],
+    [QUANTITY_PATTERN, "one", false],
+    [QUANTITY_PATTERN, "", false],
+    [STORAGE_SIZE_PATTERN, "8Gi", true],
+    [STORAGE_SIZE_PATTERN, "1.5T", true],
+    [STORAGE_SIZE_PATTERN, "1024", true],
+    [STORAGE_SIZE_PATTERN, "500m", false],
+    [STORAGE_SIZE_PATTERN, "-1Gi", false],
+    [STORAGE_SIZE_PATTERN, "8 Gi", false],
+    [GO_DURATION_PATTERN, "2160h", true],
+    [GO_DURATION_PATTERN, "1h30m", true],
+    [GO_DURATION_PATTERN, "1.5s", true],
+    [GO_DURATION_PATTERN, "250ms", true],
+    [GO_DURATION_PATTERN, "90", false],
+    [GO_DURATION_PATTERN, "1d", false],
+    [GO_DURATION_PATTERN, "h", false],
+  ])("%s matches %j: %s", (pattern, value, expected) => {
+    expect(new RegExp(pattern).test(value)).toBe(expected);
+  });
+});
+
+describe("fragments", () => {
+  it("stringMapSchema", () => {
+    expect(stringMapSchema("Extra labels.")).toEqual({
+      type: "object",
+      additionalProperties: { type: "string" },
+      description: "Extra labels.",
+    });
+  });
+
+  it("resourcesSchema: limits and requests of int-or-string quantities", () => {
+    expect(resourcesSchema("R.")).toEqual({
+      type: "object",
+      description: "R.",
+      properties: {
+        limits: { type: "object", additionalProperties: quantitySchema },
+        requests: { type: "object", additionalProperties: quantitySchema },
+      },
+    });
+    expect(quantitySchema).toMatchObject({ "x-kubernetes-int-or-string": true, pattern: QUANTITY_PATTERN });
+  });
+
+  it("passThroughObjectSchema keeps unknown fields", () => {
+    expect(passThroughObjectSchema("A.")).toEqual({
+      type: "object",
+      description: "A.",
+      "x-kubernetes-preserve-unknown-fields": true,
+    });
+  });
+
+  it("goDurationSchema", () => {
+    expect(goDurationSchema("D.", "1h")).toEqual({
+      type: "string",
+      description: "D.",
+      default: "1h",
+      maxLength: 32,
+      pattern: GO_DURATION_PATTERN,
+    });
+  });
+
+  it("conditionsSchema: a map list keyed by type of metav1.Condition", () => {
+    expect(conditionsSchema("C.")).toEqual({
+      type: "array",
+      description: "C.",
+      items: conditionSchema,
+      "x-kubernetes-list-type": "map",
+      "x-kubernetes-list-map-keys": ["type"],
+    });
+    expect(conditionSchema.required).toEqual(["type", "status", "reason", "message", "lastTransitionTime"]);
+  });
+
+  it("keeps the key order the generated YAML is written in", () => {
+    expect(Object.keys(resourcesSchema("R."))).toEqual(["type", "description", "properties"]);
+    expect(Object.keys(stringMapSchema("M."))).toEqual(["type", "additionalProperties", "description"]);
+    expect(Object.keys(conditionsSchema("C."))).toEqual([
+      "type",
+      "description",
+      "items",
+      "x-kubernetes-list-type",
+      "x-kubernetes-list-map-keys",
+    ]);
+  });
+});

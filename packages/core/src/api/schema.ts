@@ -1,0 +1,88 @@
+// CRD schema building blocks every operator's src/api/ repeats: string maps, Kubernetes quantities, compute
+// resources, pass-through core/v1 objects, status conditions (metav1.Condition) and Go durations, as
+// openAPIV3Schema fragments, with the TypeScript shapes they validate.
+import type { JSONSchemaProps } from "./kinds.ts";
+
+/** A Kubernetes resource quantity as the API server's own types accept it, e.g. "500m", "1Gi", 2. */
+export const QUANTITY_PATTERN =
+  "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$";
+
+/** A storage size: a plain non-negative quantity with an optional binary or decimal suffix, e.g. "8Gi". */
+export const STORAGE_SIZE_PATTERN = "^([0-9]+(\\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$";
+
+/** A Go duration as time.ParseDuration (and CEL's duration()) reads it, e.g. "2160h" or "1h30m". */
+export const GO_DURATION_PATTERN = "^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$";
+
+/** A quantity (int-or-string), as a field of `resources.limits` is. */
+export const quantitySchema: JSONSchemaProps = {
+  anyOf: [{ type: "integer" }, { type: "string" }],
+  pattern: QUANTITY_PATTERN,
+  "x-kubernetes-int-or-string": true,
+};
+
+/** A map of strings (labels, annotations, a nodeSelector). */
+export function stringMapSchema(description: string): JSONSchemaProps {
+  return { type: "object", additionalProperties: { type: "string" }, description };
+}
+
+/** Compute resources of a container: `limits` and `requests`, maps of quantities. */
+export function resourcesSchema(description: string): JSONSchemaProps {
+  return {
+    type: "object",
+    description,
+    properties: {
+      limits: { type: "object", additionalProperties: quantitySchema },
+      requests: { type: "object", additionalProperties: quantitySchema },
+    },
+  };
+}
+
+/** A core/v1 object (an Affinity, a TopologySpreadConstraint...) passed through unvalidated. */
+export function passThroughObjectSchema(description: string): JSONSchemaProps {
+  return { type: "object", description, "x-kubernetes-preserve-unknown-fields": true };
+}
+
+/** A Go duration string with a default, at most 32 characters. */
+export function goDurationSchema(description: string, dflt: string): JSONSchemaProps {
+  return { type: "string", description, default: dflt, maxLength: 32, pattern: GO_DURATION_PATTERN };
+}
+
+/** One metav1.Condition, with the API server's bounds. */
+export const conditionSchema: JSONSchemaProps = {
+  type: "object",
+  required: ["type", "status", "reason", "message", "lastTransitionTime"],
+  properties: {
+    type: { type: "string", maxLength: 316 },
+    status: { type: "string", enum: ["True", "False", "Unknown"] },
+    reason: { type: "string", maxLength: 1024 },
+    message: { type: "string", maxLength: 32768 },
+    lastTransitionTime: { type: "string", format: "date-time" },
+    observedGeneration: { type: "integer", format: "int64", minimum: 0 },
+  },
+};
+
+/** `status.conditions`: a list of conditions keyed by type (server-side apply merges them per type). */
+export function conditionsSchema(description: string): JSONSchemaProps {
+  return {
+    type: "array",
+    description,
+    items: conditionSchema,
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["type"],
+  };
+}
+
+/** Compute resources of a container as a CRD accepts them (quantities as numbers or strings). */
+export interface ResourceQuantities {
+  limits?: Record<string, string | number>;
+  requests?: Record<string, string | number>;
+}
+
+/** A toleration, as in a Pod spec. */
+export interface Toleration {
+  key?: string;
+  operator?: "Exists" | "Equal";
+  value?: string;
+  effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+  tolerationSeconds?: number;
+}
