@@ -40,12 +40,14 @@ describe.skipIf(!available)("EtcdClient against a real etcd cluster", () => {
     client = new EtcdClient({ endpoints: specs.map((s) => s.clientURL), timeoutMs: 15_000 });
     await Promise.all(
       specs.map((s) =>
-        waitFor(`${s.name} ready`, async () =>
-          (await client.health(s.clientURL)).healthy ? true : undefined,
+        waitFor(
+          `${s.name} ready`,
+          async () => ((await client.health(s.clientURL)).healthy ? true : undefined),
+          100_000, // three etcd processes starting on a loaded 2-core machine
         ),
       ),
     );
-  }, 30_000);
+  }, 120_000);
 
   afterAll(async () => {
     await etcd?.stop();
@@ -179,7 +181,7 @@ describe.skipIf(!available)("EtcdClient against a real etcd cluster", () => {
     seeds.splice(seeds.indexOf(victimProcess), 1);
     client = remover; // the removed member's endpoint is gone for good
     expect(await client.get("capstan/test/key")).toBe("välue ✓");
-  }, 30_000);
+  }, 120_000);
 
   it("names the id and etcd's message when removing an unknown member", async () => {
     const error = await reconfigure(() => client.memberRemove("12345")).catch((err: unknown) => err);
