@@ -19,7 +19,12 @@ ref="${VAULT_IMAGE:-hashicorp/vault:${version#v}}"
 cache="${CAPSTAN_CACHE:-$HOME/.cache/capstan}"
 tarball="$out/vault_${version#v}.tar"
 log() { printf '[vault] %s\n' "$*" >&2; }
-if [ -f "$tarball" ] && [ "$tarball" -nt "$here/build.sh" ]; then echo "$tarball"; exit 0; fi
+fresh() { [ -f "$tarball" ] && [ "$tarball" -nt "$here/build.sh" ]; }
+if fresh; then echo "$tarball"; exit 0; fi
+# One build of a version at a time: CI starts one in the background and the e2e run's waits for it here.
+mkdir -p "$cache" && exec 9>"$cache/vault-$version.lock"
+if ! flock -n 9; then log "waiting for another build of Vault $version" && flock 9; fi
+if fresh; then echo "$tarball"; exit 0; fi
 export GOFLAGS="${GOFLAGS:-} -mod=mod" CGO_ENABLED=0 GOTOOLCHAIN=local
 mod=github.com/hashicorp/vault
 work="$cache/vault-$version/src" sdk="$cache/vault-$version/sdk" bin="$cache/vault-$version/bin"

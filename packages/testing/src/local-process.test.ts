@@ -5,7 +5,14 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { capstanCacheDir, freePort, isRunning, killAll, spawnLogged } from "./local-process.ts";
+import {
+  capstanCacheDir,
+  ephemeralPortRange,
+  freePort,
+  isRunning,
+  killAll,
+  spawnLogged,
+} from "./local-process.ts";
 
 let dir = "";
 beforeAll(async () => {
@@ -25,6 +32,38 @@ describe("freePort", () => {
       server.listen(port, "127.0.0.1", resolve);
     });
     await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it("chooses ports below the ephemeral range, which outbound connections draw from", async () => {
+    const { low } = ephemeralPortRange();
+    for (let i = 0; i < 20; i++) expect(await freePort()).toBeLessThan(low);
+  });
+
+  it("skips a port something listens on", async () => {
+    const taken: ReturnType<typeof createServer>[] = [];
+    try {
+      // Occupy 50 ports it may choose; each answer must still be bindable.
+      const { low } = ephemeralPortRange();
+      for (let p = low - 50; p < low; p++) {
+        const s = createServer();
+        await new Promise<void>((resolve) => {
+          s.once("error", () => resolve());
+          s.listen(p, "127.0.0.1", () => resolve());
+        });
+        taken.push(s);
+      }
+      for (let i = 0; i < 20; i++) {
+        const port = await freePort();
+        const s = createServer();
+        await new Promise<void>((resolve, reject) => {
+          s.once("error", reject);
+          s.listen(port, "127.0.0.1", resolve);
+        });
+        await new Promise<void>((resolve) => s.close(() => resolve()));
+      }
+    } finally {
+      await Promise.all(taken.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    }
   });
 });
 

@@ -1,22 +1,59 @@
 // Running real operand binaries (etcd, Vault...) on 127.0.0.1 for an operator's tests: free ports, the local
 // build cache the e2e scripts fill, and child processes logging to a file that are killed and awaited at the end.
 import { type ChildProcess, spawn } from "node:child_process";
-import { openSync } from "node:fs";
+import { openSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
-/** A TCP port free on 127.0.0.1 right now. */
-export async function freePort(): Promise<number> {
+/**
+ * The kernel's ephemeral port range (where outbound connections take their local port), read from
+ * /proc/sys/net/ipv4/ip_local_port_range; Linux's default when that cannot be read.
+ */
+export function ephemeralPortRange(): { low: number; high: number } {
+  try {
+    const [low, high] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8")
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (
+      low !== undefined &&
+      high !== undefined &&
+      Number.isInteger(low) &&
+      Number.isInteger(high) &&
+      low > 1024
+    ) {
+      return { low, high };
+    }
+  } catch {
+    // not Linux: use the default below
+  }
+  return { low: 32768, high: 60999 };
+}
+
+async function canListen(port: number): Promise<boolean> {
   const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
+  const bound = await new Promise<boolean>((resolve) => {
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => resolve(true));
   });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port assigned");
-  return address.port;
+  if (bound) await new Promise<void>((resolve) => server.close(() => resolve()));
+  return bound;
+}
+
+/**
+ * A TCP port free on 127.0.0.1 right now, chosen below the ephemeral range: a server started on it a moment later
+ * does not find it taken by one of the many outbound connections a test makes (a port from `listen(0)` is an
+ * ephemeral one, and a Vault or etcd that lost that race exited with "address already in use").
+ */
+export async function freePort(): Promise<number> {
+  const high = Math.min(ephemeralPortRange().low, 65536) - 1;
+  const low = Math.min(20_000, high - 1000);
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port on 127.0.0.1 in ${low}-${high} after 100 tries`);
 }
 
 /** Where e2e/cluster/local/build.sh and e2e/images/ keep built binaries: $CAPSTAN_CACHE or ~/.cache/capstan. */

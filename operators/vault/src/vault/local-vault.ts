@@ -41,16 +41,23 @@ export class LocalVault {
   readonly ca: CertificatePair;
   readonly nodes: LocalVaultNode[] = [];
   readonly #binary: string;
+  readonly #pickPort: () => Promise<number>;
 
-  private constructor(dir: string, ca: CertificatePair, binary: string) {
+  private constructor(dir: string, ca: CertificatePair, binary: string, pickPort: () => Promise<number>) {
     this.dir = dir;
     this.ca = ca;
     this.#binary = binary;
+    this.#pickPort = pickPort;
   }
 
-  static async create(binary = localVaultBinary()): Promise<LocalVault> {
+  /** `pickPort` chooses a port for a server started without given ports (tests replace it). */
+  static async create(
+    binary = localVaultBinary(),
+    options: { pickPort?: () => Promise<number> } = {},
+  ): Promise<LocalVault> {
     const dir = await mkdtemp(join(tmpdir(), "capstan-vault-"));
-    return new LocalVault(dir, await createCA("capstan test CA", new Date()), binary);
+    const ca = await createCA("capstan test CA", new Date());
+    return new LocalVault(dir, ca, binary, options.pickPort ?? freePort);
   }
 
   /** The raft data directory of node `name`. */
@@ -74,10 +81,36 @@ export class LocalVault {
     });
   }
 
-  /** Starts (or restarts on its data) a Vault server named `name`; ports are reused on a restart. */
+  /**
+   * Starts (or restarts on its data) a Vault server named `name`; ports are reused on a restart. Returns once
+   * the server has bound its ports. A server that exits first is an error carrying the end of its log; one
+   * that lost its port to another process ("address already in use") is started again: on new ports when
+   * none were given, on the same ones (after a pause) when they were.
+   */
   async start(name: string, ports?: { api: number; cluster: number }): Promise<LocalVaultNode> {
-    const api = ports?.api ?? (await freePort());
-    const cluster = ports?.cluster ?? (await freePort());
+    for (let attempt = 1; ; attempt++) {
+      const chosen = ports ?? { api: await this.#pickPort(), cluster: await this.#pickPort() };
+      const before = existsSync(join(this.dir, `${name}.log`)) ? this.log(name).length : 0;
+      const node = await this.#spawn(name, chosen);
+      const sinceStart = () => this.log(name).slice(before);
+      const ended = await started(node, sinceStart, 60_000);
+      if (ended === undefined) {
+        this.nodes.push(node);
+        return node;
+      }
+      const tail = sinceStart().split("\n").slice(-15).join("\n");
+      if (attempt < 5 && /address already in use/i.test(tail)) {
+        if (ports !== undefined) await new Promise((r) => setTimeout(r, 1_000));
+        continue;
+      }
+      throw new Error(
+        `Vault ${name} ${ended} before it started (ports ${chosen.api}, ${chosen.cluster}); its log ends:\n${tail}`,
+      );
+    }
+  }
+
+  async #spawn(name: string, ports: { api: number; cluster: number }): Promise<LocalVaultNode> {
+    const { api, cluster } = ports;
     const home = join(this.dir, name);
     await mkdir(this.dataDir(name), { recursive: true });
     const servername = `${name}.vault.test`;
@@ -119,9 +152,7 @@ export class LocalVault {
         HOME: home,
       },
     );
-    const node = { name, apiAddr, clusterAddr, servername, ...child };
-    this.nodes.push(node);
-    return node;
+    return { name, apiAddr, clusterAddr, servername, ...child };
   }
 
   /** Stops node `name` (SIGTERM, then waits). */
@@ -135,6 +166,30 @@ export class LocalVault {
     await killAll(this.nodes);
     await rm(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Waits until `node` has bound its listeners (Vault prints "Vault server started!" after that); undefined then,
+ * or how it ended ("exited with 1") if it ended first or `timeoutMs` passed ("did not start within ...").
+ * A connection test would not do: another process holding the port accepts too.
+ */
+async function started(
+  node: LocalVaultNode,
+  log: () => string,
+  timeoutMs: number,
+): Promise<string | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  let code: number | string | undefined;
+  void node.exited.then((c) => {
+    code = c;
+  });
+  while (Date.now() < deadline) {
+    if (code !== undefined) return `exited with ${code}`;
+    if (log().includes("Vault server started!")) return undefined;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await killAll([node]);
+  return `did not start within ${timeoutMs} ms`;
 }
 
 /** The ports a node listens on (to restart it on the same ones). */

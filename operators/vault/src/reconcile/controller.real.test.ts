@@ -1,8 +1,8 @@
 // The controller driven against REAL Vault servers (one local process per pod the operator creates) and core's
 // in-memory API server: bootstrap with one init, the operator's own token, raft joins, unseal after a restart,
 // scale 3 -> 5 -> 3 with peers removed before pods and claims. Only the network is faked: each pod's Vault is a
-// process on 127.0.0.1, and a raft join towards a pod's DNS name is pointed at that process (skipped when the
-// binary is missing).
+// process on 127.0.0.1, and a raft join towards a pod's DNS name is pointed at that process (the "real"
+// test project).
 import { rm } from "node:fs/promises";
 import type { KubeObject } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
@@ -11,20 +11,11 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { type VaultCluster, VaultClusterKind, type VaultClusterSpec } from "../api/vault-cluster.ts";
 import { STATE_LABEL } from "../desired/names.ts";
 import type { PodObject } from "../desired/objects.ts";
-import {
-  haveLocalVault,
-  LocalVault,
-  type LocalVaultNode,
-  localVaultBinary,
-  portsOf,
-} from "../vault/local-vault.ts";
+import { LocalVault, type LocalVaultNode, portsOf } from "../vault/local-vault.ts";
 import type { VaultClient } from "../vault/vault-client.ts";
 import { reconcileVaultCluster } from "./controller.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";
 import type { VaultTarget } from "./observe.ts";
-
-const available = haveLocalVault();
-if (!available) console.warn(`real-vault controller tests skipped: ${localVaultBinary()} is missing`);
 
 vi.setConfig({ testTimeout: 300_000 });
 
@@ -124,7 +115,7 @@ class Pods {
   }
 }
 
-describe.skipIf(!available)("the controller against real Vault servers", () => {
+describe("the controller against real Vault servers", () => {
   let pods: Pods;
   let objects: KubeObject[] = [];
   const steps: string[] = [];
