@@ -172,7 +172,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster rolling upgrade", () => {
   it(
     "refuses a downgrade to 3.5 with Degraded naming spec.version, and touches no member",
     async () => {
-      const before = await checkEtcd(client, ns, name, 3);
+      const before = await waitEtcdHealthy(client, ns, name, 3);
       const podsBefore = (await memberPods(client, ns, name)).map((p) => [p.metadata.name, p.metadata.uid]);
       const upgradesBefore = (await clusterEvents(client, ns, name)).filter(
         (e) => e.reason === "UpgradeMember",
