@@ -68,6 +68,13 @@ export interface SafeTLSConfig {
   maxVersion?: string;
 }
 
+/** SafeTLSConfig plus files already in the Prometheus container (ServiceMonitor endpoints only). */
+export interface TLSConfig extends SafeTLSConfig {
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+}
+
 /** The Authorization header of a scrape: `<type> <credentials>`. */
 export interface SafeAuthorization {
   /** Default "Bearer"; "Basic" is refused (use basicAuth). */

@@ -10,6 +10,7 @@ import {
   type RelabelConfig,
   type SafeTLSConfig,
   type ScrapeEndpointCommon,
+  type TLSConfig,
   type WorkloadBinding,
 } from "./monitoring-common.ts";
 import { type PodMetricsEndpoint, type PodMonitorSpec, podMonitorCrd } from "./pod-monitor.ts";
@@ -37,7 +38,12 @@ const common: Record<keyof ScrapeEndpointCommon, true> = {
   followRedirects: true,
   enableHttp2: true,
 };
-const endpointKeys: Record<keyof Endpoint, true> = { ...common, port: true, targetPort: true };
+const endpointKeys: Record<keyof Endpoint, true> = {
+  ...common,
+  port: true,
+  targetPort: true,
+  bearerTokenFile: true,
+};
 const podEndpointKeys: Record<keyof PodMetricsEndpoint, true> = {
   ...common,
   port: true,
@@ -97,6 +103,7 @@ const tlsKeys: Record<keyof SafeTLSConfig, true> = {
   minVersion: true,
   maxVersion: true,
 };
+const smTlsKeys: Record<keyof TLSConfig, true> = { ...tlsKeys, caFile: true, certFile: true, keyFile: true };
 const bindingKeys: Record<keyof WorkloadBinding, true> = {
   group: true,
   resource: true,
@@ -130,7 +137,8 @@ describe("monitor types match their schemas", () => {
     ["PrometheusRule groups[]", groupKeys, group],
     ["PrometheusRule groups[].rules[]", ruleKeys, group.properties!.rules!.items],
     ["relabelings[]", relabelKeys, smEndpoint.properties!.relabelings!.items],
-    ["tlsConfig", tlsKeys, smEndpoint.properties!.tlsConfig],
+    ["PodMonitor tlsConfig", tlsKeys, pmEndpoint.properties!.tlsConfig],
+    ["ServiceMonitor tlsConfig", smTlsKeys, smEndpoint.properties!.tlsConfig],
     ["status.bindings[]", bindingKeys, sm.properties!.status!.properties!.bindings!.items],
   ] as const)("%s", (_what, keys, schema) => {
     expect(props(schema)).toEqual(Object.keys(keys).sort());

@@ -12,6 +12,8 @@ import {
   namespaceSelectorSchema,
   type ScrapeEndpointCommon,
   scrapeEndpointProperties,
+  type TLSConfig,
+  tlsConfigSchema,
 } from "./monitoring-common.ts";
 
 /** One scraped port of the selected Services. */
@@ -20,6 +22,9 @@ export interface Endpoint extends ScrapeEndpointCommon {
   port?: string;
   /** Name or number of the container port behind the Service. */
   targetPort?: string | number;
+  tlsConfig?: TLSConfig;
+  /** A file in the Prometheus container holding a bearer token (deprecated: use authorization). */
+  bearerTokenFile?: string;
 }
 
 export interface ServiceMonitorSpec {
@@ -90,6 +95,23 @@ export const serviceMonitorSpecSchema: JSONSchemaProps = {
             description: "Name or number of the container port behind the Service.",
           },
           ...scrapeEndpointProperties(),
+          tlsConfig: {
+            ...tlsConfigSchema,
+            properties: {
+              ...(tlsConfigSchema.properties as Record<string, JSONSchemaProps>),
+              caFile: { type: "string", description: "A CA file in the Prometheus container." },
+              certFile: {
+                type: "string",
+                description: "A client certificate file in the Prometheus container.",
+              },
+              keyFile: { type: "string", description: "A client key file in the Prometheus container." },
+            },
+          },
+          bearerTokenFile: {
+            type: "string",
+            description:
+              "A file in the Prometheus container holding a bearer token (deprecated: use authorization).",
+          },
         },
       },
     },
