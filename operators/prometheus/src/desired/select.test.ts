@@ -272,6 +272,18 @@ describe("ServiceMonitor feedback", () => {
       "endpoints[1].oauth2 is not supported by Capstan's Prometheus operator",
     ],
     ["scrape class", sm({ scrapeClass: "istio" }), "UnsupportedField", "spec.scrapeClass is not supported"],
+    [
+      "Secret reference without a name",
+      sm(
+        ep({
+          port: "metrics",
+          bearerTokenSecret: { name: "t", key: "k" },
+          tlsConfig: { ca: { secret: { key: "ca" } as never } },
+        }),
+      ),
+      "SecretNotFound",
+      "endpoints[0].tlsConfig.ca: the Secret name is empty",
+    ],
   ])("%s", (_name, monitor, reason, message) => {
     const got = selectMonitors(
       prometheus(),

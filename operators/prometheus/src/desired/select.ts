@@ -368,9 +368,13 @@ function checkEndpoint(
       `${at}.tlsConfig: a client certificate needs its key and a key its certificate (set both cert and keySecret, or neither)`,
     );
   }
+  const assets = endpointAssets(ep, namespace, at);
+  for (const a of assets) {
+    if (a.name === "") throw new Refusal("SecretNotFound", `${a.field}: the ${a.kind} name is empty`);
+  }
   const keyExists = ctx.options.keyExists;
   if (keyExists !== undefined) {
-    for (const a of endpointAssets(ep, namespace, at)) {
+    for (const a of assets) {
       if (!keyExists(a)) {
         throw new Refusal(
           "SecretNotFound",

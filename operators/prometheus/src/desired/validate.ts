@@ -129,18 +129,34 @@ export function promqlShapeError(expr: string): string | undefined {
 
 /** Whether the Go template `text` (an alert label or annotation) has balanced `{{` and `}}`; the problem or undefined. */
 export function templateShapeError(text: string): string | undefined {
-  let depth = 0;
-  for (let i = 0; i < text.length - 1; i++) {
-    if (text[i] === "{" && text[i + 1] === "{") {
-      if (depth > 0) return `'{{' at offset ${i} inside an action`;
-      depth++;
+  let inAction = false;
+  for (let i = 0; i < text.length; i++) {
+    const two = text.slice(i, i + 2);
+    if (!inAction) {
+      if (two === "{{") {
+        inAction = true;
+        i++;
+      }
+      continue;
+    }
+    const ch = text[i] as string;
+    if (ch === '"' || ch === "`") {
+      // A string inside an action may hold braces: skip it.
+      const start = i;
       i++;
-    } else if (text[i] === "}" && text[i + 1] === "}" && depth > 0) {
-      depth--;
+      while (i < text.length && text[i] !== ch) {
+        if (ch === '"' && text[i] === "\\") i++;
+        i++;
+      }
+      if (i >= text.length) return `unterminated string starting at offset ${start}`;
+    } else if (two === "}}") {
+      inAction = false;
       i++;
+    } else if (two === "{{") {
+      return `'{{' at offset ${i} inside an action`;
     }
   }
-  return depth > 0 ? "unclosed '{{'" : undefined;
+  return inAction ? "unclosed '{{'" : undefined;
 }
 
 /**
@@ -152,6 +168,9 @@ export function ruleGroupError(group: RuleGroup): string | undefined {
   if (!group.name) return "a rule group has no name";
   if (group.interval !== undefined && !parsePrometheusDuration(group.interval)) {
     return `${g}: interval "${group.interval}" is not a positive Prometheus duration`;
+  }
+  if (group.query_offset !== undefined && parsePrometheusDuration(group.query_offset) === undefined) {
+    return `${g}: query_offset "${group.query_offset}" is not a Prometheus duration`;
   }
   for (const [i, rule] of (group.rules ?? []).entries()) {
     const err = ruleError(rule);
