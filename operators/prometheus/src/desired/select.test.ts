@@ -470,6 +470,24 @@ describe("PrometheusRule feedback", () => {
       'group "g": interval "0" is not a positive',
     ],
     ["duplicate group", [{ name: "g" }, { name: "g" }], "InvalidRules", 'group "g" appears twice'],
+    [
+      "braces inside a template string are text",
+      [{ name: "g", rules: [{ alert: "A", expr: "up", annotations: { x: '{{ "{{" }} and {{ `}}` }}' } }] }],
+      "Accepted",
+      "1 group(s), 1 rule(s)",
+    ],
+    [
+      "nested action",
+      [{ name: "g", rules: [{ alert: "A", expr: "up", labels: { x: "{{ {{ $value }}" } }] }],
+      "InvalidRules",
+      "template error in labels.x: '{{' at offset 3 inside an action",
+    ],
+    [
+      "bad query_offset",
+      [{ name: "g", query_offset: "1 m", rules: [] }],
+      "InvalidRules",
+      'group "g": query_offset "1 m" is not a Prometheus duration',
+    ],
   ])("%s", (_name, groups, reason, message) => {
     const got = selectMonitors(prometheus(), namespaces, objects({ rules: [rule(groups)] }), services, pods);
     expect(got.feedback[0]).toMatchObject({ kind: "PrometheusRule", reason });
