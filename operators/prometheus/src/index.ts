@@ -6,6 +6,7 @@ export * from "./api/prometheus.ts";
 export * from "./api/prometheus-rule.ts";
 export * from "./api/service-monitor.ts";
 export * from "./desired/assets.ts";
+export * from "./desired/bindings.ts";
 export * from "./desired/config.ts";
 export * from "./desired/select.ts";
 export * from "./desired/validate.ts";
