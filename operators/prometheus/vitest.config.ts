@@ -1,6 +1,6 @@
-// One project for now, "unit" (`npm test`): the API schemas, the monitor selection and the configuration
-// generator with its golden files (testdata/), all pure. The "real" project (promtool, a real Prometheus)
-// arrives with reconcile/.
+// Two projects: "unit" (`npm test`: the API schemas, the monitor selection and the configuration generator with
+// its golden files in testdata/, all pure) and "real" (`npm run test:real`: the real promtool over the generated
+// configuration, from the binary e2e/images/prometheus/build.sh caches; skipped where it is not built).
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -11,6 +11,13 @@ export default defineConfig({
           name: "unit",
           include: ["src/**/*.test.ts"],
           exclude: ["src/**/*.real.test.ts"],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        test: {
+          name: "real",
+          include: ["src/**/*.real.test.ts"],
           testTimeout: 20_000,
         },
       },
