@@ -128,12 +128,24 @@ describe("ServiceMonitor feedback", () => {
     ],
     [
       "targetPort not on the Service",
-      sm(ep({ targetPort: 9999 })),
+      sm({ ...ep({ targetPort: 9999 }), namespaceSelector: { matchNames: ["other"] } }),
       "PortNotFound",
-      "targetPort 9999 not found",
+      "endpoints[0]: targetPort 9999 not found on Service web",
     ],
     ["targetPort by number", sm(ep({ targetPort: 8080 })), "Accepted", "1 Service match"],
     ["targetPort by name", sm(ep({ targetPort: "metrics" })), "Accepted", "1 Service match"],
+    [
+      "targetPort by name behind numeric Service targetPorts (only the Pods tell)",
+      sm({ ...ep({ targetPort: "admin" }), namespaceSelector: { matchNames: ["other"] } }),
+      "Accepted",
+      "1 Service match",
+    ],
+    [
+      "targetPort by number behind a named Service targetPort (only the Pods tell)",
+      sm(ep({ targetPort: 9100 })),
+      "Accepted",
+      "1 Service match",
+    ],
     [
       "invalid selector",
       sm({ selector: { matchExpressions: [{ key: "app", operator: "In", values: [] }] } }),

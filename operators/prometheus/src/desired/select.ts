@@ -423,7 +423,7 @@ function judgeServiceMonitor(sm: ServiceMonitor, ctx: Context): Omit<Verdict, "i
       ep.port !== undefined && ep.port !== ""
         ? (s.spec?.ports ?? []).some((p) => p.name === ep.port)
         : ep.targetPort !== undefined
-          ? (s.spec?.ports ?? []).some((p) => (p.targetPort ?? p.port) === ep.targetPort)
+          ? (s.spec?.ports ?? []).some((p) => couldBeTargetPort(p, ep.targetPort as string | number))
           : true;
     if (!matching.some(has)) {
       const port =
@@ -438,6 +438,18 @@ function judgeServiceMonitor(sm: ServiceMonitor, ctx: Context): Omit<Verdict, "i
     reason: "Accepted",
     message: `${matching.length} Service${matching.length > 1 ? "s" : ""} match: ${names}`,
   };
+}
+
+/**
+ * Whether the Service port `p` may lead to the container port `target`: a target port of the other form (a name
+ * where a number is asked, or the reverse) could be it, which only the Pods tell; so that counts as yes.
+ */
+function couldBeTargetPort(
+  p: { port: number; targetPort?: string | number },
+  target: string | number,
+): boolean {
+  const t = p.targetPort ?? p.port;
+  return typeof t !== typeof target || t === target;
 }
 
 function judgePodMonitor(pm: PodMonitor, ctx: Context): Omit<Verdict, "inConfig"> {
