@@ -329,7 +329,7 @@ const specSchema: JSONSchemaProps = {
     serviceAccountName: {
       type: "string",
       description:
-        "ServiceAccount of the pods (default: prometheus-<name>, made by the operator with the discovery permissions the selected monitors need).",
+        "ServiceAccount of the pods (default: one the operator makes for this server, with the discovery permissions the selected monitors need).",
       maxLength: 253,
     },
     podTemplate: podTemplateSchema,
