@@ -1,0 +1,232 @@
+// The monitoring.coreos.com CRDs: the types and schemas agree, the field names are prometheus-operator's (so a
+// chart's monitor means the same to both operators), every modelled object keeps unknown fields, and the CRDs
+// carry the install-if-absent annotation.
+import type { JSONSchemaProps } from "@capstan/core";
+import { describe, expect, it } from "vitest";
+import {
+  INSTALL_IF_ABSENT_ANNOTATION,
+  keepUnknownFields,
+  RELABEL_ACTIONS,
+  type RelabelConfig,
+  type SafeTLSConfig,
+  type ScrapeEndpointCommon,
+  type TLSConfig,
+  type WorkloadBinding,
+} from "./monitoring-common.ts";
+import { type PodMetricsEndpoint, type PodMonitorSpec, podMonitorCrd } from "./pod-monitor.ts";
+import { type PrometheusRuleSpec, prometheusRuleCrd, type Rule, type RuleGroup } from "./prometheus-rule.ts";
+import { type Endpoint, type ServiceMonitorSpec, serviceMonitorCrd } from "./service-monitor.ts";
+
+// The declared keys of a type with an index signature (the monitor specs keep unknown fields).
+type KnownKeys<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K] };
+
+const common: Record<keyof ScrapeEndpointCommon, true> = {
+  path: true,
+  scheme: true,
+  params: true,
+  interval: true,
+  scrapeTimeout: true,
+  honorLabels: true,
+  honorTimestamps: true,
+  metricRelabelings: true,
+  relabelings: true,
+  filterRunning: true,
+  tlsConfig: true,
+  authorization: true,
+  basicAuth: true,
+  bearerTokenSecret: true,
+  followRedirects: true,
+  enableHttp2: true,
+};
+const endpointKeys: Record<keyof Endpoint, true> = {
+  ...common,
+  port: true,
+  targetPort: true,
+  bearerTokenFile: true,
+};
+const podEndpointKeys: Record<keyof PodMetricsEndpoint, true> = {
+  ...common,
+  port: true,
+  portNumber: true,
+  targetPort: true,
+};
+const smKeys: Record<KnownKeys<ServiceMonitorSpec>, true> = {
+  jobLabel: true,
+  targetLabels: true,
+  podTargetLabels: true,
+  endpoints: true,
+  selector: true,
+  namespaceSelector: true,
+  sampleLimit: true,
+};
+const pmKeys: Record<KnownKeys<PodMonitorSpec>, true> = {
+  jobLabel: true,
+  podTargetLabels: true,
+  podMetricsEndpoints: true,
+  selector: true,
+  namespaceSelector: true,
+  sampleLimit: true,
+};
+const ruleSpecKeys: Record<KnownKeys<PrometheusRuleSpec>, true> = { groups: true };
+const groupKeys: Record<keyof RuleGroup, true> = {
+  name: true,
+  interval: true,
+  labels: true,
+  query_offset: true,
+  limit: true,
+  rules: true,
+};
+const ruleKeys: Record<keyof Rule, true> = {
+  record: true,
+  alert: true,
+  expr: true,
+  for: true,
+  keep_firing_for: true,
+  labels: true,
+  annotations: true,
+};
+const relabelKeys: Record<keyof RelabelConfig, true> = {
+  sourceLabels: true,
+  separator: true,
+  targetLabel: true,
+  regex: true,
+  modulus: true,
+  replacement: true,
+  action: true,
+};
+const tlsKeys: Record<keyof SafeTLSConfig, true> = {
+  ca: true,
+  cert: true,
+  keySecret: true,
+  serverName: true,
+  insecureSkipVerify: true,
+  minVersion: true,
+  maxVersion: true,
+};
+const smTlsKeys: Record<keyof TLSConfig, true> = { ...tlsKeys, caFile: true, certFile: true, keyFile: true };
+const bindingKeys: Record<keyof WorkloadBinding, true> = {
+  group: true,
+  resource: true,
+  name: true,
+  namespace: true,
+  conditions: true,
+};
+
+type Schema = { properties?: Record<string, Schema>; items?: Schema; [key: string]: unknown };
+const root = (crd: ReturnType<typeof serviceMonitorCrd>) =>
+  crd.spec.versions[0]!.schema!.openAPIV3Schema as Schema;
+const props = (s: Schema | undefined) => Object.keys(s?.properties ?? {}).sort();
+
+const sm = root(serviceMonitorCrd());
+const pm = root(podMonitorCrd());
+const pr = root(prometheusRuleCrd());
+const smSpec = sm.properties!.spec!;
+const pmSpec = pm.properties!.spec!;
+const prSpec = pr.properties!.spec!;
+const smEndpoint = smSpec.properties!.endpoints!.items!;
+const pmEndpoint = pmSpec.properties!.podMetricsEndpoints!.items!;
+const group = prSpec.properties!.groups!.items!;
+
+describe("monitor types match their schemas", () => {
+  it.each([
+    ["ServiceMonitor spec", smKeys, smSpec],
+    ["ServiceMonitor endpoints[]", endpointKeys, smEndpoint],
+    ["PodMonitor spec", pmKeys, pmSpec],
+    ["PodMonitor podMetricsEndpoints[]", podEndpointKeys, pmEndpoint],
+    ["PrometheusRule spec", ruleSpecKeys, prSpec],
+    ["PrometheusRule groups[]", groupKeys, group],
+    ["PrometheusRule groups[].rules[]", ruleKeys, group.properties!.rules!.items],
+    ["relabelings[]", relabelKeys, smEndpoint.properties!.relabelings!.items],
+    ["PodMonitor tlsConfig", tlsKeys, pmEndpoint.properties!.tlsConfig],
+    ["ServiceMonitor tlsConfig", smTlsKeys, smEndpoint.properties!.tlsConfig],
+    ["status.bindings[]", bindingKeys, sm.properties!.status!.properties!.bindings!.items],
+  ] as const)("%s", (_what, keys, schema) => {
+    expect(props(schema)).toEqual(Object.keys(keys).sort());
+  });
+});
+
+// prometheus-operator's JSON names (pkg/apis/monitoring/v1), written out here so a rename on our side fails.
+describe("field names are prometheus-operator's", () => {
+  it("ServiceMonitor", () => {
+    expect(smSpec.required).toEqual(["endpoints", "selector"]);
+    expect(props(smSpec.properties!.namespaceSelector)).toEqual(["any", "matchNames"]);
+    expect(props(smEndpoint.properties!.authorization)).toEqual(["credentials", "type"]);
+    expect(props(smEndpoint.properties!.tlsConfig!.properties!.ca)).toEqual(["configMap", "secret"]);
+    expect(props(smEndpoint.properties!.bearerTokenSecret)).toEqual(["key", "name", "optional"]);
+  });
+  it("PodMonitor", () => {
+    expect(pmSpec.required).toEqual(["selector"]);
+    expect(pmEndpoint.properties!.portNumber).toMatchObject({ minimum: 1, maximum: 65535 });
+  });
+  it("PrometheusRule groups are a map keyed by name, rules need expr", () => {
+    expect(prSpec.properties!.groups).toMatchObject({
+      "x-kubernetes-list-type": "map",
+      "x-kubernetes-list-map-keys": ["name"],
+    });
+    expect(group.properties!.rules!.items!.required).toEqual(["expr"]);
+  });
+  it("relabel actions in both spellings", () => {
+    expect(smEndpoint.properties!.relabelings!.items!.properties!.action!.enum).toEqual(RELABEL_ACTIONS);
+    expect(RELABEL_ACTIONS).toEqual(expect.arrayContaining(["labelmap", "LabelMap", "HashMod", "DropEqual"]));
+  });
+});
+
+function objectNodes(s: Schema, path: string, out: [string, Schema][] = []): [string, Schema][] {
+  if (s.type === "object" && s.properties !== undefined) out.push([path, s]);
+  for (const [k, v] of Object.entries(s.properties ?? {})) objectNodes(v, `${path}.${k}`, out);
+  if (s.items !== undefined) objectNodes(s.items, `${path}[]`, out);
+  return out;
+}
+
+describe("unknown fields are kept", () => {
+  it.each([
+    ["ServiceMonitor", sm],
+    ["PodMonitor", pm],
+    ["PrometheusRule", pr],
+  ])("%s: every modelled object under spec keeps unknown fields", (_kind, schema) => {
+    const nodes = objectNodes(schema.properties!.spec!, "spec");
+    expect(nodes.length).toBeGreaterThan(1);
+    for (const [path, node] of nodes) {
+      expect({ path, keep: node["x-kubernetes-preserve-unknown-fields"] }).toEqual({ path, keep: true });
+    }
+  });
+
+  it("keepUnknownFields leaves leaves and maps alone and does not change its input", () => {
+    const input: JSONSchemaProps = {
+      type: "object",
+      properties: {
+        a: { type: "string" },
+        m: { type: "object", additionalProperties: { type: "string" } },
+        l: { type: "array", items: { type: "object", properties: { b: { type: "integer" } } } },
+      },
+    };
+    const before = structuredClone(input);
+    const out = keepUnknownFields(input) as Schema;
+    expect(input).toEqual(before);
+    expect(out["x-kubernetes-preserve-unknown-fields"]).toBe(true);
+    expect(out.properties!.a!["x-kubernetes-preserve-unknown-fields"]).toBeUndefined();
+    expect(out.properties!.m!["x-kubernetes-preserve-unknown-fields"]).toBeUndefined();
+    expect(out.properties!.l!.items!["x-kubernetes-preserve-unknown-fields"]).toBe(true);
+  });
+});
+
+describe("monitor CRDs", () => {
+  it.each([
+    [serviceMonitorCrd(), "servicemonitors", "ServiceMonitor", "smon"],
+    [podMonitorCrd(), "podmonitors", "PodMonitor", "pmon"],
+    [prometheusRuleCrd(), "prometheusrules", "PrometheusRule", "promrule"],
+  ])("%#: %s.monitoring.coreos.com/v1", (crd, plural, kind, short) => {
+    expect(crd.metadata.name).toBe(`${plural}.monitoring.coreos.com`);
+    expect(crd.metadata.annotations).toEqual({ [INSTALL_IF_ABSENT_ANNOTATION]: "true" });
+    expect(crd.spec.names).toMatchObject({ kind, plural, shortNames: [short] });
+    const v = crd.spec.versions;
+    expect(v.map((x) => [x.name, x.served, x.storage])).toEqual([["v1", true, true]]);
+    expect(v[0]!.subresources).toEqual({ status: {} });
+  });
+
+  it("bindings are a map keyed as prometheus-operator's, without its group enum", () => {
+    const bindings = sm.properties!.status!.properties!.bindings!;
+    expect(bindings["x-kubernetes-list-map-keys"]).toEqual(["group", "resource", "name", "namespace"]);
+    expect(bindings.items!.properties!.group!.enum).toBeUndefined();
+  });
+});

@@ -1,0 +1,153 @@
+// The real promtool (built with the Prometheus image by e2e/images/prometheus/build.sh, cached in
+// ~/.cache/capstan/prometheus-<version>/bin, or CAPSTAN_PROMTOOL) over the generated configuration: every golden
+// case passes `promtool check config` (which also checks the rule files it lists), and what selectMonitors
+// refuses, rendered anyway, promtool refuses too, so the checks in validate.ts mean what Prometheus means.
+// The "real" project (`npm run test:real`); skipped where promtool is not built.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RuleGroup } from "../api/prometheus-rule.ts";
+import type { Endpoint, ServiceMonitor } from "../api/service-monitor.ts";
+import { renderConfig } from "./config.ts";
+import { GOLDEN_CASES, none, prometheus } from "./config-fixtures.ts";
+import { type SelectedMonitors, selectMonitors } from "./select.ts";
+
+function findPromtool(): string | undefined {
+  const fromEnv = process.env.CAPSTAN_PROMTOOL;
+  if (fromEnv) return existsSync(fromEnv) ? fromEnv : undefined;
+  const cache = join(homedir(), ".cache", "capstan");
+  if (!existsSync(cache)) return undefined;
+  return readdirSync(cache)
+    .filter((d) => d.startsWith("prometheus-v"))
+    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }))
+    .map((d) => join(cache, d, "bin", "promtool"))
+    .filter((p) => existsSync(p))
+    .at(-1);
+}
+
+const promtool = findPromtool();
+if (promtool === undefined) {
+  console.warn(
+    "promtool.real.test.ts: no promtool (build e2e/images/prometheus or set CAPSTAN_PROMTOOL): skipping",
+  );
+}
+
+let work = "";
+
+/**
+ * Writes the rendered configuration under a fresh directory standing in for /etc/prometheus (paths rewritten),
+ * with its rule files and a placeholder file for every asset; runs `promtool check config`. Returns promtool's
+ * exit status and output.
+ */
+function check(name: string, selected: SelectedMonitors, p = prometheus()): { ok: boolean; output: string } {
+  const out = renderConfig(p, selected);
+  const root = join(work, name.replace(/[^a-z0-9]+/gi, "-"));
+  const rewrite = (text: string) => text.replaceAll("/etc/prometheus/", `${root}/`);
+  mkdirSync(join(root, "config"), { recursive: true });
+  mkdirSync(join(root, "rules"), { recursive: true });
+  mkdirSync(join(root, "assets"), { recursive: true });
+  writeFileSync(join(root, "config", "prometheus.yml"), rewrite(out.yaml));
+  for (const [file, text] of Object.entries(out.rules)) writeFileSync(join(root, "rules", file), text);
+  for (const a of out.assets) {
+    const path = rewrite(a.path);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, "placeholder\n");
+  }
+  try {
+    const output = execFileSync(promtool!, ["check", "config", join(root, "config", "prometheus.yml")], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, POD_NAME: "prometheus-main-0" },
+    });
+    return { ok: true, output };
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string };
+    return { ok: false, output: `${e.stdout ?? ""}${e.stderr ?? ""}` };
+  }
+}
+
+describe.skipIf(promtool === undefined)("promtool check config", () => {
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), "capstan-promtool-"));
+  });
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it.each(GOLDEN_CASES)("accepts the golden case: $name", ({ name, prometheus: p, selected }) => {
+    const result = check(name, selected, p);
+    expect(result.output).not.toMatch(/FAILED/);
+    expect(result.ok).toBe(true);
+  });
+
+  const sm = (endpoint: Endpoint): ServiceMonitor => ({
+    metadata: { name: "bad", namespace: "app" },
+    spec: { selector: { matchLabels: { app: "web" } }, endpoints: [endpoint] },
+  });
+  const services = [
+    {
+      metadata: { name: "web", namespace: "app", labels: { app: "web" } },
+      spec: { ports: [{ name: "m", port: 1 }] },
+    },
+  ];
+
+  // Each monitor selectMonitors refuses; rendered anyway, promtool must refuse the configuration as well.
+  it.each<[string, Endpoint]>([
+    ["a lookahead", { port: "m", relabelings: [{ sourceLabels: ["a"], regex: "a(?=b)", targetLabel: "x" }] }],
+    [
+      "a backreference",
+      { port: "m", metricRelabelings: [{ sourceLabels: ["a"], regex: "(a)\\1", action: "drop" }] },
+    ],
+    ["replace without targetLabel", { port: "m", relabelings: [{ sourceLabels: ["a"], action: "replace" }] }],
+    [
+      "hashmod without modulus",
+      { port: "m", relabelings: [{ sourceLabels: ["a"], targetLabel: "t", action: "hashmod" }] },
+    ],
+    [
+      "labeldrop with sourceLabels",
+      { port: "m", relabelings: [{ sourceLabels: ["a"], regex: "x", action: "labeldrop" }] },
+    ],
+    ["scrapeTimeout above interval", { port: "m", interval: "10s", scrapeTimeout: "20s" }],
+    [
+      "authorization type Basic",
+      { port: "m", authorization: { type: "Basic", credentials: { name: "s", key: "k" } } },
+    ],
+    [
+      "a client certificate without its key",
+      { port: "m", tlsConfig: { cert: { secret: { name: "s", key: "c" } } } },
+    ],
+  ])("refuses what selectMonitors refuses: %s", (name, endpoint) => {
+    const monitor = sm(endpoint);
+    const selection = selectMonitors(
+      prometheus({ serviceMonitorSelector: {}, serviceMonitorNamespaceSelector: {} }),
+      [],
+      { serviceMonitors: [monitor], podMonitors: [], rules: [] },
+      services,
+      [],
+    );
+    expect(selection.feedback[0]!.inConfig).toBe(false);
+    expect(check(name, { ...none, serviceMonitors: [{ object: monitor, namespaces: ["app"] }] }).ok).toBe(
+      false,
+    );
+  });
+
+  it.each<[string, RuleGroup]>([
+    ["an unclosed bracket", { name: "g", rules: [{ alert: "A", expr: "sum(up" }] }],
+    ["for on a recording rule", { name: "g", rules: [{ record: "r", expr: "up", for: "5m" }] }],
+    [
+      "a broken template",
+      { name: "g", rules: [{ alert: "A", expr: "up", annotations: { s: "{{ $value " } }] },
+    ],
+  ])("refuses the rule selectMonitors refuses: %s", (name, group) => {
+    const rule = { metadata: { name: "bad", namespace: "app" }, spec: { groups: [group] } };
+    const selection = selectMonitors(
+      prometheus({ ruleSelector: {}, ruleNamespaceSelector: {} }),
+      [],
+      { serviceMonitors: [], podMonitors: [], rules: [rule] },
+      [],
+      [],
+    );
+    expect(selection.feedback[0]!.inConfig).toBe(false);
+    expect(check(name, { ...none, rules: [rule] }).ok).toBe(false);
+  });
+});
