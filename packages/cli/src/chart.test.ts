@@ -203,6 +203,19 @@ describe("findHelm", () => {
     expect(findHelm({ CAPSTAN_HELM: process.execPath })).toBe(process.execPath);
     expect(findHelm({ CAPSTAN_HELM: "/nonexistent/helm" })).toBeUndefined();
   });
+  it("else takes the newest helm in the build cache CAPSTAN_CACHE names", () => {
+    const cache = mkdtempSync(join(tmpdir(), "capstan-cache-"));
+    try {
+      for (const v of ["helm-v3.9.0", "helm-v3.22.0"]) {
+        mkdirSync(join(cache, v, "bin"), { recursive: true });
+        writeFileSync(join(cache, v, "bin", "helm"), "");
+      }
+      expect(findHelm({ CAPSTAN_CACHE: cache })).toBe(join(cache, "helm-v3.22.0", "bin", "helm"));
+      expect(findHelm({ CAPSTAN_CACHE: join(cache, "none") })).toBeUndefined();
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
+  });
 });
 
 const helm = findHelm();

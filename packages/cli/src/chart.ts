@@ -36,13 +36,14 @@ export async function chartCrdDrift(packageDir: string): Promise<Drift[]> {
 }
 
 /**
- * The helm binary: $CAPSTAN_HELM when set, else the newest ~/.cache/capstan/helm-<version>/bin/helm (where the
- * local cluster scripts put it); undefined when there is none, so a test can skip with a warning.
+ * The helm binary: $CAPSTAN_HELM when set, else the newest helm-<version>/bin/helm in the local build cache
+ * ($CAPSTAN_CACHE, default ~/.cache/capstan, where the local cluster scripts put it); undefined when there is
+ * none, so a test can skip with a warning.
  */
 export function findHelm(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const fromEnv = env.CAPSTAN_HELM;
   if (fromEnv !== undefined && fromEnv !== "") return existsSync(fromEnv) ? fromEnv : undefined;
-  const cache = join(homedir(), ".cache", "capstan");
+  const cache = env.CAPSTAN_CACHE || join(homedir(), ".cache", "capstan");
   if (!existsSync(cache)) return undefined;
   const found = readdirSync(cache)
     .filter((d) => d.startsWith("helm-"))
