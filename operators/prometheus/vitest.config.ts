@@ -1,6 +1,6 @@
 // Two projects: "unit" (`npm test`: the API schemas, the monitor selection and the configuration generator with
 // its golden files in testdata/, all pure) and "real" (`npm run test:real`: the real promtool over the generated
-// configuration, from the binary e2e/images/prometheus/build.sh caches; skipped where it is not built).
+// configuration, from the binary e2e/images/prometheus/build.sh caches; fails without it).
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({

@@ -1,12 +1,13 @@
 // The real promtool (built with the Prometheus image by e2e/images/prometheus/build.sh, cached in
-// ~/.cache/capstan/prometheus-<version>/bin, or CAPSTAN_PROMTOOL) over the generated configuration: every golden
+// $CAPSTAN_CACHE/prometheus-<version>/bin, default ~/.cache/capstan, or CAPSTAN_PROMTOOL) over the generated configuration: every golden
 // case passes `promtool check config` (which also checks the rule files it lists), and what selectMonitors
 // refuses, rendered anyway, promtool refuses too, so the checks in validate.ts mean what Prometheus means.
-// The "real" project (`npm run test:real`); skipped where promtool is not built.
+// The "real" project (`npm run test:real`); without promtool it fails, saying how to build it (never skips).
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { capstanCacheDir } from "@capstan/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RuleGroup } from "../api/prometheus-rule.ts";
 import type { Endpoint, ServiceMonitor } from "../api/service-monitor.ts";
@@ -17,7 +18,7 @@ import { type SelectedMonitors, selectMonitors } from "./select.ts";
 function findPromtool(): string | undefined {
   const fromEnv = process.env.CAPSTAN_PROMTOOL;
   if (fromEnv) return existsSync(fromEnv) ? fromEnv : undefined;
-  const cache = join(homedir(), ".cache", "capstan");
+  const cache = capstanCacheDir();
   if (!existsSync(cache)) return undefined;
   return readdirSync(cache)
     .filter((d) => d.startsWith("prometheus-v"))
@@ -27,12 +28,13 @@ function findPromtool(): string | undefined {
     .at(-1);
 }
 
-const promtool = findPromtool();
-if (promtool === undefined) {
-  console.warn(
-    "promtool.real.test.ts: no promtool (build e2e/images/prometheus or set CAPSTAN_PROMTOOL): skipping",
+const found = findPromtool();
+if (found === undefined) {
+  throw new Error(
+    "no promtool: build it with `bash e2e/images/build-all.sh prometheus` (cached by version) or set CAPSTAN_PROMTOOL",
   );
 }
+const promtool: string = found;
 
 let work = "";
 
@@ -56,7 +58,7 @@ function check(name: string, selected: SelectedMonitors, p = prometheus()): { ok
     writeFileSync(path, "placeholder\n");
   }
   try {
-    const output = execFileSync(promtool!, ["check", "config", join(root, "config", "prometheus.yml")], {
+    const output = execFileSync(promtool, ["check", "config", join(root, "config", "prometheus.yml")], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, POD_NAME: "prometheus-main-0" },
@@ -68,7 +70,7 @@ function check(name: string, selected: SelectedMonitors, p = prometheus()): { ok
   }
 }
 
-describe.skipIf(promtool === undefined)("promtool check config", () => {
+describe("promtool check config", () => {
   beforeAll(() => {
     work = mkdtempSync(join(tmpdir(), "capstan-promtool-"));
   });
