@@ -51,6 +51,8 @@ export {
   GO_DURATION_PATTERN,
   goDurationSchema,
   passThroughObjectSchema,
+  type PodPlacement,
+  podPlacementProperties,
   QUANTITY_PATTERN,
   quantitySchema,
   type ResourceQuantities,
@@ -58,6 +60,7 @@ export {
   STORAGE_SIZE_PATTERN,
   stringMapSchema,
   type Toleration,
+  tolerationsSchema,
 } from "./api/schema.ts";
 // cache: shared informers and the reconciler's read path
 export {

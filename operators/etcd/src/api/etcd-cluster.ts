@@ -6,11 +6,11 @@ import {
   defineKind,
   type JSONSchemaProps,
   type KubeObject,
-  passThroughObjectSchema,
+  type PodPlacement,
+  podPlacementProperties,
   type ResourceQuantities,
   resourcesSchema,
   STORAGE_SIZE_PATTERN,
-  stringMapSchema,
   type Toleration,
 } from "@capstan/core";
 
@@ -76,16 +76,8 @@ export type EtcdToleration = Toleration;
 export type EtcdResources = ResourceQuantities;
 
 /** What users may set on member pods. */
-export interface EtcdPodTemplate {
+export interface EtcdPodTemplate extends PodPlacement {
   resources?: EtcdResources;
-  /** A core/v1 Affinity, passed through to the pods as is. */
-  affinity?: Record<string, unknown>;
-  tolerations?: EtcdToleration[];
-  nodeSelector?: Record<string, string>;
-  /** Extra labels on member pods; the operator's own labels win on a clash. */
-  labels?: Record<string, string>;
-  /** Extra annotations on member pods. */
-  annotations?: Record<string, string>;
   priorityClassName?: string;
   /**
    * One member per node: "Preferred" (default, the scheduler may co-locate when it must) or "Required" (a
@@ -285,40 +277,8 @@ const podTemplateSchema: JSONSchemaProps = {
   type: "object",
   description: "Settings applied to every member pod.",
   properties: {
+    ...podPlacementProperties("member pods"),
     resources: resourcesSchema("Compute resources of the etcd container."),
-    affinity: passThroughObjectSchema("A core/v1 Affinity for the member pods."),
-    tolerations: {
-      type: "array",
-      description: "Tolerations of the member pods.",
-      items: {
-        type: "object",
-        properties: {
-          key: {
-            type: "string",
-            description: "Taint key the toleration applies to; empty with Exists matches all.",
-          },
-          operator: {
-            type: "string",
-            enum: ["Exists", "Equal"],
-            description: "How key and value are compared.",
-          },
-          value: { type: "string", description: "Taint value to match with operator Equal." },
-          effect: {
-            type: "string",
-            enum: ["NoSchedule", "PreferNoSchedule", "NoExecute"],
-            description: "Taint effect to match; empty matches all effects.",
-          },
-          tolerationSeconds: {
-            type: "integer",
-            format: "int64",
-            description: "With NoExecute: how long the pod stays bound after the taint appears.",
-          },
-        },
-      },
-    },
-    nodeSelector: stringMapSchema("Node labels the member pods must match."),
-    labels: stringMapSchema("Extra labels on member pods."),
-    annotations: stringMapSchema("Extra annotations on member pods."),
     priorityClassName: { type: "string", description: "PriorityClass of the member pods.", maxLength: 253 },
     antiAffinity: {
       type: "string",

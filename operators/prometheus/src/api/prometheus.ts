@@ -8,12 +8,12 @@ import {
   type JSONSchemaProps,
   type KubeObject,
   type LabelSelector,
-  passThroughObjectSchema,
+  type PodPlacement,
+  podPlacementProperties,
   type ResourceQuantities,
   resourcesSchema,
   STORAGE_SIZE_PATTERN,
   stringMapSchema,
-  type Toleration,
 } from "@capstan/core";
 import { labelSelectorSchema, PROMETHEUS_DURATION_PATTERN } from "./monitoring-common.ts";
 
@@ -58,16 +58,7 @@ export interface PrometheusStorage {
 }
 
 /** What users may set on the Prometheus pods. */
-export interface PrometheusPodTemplate {
-  /** Extra labels on the pods; the operator's own labels win on a clash. */
-  labels?: Record<string, string>;
-  /** Extra annotations on the pods. */
-  annotations?: Record<string, string>;
-  /** A core/v1 Affinity, passed through as is. */
-  affinity?: Record<string, unknown>;
-  tolerations?: Toleration[];
-  nodeSelector?: Record<string, string>;
-}
+export type PrometheusPodTemplate = PodPlacement;
 
 /** The desired Prometheus server; defaulted fields are always present on objects read from the API server. */
 export interface PrometheusSpec {
@@ -199,36 +190,7 @@ const storageSchema: JSONSchemaProps = {
 const podTemplateSchema: JSONSchemaProps = {
   type: "object",
   description: "Settings applied to every Prometheus pod.",
-  properties: {
-    labels: stringMapSchema("Extra labels on the pods."),
-    annotations: stringMapSchema("Extra annotations on the pods."),
-    affinity: passThroughObjectSchema(
-      "A core/v1 Affinity for the pods (default: one pod per node, preferred).",
-    ),
-    tolerations: {
-      type: "array",
-      description: "Tolerations of the pods.",
-      items: {
-        type: "object",
-        properties: {
-          key: { type: "string", description: "Taint key; empty with Exists matches all." },
-          operator: { type: "string", enum: ["Exists", "Equal"], description: "How key and value compare." },
-          value: { type: "string", description: "Taint value to match with operator Equal." },
-          effect: {
-            type: "string",
-            enum: ["NoSchedule", "PreferNoSchedule", "NoExecute"],
-            description: "Taint effect to match; empty matches all effects.",
-          },
-          tolerationSeconds: {
-            type: "integer",
-            format: "int64",
-            description: "With NoExecute: how long the pod stays bound after the taint appears.",
-          },
-        },
-      },
-    },
-    nodeSelector: stringMapSchema("Node labels the pods must match."),
-  },
+  properties: podPlacementProperties(),
 };
 
 const selectorPair = (what: string): Record<string, JSONSchemaProps> => {

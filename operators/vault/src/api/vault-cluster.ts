@@ -8,11 +8,11 @@ import {
   goDurationSchema,
   type JSONSchemaProps,
   type KubeObject,
-  passThroughObjectSchema,
+  type PodPlacement,
+  podPlacementProperties,
   type ResourceQuantities,
   resourcesSchema,
   STORAGE_SIZE_PATTERN,
-  stringMapSchema,
   type Toleration,
 } from "@capstan/core";
 
@@ -82,16 +82,8 @@ export type VaultToleration = Toleration;
 export type VaultResources = ResourceQuantities;
 
 /** What users may set on the Vault pods. */
-export interface VaultPodTemplate {
-  /** Extra labels on the pods; the operator's own labels win on a clash. */
-  labels?: Record<string, string>;
-  /** Extra annotations on the pods. */
-  annotations?: Record<string, string>;
+export interface VaultPodTemplate extends PodPlacement {
   resources?: VaultResources;
-  /** A core/v1 Affinity, passed through as is. */
-  affinity?: Record<string, unknown>;
-  tolerations?: VaultToleration[];
-  nodeSelector?: Record<string, string>;
 }
 
 /** The desired Vault cluster; defaulted fields are always present on objects read from the API server. */
@@ -340,35 +332,8 @@ const podTemplateSchema: JSONSchemaProps = {
   type: "object",
   description: "Settings applied to every Vault pod.",
   properties: {
-    labels: stringMapSchema("Extra labels on the pods."),
-    annotations: stringMapSchema("Extra annotations on the pods."),
+    ...podPlacementProperties(),
     resources: resourcesSchema("Compute resources of the vault container."),
-    affinity: passThroughObjectSchema(
-      "A core/v1 Affinity for the pods (default: one pod per node, preferred).",
-    ),
-    tolerations: {
-      type: "array",
-      description: "Tolerations of the pods.",
-      items: {
-        type: "object",
-        properties: {
-          key: { type: "string", description: "Taint key; empty with Exists matches all." },
-          operator: { type: "string", enum: ["Exists", "Equal"], description: "How key and value compare." },
-          value: { type: "string", description: "Taint value to match with operator Equal." },
-          effect: {
-            type: "string",
-            enum: ["NoSchedule", "PreferNoSchedule", "NoExecute"],
-            description: "Taint effect to match; empty matches all effects.",
-          },
-          tolerationSeconds: {
-            type: "integer",
-            format: "int64",
-            description: "With NoExecute: how long the pod stays bound after the taint appears.",
-          },
-        },
-      },
-    },
-    nodeSelector: stringMapSchema("Node labels the pods must match."),
   },
 };
 

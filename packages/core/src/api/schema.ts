@@ -72,6 +72,60 @@ export function conditionsSchema(description: string): JSONSchemaProps {
   };
 }
 
+/** An array of core/v1 Tolerations (the fields of {@link Toleration}, with their enums). */
+export function tolerationsSchema(description: string): JSONSchemaProps {
+  return {
+    type: "array",
+    description,
+    items: {
+      type: "object",
+      properties: {
+        key: { type: "string", description: "Taint key; empty with Exists matches all." },
+        operator: { type: "string", enum: ["Exists", "Equal"], description: "How key and value compare." },
+        value: { type: "string", description: "Taint value to match with operator Equal." },
+        effect: {
+          type: "string",
+          enum: ["NoSchedule", "PreferNoSchedule", "NoExecute"],
+          description: "Taint effect to match; empty matches all effects.",
+        },
+        tolerationSeconds: {
+          type: "integer",
+          format: "int64",
+          description: "With NoExecute: how long the pod stays bound after the taint appears.",
+        },
+      },
+    },
+  };
+}
+
+/** Where and how an operand's pods are placed and labelled: the part of a `spec.podTemplate` every operator has. */
+export interface PodPlacement {
+  /** Extra labels on the pods; the operator's own labels win on a clash. */
+  labels?: Record<string, string>;
+  /** Extra annotations on the pods. */
+  annotations?: Record<string, string>;
+  /** A core/v1 Affinity, passed through as is. */
+  affinity?: Record<string, unknown>;
+  tolerations?: Toleration[];
+  nodeSelector?: Record<string, string>;
+}
+
+/**
+ * The schema properties of {@link PodPlacement} for a `spec.podTemplate`, `pods` naming them in the descriptions
+ * (e.g. "member pods"); an operator adds its own (resources, priorityClassName...).
+ */
+export function podPlacementProperties(pods = "pods"): Record<string, JSONSchemaProps> {
+  return {
+    labels: stringMapSchema(`Extra labels on the ${pods}; the operator's own labels win on a clash.`),
+    annotations: stringMapSchema(`Extra annotations on the ${pods}.`),
+    affinity: passThroughObjectSchema(
+      `A core/v1 Affinity for the ${pods} (default: one pod per node, preferred).`,
+    ),
+    tolerations: tolerationsSchema(`Tolerations of the ${pods}.`),
+    nodeSelector: stringMapSchema(`Node labels the ${pods} must match.`),
+  };
+}
+
 /** Compute resources of a container as a CRD accepts them (quantities as numbers or strings). */
 export interface ResourceQuantities {
   limits?: Record<string, string | number>;
