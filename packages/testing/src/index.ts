@@ -4,5 +4,6 @@
 export * from "@capstan/core/testing";
 export * from "./cluster.ts";
 export * from "./eventually.ts";
+export * from "./helm.ts";
 export * from "./local-process.ts";
 export * from "./wait-for.ts";
