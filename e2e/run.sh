@@ -50,7 +50,7 @@ fi
 # Vault build takes half an hour; CI starts it earlier still) and the operator's tests against real Vault
 # processes overlap core's suites, then its suites wait for core's to end. Each lane's output is prefixed with
 # its name; the run fails if any part does.
-if [ "$real" = 1 ]; then images etcd node etcd-operator; fi
+if [ "$real" = 1 ]; then images etcd node etcd-operator || { echo "[e2e] the etcd images did not build or import" >&2; exit 1; }; fi
 marks="$(mktemp -d)"
 lane() { # NAME COMMAND...: COMMAND's output prefixed with [NAME]
   local name="$1"; shift
@@ -59,7 +59,7 @@ lane() { # NAME COMMAND...: COMMAND's output prefixed with [NAME]
 }
 vault_lane() {
   renice -n 5 -p "$BASHPID" >/dev/null # the build and the real-Vault tests yield to core's suites
-  images "${vault_images[@]}" || return 1
+  images "${vault_images[@]}" || { echo "the Vault images did not build or import" >&2; return 1; }
   npm run --silent test:real --workspace @capstan/vault-operator || return 1
   echo "waiting for the core suites" >&2
   until [ -f "$marks/core" ]; do sleep 2; done
