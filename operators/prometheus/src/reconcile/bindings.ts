@@ -2,7 +2,14 @@
 // entry from monitors the server no longer selects. Where the API server refuses the binding (prometheus-operator's
 // CRDs allow only group monitoring.coreos.com), the verdict becomes an Event on the monitor instead, once per
 // verdict: the refusal is remembered, so a steady state makes no request at all.
-import { isConflict, isInvalid, isNotFound, type Kind, type ReconcileContext } from "@capstan/core";
+import {
+  isConflict,
+  isInvalid,
+  isNotFound,
+  type Kind,
+  type ReconcileContext,
+  stableHash,
+} from "@capstan/core";
 import type { ConfigResourceStatus } from "../api/monitoring-common.ts";
 import { PodMonitorKind } from "../api/pod-monitor.ts";
 import type { Prometheus } from "../api/prometheus.ts";
@@ -50,8 +57,9 @@ export interface BindingsResult {
   refused: string[];
 }
 
+/** Equal bindings whatever their key order (the API server stores custom resources with sorted keys). */
 function sameBindings(a: ConfigResourceStatus | undefined, b: ConfigResourceStatus): boolean {
-  return JSON.stringify(a?.bindings ?? []) === JSON.stringify(b.bindings ?? []);
+  return stableHash(a?.bindings ?? []) === stableHash(b.bindings ?? []);
 }
 
 const keyText = (o: { metadata: { namespace?: string; name?: string } }) =>

@@ -174,6 +174,26 @@ describe("reconcilePrometheus", () => {
     expect(second.result).toEqual({ requeueAfter: 15_000 });
   });
 
+  it("a binding stored with its keys in another order (as the API server sorts them) is not rewritten", async () => {
+    const h = harness();
+    const first = await run(h, [...namespaces, webService(), server(), monitor("web")], server());
+    first.expectNoError();
+    const sortKeys = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(sortKeys)
+        : v !== null && typeof v === "object"
+          ? Object.fromEntries(
+              Object.entries(v)
+                .sort(([a], [b]) => (a < b ? -1 : 1))
+                .map(([k, x]) => [k, sortKeys(x)]),
+            )
+          : v;
+    const stored = first.objects.map((o) => (o.kind === "ServiceMonitor" ? (sortKeys(o) as KubeObject) : o));
+    const again = await run(h, stored, server());
+    again.expectNoError();
+    again.expectNoWrites();
+  });
+
   it("a monitor added, then removed, changes only the config Secret and the statuses", async () => {
     const h = harness();
     const first = await run(h, [...namespaces, webService(), server(), monitor("web")], server());
