@@ -5,6 +5,7 @@ import {
   type Cache,
   type Client,
   ConfigMap,
+  hasFinalizer,
   isNotFound,
   Namespace,
   type ObjectOf,
@@ -28,6 +29,7 @@ import {
   type ClusterRoleBindingObject,
   type ClusterRoleObject,
   type PodDisruptionBudgetObject,
+  RBAC_FINALIZER,
   type RoleBindingObject,
   type RoleObject,
   SERVER_NAME_LABEL,
@@ -99,12 +101,16 @@ export async function observe(prometheus: Prometheus, cache: Cache): Promise<Obs
     [SERVER_NAMESPACE_LABEL]: namespace,
     [SERVER_NAME_LABEL]: prometheus.metadata.name ?? "",
   };
-  const foreign: ForeignRbacObject[] = [
-    ...(await cache.list(Role, { labels: mine })),
-    ...(await cache.list(RoleBinding, { labels: mine })),
-    ...(await cache.list(ClusterRole, { labels: mine })),
-    ...(await cache.list(ClusterRoleBinding, { labels: mine })),
-  ];
+  // Foreign RBAC is only ever created after RBAC_FINALIZER is set: without it there is none to look for (and an
+  // operator in the namespace-scoped mode, which may not list ClusterRoles, never has to).
+  const foreign: ForeignRbacObject[] = hasFinalizer(prometheus, RBAC_FINALIZER)
+    ? [
+        ...(await cache.list(Role, { labels: mine })),
+        ...(await cache.list(RoleBinding, { labels: mine })),
+        ...(await cache.list(ClusterRole, { labels: mine })),
+        ...(await cache.list(ClusterRoleBinding, { labels: mine })),
+      ]
+    : [];
   const statefulSet = await cache.get(StatefulSet, name, namespace);
   const configSecret = await cache.get(Secret, name, namespace);
   return {
