@@ -268,6 +268,76 @@ describe("reconcilePrometheus", () => {
     expect(third.events.map((e) => `${e.type} ${e.reason}`)).toContain("Warning PortNotFound");
   });
 
+  it("a Secret key a monitor references is copied into the config Secret; a missing one leaves the monitor out", async () => {
+    const h = harness();
+    const token: KubeObject = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "scrape-token", namespace: "monitoring" },
+      data: { token: Buffer.from("s3cret").toString("base64") },
+    } as KubeObject;
+    const withAuth = monitor("web", {
+      endpoints: [
+        { port: "metrics", authorization: { credentials: { name: "scrape-token", key: "token" } } },
+      ],
+    });
+    const first = await run(h, [...namespaces, webService(), server(), withAuth, token], server());
+    first.expectNoError();
+    const secret = first.get(Secret, "prometheus-main", "monitoring");
+    expect(secret?.data?.["secret_monitoring_scrape-token_token"]).toBe(
+      Buffer.from("s3cret").toString("base64"),
+    );
+    expect(configYaml(first)).toContain("/etc/prometheus/assets/secret_monitoring_scrape-token_token");
+    expect(configYaml(first)).not.toContain("s3cret");
+
+    const missing = await run(
+      h,
+      first.objects.filter((o) => !(o.kind === "Secret" && o.metadata.name === "scrape-token")),
+      server(),
+    );
+    missing.expectNoError();
+    expect(configYaml(missing)).not.toContain("serviceMonitor/monitoring/web/0");
+    expect(
+      missing.get(ServiceMonitorKind, "web", "monitoring")?.status?.bindings?.[0]?.conditions?.[0],
+    ).toMatchObject({
+      status: "False",
+      reason: "SecretNotFound",
+    });
+  });
+
+  it("replicas 1 -> 2 adds the PodDisruptionBudget, 2 -> 1 removes it; a storage size change keeps the claim template", async () => {
+    const h = harness();
+    const first = await run(h, [...namespaces, server()], server());
+    first.expectNoError();
+    const two = server({ replicas: 2 }, { generation: 2 });
+    const scaled = await run(
+      h,
+      first.objects.map((o) => (o.kind === "Prometheus" ? { ...two, status: (o as Prometheus).status } : o)),
+      two,
+    );
+    scaled.expectNoError();
+    expect(scaled.get(StatefulSet, "prometheus-main", "monitoring")?.spec?.replicas).toBe(2);
+    expect(writeList(scaled)).toContain("apply PodDisruptionBudget monitoring/prometheus-main");
+
+    const one = server({ replicas: 1, storage: { size: "20Gi" } }, { generation: 3 });
+    const back = await run(
+      h,
+      scaled.objects.map((o) => (o.kind === "Prometheus" ? { ...one, status: (o as Prometheus).status } : o)),
+      one,
+    );
+    back.expectNoError();
+    expect(writeList(back)).toContain("delete PodDisruptionBudget monitoring/prometheus-main");
+    const sts = back.get(StatefulSet, "prometheus-main", "monitoring");
+    expect(sts?.spec?.replicas).toBe(1);
+    expect(sts?.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage).toBe("10Gi");
+    expect(
+      back.get(PrometheusKind, "main", "monitoring")?.status?.conditions?.find((c) => c.type === "Degraded"),
+    ).toMatchObject({
+      status: "True",
+      reason: "StorageSizeChangeNotApplied",
+    });
+  });
+
   it("paused: no object is created or changed; only the status says so", async () => {
     const h = harness();
     const paused = server({ paused: true });
