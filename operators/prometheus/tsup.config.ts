@@ -1,9 +1,7 @@
-// Builds @capstan/prometheus-operator with the build every operator shares (@capstan/cli/tsup). Only the library
-// entry (src/index.ts, with type declarations) for now: the operator process (src/main.ts -> dist/main.js, the
-// preset's second build) arrives with reconcile/.
+// Builds @capstan/prometheus-operator with the build every operator shares (@capstan/cli/tsup): the library entry
+// (src/index.ts, with type declarations, dependencies external) and the operator process (src/main.ts ->
+// dist/main.js, one self-contained ESM bundle for the container image).
 import { operatorTsupConfig } from "@capstan/cli/tsup";
 import { defineConfig } from "tsup";
 
-export default defineConfig(
-  operatorTsupConfig().filter((o) => o.entry !== undefined && Array.isArray(o.entry)),
-);
+export default defineConfig(operatorTsupConfig());

@@ -1,5 +1,5 @@
-// @capstan/prometheus-operator: the Prometheus API, the monitoring.coreos.com kinds it reads, monitor selection
-// and the configuration generator (reconcile/ and main.ts come next).
+// @capstan/prometheus-operator: the Prometheus API, the monitoring.coreos.com kinds it reads, monitor selection,
+// the configuration generator, the objects a server owns and the controller (src/main.ts is the process).
 export * from "./api/monitoring-common.ts";
 export * from "./api/pod-monitor.ts";
 export * from "./api/prometheus.ts";
@@ -8,5 +8,24 @@ export * from "./api/service-monitor.ts";
 export * from "./desired/assets.ts";
 export * from "./desired/bindings.ts";
 export * from "./desired/config.ts";
+export * from "./desired/objects.ts";
 export * from "./desired/select.ts";
 export * from "./desired/validate.ts";
+export {
+  ControllerState,
+  FIELD_MANAGER,
+  type PrometheusControllerOptions,
+  prometheusCacheSelectors,
+  prometheusController,
+  REQUEUE,
+  reconcilePrometheus,
+} from "./reconcile/controller.ts";
+export { MONITOR_KINDS, type MonitorKind, PrometheusOperatorMetrics } from "./reconcile/metrics.ts";
+export {
+  httpRuntimeInfo,
+  judgeReloads,
+  type PodRuntime,
+  type ReloadVerdict,
+  type RuntimeInfo,
+  type RuntimeInfoClient,
+} from "./reconcile/reload.ts";

@@ -1,0 +1,171 @@
+// Golden files of every object the operator builds for a Prometheus (testdata/objects-*.json; UPDATE_GOLDEN=1
+// rewrites them), and the rules they follow: restricted pods, no restart on a config change, RBAC scope.
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Prometheus, PrometheusSpec } from "../api/prometheus.ts";
+import { renderConfig } from "./config.ts";
+import { none, rule } from "./config-fixtures.ts";
+import {
+  CONFIG_KEY,
+  clientService,
+  configSecret,
+  discoveryRbac,
+  discoveryScope,
+  governingService,
+  podDisruptionBudget,
+  serviceAccount,
+  statefulSet,
+} from "./objects.ts";
+
+const UPDATE = process.env.UPDATE_GOLDEN === "1";
+const TESTDATA = new URL("../../testdata/", import.meta.url);
+
+afterAll(() => {
+  if (UPDATE)
+    execFileSync("npx", ["biome", "format", "--write", fileURLToPath(TESTDATA)], { stdio: "inherit" });
+});
+
+/** Compares `actual` with testdata/objects-<name>.json; with UPDATE_GOLDEN=1 writes it instead. */
+function golden(name: string, actual: unknown): void {
+  const url = new URL(`objects-${name}.json`, TESTDATA);
+  const text = `${JSON.stringify(actual, null, 2)}\n`;
+  if (UPDATE) writeFileSync(url, text);
+  expect(existsSync(url), `testdata/objects-${name}.json is missing: run UPDATE_GOLDEN=1 npm test`).toBe(
+    true,
+  );
+  expect(JSON.parse(readFileSync(url, "utf8"))).toEqual(JSON.parse(text));
+}
+
+const server = (spec: Partial<PrometheusSpec> = {}): Prometheus => ({
+  apiVersion: "monitoring.capstan.dev/v1alpha1",
+  kind: "Prometheus",
+  metadata: { name: "main", namespace: "monitoring", uid: "9b1c0f5e-0000-4000-8000-000000000001" },
+  spec: {
+    replicas: 1,
+    version: "3.16.0",
+    repository: "quay.io/prometheus/prometheus",
+    scrapeInterval: "30s",
+    evaluationInterval: "30s",
+    retention: "15d",
+    storage: { size: "10Gi" },
+    ...spec,
+  },
+});
+
+const full = server({
+  replicas: 3,
+  version: "3.15.1",
+  repository: "registry.example/prometheus",
+  retention: "30d",
+  retentionSize: "8GB",
+  storage: { size: "50Gi", storageClassName: "fast" },
+  resources: { requests: { cpu: "500m", memory: "2Gi" }, limits: { memory: "4Gi" } },
+  serviceAccountName: "custom-sa",
+  podTemplate: {
+    labels: { team: "observability", "app.kubernetes.io/name": "spoofed" },
+    annotations: { "example.com/owner": "observability" },
+    affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } } },
+    tolerations: [{ key: "dedicated", operator: "Equal", value: "monitoring", effect: "NoSchedule" }],
+    nodeSelector: { "node-role": "monitoring" },
+  },
+});
+const settings = { reloaderImage: "busybox:1.37" };
+
+describe("golden files", () => {
+  it.each([
+    ["statefulset", () => statefulSet(server(), settings)],
+    ["statefulset-full", () => statefulSet(full, { reloaderImage: "capstan.local/busybox:1" })],
+    ["statefulset-ephemeral", () => statefulSet(server({ storage: { ephemeral: true } }), settings)],
+    ["service-client", () => clientService(server())],
+    ["service-governing", () => governingService(server())],
+    ["serviceaccount", () => serviceAccount(server())],
+    ["pdb", () => podDisruptionBudget(full)],
+    ["rbac-namespaces", () => discoveryRbac(server(), { all: false, namespaces: ["apps", "monitoring"] })],
+    ["rbac-cluster", () => discoveryRbac(full, { all: true })],
+    [
+      "secret",
+      () =>
+        configSecret(server(), renderConfig(server(), { ...none, rules: [rule] }), { secret_a_b_c: "dG9r" }),
+    ],
+  ])("%s", (name, build) => {
+    golden(name, build());
+  });
+});
+
+describe("rules the builders follow", () => {
+  it("the Secret holds prometheus.yml gzipped, the rule files and the assets, annotated with the hash", () => {
+    const config = renderConfig(server(), { ...none, rules: [rule] });
+    const secret = configSecret(server(), config, { secret_a_b_c: "dG9r" });
+    const yml = gunzipSync(Buffer.from(secret.data?.[CONFIG_KEY] ?? "", "base64")).toString("utf8");
+    expect(yml).toBe(config.yaml);
+    expect(Object.keys(secret.data ?? {}).sort()).toEqual([
+      "etcd_etcd-alerts.yaml",
+      CONFIG_KEY,
+      "secret_a_b_c",
+    ]);
+    expect(secret.metadata.annotations?.["monitoring.capstan.dev/config-hash"]).toBe(config.hash);
+    // Same input, same bytes: an unchanged configuration is no write.
+    expect(configSecret(server(), config, { secret_a_b_c: "dG9r" })).toEqual(secret);
+  });
+
+  it("a configuration change does not change the pod template (reloaded live, never restarted)", () => {
+    const before = statefulSet(server(), settings);
+    const config = renderConfig(server(), { ...none, rules: [rule] });
+    expect(config.hash).not.toBe(renderConfig(server(), none).hash);
+    expect(statefulSet(server(), settings)).toEqual(before);
+    expect(JSON.stringify(before)).not.toContain(config.hash);
+  });
+
+  it("every container is restricted: non-root, no capabilities, seccomp RuntimeDefault, read-only root", () => {
+    const spec = statefulSet(full, settings).spec?.template.spec;
+    expect(spec?.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    for (const c of [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])]) {
+      expect(c.securityContext, c.name).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        capabilities: { drop: ["ALL"] },
+      });
+    }
+  });
+
+  it("podTemplate labels never override the selector labels", () => {
+    const sts = statefulSet(full, settings);
+    expect(sts.spec?.template.metadata?.labels).toMatchObject(sts.spec?.selector.matchLabels ?? { none: "" });
+    expect(sts.spec?.template.metadata?.labels?.team).toBe("observability");
+  });
+
+  it("no PodDisruptionBudget for one replica", () => {
+    expect(podDisruptionBudget(server())).toBeUndefined();
+    expect(podDisruptionBudget(server({ replicas: 2 }))?.spec?.maxUnavailable).toBe(1);
+  });
+
+  it("discovery scope: the union of the monitors' namespaces, or all when one says any", () => {
+    expect(discoveryScope([{ namespaces: ["b"] }, { namespaces: ["a", "b"] }])).toEqual({
+      all: false,
+      namespaces: ["a", "b"],
+    });
+    expect(discoveryScope([{ namespaces: ["a"] }, {}])).toEqual({ all: true });
+    expect(discoveryScope([])).toEqual({ all: false, namespaces: [] });
+  });
+
+  it("RBAC in the server's namespace is owned; elsewhere it is labelled for cleanup", () => {
+    const rbac = discoveryRbac(server(), { all: false, namespaces: ["apps", "monitoring"] });
+    expect(rbac.owned.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).toEqual([
+      "Role monitoring/prometheus-main",
+      "RoleBinding monitoring/prometheus-main",
+    ]);
+    expect(rbac.owned.every((o) => o.metadata.ownerReferences?.[0]?.controller === true)).toBe(true);
+    expect(rbac.foreign.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`)).toEqual([
+      "Role apps/prometheus-monitoring-main",
+      "RoleBinding apps/prometheus-monitoring-main",
+    ]);
+    expect(rbac.foreign.every((o) => o.metadata.ownerReferences === undefined)).toBe(true);
+  });
+});

@@ -1,0 +1,488 @@
+// Pure builders of everything a Prometheus server owns: its ServiceAccount and discovery RBAC, the config Secret
+// (prometheus.yml gzipped, rule files, asset files), the governing and client Services, the StatefulSet (restricted
+// Pod Security, probes, a reloader sidecar that reloads Prometheus when the mounted Secret changes) and the
+// PodDisruptionBudget. No client imports: the reconciler applies what these return.
+import { gzipSync } from "node:zlib";
+import {
+  defineKind,
+  type KubeObject,
+  type ObjectOf,
+  type PodDisruptionBudget,
+  type Role,
+  type RoleBinding,
+  resourceRequirements,
+  restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
+  type Secret,
+  type Service,
+  type ServiceAccount,
+  type StatefulSet,
+  setControllerReference,
+  spreadOverNodes,
+} from "@capstan/core";
+import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
+import { ASSETS_DIR, CONFIG_DIR, CONFIG_FILE, RULES_DIR } from "./assets.ts";
+import { POD_NAME_ENV, type RenderedConfig } from "./config.ts";
+
+export type SecretObject = ObjectOf<typeof Secret>;
+export type ServiceObject = ObjectOf<typeof Service>;
+export type ServiceAccountObject = ObjectOf<typeof ServiceAccount>;
+export type StatefulSetObject = ObjectOf<typeof StatefulSet>;
+export type PodDisruptionBudgetObject = ObjectOf<typeof PodDisruptionBudget>;
+export type RoleObject = ObjectOf<typeof Role>;
+export type RoleBindingObject = ObjectOf<typeof RoleBinding>;
+type PodSpec = NonNullable<NonNullable<StatefulSetObject["spec"]>["template"]["spec"]>;
+type Affinity = NonNullable<PodSpec["affinity"]>;
+type PolicyRule = NonNullable<RoleObject["rules"]>[number];
+
+/** A ClusterRole (rbac.authorization.k8s.io/v1), for servers whose monitors look in every namespace. */
+export interface ClusterRoleObject extends KubeObject {
+  rules?: PolicyRule[];
+}
+/** A ClusterRoleBinding (rbac.authorization.k8s.io/v1). */
+export interface ClusterRoleBindingObject extends KubeObject {
+  roleRef: { apiGroup: string; kind: string; name: string };
+  subjects?: { kind: string; name: string; namespace?: string }[];
+}
+/** The ClusterRole kind (core defines the namespaced RBAC kinds only). */
+export const ClusterRole = defineKind<ClusterRoleObject>({
+  group: "rbac.authorization.k8s.io",
+  version: "v1",
+  kind: "ClusterRole",
+  plural: "clusterroles",
+  namespaced: false,
+});
+/** The ClusterRoleBinding kind. */
+export const ClusterRoleBinding = defineKind<ClusterRoleBindingObject>({
+  group: "rbac.authorization.k8s.io",
+  version: "v1",
+  kind: "ClusterRoleBinding",
+  plural: "clusterrolebindings",
+  namespaced: false,
+});
+
+/** The app.kubernetes.io/managed-by value on every object the operator creates (and the cache's selector). */
+export const MANAGED_BY = "capstan-prometheus-operator";
+/** Label on RBAC objects outside the server's namespace (no owner reference possible): the server's namespace. */
+export const SERVER_NAMESPACE_LABEL = "monitoring.capstan.dev/prometheus-namespace";
+/** Label on RBAC objects outside the server's namespace: the server's name. */
+export const SERVER_NAME_LABEL = "monitoring.capstan.dev/prometheus-name";
+/** Finalizer on a Prometheus while RBAC objects it cannot own (other namespaces, cluster-wide) exist. */
+export const RBAC_FINALIZER = "monitoring.capstan.dev/rbac-cleanup";
+/** Annotation on the config Secret: the hash of the configuration and rule files it holds. */
+export const CONFIG_HASH_ANNOTATION = "monitoring.capstan.dev/config-hash";
+
+/** The port Prometheus listens on, named "web". */
+export const WEB_PORT = 9090;
+/** Where each pod keeps its TSDB (the data volume). */
+export const DATA_DIR = "/prometheus";
+/** UID/GID of the nobody user the Prometheus image runs as. */
+export const PROMETHEUS_UID = 65534;
+/** The config Secret's key holding prometheus.yml, gzipped (as prometheus-operator stores it). */
+export const CONFIG_KEY = "prometheus.yml.gz";
+/** Where the config Secret is mounted for the reloader (the rule files are read there too: RULES_DIR). */
+export const SECRET_DIR = RULES_DIR;
+/** Default image of the reloader sidecar and init container (operator flag --reloader-image). */
+export const DEFAULT_RELOADER_IMAGE = "busybox:1.37";
+/** Requests of the prometheus container when spec.resources is unset (never BestEffort). */
+export const DEFAULT_RESOURCES = { requests: { cpu: "100m", memory: "400Mi" } };
+/** How often (seconds) the reloader compares the mounted Secret with what Prometheus last loaded. */
+export const RELOAD_CHECK_SECONDS = 5;
+
+/** Settings of the operator process that shape the pods. */
+export interface PodSettings {
+  /** Image of the reloader sidecar and the init container (busybox: sh, gunzip, md5sum, wget). */
+  reloaderImage: string;
+}
+
+// ---- names and labels ----
+
+/** `prometheus-<name>`: the StatefulSet, client Service, config Secret, ServiceAccount, PDB and home RBAC. */
+export function serverName(p: Prometheus): string {
+  return `prometheus-${p.metadata.name ?? ""}`;
+}
+/** `prometheus-<name>-operated`: the governing headless Service of the StatefulSet. */
+export function governingServiceName(p: Prometheus): string {
+  return `${serverName(p)}-operated`;
+}
+/** The ServiceAccount the pods run as: spec.serviceAccountName, else `prometheus-<name>`. */
+export function serviceAccountName(p: Prometheus): string {
+  return p.spec.serviceAccountName ?? serverName(p);
+}
+/** Name of RBAC objects outside the server's namespace and of cluster-wide ones: `prometheus-<namespace>-<name>`. */
+export function foreignRbacName(p: Prometheus): string {
+  return `prometheus-${p.metadata.namespace ?? ""}-${p.metadata.name ?? ""}`;
+}
+
+/** Labels selecting the server's pods. */
+export function selectorLabels(p: Prometheus): Record<string, string> {
+  return { "app.kubernetes.io/name": "prometheus", "app.kubernetes.io/instance": p.metadata.name ?? "" };
+}
+/** Labels of every object the server owns. */
+export function serverLabels(p: Prometheus): Record<string, string> {
+  return { ...selectorLabels(p), "app.kubernetes.io/managed-by": MANAGED_BY };
+}
+/** The pods' label selector as a string (status.selector, for the scale subresource). */
+export function selectorString(p: Prometheus): string {
+  return Object.entries(selectorLabels(p))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+}
+
+/** The image `<repository>:v<version>`. */
+export function prometheusImage(p: Prometheus): string {
+  return `${p.spec.repository}:v${p.spec.version}`;
+}
+
+function owned<T extends KubeObject>(p: Prometheus, obj: T): T {
+  setControllerReference(p, PrometheusKind, obj);
+  return obj;
+}
+
+function meta(p: Prometheus, name: string) {
+  return { name, namespace: p.metadata.namespace ?? "", labels: serverLabels(p) };
+}
+
+// ---- RBAC ----
+
+/** What Prometheus's Kubernetes discovery (roles endpointslice and pod) reads. */
+export const DISCOVERY_RULES: PolicyRule[] = [
+  { apiGroups: [""], resources: ["pods", "services"], verbs: ["get", "list", "watch"] },
+  { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["get", "list", "watch"] },
+];
+/** Cluster-wide discovery also lists namespaces. */
+export const CLUSTER_DISCOVERY_RULES: PolicyRule[] = [
+  ...DISCOVERY_RULES,
+  { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch"] },
+];
+
+/** The namespaces the server's discovery looks in: sorted names, or "all" when a monitor says `any`. */
+export type DiscoveryScope = { all: true } | { all: false; namespaces: string[] };
+
+/** The scope of a selection: the union of its monitors' namespaces (`undefined` on one of them: all). */
+export function discoveryScope(monitors: readonly { namespaces?: string[] }[]): DiscoveryScope {
+  const names = new Set<string>();
+  for (const m of monitors) {
+    if (m.namespaces === undefined) return { all: true };
+    for (const n of m.namespaces) names.add(n);
+  }
+  return { all: false, namespaces: [...names].sort() };
+}
+
+/** The ServiceAccount `prometheus-<name>` (only when spec.serviceAccountName is unset). */
+export function serviceAccount(p: Prometheus): ServiceAccountObject {
+  return owned<ServiceAccountObject>(p, {
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: meta(p, serverName(p)),
+  });
+}
+
+/** Every RBAC object a server needs for `scope`, split into those it owns and those it cannot own. */
+export interface DiscoveryRbac {
+  /** In the server's namespace, with an owner reference (deleted with the server). */
+  owned: (RoleObject | RoleBindingObject)[];
+  /**
+   * In other namespaces, or cluster-wide: labelled with the server's namespace and name; the reconciler deletes
+   * them when no longer needed and, through RBAC_FINALIZER, when the server goes.
+   */
+  foreign: (RoleObject | RoleBindingObject | ClusterRoleObject | ClusterRoleBindingObject)[];
+}
+
+function foreignLabels(p: Prometheus): Record<string, string> {
+  return {
+    ...serverLabels(p),
+    [SERVER_NAMESPACE_LABEL]: p.metadata.namespace ?? "",
+    [SERVER_NAME_LABEL]: p.metadata.name ?? "",
+  };
+}
+
+/**
+ * The Roles and RoleBindings (one pair per namespace the monitors look in), or one ClusterRole and
+ * ClusterRoleBinding when a monitor looks in every namespace, granting the ServiceAccount exactly what discovery
+ * reads. A server with a user-provided spec.serviceAccountName gets the same bindings for that account.
+ */
+export function discoveryRbac(p: Prometheus, scope: DiscoveryScope): DiscoveryRbac {
+  const home = p.metadata.namespace ?? "";
+  const subject = { kind: "ServiceAccount", name: serviceAccountName(p), namespace: home };
+  const out: DiscoveryRbac = { owned: [], foreign: [] };
+  if (scope.all) {
+    const name = foreignRbacName(p);
+    const labels = foreignLabels(p);
+    out.foreign.push(
+      {
+        apiVersion: ClusterRole.apiVersion,
+        kind: ClusterRole.kind,
+        metadata: { name, labels },
+        rules: CLUSTER_DISCOVERY_RULES,
+      },
+      {
+        apiVersion: ClusterRoleBinding.apiVersion,
+        kind: ClusterRoleBinding.kind,
+        metadata: { name, labels },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+        subjects: [subject],
+      },
+    );
+    return out;
+  }
+  for (const ns of scope.namespaces) {
+    const isHome = ns === home;
+    const name = isHome ? serverName(p) : foreignRbacName(p);
+    const metadata = { name, namespace: ns, labels: isHome ? serverLabels(p) : foreignLabels(p) };
+    const role: RoleObject = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { ...metadata },
+      rules: DISCOVERY_RULES,
+    };
+    const binding: RoleBindingObject = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { ...metadata },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+      subjects: [subject],
+    };
+    if (isHome) out.owned.push(owned(p, role), owned(p, binding));
+    else out.foreign.push(role, binding);
+  }
+  return out;
+}
+
+// ---- the config Secret ----
+
+/** The config Secret's contents besides the asset files: prometheus.yml gzipped and the rule files. */
+export function configData(config: RenderedConfig): Record<string, string> {
+  const data: Record<string, string> = {
+    // gzip output is deterministic for the same input (no name, mtime 0), so an unchanged config is no write.
+    [CONFIG_KEY]: gzipSync(Buffer.from(config.yaml, "utf8"), { level: 9 }).toString("base64"),
+  };
+  for (const [file, text] of Object.entries(config.rules)) data[file] = b64(text);
+  return data;
+}
+
+/**
+ * The Secret `prometheus-<name>`: prometheus.yml gzipped (key CONFIG_KEY), one key per rule file, and one key per
+ * asset file (`assets`: assetKey -> the referenced Secret/ConfigMap value, already base64). Annotated with the
+ * configuration hash. Mounted whole at RULES_DIR (rule files, and the gzipped config the reloader unpacks) and at
+ * ASSETS_DIR (credentials).
+ */
+export function configSecret(
+  p: Prometheus,
+  config: RenderedConfig,
+  assets: Record<string, string>,
+): SecretObject {
+  const data: Record<string, string> = { ...configData(config) };
+  for (const key of Object.keys(assets).sort()) data[key] = assets[key] ?? "";
+  return owned<SecretObject>(p, {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { ...meta(p, serverName(p)), annotations: { [CONFIG_HASH_ANNOTATION]: config.hash } },
+    type: "Opaque",
+    data,
+  });
+}
+
+function b64(text: string): string {
+  return Buffer.from(text, "utf8").toString("base64");
+}
+
+// ---- Services ----
+
+/** The client Service `prometheus-<name>`: every ready pod on port 9090 ("web"). */
+export function clientService(p: Prometheus): ServiceObject {
+  return owned<ServiceObject>(p, {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(p, serverName(p)),
+    spec: {
+      type: "ClusterIP",
+      selector: selectorLabels(p),
+      ports: [{ name: "web", port: WEB_PORT, targetPort: "web", protocol: "TCP" }],
+    },
+  });
+}
+
+/** The governing headless Service `prometheus-<name>-operated`: a DNS name per pod. */
+export function governingService(p: Prometheus): ServiceObject {
+  return owned<ServiceObject>(p, {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(p, governingServiceName(p)),
+    spec: {
+      clusterIP: "None",
+      selector: selectorLabels(p),
+      ports: [{ name: "web", port: WEB_PORT, targetPort: "web", protocol: "TCP" }],
+    },
+  });
+}
+
+// ---- the StatefulSet ----
+
+/**
+ * The reloader: `sh -c RELOADER_SCRIPT reloader [once]`. It unpacks the gzipped prometheus.yml from the mounted
+ * Secret into CONFIG_FILE (an emptyDir: Prometheus cannot read gzip) and, when the Secret's mounted content
+ * changes (the kubelet swaps it atomically, up to about a minute after the Secret is written), unpacks it again and
+ * POSTs /-/reload until Prometheus answers 200. With `once` (the init container) it only unpacks. Paths and the
+ * interval come from the environment so a test can run it against temporary directories.
+ */
+export const RELOADER_SCRIPT = `src="\${SRC_DIR:-${SECRET_DIR}}"
+out="\${CONFIG_OUT:-${CONFIG_FILE}}"
+url="\${RELOAD_URL:-http://127.0.0.1:${WEB_PORT}/-/reload}"
+every="\${CHECK_SECONDS:-${RELOAD_CHECK_SECONDS}}"
+unpack() {
+  gunzip -c "$src/${CONFIG_KEY}" > "$out.tmp" && mv "$out.tmp" "$out"
+}
+if [ "$1" = once ]; then
+  unpack
+  exit $?
+fi
+loaded=""
+while true; do
+  cur="$(cat "$src"/* 2>/dev/null | md5sum)"
+  if [ "$cur" != "$loaded" ]; then
+    if unpack && wget -q -O /dev/null --post-data '' "$url"; then
+      echo "configuration $cur loaded"
+      loaded="$cur"
+    else
+      echo "reload of configuration $cur failed; retrying"
+    fi
+  fi
+  sleep "$every"
+done
+`;
+
+/**
+ * The StatefulSet `prometheus-<name>`: `spec.replicas` pods of `<repository>:v<version>`, each with its data claim
+ * (unless ephemeral), the configuration unpacked by an init container and kept current by the reloader sidecar
+ * (never a restart for a configuration change), restricted Pod Security, and spec.podTemplate merged in (its labels
+ * never override the selector labels).
+ */
+export function statefulSet(p: Prometheus, settings: PodSettings): StatefulSetObject {
+  const spec = p.spec;
+  const template = spec.podTemplate ?? {};
+  const ephemeral = spec.storage.ephemeral === true;
+  const probe = (path: string, periodSeconds: number, failureThreshold: number) => ({
+    httpGet: { path, port: "web", scheme: "HTTP" },
+    periodSeconds,
+    timeoutSeconds: 3,
+    failureThreshold,
+  });
+  const args = [
+    `--config.file=${CONFIG_FILE}`,
+    `--storage.tsdb.path=${DATA_DIR}`,
+    `--storage.tsdb.retention.time=${spec.retention}`,
+    ...(spec.retentionSize === undefined ? [] : [`--storage.tsdb.retention.size=${spec.retentionSize}`]),
+    "--web.enable-lifecycle",
+    "--web.route-prefix=/",
+    `--web.listen-address=:${WEB_PORT}`,
+  ];
+  const reloaderResources = { requests: { cpu: "5m", memory: "8Mi" }, limits: { memory: "32Mi" } };
+  const secretMount = { name: "config-secret", mountPath: SECRET_DIR, readOnly: true };
+  const podSpec: PodSpec = {
+    serviceAccountName: serviceAccountName(p),
+    // Kubernetes discovery authenticates with the ServiceAccount token.
+    automountServiceAccountToken: true,
+    enableServiceLinks: false,
+    terminationGracePeriodSeconds: 120,
+    securityContext: restrictedPodSecurityContext(PROMETHEUS_UID),
+    initContainers: [
+      {
+        name: "init-config",
+        image: settings.reloaderImage,
+        command: ["sh", "-c", RELOADER_SCRIPT, "reloader", "once"],
+        resources: reloaderResources,
+        securityContext: restrictedContainerSecurityContext(),
+        volumeMounts: [secretMount, { name: "config", mountPath: CONFIG_DIR }],
+      },
+    ],
+    containers: [
+      {
+        name: "prometheus",
+        image: prometheusImage(p),
+        args,
+        env: [{ name: POD_NAME_ENV, valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }],
+        ports: [{ name: "web", containerPort: WEB_PORT, protocol: "TCP" }],
+        resources: resourceRequirements(spec.resources ?? DEFAULT_RESOURCES),
+        terminationMessagePolicy: "FallbackToLogsOnError",
+        // Replaying a large WAL takes a while: up to 15 minutes before liveness applies.
+        startupProbe: probe("/-/ready", 15, 60),
+        readinessProbe: probe("/-/ready", 5, 3),
+        livenessProbe: probe("/-/healthy", 10, 6),
+        securityContext: restrictedContainerSecurityContext(),
+        volumeMounts: [
+          { name: "config", mountPath: CONFIG_DIR, readOnly: true },
+          secretMount,
+          { name: "assets", mountPath: ASSETS_DIR, readOnly: true },
+          { name: "data", mountPath: DATA_DIR },
+        ],
+      },
+      {
+        name: "reloader",
+        image: settings.reloaderImage,
+        command: ["sh", "-c", RELOADER_SCRIPT, "reloader"],
+        resources: reloaderResources,
+        securityContext: restrictedContainerSecurityContext(),
+        volumeMounts: [secretMount, { name: "config", mountPath: CONFIG_DIR }],
+      },
+    ],
+    volumes: [
+      { name: "config", emptyDir: {} },
+      { name: "config-secret", secret: { secretName: serverName(p), defaultMode: 0o440 } },
+      { name: "assets", secret: { secretName: serverName(p), defaultMode: 0o440 } },
+      ...(ephemeral ? [{ name: "data", emptyDir: {} }] : []),
+    ],
+    affinity: (template.affinity as Affinity | undefined) ?? spreadOverNodes(selectorLabels(p)),
+    ...(template.tolerations === undefined ? {} : { tolerations: template.tolerations }),
+    ...(template.nodeSelector === undefined ? {} : { nodeSelector: template.nodeSelector }),
+  };
+  return owned<StatefulSetObject>(p, {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: meta(p, serverName(p)),
+    spec: {
+      replicas: spec.replicas,
+      serviceName: governingServiceName(p),
+      podManagementPolicy: "Parallel",
+      updateStrategy: { type: "RollingUpdate" },
+      selector: { matchLabels: selectorLabels(p) },
+      template: {
+        metadata: {
+          labels: { ...template.labels, ...serverLabels(p), "app.kubernetes.io/component": "server" },
+          ...(template.annotations === undefined ? {} : { annotations: { ...template.annotations } }),
+        },
+        spec: podSpec,
+      },
+      ...(ephemeral
+        ? {}
+        : {
+            persistentVolumeClaimRetentionPolicy: { whenDeleted: "Retain", whenScaled: "Retain" },
+            volumeClaimTemplates: [
+              {
+                apiVersion: "v1",
+                kind: "PersistentVolumeClaim",
+                metadata: { name: "data", labels: serverLabels(p) },
+                spec: {
+                  accessModes: ["ReadWriteOnce"],
+                  resources: { requests: { storage: spec.storage.size ?? "10Gi" } },
+                  ...(spec.storage.storageClassName === undefined
+                    ? {}
+                    : { storageClassName: spec.storage.storageClassName }),
+                },
+              },
+            ],
+          }),
+    },
+  });
+}
+
+/** The PodDisruptionBudget `prometheus-<name>` (maxUnavailable 1) when spec.replicas > 1, else undefined. */
+export function podDisruptionBudget(p: Prometheus): PodDisruptionBudgetObject | undefined {
+  if (p.spec.replicas <= 1) return undefined;
+  return owned<PodDisruptionBudgetObject>(p, {
+    apiVersion: "policy/v1",
+    kind: "PodDisruptionBudget",
+    metadata: meta(p, serverName(p)),
+    spec: { maxUnavailable: 1, selector: { matchLabels: selectorLabels(p) } },
+  });
+}

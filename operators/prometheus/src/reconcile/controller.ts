@@ -1,0 +1,451 @@
+// The Prometheus controller: observe (the server, what it selects, its objects) -> compute (selectMonitors +
+// renderConfig) -> act (apply what changed: ServiceAccount, RBAC, config Secret, Services, StatefulSet, PDB) ->
+// monitor bindings -> status, conditions, events and metrics. Configuration changes reach the pods through the
+// mounted Secret and the reloader sidecar: the pod template never changes for them.
+import {
+  addFinalizer,
+  applyIfChanged,
+  type CacheSelector,
+  type Controller,
+  controller,
+  findCondition,
+  generationChanged,
+  hasFinalizer,
+  isInvalid,
+  isNotFound,
+  type Kind,
+  type KubeObject,
+  labelsChanged,
+  managedBySelectors,
+  Namespace,
+  or,
+  owns,
+  Pod,
+  PodDisruptionBudget,
+  type Predicate,
+  type ReconcileContext,
+  type ReconcileRequest,
+  type Result,
+  Role,
+  RoleBinding,
+  removeFinalizer,
+  Secret,
+  Service,
+  ServiceAccount,
+  StatefulSet,
+  statusMergePatch,
+  watch,
+} from "@capstan/core";
+import { PodMonitorKind } from "../api/pod-monitor.ts";
+import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
+import { PrometheusRuleKind } from "../api/prometheus-rule.ts";
+import { ServiceMonitorKind } from "../api/service-monitor.ts";
+import { selectedStatus } from "../desired/bindings.ts";
+import { renderConfig } from "../desired/config.ts";
+import {
+  ClusterRole,
+  ClusterRoleBinding,
+  clientService,
+  configSecret,
+  DEFAULT_RELOADER_IMAGE,
+  discoveryRbac,
+  discoveryScope,
+  governingService,
+  MANAGED_BY,
+  type PodSettings,
+  podDisruptionBudget,
+  RBAC_FINALIZER,
+  serverName,
+  serviceAccount,
+  statefulSet,
+} from "../desired/objects.ts";
+import { type Selection, selectMonitors } from "../desired/select.ts";
+import { RefusedBindings, syncBindings } from "./bindings.ts";
+import type { PrometheusOperatorMetrics } from "./metrics.ts";
+import {
+  type ForeignRbacObject,
+  keyId,
+  type Observation,
+  observe,
+  readKeys,
+  referencedKeys,
+} from "./observe.ts";
+import { httpRuntimeInfo, judgeReloads, type PodRuntime, type RuntimeInfoClient } from "./reload.ts";
+import { type Problem, statusOf } from "./status.ts";
+
+/** The field manager of every object the operator applies. */
+export const FIELD_MANAGER = "capstan-prometheus-operator";
+
+/** When to look again (milliseconds). */
+export const REQUEUE = {
+  /** Pods starting or rolling: their reloads and readiness are worth watching closely. */
+  rollingOut: 15_000,
+  /** In sync: referenced Secret keys and the pods' reload results are not watched, so they are polled. */
+  inSync: 300_000,
+} as const;
+
+/** Only the objects the operator created are cached, except Services, Pods and Namespaces: monitors select those. */
+export function prometheusCacheSelectors(): CacheSelector[] {
+  return managedBySelectors(MANAGED_BY, [
+    StatefulSet,
+    Secret,
+    ServiceAccount,
+    Role,
+    RoleBinding,
+    PodDisruptionBudget,
+    ClusterRole,
+    ClusterRoleBinding,
+  ]);
+}
+
+/** State a controller keeps across reconciles (in memory: lost on restart, which only repeats an Event). */
+export class ControllerState {
+  /** Servers seen, for mapping a monitor, Namespace, Service or Pod event to every server. */
+  readonly servers = new Map<string, ReconcileRequest>();
+  /** Bindings the API server refused. */
+  readonly refused = new RefusedBindings();
+  /** Each server's pods' last seen lastConfigTime, by pod uid. */
+  readonly reloads = new Map<string, Map<string, string>>();
+}
+
+/** Options of {@link prometheusController}. */
+export interface PrometheusControllerOptions {
+  metrics: PrometheusOperatorMetrics;
+  /** Image of the reloader sidecar (default busybox:1.37). */
+  reloaderImage?: string;
+  /** Default 4: different servers in parallel, one server never by two workers. */
+  maxConcurrentReconciles?: number;
+  /** Asks a pod's Prometheus for its runtimeinfo (tests replace it). */
+  runtimeInfo?: RuntimeInfoClient;
+  /** Shared state; a fresh one when omitted. */
+  state?: ControllerState;
+}
+
+const serviceChanged: Predicate<KubeObject> = {
+  update: (o, n) =>
+    JSON.stringify([o.metadata.labels, (o as { spec?: { ports?: unknown } }).spec?.ports]) !==
+    JSON.stringify([n.metadata.labels, (n as { spec?: { ports?: unknown } }).spec?.ports]),
+};
+
+/** The controller that reconciles Prometheus servers. */
+export function prometheusController(options: PrometheusControllerOptions): Controller<Prometheus> {
+  const state = options.state ?? new ControllerState();
+  const all = () => [...state.servers.values()];
+  const monitorChanged = [or(generationChanged(), labelsChanged())];
+  return controller({
+    name: "prometheus",
+    for: PrometheusKind,
+    owns: [
+      StatefulSet,
+      Service,
+      Secret,
+      ServiceAccount,
+      Role,
+      RoleBinding,
+      owns(PodDisruptionBudget, [generationChanged()]),
+    ],
+    watches: [
+      watch(ServiceMonitorKind, all, monitorChanged),
+      watch(PodMonitorKind, all, monitorChanged),
+      watch(PrometheusRuleKind, all, monitorChanged),
+      watch(Namespace, all, [labelsChanged()]),
+      watch(Service, all, [serviceChanged]),
+      watch(Pod, all, [labelsChanged()]),
+    ],
+    predicates: [generationChanged()],
+    maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,
+    reconcile: (req, ctx) => reconcilePrometheus(req, ctx, { ...options, state }),
+  });
+}
+
+/** One reconcile of one Prometheus server. */
+export async function reconcilePrometheus(
+  req: ReconcileRequest,
+  ctx: ReconcileContext,
+  options: PrometheusControllerOptions & { state?: ControllerState },
+): Promise<Result | undefined> {
+  const state = options.state ?? new ControllerState();
+  const key = `${req.namespace}/${req.name}`;
+  const p = await ctx.cache.get(PrometheusKind, req.name, req.namespace);
+  if (p === undefined) {
+    // Deleted: what it owned goes with it (owner references); foreign RBAC went before the finalizer was removed.
+    state.servers.delete(key);
+    state.reloads.delete(key);
+    options.metrics.forget(req.namespace ?? "", req.name);
+    return undefined;
+  }
+  state.servers.set(key, { namespace: req.namespace ?? "", name: req.name });
+  const obs = await observe(p, ctx.cache);
+
+  if (p.metadata.deletionTimestamp !== undefined) {
+    if (hasFinalizer(p, RBAC_FINALIZER)) {
+      await deleteAll(ctx, obs.foreign);
+      await removeFinalizer(ctx.client, PrometheusKind, p, RBAC_FINALIZER);
+    }
+    options.metrics.forget(req.namespace ?? "", req.name);
+    return undefined;
+  }
+
+  const now = new Date();
+  if (p.spec.paused === true) {
+    await writeStatus(
+      ctx,
+      p,
+      statusOf(p, { ...(obs.statefulSet ? { statefulSet: obs.statefulSet } : {}), problems: [] }, now),
+    );
+    return undefined;
+  }
+
+  const settings: PodSettings = { reloaderImage: options.reloaderImage ?? DEFAULT_RELOADER_IMAGE };
+  const problems: Problem[] = [];
+
+  // Compute: what the server selects and its configuration.
+  let selection: Selection | undefined;
+  let configHash: string | undefined;
+  let configProblem: Problem | undefined;
+  let first: Selection | undefined;
+  try {
+    first = selectMonitors(p, obs.namespaces, obs.monitors, obs.services, obs.pods);
+  } catch (err) {
+    // A malformed selector of the server itself (selectMonitors names the field): keep the last configuration.
+    configProblem = { reason: "InvalidSelector", message: (err as Error).message };
+    problems.push(configProblem);
+  }
+  if (first !== undefined) {
+    // The Secret and ConfigMap keys the chosen monitors read: a monitor whose key is missing is left out.
+    const refs = referencedKeys({
+      serviceMonitors: first.serviceMonitors.map((m) => m.object),
+      podMonitors: first.podMonitors.map((m) => m.object),
+    });
+    const values = await readKeys(ctx.client, refs, ctx.signal);
+    selection = selectMonitors(p, obs.namespaces, obs.monitors, obs.services, obs.pods, {
+      keyExists: (r) => values.has(keyId(r)),
+    });
+    const config = renderConfig(p, selection);
+    configHash = config.hash;
+    const assets: Record<string, string> = {};
+    for (const a of config.assets) assets[a.assetKey] = values.get(keyId(a)) ?? "";
+    await act(ctx, p, obs, settings, selection, configSecret(p, config, assets), problems);
+  } else {
+    const fallback = obs.configSecret === undefined ? configSecret(p, renderConfig(p, none), {}) : undefined;
+    await act(ctx, p, obs, settings, undefined, fallback, problems);
+  }
+
+  // Feedback on each monitor.
+  if (selection !== undefined) {
+    await syncBindings(ctx, p, selection.feedback, obs.monitors, state.refused, now);
+  }
+
+  // What the pods say about their reloads.
+  const pods: PodRuntime[] = await Promise.all(
+    obs.serverPods
+      .filter((pod) => pod.metadata.deletionTimestamp === undefined)
+      .map(async (pod) => {
+        const ready = pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+        const ip = pod.status?.podIP;
+        const info = ready && ip ? await (options.runtimeInfo ?? httpRuntimeInfo)(ip, ctx.signal) : undefined;
+        return {
+          uid: pod.metadata.uid ?? pod.metadata.name ?? "",
+          name: pod.metadata.name ?? "",
+          ...(info ? { info } : {}),
+        };
+      }),
+  );
+  const reloads = judgeReloads(state.reloads.get(key) ?? new Map(), pods);
+  state.reloads.set(key, reloads.seen);
+  if (reloads.success > 0) options.metrics.reloads.inc({ result: "success" }, reloads.success);
+  if (reloads.failure > 0) options.metrics.reloads.inc({ result: "failure" }, reloads.failure);
+  if (reloads.failing.length > 0) {
+    problems.push({
+      reason: "ReloadFailed",
+      message: `${reloads.failing.join(", ")} could not load the latest configuration and keep running the previous one: see kubectl logs <pod> -c prometheus`,
+    });
+  }
+
+  // Status, events, metrics.
+  const selected = selection === undefined ? undefined : selectedStatus(selection);
+  if (selected !== undefined) {
+    options.metrics.observe(p.metadata.namespace ?? "", p.metadata.name ?? "", {
+      ServiceMonitor: selected.serviceMonitors?.length ?? 0,
+      PodMonitor: selected.podMonitors?.length ?? 0,
+      PrometheusRule: selected.rules?.length ?? 0,
+    });
+  }
+  const problem = problems[0];
+  if (problem !== undefined) {
+    const before = findCondition(p.status?.conditions, "Degraded");
+    if (before?.status !== "True" || before.reason !== problem.reason || before.message !== problem.message) {
+      ctx.log.warn({ reason: problem.reason }, problem.message);
+      ctx.recorder.event(p, "Warning", problem.reason, "Reconcile", problem.message);
+    }
+  }
+  const status = statusOf(
+    p,
+    {
+      ...(obs.statefulSet === undefined ? {} : { statefulSet: obs.statefulSet }),
+      ...(selected === undefined ? {} : { selected }),
+      ...(selection === undefined
+        ? {}
+        : { notAccepted: selection.feedback.filter((f) => !f.accepted).length }),
+      ...(configHash === undefined ? {} : { configHash }),
+      problems,
+      ...(configProblem === undefined ? {} : { configProblem }),
+    },
+    now,
+  );
+  await writeStatus(ctx, p, status);
+  const progressing = findCondition(status.conditions, "Progressing")?.status === "True";
+  return { requeueAfter: progressing ? REQUEUE.rollingOut : REQUEUE.inSync };
+}
+
+const none = { serviceMonitors: [], podMonitors: [], rules: [] };
+
+async function writeStatus(
+  ctx: ReconcileContext,
+  p: Prometheus,
+  status: NonNullable<Prometheus["status"]>,
+): Promise<void> {
+  const patch = statusMergePatch(p.status, status);
+  if (patch !== undefined) {
+    await ctx.client.patchStatus(
+      PrometheusKind,
+      p.metadata.name ?? "",
+      p.metadata.namespace ?? "",
+      patch,
+      "merge",
+      {
+        signal: ctx.signal,
+      },
+    );
+  }
+}
+
+/**
+ * Applies every object of the server (no request for one that already matches) and deletes what is no longer
+ * wanted: RBAC outside the discovery scope, the PDB below two replicas. `secret` undefined keeps the live one.
+ */
+async function act(
+  ctx: ReconcileContext,
+  p: Prometheus,
+  obs: Observation,
+  settings: PodSettings,
+  selection: Selection | undefined,
+  secret: ReturnType<typeof configSecret> | undefined,
+  problems: Problem[],
+): Promise<void> {
+  const namespace = p.metadata.namespace ?? "";
+  const opts = { fieldManager: FIELD_MANAGER, force: true };
+  const ownedLive = (kind: string, name: string) => obs.owned.get(`${kind}/${name}`) as never;
+
+  if (p.spec.serviceAccountName === undefined) {
+    const sa = serviceAccount(p);
+    await applyIfChanged(ctx.client, ServiceAccount, sa, ownedLive("ServiceAccount", serverName(p)), opts);
+  }
+
+  // RBAC: exactly the namespaces the monitors look in; kept as is when the selection is unknown.
+  if (selection !== undefined) {
+    const scope = discoveryScope([...selection.serviceMonitors, ...selection.podMonitors]);
+    const rbac = discoveryRbac(p, scope);
+    if (rbac.foreign.length > 0) await addFinalizer(ctx.client, PrometheusKind, p, RBAC_FINALIZER);
+    const wanted = new Set<string>();
+    for (const o of rbac.owned) {
+      wanted.add(`${o.kind}/${o.metadata.name}`);
+      const kind = (o.kind === "Role" ? Role : RoleBinding) as Kind;
+      await applyIfChanged(ctx.client, kind, o, ownedLive(o.kind ?? "", o.metadata.name ?? ""), opts);
+    }
+    for (const kind of ["Role", "RoleBinding"]) {
+      const live = obs.owned.get(`${kind}/${serverName(p)}`);
+      if (live !== undefined && !wanted.has(`${kind}/${serverName(p)}`))
+        await deleteAll(ctx, [live as ForeignRbacObject]);
+    }
+    const foreignKey = (o: KubeObject) => `${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+    const liveForeign = new Map(obs.foreign.map((o) => [foreignKey(o), o]));
+    for (const o of rbac.foreign) {
+      await applyIfChanged(ctx.client, rbacKind(o), o, liveForeign.get(foreignKey(o)), opts);
+      liveForeign.delete(foreignKey(o));
+    }
+    await deleteAll(ctx, [...liveForeign.values()]);
+    if (rbac.foreign.length === 0 && hasFinalizer(p, RBAC_FINALIZER)) {
+      await removeFinalizer(ctx.client, PrometheusKind, p, RBAC_FINALIZER);
+    }
+  }
+
+  if (secret !== undefined) {
+    const before = obs.configSecret;
+    const applied = await applyIfChanged(ctx.client, Secret, secret, before, opts);
+    if (applied.applied && before !== undefined) {
+      const hash = secret.metadata.annotations?.["monitoring.capstan.dev/config-hash"] ?? "";
+      ctx.recorder.event(
+        p,
+        "Normal",
+        "ConfigurationChanged",
+        "UpdateConfig",
+        `configuration ${hash} written to Secret ${serverName(p)}; the pods reload it without restarting`,
+      );
+    }
+  }
+  for (const svc of [governingService(p), clientService(p)]) {
+    await applyIfChanged(ctx.client, Service, svc, ownedLive("Service", svc.metadata.name ?? ""), opts);
+  }
+
+  const sts = statefulSet(p, settings);
+  const live = obs.statefulSet;
+  const liveSize = live?.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage;
+  const wantSize = sts.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests;
+  if (
+    live !== undefined &&
+    liveSize !== undefined &&
+    wantSize !== undefined &&
+    wantSize.storage !== liveSize
+  ) {
+    // A StatefulSet's claim template is immutable: keep it, and say what to do.
+    problems.push({
+      reason: "StorageSizeChangeNotApplied",
+      message: `spec.storage.size ${wantSize.storage} differs from the claims' ${liveSize}: a StatefulSet cannot change its claim template; expand each claim data-${serverName(p)}-<ordinal> by hand (if its StorageClass allows expansion)`,
+    });
+    wantSize.storage = liveSize;
+  }
+  try {
+    await applyIfChanged(ctx.client, StatefulSet, sts, live, opts);
+  } catch (err) {
+    if (!isInvalid(err)) throw err;
+    problems.push({
+      reason: "StatefulSetRefused",
+      message: `the API server refused StatefulSet ${namespace}/${serverName(p)}: ${(err as Error).message}`,
+    });
+  }
+
+  const pdb = podDisruptionBudget(p);
+  const livePdb = ownedLive("PodDisruptionBudget", serverName(p)) as KubeObject | undefined;
+  if (pdb !== undefined) await applyIfChanged(ctx.client, PodDisruptionBudget, pdb, livePdb as never, opts);
+  else if (livePdb !== undefined) {
+    await ctx.client
+      .delete(PodDisruptionBudget, serverName(p), namespace, { signal: ctx.signal })
+      .catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+  }
+}
+
+function rbacKind(o: KubeObject): Kind {
+  switch (o.kind) {
+    case "Role":
+      return Role as Kind;
+    case "RoleBinding":
+      return RoleBinding as Kind;
+    case "ClusterRole":
+      return ClusterRole as Kind;
+    default:
+      return ClusterRoleBinding as Kind;
+  }
+}
+
+async function deleteAll(ctx: ReconcileContext, objects: readonly KubeObject[]): Promise<void> {
+  for (const o of objects) {
+    await ctx.client
+      .delete(rbacKind(o), o.metadata.name ?? "", o.metadata.namespace, { signal: ctx.signal })
+      .catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+  }
+}

@@ -1,0 +1,44 @@
+// The Prometheus operator's own metrics, beside core's controller_runtime_* and workqueue_* families.
+import { Counter, Gauge, type Registry } from "prom-client";
+
+/** The kinds counted by capstan_prometheus_selected_monitors. */
+export const MONITOR_KINDS = ["ServiceMonitor", "PodMonitor", "PrometheusRule"] as const;
+export type MonitorKind = (typeof MONITOR_KINDS)[number];
+
+/** Metrics of the Prometheus controller, registered on the manager's registry. */
+export class PrometheusOperatorMetrics {
+  /** capstan_prometheus_selected_monitors{namespace,name,kind}: objects in a server's configuration. */
+  readonly selected: Gauge<"namespace" | "name" | "kind">;
+  /**
+   * capstan_prometheus_config_reloads_total{result}: configuration reloads the pods made, as the operator sees
+   * them (a pod's Prometheus reports a newer lastConfigTime): result "success" or "failure".
+   */
+  readonly reloads: Counter<"result">;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.selected = new Gauge({
+      name: "capstan_prometheus_selected_monitors",
+      help: "ServiceMonitors, PodMonitors and PrometheusRules in a Prometheus server's configuration, by kind.",
+      labelNames: ["namespace", "name", "kind"],
+      registers,
+    });
+    this.reloads = new Counter({
+      name: "capstan_prometheus_config_reloads_total",
+      help: "Configuration reloads of the Prometheus pods seen by the operator, by result (success, failure).",
+      labelNames: ["result"],
+      registers,
+    });
+    for (const result of ["success", "failure"]) this.reloads.inc({ result }, 0);
+  }
+
+  /** Records what one server's configuration holds. */
+  observe(namespace: string, name: string, counts: Record<MonitorKind, number>): void {
+    for (const kind of MONITOR_KINDS) this.selected.set({ namespace, name, kind }, counts[kind]);
+  }
+
+  /** Drops every series of a deleted server. */
+  forget(namespace: string, name: string): void {
+    for (const kind of MONITOR_KINDS) this.selected.remove({ namespace, name, kind });
+  }
+}

@@ -1,0 +1,203 @@
+// Observation: what the cache holds about one Prometheus server and what it selects (namespaces, monitors, rules,
+// the Services and Pods its monitors look for, its own objects), plus the Secret and ConfigMap keys its monitors
+// reference (read through the client: the cache does not hold every Secret of the cluster).
+import {
+  type Cache,
+  type Client,
+  ConfigMap,
+  hasFinalizer,
+  isNotFound,
+  Namespace,
+  type ObjectOf,
+  Pod,
+  PodDisruptionBudget,
+  Role,
+  RoleBinding,
+  Secret,
+  Service,
+  ServiceAccount,
+  StatefulSet,
+} from "@capstan/core";
+import { type PodMonitor, PodMonitorKind } from "../api/pod-monitor.ts";
+import type { Prometheus } from "../api/prometheus.ts";
+import { type PrometheusRule, PrometheusRuleKind } from "../api/prometheus-rule.ts";
+import { type ServiceMonitor, ServiceMonitorKind } from "../api/service-monitor.ts";
+import { type AssetRef, endpointAssets } from "../desired/assets.ts";
+import {
+  ClusterRole,
+  ClusterRoleBinding,
+  type ClusterRoleBindingObject,
+  type ClusterRoleObject,
+  type PodDisruptionBudgetObject,
+  RBAC_FINALIZER,
+  type RoleBindingObject,
+  type RoleObject,
+  SERVER_NAME_LABEL,
+  SERVER_NAMESPACE_LABEL,
+  type SecretObject,
+  type ServiceAccountObject,
+  type ServiceObject,
+  type StatefulSetObject,
+  selectorLabels,
+  serverName,
+} from "../desired/objects.ts";
+import type { KeyRef, MonitorObjects, NamespaceLike } from "../desired/select.ts";
+
+export type PodObject = ObjectOf<typeof Pod>;
+export type ConfigMapObject = ObjectOf<typeof ConfigMap>;
+
+/** A foreign RBAC object (other namespace, or cluster-wide) labelled as this server's. */
+export type ForeignRbacObject = RoleObject | RoleBindingObject | ClusterRoleObject | ClusterRoleBindingObject;
+
+/** Everything one reconcile knows about a server. */
+export interface Observation {
+  namespaces: NamespaceLike[];
+  monitors: MonitorObjects;
+  services: ServiceObject[];
+  pods: PodObject[];
+  /** The server's own pods (its selector labels), by name. */
+  serverPods: PodObject[];
+  statefulSet?: StatefulSetObject;
+  configSecret?: SecretObject;
+  /** Owned objects by "Kind/name" (in the server's namespace). */
+  owned: Map<
+    string,
+    ServiceObject | ServiceAccountObject | PodDisruptionBudgetObject | RoleObject | RoleBindingObject
+  >;
+  /** RBAC objects outside the server's namespace, and cluster-wide ones, labelled as this server's. */
+  foreign: ForeignRbacObject[];
+}
+
+/** Reads what the cache holds for `prometheus`. */
+export async function observe(prometheus: Prometheus, cache: Cache): Promise<Observation> {
+  const namespace = prometheus.metadata.namespace ?? "";
+  const name = serverName(prometheus);
+  const [namespaces, serviceMonitors, podMonitors, rules, services, pods] = await Promise.all([
+    cache.list(Namespace),
+    cache.list(ServiceMonitorKind),
+    cache.list(PodMonitorKind),
+    cache.list(PrometheusRuleKind),
+    cache.list(Service),
+    cache.list(Pod),
+  ]);
+  const labels = selectorLabels(prometheus);
+  const serverPods = pods.filter(
+    (p) =>
+      p.metadata.namespace === namespace &&
+      Object.entries(labels).every(([k, v]) => p.metadata.labels?.[k] === v),
+  );
+  const owned: Observation["owned"] = new Map();
+  const put = (o: { kind?: string; metadata: { name?: string } } | undefined, kind: string) => {
+    if (o !== undefined) owned.set(`${kind}/${o.metadata.name ?? ""}`, o as never);
+  };
+  put(await cache.get(Service, name, namespace), "Service");
+  put(await cache.get(Service, `${name}-operated`, namespace), "Service");
+  put(await cache.get(ServiceAccount, name, namespace), "ServiceAccount");
+  put(await cache.get(PodDisruptionBudget, name, namespace), "PodDisruptionBudget");
+  put(await cache.get(Role, name, namespace), "Role");
+  put(await cache.get(RoleBinding, name, namespace), "RoleBinding");
+
+  const mine = {
+    [SERVER_NAMESPACE_LABEL]: namespace,
+    [SERVER_NAME_LABEL]: prometheus.metadata.name ?? "",
+  };
+  // Foreign RBAC is only ever created after RBAC_FINALIZER is set: without it there is none to look for (and an
+  // operator in the namespace-scoped mode, which may not list ClusterRoles, never has to).
+  const foreign: ForeignRbacObject[] = hasFinalizer(prometheus, RBAC_FINALIZER)
+    ? [
+        ...(await cache.list(Role, { labels: mine })),
+        ...(await cache.list(RoleBinding, { labels: mine })),
+        ...(await cache.list(ClusterRole, { labels: mine })),
+        ...(await cache.list(ClusterRoleBinding, { labels: mine })),
+      ]
+    : [];
+  const statefulSet = await cache.get(StatefulSet, name, namespace);
+  const configSecret = await cache.get(Secret, name, namespace);
+  return {
+    namespaces,
+    monitors: { serviceMonitors, podMonitors, rules },
+    services,
+    pods,
+    serverPods,
+    ...(statefulSet === undefined ? {} : { statefulSet }),
+    ...(configSecret === undefined ? {} : { configSecret }),
+    owned,
+    foreign,
+  };
+}
+
+/** The Secret and ConfigMap keys the endpoints of `monitors` reference, deduplicated. */
+export function referencedKeys(monitors: {
+  serviceMonitors: readonly ServiceMonitor[];
+  podMonitors: readonly PodMonitor[];
+}): AssetRef[] {
+  const out = new Map<string, AssetRef>();
+  for (const sm of monitors.serviceMonitors) {
+    for (const [i, ep] of (sm.spec.endpoints ?? []).entries()) {
+      for (const a of endpointAssets(ep, sm.metadata.namespace ?? "", `endpoints[${i}]`))
+        out.set(a.assetKey, a);
+    }
+  }
+  for (const pm of monitors.podMonitors) {
+    for (const [i, ep] of (pm.spec.podMetricsEndpoints ?? []).entries()) {
+      for (const a of endpointAssets(ep, pm.metadata.namespace ?? "", `podMetricsEndpoints[${i}]`)) {
+        out.set(a.assetKey, a);
+      }
+    }
+  }
+  return [...out.values()];
+}
+
+/** The values (base64) of Secret and ConfigMap keys, by "Kind/namespace/name/key"; absent keys are missing. */
+export type KeyValues = Map<string, string>;
+
+/** The map key of a referenced key. */
+export function keyId(ref: KeyRef): string {
+  return `${ref.kind}/${ref.namespace}/${ref.name}/${ref.key}`;
+}
+
+/**
+ * Reads every Secret and ConfigMap `refs` name, once each, through the client (a missing object or key is simply
+ * absent from the answer), and returns their values base64-encoded.
+ */
+export async function readKeys(
+  client: Client,
+  refs: readonly KeyRef[],
+  signal?: AbortSignal,
+): Promise<KeyValues> {
+  const objects = new Map<string, Promise<SecretObject | ConfigMapObject | undefined>>();
+  const out: KeyValues = new Map();
+  const notFound = (err: unknown) => {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  };
+  for (const ref of refs) {
+    const id = `${ref.kind}/${ref.namespace}/${ref.name}`;
+    if (!objects.has(id)) {
+      objects.set(
+        id,
+        ref.kind === "Secret"
+          ? client.get(Secret, ref.name, ref.namespace, signal).catch(notFound)
+          : client.get(ConfigMap, ref.name, ref.namespace, signal).catch(notFound),
+      );
+    }
+  }
+  for (const ref of refs) {
+    const obj = await objects.get(`${ref.kind}/${ref.namespace}/${ref.name}`);
+    if (obj === undefined) continue;
+    const b64 = (v: string | undefined) => (v === undefined ? undefined : Buffer.from(v).toString("base64"));
+    let value: string | undefined;
+    if (ref.kind === "Secret") {
+      const s = obj as SecretObject;
+      value = s.data?.[ref.key] ?? b64(s.stringData?.[ref.key]);
+    } else {
+      const c = obj as ConfigMapObject;
+      value = c.binaryData?.[ref.key] ?? b64(c.data?.[ref.key]);
+    }
+    if (value !== undefined) out.set(keyId(ref), value);
+  }
+  return out;
+}
+
+/** Type guards used by the reconciler. */
+export type { PodMonitor, PrometheusRule, ServiceMonitor };

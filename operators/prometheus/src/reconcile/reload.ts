@@ -1,0 +1,80 @@
+// What the operator learns about live reloads. The reloader sidecar in each pod reloads Prometheus when the
+// mounted config Secret changes (see RELOADER_SCRIPT); the operator only watches the outcome: each ready pod's
+// GET /api/v1/status/runtimeinfo (reloadConfigSuccess, lastConfigTime). A newer lastConfigTime is one reload
+// (capstan_prometheus_config_reloads_total{result}); a pod whose last reload failed makes the server Degraded.
+
+/** The part of Prometheus's runtimeinfo the operator reads. */
+export interface RuntimeInfo {
+  reloadConfigSuccess: boolean;
+  /** RFC 3339 time of the last (attempted) configuration load. */
+  lastConfigTime: string;
+}
+
+/** Asks one pod's Prometheus for its runtimeinfo; undefined when it does not answer (tests replace it). */
+export type RuntimeInfoClient = (podIP: string, signal?: AbortSignal) => Promise<RuntimeInfo | undefined>;
+
+/** Timeout of one runtimeinfo call: a pod that does not answer must not stall the reconcile. */
+export const RUNTIME_INFO_TIMEOUT_MS = 2_000;
+
+/** The default {@link RuntimeInfoClient}: HTTP to <podIP>:9090. */
+export const httpRuntimeInfo: RuntimeInfoClient = async (podIP, signal) => {
+  const timeout = AbortSignal.timeout(RUNTIME_INFO_TIMEOUT_MS);
+  try {
+    const res = await fetch(
+      `http://${podIP.includes(":") ? `[${podIP}]` : podIP}:9090/api/v1/status/runtimeinfo`,
+      {
+        signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
+      },
+    );
+    if (!res.ok) return undefined;
+    const body = (await res.json()) as { data?: Partial<RuntimeInfo> };
+    const d = body.data;
+    if (typeof d?.reloadConfigSuccess !== "boolean" || typeof d.lastConfigTime !== "string") return undefined;
+    return { reloadConfigSuccess: d.reloadConfigSuccess, lastConfigTime: d.lastConfigTime };
+  } catch {
+    return undefined;
+  }
+};
+
+/** One pod's answer (undefined: it did not answer, or is not ready). */
+export interface PodRuntime {
+  /** The pod's uid (a recreated pod starts over). */
+  uid: string;
+  name: string;
+  info?: RuntimeInfo;
+}
+
+/** What {@link judgeReloads} decided. */
+export interface ReloadVerdict {
+  /** Reloads seen since the last look (each pod's lastConfigTime that moved on), by result. */
+  success: number;
+  failure: number;
+  /** Pods whose last configuration load failed (Prometheus keeps running the previous configuration). */
+  failing: string[];
+  /** lastConfigTime per pod uid, to pass as `seen` next time (pods that are gone are dropped). */
+  seen: Map<string, string>;
+}
+
+/**
+ * Pure: compares each pod's runtimeinfo with the lastConfigTime seen before. A pod seen for the first time
+ * counts nothing (its start is not a reload); a later lastConfigTime counts one reload with the pod's current
+ * result; a pod that did not answer keeps its previous value and counts nothing.
+ */
+export function judgeReloads(seen: ReadonlyMap<string, string>, pods: readonly PodRuntime[]): ReloadVerdict {
+  const out: ReloadVerdict = { success: 0, failure: 0, failing: [], seen: new Map() };
+  for (const p of pods) {
+    const before = seen.get(p.uid);
+    if (p.info === undefined) {
+      if (before !== undefined) out.seen.set(p.uid, before);
+      continue;
+    }
+    out.seen.set(p.uid, p.info.lastConfigTime);
+    if (!p.info.reloadConfigSuccess) out.failing.push(p.name);
+    if (before !== undefined && before !== p.info.lastConfigTime) {
+      if (p.info.reloadConfigSuccess) out.success++;
+      else out.failure++;
+    }
+  }
+  out.failing.sort();
+  return out;
+}

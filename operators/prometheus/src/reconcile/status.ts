@@ -1,0 +1,101 @@
+// Pure: the Prometheus status a reconcile writes (conditions Available, Progressing, Degraded, Reconciled; replicas;
+// what the configuration holds; its hash) from what it observed and decided. Messages depend only on state, never
+// on what this reconcile wrote, so a steady state computes the same status and writes nothing.
+import { type Condition, setCondition } from "@capstan/core";
+import type { Prometheus, PrometheusSelected, PrometheusStatus } from "../api/prometheus.ts";
+import { type StatefulSetObject, selectorString } from "../desired/objects.ts";
+
+/** Something only the operator can judge, or a refusal that needs a human: Degraded with this reason. */
+export interface Problem {
+  reason: string;
+  message: string;
+}
+
+/** What the status is computed from. */
+export interface StatusInput {
+  statefulSet?: StatefulSetObject;
+  /** What the configuration holds; undefined when it could not be computed (keep the previous). */
+  selected?: PrometheusSelected;
+  /** Monitors and rules selected but left out or not accepted. */
+  notAccepted?: number;
+  configHash?: string;
+  /** Degraded problems, the first one reported in the condition. */
+  problems: Problem[];
+  /** The configuration could not be generated (a malformed server selector): Reconciled is False. */
+  configProblem?: Problem;
+}
+
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
+
+/** The four conditions. */
+export function conditionsOf(p: Prometheus, input: StatusInput, now: Date): Condition[] {
+  const generation = p.metadata.generation ?? 0;
+  let conditions = p.status?.conditions ?? [];
+  const set = (type: string, status: Condition["status"], reason: string, message: string) => {
+    conditions = setCondition(
+      conditions,
+      { type, status, reason, message, observedGeneration: generation },
+      now,
+    );
+  };
+  const paused = p.spec.paused === true;
+  const sts = input.statefulSet;
+  const want = p.spec.replicas;
+  const ready = sts?.status?.readyReplicas ?? 0;
+  const updated = sts?.status?.updatedReplicas ?? 0;
+  const current = sts?.status?.replicas ?? 0;
+
+  if (want === 0) set("Available", "False", "ScaledToZero", "spec.replicas is 0");
+  else if (ready > 0) set("Available", "True", "PodsReady", `${ready} of ${want} pods ready`);
+  else set("Available", "False", "NoPodReady", `none of ${count(want, "pod")} is ready yet`);
+
+  const rolledOut =
+    sts !== undefined &&
+    (sts.status?.observedGeneration ?? 0) >= (sts.metadata.generation ?? 0) &&
+    updated === want &&
+    ready === want &&
+    current === want;
+  if (paused) set("Progressing", "False", "Paused", "spec.paused is set: the operator changes nothing");
+  else if (!rolledOut)
+    set("Progressing", "True", "RollingOut", `${ready} of ${want} pods ready, ${updated} up to date`);
+  else set("Progressing", "False", "RolledOut", `${count(want, "pod")} ready and up to date`);
+
+  const problem = input.problems[0];
+  if (problem !== undefined) set("Degraded", "True", problem.reason, problem.message);
+  else set("Degraded", "False", "AsExpected", "");
+
+  if (paused) {
+    set("Reconciled", "False", "Paused", "spec.paused is set: the configuration is not updated");
+  } else if (input.configProblem !== undefined) {
+    set("Reconciled", "False", input.configProblem.reason, input.configProblem.message);
+  } else {
+    const s = input.selected;
+    const held = `${count(s?.serviceMonitors?.length ?? 0, "ServiceMonitor")}, ${count(s?.podMonitors?.length ?? 0, "PodMonitor")} and ${count(s?.rules?.length ?? 0, "PrometheusRule")} in the configuration`;
+    const refused = input.notAccepted ?? 0;
+    set(
+      "Reconciled",
+      "True",
+      "ConfigurationGenerated",
+      refused === 0
+        ? held
+        : `${held}; ${count(refused, "selected object")} not accepted: see their status.bindings or Events`,
+    );
+  }
+  return conditions;
+}
+
+/** The whole status this reconcile would write. */
+export function statusOf(p: Prometheus, input: StatusInput, now: Date): PrometheusStatus {
+  const previous = p.status ?? {};
+  const selected = input.selected ?? previous.selected;
+  const configHash = input.configHash ?? previous.configHash;
+  return {
+    observedGeneration: p.metadata.generation ?? 0,
+    conditions: conditionsOf(p, input, now),
+    replicas: input.statefulSet?.status?.replicas ?? 0,
+    readyReplicas: input.statefulSet?.status?.readyReplicas ?? 0,
+    selector: selectorString(p),
+    ...(selected === undefined ? {} : { selected }),
+    ...(configHash === undefined ? {} : { configHash }),
+  };
+}
