@@ -59,12 +59,17 @@ lane() { # NAME COMMAND...: COMMAND's output prefixed with [NAME]
 }
 vault_lane() {
   renice -n 5 -p "$BASHPID" >/dev/null # the build and the real-Vault tests yield to core's suites
-  images "${vault_images[@]}" || { echo "the Vault images did not build or import" >&2; return 1; }
+  # Vault 1.14.8 first: the real tests and every suite but the upgrade need only it. 1.14.6, where the upgrade
+  # starts, comes after them (CI's background build makes it meanwhile; warm, it is only found).
+  VAULT_IMAGE_VERSIONS=v1.14.8 images "${vault_images[@]}" ||
+    { echo "the Vault images did not build or import" >&2; return 1; }
   npm run --silent test:real --workspace @capstan/vault-operator || return 1
   echo "waiting for the core suites" >&2
   until [ -f "$marks/core" ]; do sleep 2; done
   [ "$(cat "$marks/core")" = 0 ] || return 1
-  npx vitest run suites/vault
+  npx vitest run suites/vault --exclude '**/upgrade.test.ts' || return 1
+  VAULT_IMAGE_VERSIONS=v1.14.6 images vault || { echo "the Vault 1.14.6 image did not build or import" >&2; return 1; }
+  npx vitest run suites/vault/upgrade.test.ts
 }
 lane vault vault_lane &
 vault=$!
