@@ -9,6 +9,7 @@ import type { Prometheus } from "./api/prometheus.ts";
 import type { PrometheusRule } from "./api/prometheus-rule.ts";
 import type { ServiceMonitor } from "./api/service-monitor.ts";
 import { renderConfig } from "./desired/config.ts";
+import { defaultSpec } from "./desired/config-fixtures.ts";
 import { type ServiceLike, selectMonitors } from "./desired/select.ts";
 
 const helm = findHelm();
@@ -19,13 +20,7 @@ const chart = (name: string) => fileURLToPath(new URL(`../../../charts/${name}/`
 const prometheus: Prometheus = {
   metadata: { name: "main", namespace: "monitoring" },
   spec: {
-    replicas: 1,
-    version: "3.16.0",
-    repository: "quay.io/prometheus/prometheus",
-    scrapeInterval: "30s",
-    evaluationInterval: "30s",
-    retention: "15d",
-    storage: { size: "10Gi" },
+    ...defaultSpec,
     serviceMonitorSelector: {},
     serviceMonitorNamespaceSelector: {},
     ruleSelector: {},

@@ -1,22 +1,27 @@
 // Inputs of the configuration golden files, shared by config.test.ts (the golden files) and
-// promtool.real.test.ts (the real promtool over the same output). Test support only: not exported by the package.
+// promtool.real.test.ts (the real promtool over the same output), and the defaulted spec every test starts from. Test support only: not exported by the package.
 import type { PodMonitor } from "../api/pod-monitor.ts";
 import type { Prometheus, PrometheusSpec } from "../api/prometheus.ts";
 import type { PrometheusRule } from "../api/prometheus-rule.ts";
 import type { ServiceMonitor } from "../api/service-monitor.ts";
 import type { SelectedMonitors } from "./select.ts";
 
+/** The spec of a server with every default spelled out (what the API server stores for an empty spec). */
+export const defaultSpec: PrometheusSpec = {
+  replicas: 1,
+  version: "3.16.0",
+  repository: "quay.io/prometheus/prometheus",
+  scrapeInterval: "30s",
+  evaluationInterval: "30s",
+  retention: "15d",
+  storage: { size: "10Gi" },
+};
+
 export function prometheus(spec: Partial<PrometheusSpec> = {}): Prometheus {
   return {
     metadata: { name: "main", namespace: "monitoring" },
     spec: {
-      replicas: 1,
-      version: "3.16.0",
-      repository: "quay.io/prometheus/prometheus",
-      scrapeInterval: "30s",
-      evaluationInterval: "30s",
-      retention: "15d",
-      storage: { size: "10Gi" },
+      ...defaultSpec,
       ...spec,
     },
   };

@@ -7,7 +7,7 @@ import { gunzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Prometheus, PrometheusSpec } from "../api/prometheus.ts";
 import { renderConfig } from "./config.ts";
-import { none, rule } from "./config-fixtures.ts";
+import { defaultSpec, none, rule } from "./config-fixtures.ts";
 import {
   CONFIG_KEY,
   clientService,
@@ -44,13 +44,7 @@ const server = (spec: Partial<PrometheusSpec> = {}): Prometheus => ({
   kind: "Prometheus",
   metadata: { name: "main", namespace: "monitoring", uid: "9b1c0f5e-0000-4000-8000-000000000001" },
   spec: {
-    replicas: 1,
-    version: "3.16.0",
-    repository: "quay.io/prometheus/prometheus",
-    scrapeInterval: "30s",
-    evaluationInterval: "30s",
-    retention: "15d",
-    storage: { size: "10Gi" },
+    ...defaultSpec,
     ...spec,
   },
 });

@@ -4,6 +4,7 @@ import type { PodMonitor, PodMonitorSpec } from "../api/pod-monitor.ts";
 import type { Prometheus, PrometheusSpec } from "../api/prometheus.ts";
 import type { PrometheusRule, RuleGroup } from "../api/prometheus-rule.ts";
 import type { Endpoint, ServiceMonitor, ServiceMonitorSpec } from "../api/service-monitor.ts";
+import { defaultSpec } from "./config-fixtures.ts";
 import {
   type FeedbackReason,
   IN_CONFIG_REASONS,
@@ -23,13 +24,7 @@ function prometheus(patch: SpecPatch = {}): Prometheus {
   const p: Prometheus = {
     metadata: { name: "main", namespace: "monitoring" },
     spec: {
-      replicas: 1,
-      version: "3.16.0",
-      repository: "quay.io/prometheus/prometheus",
-      scrapeInterval: "30s",
-      evaluationInterval: "30s",
-      retention: "15d",
-      storage: { size: "10Gi" },
+      ...defaultSpec,
       serviceMonitorSelector: {},
       serviceMonitorNamespaceSelector: {},
       podMonitorSelector: {},

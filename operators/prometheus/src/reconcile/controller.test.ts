@@ -19,6 +19,7 @@ import { PodMonitorKind } from "../api/pod-monitor.ts";
 import { type Prometheus, PrometheusKind, type PrometheusSpec } from "../api/prometheus.ts";
 import { PrometheusRuleKind } from "../api/prometheus-rule.ts";
 import { type ServiceMonitor, ServiceMonitorKind } from "../api/service-monitor.ts";
+import { defaultSpec } from "../desired/config-fixtures.ts";
 import { ClusterRole, ClusterRoleBinding, CONFIG_KEY, RBAC_FINALIZER } from "../desired/objects.ts";
 import { ControllerState, reconcilePrometheus } from "./controller.ts";
 import { PrometheusOperatorMetrics } from "./metrics.ts";
@@ -41,13 +42,7 @@ const server = (
   kind: PrometheusKind.kind,
   metadata: { name: "main", namespace: "monitoring", uid: "p-1", generation: 1, ...meta },
   spec: {
-    replicas: 1,
-    version: "3.16.0",
-    repository: "quay.io/prometheus/prometheus",
-    scrapeInterval: "30s",
-    evaluationInterval: "30s",
-    retention: "15d",
-    storage: { size: "10Gi" },
+    ...defaultSpec,
     serviceMonitorSelector: {},
     ...spec,
   },
