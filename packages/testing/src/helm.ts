@@ -87,8 +87,8 @@ export async function installChart(
   };
 }
 
-/** The pods of a release (label app.kubernetes.io/instance) that are not being deleted. */
-export async function releasePods(
+/** Every pod of a release (label app.kubernetes.io/instance), those being deleted too. */
+async function allReleasePods(
   client: Client,
   release: { release: string; namespace: string },
 ): Promise<ObjectOf<typeof Pod>[]> {
@@ -96,7 +96,15 @@ export async function releasePods(
     namespace: release.namespace,
     labelSelector: `app.kubernetes.io/instance=${release.release}`,
   });
-  return pods.items.filter((p) => p.metadata.deletionTimestamp === undefined);
+  return pods.items;
+}
+
+/** The pods of a release (label app.kubernetes.io/instance) that are not being deleted. */
+export async function releasePods(
+  client: Client,
+  release: { release: string; namespace: string },
+): Promise<ObjectOf<typeof Pod>[]> {
+  return (await allReleasePods(client, release)).filter((p) => p.metadata.deletionTimestamp === undefined);
 }
 
 /** The last `tailLines` of every container log of a release's pods, the previous container's too. */
@@ -105,12 +113,8 @@ export async function releaseLogs(
   release: { release: string; namespace: string },
   tailLines = 100,
 ): Promise<string> {
-  const pods = await client.list(Pod, {
-    namespace: release.namespace,
-    labelSelector: `app.kubernetes.io/instance=${release.release}`,
-  });
   const parts: string[] = [];
-  for (const pod of pods.items) {
+  for (const pod of await allReleasePods(client, release)) {
     const name = pod.metadata.name ?? "";
     for (const previous of [true, false]) {
       const text = await client
