@@ -7,8 +7,8 @@ export type MonitorKind = (typeof MONITOR_KINDS)[number];
 
 /** Metrics of the Prometheus controller, registered on the manager's registry. */
 export class PrometheusOperatorMetrics {
-  /** capstan_prometheus_selected_monitors{namespace,name,kind}: objects in a server's configuration. */
-  readonly selected: Gauge<"namespace" | "name" | "kind">;
+  /** capstan_prometheus_selected_monitors{object_namespace,object_name,kind}: objects in a server's configuration. */
+  readonly selected: Gauge<"object_namespace" | "object_name" | "kind">;
   /**
    * capstan_prometheus_config_reloads_total{result}: configuration reloads the pods made, as the operator sees
    * them (a pod's Prometheus reports a newer lastConfigTime): result "success" or "failure".
@@ -20,7 +20,7 @@ export class PrometheusOperatorMetrics {
     this.selected = new Gauge({
       name: "capstan_prometheus_selected_monitors",
       help: "ServiceMonitors, PodMonitors and PrometheusRules in a Prometheus server's configuration, by kind.",
-      labelNames: ["namespace", "name", "kind"],
+      labelNames: ["object_namespace", "object_name", "kind"],
       registers,
     });
     this.reloads = new Counter({
@@ -34,11 +34,13 @@ export class PrometheusOperatorMetrics {
 
   /** Records what one server's configuration holds. */
   observe(namespace: string, name: string, counts: Record<MonitorKind, number>): void {
-    for (const kind of MONITOR_KINDS) this.selected.set({ namespace, name, kind }, counts[kind]);
+    for (const kind of MONITOR_KINDS)
+      this.selected.set({ object_namespace: namespace, object_name: name, kind }, counts[kind]);
   }
 
   /** Drops every series of a deleted server. */
   forget(namespace: string, name: string): void {
-    for (const kind of MONITOR_KINDS) this.selected.remove({ namespace, name, kind });
+    for (const kind of MONITOR_KINDS)
+      this.selected.remove({ object_namespace: namespace, object_name: name, kind });
   }
 }
