@@ -23,6 +23,8 @@ describe("EtcdOperatorMetrics", () => {
     expect(text).not.toMatch(/[{,](namespace|name)="/);
 
     metrics.forget("apps", "main");
-    expect(await registry.getSingleMetricAsString("capstan_etcd_cluster_quorum")).not.toContain("object_name=");
+    expect(await registry.getSingleMetricAsString("capstan_etcd_cluster_quorum")).not.toContain(
+      "object_name=",
+    );
   });
 });
