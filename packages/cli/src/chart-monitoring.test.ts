@@ -1,7 +1,7 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the strings hold Grafana's ${variable} syntax, not templates.
 // The monitoring chart checks: queries found in a dashboard and in rendered PrometheusRules, Grafana variables made
 // concrete, and the problems reported for a query that does not parse or names a metric the operator lacks.
 import { Gauge } from "prom-client";
-// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the strings hold Grafana's ${variable} syntax, not templates.
 import { describe, expect, it } from "vitest";
 import type { K8sObject } from "./chart.ts";
 import {
