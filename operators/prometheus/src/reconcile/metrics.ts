@@ -14,6 +14,8 @@ export class PrometheusOperatorMetrics {
    * them (a pod's Prometheus reports a newer lastConfigTime): result "success" or "failure".
    */
   readonly reloads: Counter<"result">;
+  /** capstan_prometheus_server_replicas{object_namespace,object_name,state}: a server's pods, "desired" and "ready". */
+  readonly replicas: Gauge<"object_namespace" | "object_name" | "state">;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -30,6 +32,12 @@ export class PrometheusOperatorMetrics {
       registers,
     });
     for (const result of ["success", "failure"]) this.reloads.inc({ result }, 0);
+    this.replicas = new Gauge({
+      name: "capstan_prometheus_server_replicas",
+      help: "Pods of a Prometheus server: the replicas its spec asks for (desired) and those ready (ready).",
+      labelNames: ["object_namespace", "object_name", "state"],
+      registers,
+    });
   }
 
   /** Records what one server's configuration holds. */
@@ -38,9 +46,18 @@ export class PrometheusOperatorMetrics {
       this.selected.set({ object_namespace: namespace, object_name: name, kind }, counts[kind]);
   }
 
+  /** Records a server's desired and ready replicas. */
+  observeReplicas(namespace: string, name: string, desired: number, ready: number): void {
+    this.replicas.set({ object_namespace: namespace, object_name: name, state: "desired" }, desired);
+    this.replicas.set({ object_namespace: namespace, object_name: name, state: "ready" }, ready);
+  }
+
   /** Drops every series of a deleted server. */
   forget(namespace: string, name: string): void {
     for (const kind of MONITOR_KINDS)
       this.selected.remove({ object_namespace: namespace, object_name: name, kind });
+    for (const state of ["desired", "ready"]) {
+      this.replicas.remove({ object_namespace: namespace, object_name: name, state });
+    }
   }
 }
