@@ -5,6 +5,7 @@ import { Gauge } from "prom-client";
 import { describe, expect, it } from "vitest";
 import type { K8sObject } from "./chart.ts";
 import {
+  dashboardDatasourceProblems,
   dashboardQueries,
   monitoringProblems,
   operatorSeriesNames,
@@ -75,6 +76,22 @@ describe("dashboardQueries", () => {
         where: 'variable "namespace"',
         expr: 'capstan_etcd_cluster_quorum{job=~"ops-etcd-operator-metrics"}',
       },
+    ]);
+  });
+});
+
+describe("dashboardDatasourceProblems", () => {
+  it("is empty when everything reads the datasource variable", () => {
+    expect(dashboardDatasourceProblems(dashboard)).toEqual([]);
+  });
+  it("names a panel bound to the author's data source, and a missing datasource variable", () => {
+    const bound = {
+      templating: { list: [] },
+      panels: [{ title: "x", datasource: { type: "prometheus", uid: "P1809F7CD0C75ACF3" }, targets: [] }],
+    };
+    expect(dashboardDatasourceProblems(bound)).toEqual([
+      'the dashboard needs a variable "datasource" of type "datasource" with query "prometheus"',
+      'panels[0].datasource is {"type":"prometheus","uid":"P1809F7CD0C75ACF3"}, not ${datasource}',
     ]);
   });
 });

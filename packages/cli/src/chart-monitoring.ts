@@ -103,6 +103,41 @@ export function dashboardQueries(
   return out;
 }
 
+/** How a panel, target or query variable names the data source the dashboard's user picked. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's variable syntax, not a template.
+const DATASOURCE_VARIABLE = "${datasource}";
+
+/**
+ * What keeps a dashboard from working with any Prometheus data source: no `datasource` variable of type
+ * "datasource" with query "prometheus", or a panel, target or variable whose `datasource` is not `${datasource}`
+ * (a data source uid or name of the author's Grafana). One message per problem; empty when there is none.
+ */
+export function dashboardDatasourceProblems(json: string | object): string[] {
+  const model = (typeof json === "string" ? JSON.parse(json) : json) as {
+    templating?: { list?: { name?: string; type?: string; query?: unknown }[] };
+  };
+  const out: string[] = [];
+  const variable = model.templating?.list?.find((v) => v.type === "datasource");
+  if (variable?.name !== "datasource" || variable.query !== "prometheus") {
+    out.push('the dashboard needs a variable "datasource" of type "datasource" with query "prometheus"');
+  }
+  const visit = (node: unknown, path: string) => {
+    if (Array.isArray(node)) node.forEach((n, i) => visit(n, `${path}[${i}]`));
+    else if (node !== null && typeof node === "object") {
+      for (const [k, v] of Object.entries(node)) {
+        if (k === "datasource") {
+          const uid = typeof v === "string" ? v : (v as { uid?: unknown } | null)?.uid;
+          if (uid !== DATASOURCE_VARIABLE) {
+            out.push(`${path}.datasource is ${JSON.stringify(v)}, not ${DATASOURCE_VARIABLE}`);
+          }
+        } else visit(v, path === "" ? k : `${path}.${k}`);
+      }
+    }
+  };
+  visit(model, "");
+  return out;
+}
+
 interface RuleLike {
   alert?: string;
   record?: string;
