@@ -3,8 +3,8 @@
 # ($CAPSTAN_CACHE/images, default ~/.cache/capstan/images), without a registry: each image's build.sh
 # skips a tarball that is newer than its inputs, so a warm run only lists them. Prints the tarballs.
 #   e2e/images/build-all.sh [--import] [--verify] [IMAGE...]
-#     IMAGE      only these (pause busybox etcd prometheus node vault etcd-operator vault-operator coredns
-#                local-path); default all
+#     IMAGE      only these (pause busybox etcd prometheus node vault etcd-operator vault-operator
+#                prometheus-operator coredns local-path); default all
 #     --import   also imports them into the local node (e2e/cluster/local/node.sh import TAR...)
 #     --verify   extracts each tarball and runs its entry binary's --version in a chroot (needs root)
 # Images: registry.k8s.io/pause:3.10, capstan.local/busybox:1, gcr.io/etcd-development/etcd:v3.6.15 and
@@ -13,12 +13,13 @@
 # :1.14.6 (VAULT_IMAGE_VERSIONS; the Vault upgrade test goes from the second to the first),
 # capstan.local/etcd-operator:<package version> (on capstan.local/node:24; builds operators/etcd when stale),
 # capstan.local/vault-operator:<package version> (likewise, from operators/vault),
+# capstan.local/prometheus-operator:<package version> (likewise, from operators/prometheus),
 # quay.io/openbao/openbao only with CAPSTAN_OPENBAO=1 (the Go module proxy refuses its pinned commit today).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${CAPSTAN_CACHE:-$HOME/.cache/capstan}/images"
 import=0 verify=0 only=()
-all=(pause busybox etcd prometheus node vault etcd-operator vault-operator coredns local-path)
+all=(pause busybox etcd prometheus node vault etcd-operator vault-operator prometheus-operator coredns local-path)
 for a in "$@"; do
   case "$a" in
     --import) import=1 ;;
@@ -49,7 +50,7 @@ build_vault() { # OUT_DIR
   # shellcheck disable=SC2086
   for v in ${VAULT_IMAGE_VERSIONS:-v1.14.8 v1.14.6}; do VAULT_VERSION="$v" "$here/vault/build.sh" "$1" || return 1; done
 }
-for img in etcd prometheus node vault etcd-operator vault-operator; do
+for img in etcd prometheus node vault etcd-operator vault-operator prometheus-operator; do
   wanted "$img" || continue
   start=$SECONDS
   if [ "$img" = vault ]; then build=(build_vault); else build=("$here/$img/build.sh"); fi
@@ -79,7 +80,7 @@ if [ "$verify" = 1 ]; then
       etcd_*) cmd=(/usr/local/bin/etcd --version) ;;
       prometheus_*) cmd=(/bin/prometheus --version) ;;
       node_*) cmd=(/usr/bin/node -e 'console.log("node", process.version)') ;;
-      etcd-operator_* | vault-operator_*) cmd=(/usr/bin/node -p '"bundle /app/main.js: " + require("fs").statSync("/app/main.js").size + " bytes"') ;;
+      etcd-operator_* | vault-operator_* | prometheus-operator_*) cmd=(/usr/bin/node -p '"bundle /app/main.js: " + require("fs").statSync("/app/main.js").size + " bytes"') ;;
       openbao_*) cmd=(/usr/bin/bao version) ;;
       vault_*) cmd=(/bin/vault version) ;;
       *) cmd=() ;;

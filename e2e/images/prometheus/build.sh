@@ -16,6 +16,10 @@ cache="${CAPSTAN_CACHE:-$HOME/.cache/capstan}"
 tarball="$out/prometheus_$version.tar"
 log() { printf '[prometheus] %s\n' "$*" >&2; }
 if [ -f "$tarball" ] && [ "$tarball" -nt "$here/build.sh" ]; then echo "$tarball"; exit 0; fi
+# One build per version at a time: CI's background build and the e2e Prometheus lane may both ask for it.
+mkdir -p "$cache" && exec 9>"$cache/prometheus-$version.lock"
+if ! flock -n 9; then log "waiting for another build of Prometheus $version" && flock 9; fi
+if [ -f "$tarball" ] && [ "$tarball" -nt "$here/build.sh" ]; then echo "$tarball"; exit 0; fi
 
 bin="$cache/prometheus-$version/bin"
 if [ ! -x "$bin/prometheus" ] || [ ! -x "$bin/promtool" ]; then

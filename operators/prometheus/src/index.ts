@@ -1,5 +1,6 @@
 // @capstan/prometheus-operator: the Prometheus API, the monitoring.coreos.com kinds it reads, monitor selection,
 // the configuration generator, the objects a server owns and the controller (src/main.ts is the process).
+export { crds } from "./api/crds.ts";
 export * from "./api/monitoring-common.ts";
 export * from "./api/pod-monitor.ts";
 export * from "./api/prometheus.ts";

@@ -17,22 +17,45 @@ export function renderCrdYaml(crd: CustomResourceDefinitionObject, source: strin
   return header + stringify(crd, { lineWidth: 0, aliasDuplicateObjects: false });
 }
 
+/** The annotation that marks a CRD another project may own (e.g. monitoring.coreos.com's, which prometheus-operator
+ * also installs): the chart creates it only where no such CRD exists, and never changes one it did not create. */
+export const INSTALL_IF_ABSENT = "capstan.dev/install-if-absent";
+
 /**
  * The chart's copy of a generated CRD (`templates/crds/<file>`): the same YAML behind `crds.enabled`, with
  * `helm.sh/resource-policy: keep` so `helm upgrade` updates the CRD and `helm uninstall` keeps it (and every
- * custom resource). `yaml` must have a top-level `metadata:` without annotations, as {@link renderCrdYaml} writes;
- * `packageName` is the operator package whose `crds/<file>` it copies.
+ * custom resource). `yaml` must have a top-level `metadata:` as {@link renderCrdYaml} writes; `packageName` is the
+ * operator package whose `crds/<file>` it copies.
+ *
+ * A CRD annotated {@link INSTALL_IF_ABSENT} is rendered only when the cluster has no CRD of that name, or has the
+ * one this release made (Helm's release annotations on it): so a CRD another chart installed is never changed, and
+ * this release keeps updating its own. `helm template`, with no cluster to look in, renders it.
  */
 export function renderChartCrd(file: string, yaml: string, packageName: string): string {
   const metadata = "\nmetadata:\n";
   const at = yaml.indexOf(metadata);
-  if (at < 0 || yaml.includes(`${metadata}  annotations:`)) {
-    throw new Error(`crds/${file}: expected a top-level "metadata:" without annotations`);
-  }
+  if (at < 0) throw new Error(`crds/${file}: expected a top-level "metadata:"`);
   const end = at + metadata.length;
-  const body = `${yaml.slice(0, end)}  annotations:\n    helm.sh/resource-policy: keep\n${yaml.slice(end)}`;
+  const keep = "    helm.sh/resource-policy: keep\n";
+  const annotations = /^ {2}annotations:\n/m;
+  const head = yaml.slice(0, end);
+  const rest = yaml.slice(end);
+  // Annotations are the first or second key under metadata (after name), as renderCrdYaml writes them.
+  const m = annotations.exec(rest);
+  const nextTopLevel = rest.search(/^\S/m);
+  const body =
+    m !== null && (nextTopLevel < 0 || m.index < nextTopLevel)
+      ? `${head}${rest.slice(0, m.index + m[0].length)}${keep}${rest.slice(m.index + m[0].length)}`
+      : `${head}  annotations:\n${keep}${rest}`;
+  const ifAbsent = yaml.includes(`${INSTALL_IF_ABSENT}: "true"`);
+  const header = `{{- /* Copy of crds/${file} of ${packageName} with helm.sh/resource-policy: keep, written by capstan crd; do not edit. */}}\n`;
+  if (!ifAbsent) return `${header}{{- if .Values.crds.enabled }}\n${body}{{- end }}\n`;
+  const name = file.replace(/\.yaml$/, "");
   return (
-    `{{- /* Copy of crds/${file} of ${packageName} with helm.sh/resource-policy: keep, written by capstan crd; do not edit. */}}\n` +
-    `{{- if .Values.crds.enabled }}\n${body}{{- end }}\n`
+    header +
+    `{{- /* Installed only where absent (${INSTALL_IF_ABSENT}): a ${name} another chart installed is left as it is. */}}\n` +
+    `{{- $existing := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" "${name}" }}\n` +
+    `{{- $ours := and $existing (eq (dig "metadata" "annotations" "meta.helm.sh/release-name" "" $existing) .Release.Name) (eq (dig "metadata" "annotations" "meta.helm.sh/release-namespace" "" $existing) .Release.Namespace) }}\n` +
+    `{{- if and .Values.crds.enabled (or (not $existing) $ours) }}\n${body}{{- end }}\n`
   );
 }

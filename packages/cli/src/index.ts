@@ -20,5 +20,5 @@ export {
   renderCrdReference,
   spliceGeneratedBlock,
 } from "./crd-reference.ts";
-export { crdFileName, renderChartCrd, renderCrdYaml } from "./crd-yaml.ts";
+export { crdFileName, INSTALL_IF_ABSENT, renderChartCrd, renderCrdYaml } from "./crd-yaml.ts";
 export { textDiff } from "./text-diff.ts";

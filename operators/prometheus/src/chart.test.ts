@@ -1,0 +1,336 @@
+// The Helm chart (charts/prometheus-operator): its CRD copies and the docs page's reference are what the shared
+// tool (@capstan/cli) generates from the schema, and, where helm is installed, it lints clean and renders what each
+// mode needs: cluster-wide and namespace-scoped RBAC (least privilege, holding every read it grants the servers'
+// discovery), the monitoring.coreos.com CRDs only where absent, leader election, secure or plain metrics, the
+// optional ServiceMonitor, the reloader image and a termination grace longer than the operator's shutdown; values
+// the schema refuses are refused with their name.
+// The chart's CRD copy is checked here (chartCrdDrift), the docs reference by api/crd-yaml.test.ts (crdDrift);
+// `npm run gen:crd` rewrites both.
+import { fileURLToPath } from "node:url";
+import { formatDrift, INSTALL_IF_ABSENT } from "@capstan/cli";
+import {
+  chartCrdDrift,
+  crdPermissions,
+  findHelm,
+  helmLint,
+  helmTemplate,
+  helmTemplateError,
+  type K8sObject,
+  missingPermissions,
+  missingStandardLabels,
+  podSpecs,
+  restrictedViolations,
+} from "@capstan/cli/chart";
+import { describe, expect, it } from "vitest";
+import { crds } from "./api/crds.ts";
+
+const ownCrds = crds.filter((c) => c.spec.group === "monitoring.capstan.dev");
+const packageDir = fileURLToPath(new URL("../", import.meta.url));
+const chartDir = fileURLToPath(new URL("../../../charts/prometheus-operator/", import.meta.url));
+
+describe("the chart's CRD copy", () => {
+  it("are what `capstan crd` writes from the schema, and the chart holds no other CRD", async () => {
+    const drift = await chartCrdDrift(packageDir);
+    expect(drift.map((d) => formatDrift(d, packageDir))).toEqual([]);
+  });
+});
+
+const helm = findHelm();
+if (helm === undefined)
+  console.warn("chart.test.ts: no helm binary (set CAPSTAN_HELM): skipping the helm tests");
+
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+  verbs: string[];
+}
+
+type Obj = K8sObject & {
+  rules?: Rule[];
+  spec?: Record<string, unknown>;
+};
+
+interface Container {
+  name: string;
+  image: string;
+  env: { name: string; value?: string }[];
+  securityContext: Record<string, unknown>;
+  ports: { name: string; containerPort: number }[];
+  volumeMounts?: unknown[];
+}
+
+interface PodSpec {
+  terminationGracePeriodSeconds: number;
+  serviceAccountName: string;
+  securityContext: Record<string, unknown>;
+  containers: Container[];
+  volumes?: unknown[];
+}
+
+/** `helm template` as release "ops" in namespace "ops-ns" (or `release`) with --set values, parsed. */
+const render = (sets: string[] = [], release = "ops"): Obj[] =>
+  helmTemplate(helm!, chartDir, { release, set: sets }) as Obj[];
+/** The error helm prints for values it must refuse. */
+const refused = (...sets: string[]): string => helmTemplateError(helm!, chartDir, { set: sets });
+
+const byKind = (objs: Obj[], kind: string) => objs.filter((o) => o.kind === kind);
+const one = (objs: Obj[], kind: string, name?: string): Obj => {
+  const found = byKind(objs, kind).filter((o) => name === undefined || o.metadata.name === name);
+  if (found.length !== 1) throw new Error(`want one ${kind} ${name ?? ""}, rendered ${found.length}`);
+  return found[0]!;
+};
+const podSpec = (objs: Obj[]) =>
+  (one(objs, "Deployment").spec as { template: { spec: PodSpec } }).template.spec;
+const operator = (objs: Obj[]) => podSpec(objs).containers[0]!;
+const envOf = (c: Container, name: string) => c.env.find((e) => e.name === name)?.value;
+/** "group/resource: verbs" for every rule, sorted: the whole grant at a glance. */
+const grants = (rules: Rule[] = []) =>
+  rules
+    .flatMap((r) =>
+      (r.resources ?? r.nonResourceURLs ?? []).map(
+        (res) =>
+          `${r.apiGroups?.[0] ?? ""}/${res}${r.resourceNames ? `[${r.resourceNames.join()}]` : ""}: ${[...r.verbs].sort().join(",")}`,
+      ),
+    )
+    .sort();
+
+/** What the operator may do to its operands, in either mode. */
+const operatorGrants = [
+  "/configmaps: get",
+  "/pods: get,list,watch",
+  "/secrets: create,get,list,patch,update,watch",
+  "/serviceaccounts: create,get,list,patch,update,watch",
+  "/services: create,get,list,patch,update,watch",
+  "apps/statefulsets: create,get,list,patch,update,watch",
+  "discovery.k8s.io/endpointslices: get,list,watch",
+  "events.k8s.io/events: create,patch",
+  "monitoring.capstan.dev/prometheuses/finalizers: update",
+  "monitoring.capstan.dev/prometheuses/status: get,patch,update",
+  "monitoring.capstan.dev/prometheuses: get,list,patch,update,watch",
+  "monitoring.coreos.com/podmonitors/status: get,patch,update",
+  "monitoring.coreos.com/podmonitors: get,list,watch",
+  "monitoring.coreos.com/prometheusrules/status: get,patch,update",
+  "monitoring.coreos.com/prometheusrules: get,list,watch",
+  "monitoring.coreos.com/servicemonitors/status: get,patch,update",
+  "monitoring.coreos.com/servicemonitors: get,list,watch",
+  "policy/poddisruptionbudgets: create,get,list,patch,update,watch",
+  "rbac.authorization.k8s.io/rolebindings: create,delete,get,list,patch,update,watch",
+  "rbac.authorization.k8s.io/roles: create,delete,get,list,patch,update,watch",
+];
+/** The ClusterRole every mode has: Namespaces, and cluster-wide discovery grants for servers that need them. */
+const clusterGrants = [
+  "/namespaces: get,list,watch",
+  "rbac.authorization.k8s.io/clusterrolebindings: create,delete,get,list,patch,update,watch",
+  "rbac.authorization.k8s.io/clusterroles: create,delete,get,list,patch,update,watch",
+];
+
+describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
+  it("passes helm lint --strict in every mode", () => {
+    for (const sets of [
+      [],
+      ["watchNamespace=apps"],
+      ["replicas=2"],
+      ["metrics.secure=false", "serviceMonitor.enabled=true"],
+    ]) {
+      expect(helmLint(helm!, chartDir, sets), sets.join(" ")).toMatch(
+        /1 chart\(s\) linted, 0 chart\(s\) failed/,
+      );
+    }
+  });
+
+  it("renders, in every mode, pods that pass Pod Security restricted, RBAC that covers the CRDs, standard labels", () => {
+    for (const sets of [[], ["watchNamespace=apps"], ["replicas=2", "serviceMonitor.enabled=true"]]) {
+      const objs = render(sets);
+      const pods = podSpecs(objs);
+      expect(
+        pods.map((p) => p.owner),
+        sets.join(" "),
+      ).toEqual(["Deployment ops-prometheus-operator"]);
+      expect(
+        pods.flatMap((p) => restrictedViolations(p.owner, p.spec)),
+        sets.join(" "),
+      ).toEqual([]);
+      // The Prometheus CRD is the operator's own; the monitors it only reads and reports on (the grants below).
+      expect(missingPermissions(objs, crdPermissions(ownCrds)), sets.join(" ")).toEqual([]);
+      expect(
+        missingStandardLabels(objs, {
+          name: "prometheus-operator",
+          instance: "ops",
+          chart: "prometheus-operator-0.1.0",
+        }),
+        sets.join(" "),
+      ).toEqual([]);
+    }
+    // The CRDs come with the keep annotation (the monitoring ones also marked install-if-absent: the chart's
+    // lookup renders them where the cluster has none, as under helm template), and not at all with crds.enabled=false.
+    const crdObjs = byKind(render(), "CustomResourceDefinition");
+    expect(crdObjs.map((c) => [c.metadata.name, c.metadata.annotations])).toEqual([
+      [
+        "podmonitors.monitoring.coreos.com",
+        { "helm.sh/resource-policy": "keep", [INSTALL_IF_ABSENT]: "true" },
+      ],
+      ["prometheuses.monitoring.capstan.dev", { "helm.sh/resource-policy": "keep" }],
+      [
+        "prometheusrules.monitoring.coreos.com",
+        { "helm.sh/resource-policy": "keep", [INSTALL_IF_ABSENT]: "true" },
+      ],
+      [
+        "servicemonitors.monitoring.coreos.com",
+        { "helm.sh/resource-policy": "keep", [INSTALL_IF_ABSENT]: "true" },
+      ],
+    ]);
+    expect(byKind(render(["crds.enabled=false"]), "CustomResourceDefinition")).toEqual([]);
+  });
+
+  it("renders a cluster-wide operator by default: ClusterRole with exactly the operator's grants", () => {
+    const objs = render();
+    const role = one(objs, "ClusterRole", "ops-ns-ops-prometheus-operator");
+    expect(grants(role.rules)).toEqual(operatorGrants);
+    expect(grants(one(objs, "ClusterRole", "ops-ns-ops-prometheus-operator-cluster").rules)).toEqual(
+      clusterGrants,
+    );
+    expect(one(objs, "ClusterRoleBinding", "ops-ns-ops-prometheus-operator")).toMatchObject({
+      roleRef: { kind: "ClusterRole", name: "ops-ns-ops-prometheus-operator" },
+      subjects: [{ kind: "ServiceAccount", name: "ops-prometheus-operator", namespace: "ops-ns" }],
+    });
+    // The only namespaced Role is leader election's, on the release's own Lease.
+    const lease = one(objs, "Role");
+    expect(lease.metadata.namespace).toBe("ops-ns");
+    expect(grants(lease.rules)).toEqual([
+      "coordination.k8s.io/leases: create",
+      "coordination.k8s.io/leases[ops-prometheus-operator-leader]: get,update",
+    ]);
+    const c = operator(objs);
+    expect(c.image).toBe("capstan.local/prometheus-operator:0.1.0");
+    expect(envOf(c, "WATCH_NAMESPACE")).toBeUndefined();
+    expect(envOf(c, "LEADER_ELECT")).toBe("true");
+    expect(envOf(c, "LEADER_ELECTION_NAME")).toBe("ops-prometheus-operator-leader");
+    expect(c.ports.map((p) => [p.name, p.containerPort])).toEqual([
+      ["metrics", 8080],
+      ["health", 8081],
+    ]);
+  });
+
+  it("renders a namespace-scoped operator with watchNamespace: a Role there; cluster-wide only Namespaces, RBAC and the reviews", () => {
+    const objs = render(["watchNamespace=apps"]);
+    const role = one(objs, "Role", "ops-ns-ops-prometheus-operator");
+    expect(role.metadata.namespace).toBe("apps");
+    expect(grants(role.rules)).toEqual(operatorGrants);
+    expect(one(objs, "RoleBinding", "ops-ns-ops-prometheus-operator")).toMatchObject({
+      metadata: { namespace: "apps" },
+      roleRef: { kind: "Role", name: "ops-ns-ops-prometheus-operator" },
+      subjects: [{ kind: "ServiceAccount", name: "ops-prometheus-operator", namespace: "ops-ns" }],
+    });
+    expect(envOf(operator(objs), "WATCH_NAMESPACE")).toBe("apps");
+    // Token and access reviews are cluster-scoped, and so are Namespaces (monitors select them) and a server's
+    // cluster-wide discovery grant: the only ClusterRoles.
+    expect(
+      byKind(objs, "ClusterRole")
+        .map((r) => r.metadata.name)
+        .sort(),
+    ).toEqual([
+      "ops-ns-ops-prometheus-operator-cluster",
+      "ops-ns-ops-prometheus-operator-metrics-auth",
+      "ops-ns-ops-prometheus-operator-metrics-reader",
+    ]);
+    const plain = render(["watchNamespace=apps", "metrics.secure=false"]);
+    expect(byKind(plain, "ClusterRole").map((r) => grants(r.rules))).toEqual([clusterGrants]);
+    expect(byKind(plain, "ClusterRoleBinding").map((b) => b.metadata.name)).toEqual([
+      "ops-ns-ops-prometheus-operator-cluster",
+    ]);
+  });
+
+  it("runs the operator as Pod Security restricted asks, for longer than its shutdown", () => {
+    const objs = render();
+    const pod = podSpec(objs);
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(operator(objs).securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+    });
+    // The manager's shutdown: 30 s for in-flight reconciles + 5 s for aborted ones (packages/core's Manager).
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(35);
+    expect(podSpec(render(["terminationGracePeriodSeconds=120"])).terminationGracePeriodSeconds).toBe(120);
+    expect(refused("terminationGracePeriodSeconds=30")).toMatch(/terminationGracePeriodSeconds/);
+  });
+
+  it("passes the reloader image to the operator", () => {
+    expect(envOf(operator(render()), "PROMETHEUS_OPERATOR_RELOADER_IMAGE")).toBe("busybox:1.37");
+    const local = render(["reloaderImage=capstan.local/busybox:1"]);
+    expect(envOf(operator(local), "PROMETHEUS_OPERATOR_RELOADER_IMAGE")).toBe("capstan.local/busybox:1");
+    expect(refused("reloaderImage=")).toMatch(/reloaderImage/);
+  });
+
+  it("runs one leader among replicas, and no Lease grant without leader election", () => {
+    expect((one(render(["replicas=2"]), "Deployment").spec as { replicas: number }).replicas).toBe(2);
+    const single = render(["leaderElection.enabled=false"]);
+    expect(byKind(single, "Role")).toEqual([]);
+    expect(envOf(operator(single), "LEADER_ELECT")).toBe("false");
+    expect(refused("replicas=2", "leaderElection.enabled=false")).toMatch(
+      /more than one operator replica needs leaderElection.enabled=true/,
+    );
+    // Two releases in one namespace hold different Leases.
+    expect(envOf(operator(render([], "other")), "LEADER_ELECTION_NAME")).toBe(
+      "other-prometheus-operator-leader",
+    );
+  });
+
+  it("serves secure metrics by default, with the review grants and a reader role for scrapers", () => {
+    const objs = render();
+    expect(envOf(operator(objs), "METRICS_SECURE")).toBe("true");
+    expect(grants(one(objs, "ClusterRole", "ops-ns-ops-prometheus-operator-metrics-auth").rules)).toEqual([
+      "authentication.k8s.io/tokenreviews: create",
+      "authorization.k8s.io/subjectaccessreviews: create",
+    ]);
+    expect(grants(one(objs, "ClusterRole", "ops-ns-ops-prometheus-operator-metrics-reader").rules)).toEqual([
+      "//metrics: get",
+    ]);
+    const svc = one(objs, "Service", "ops-prometheus-operator-metrics");
+    expect(svc.spec).toMatchObject({ ports: [{ name: "metrics", port: 8080, targetPort: "metrics" }] });
+    const withCert = render(["metrics.certSecret=metrics-tls"]);
+    expect(envOf(operator(withCert), "METRICS_CERT_DIR")).toBe("/etc/capstan/metrics-certs");
+    expect(podSpec(withCert).volumes).toEqual([
+      { name: "metrics-certs", secret: { secretName: "metrics-tls" } },
+    ]);
+    const plain = render(["metrics.secure=false"]);
+    expect(envOf(operator(plain), "METRICS_SECURE")).toBe("false");
+    expect(JSON.stringify(plain)).not.toMatch(/tokenreviews|subjectaccessreviews|nonResourceURLs/);
+  });
+
+  it("renders the ServiceMonitor (monitoring.coreos.com/v1) only when asked, selecting the metrics Service", () => {
+    expect(byKind(render(), "ServiceMonitor")).toEqual([]);
+    const objs = render(["serviceMonitor.enabled=true", "serviceMonitor.labels.release=prom"]);
+    const monitor = one(objs, "ServiceMonitor");
+    expect(monitor.apiVersion).toBe("monitoring.coreos.com/v1");
+    expect(monitor.metadata.labels?.release).toBe("prom");
+    const spec = monitor.spec as { selector: { matchLabels: Record<string, string> }; endpoints: unknown[] };
+    expect(one(objs, "Service").metadata.labels).toMatchObject(spec.selector.matchLabels);
+    expect(spec.endpoints).toEqual([
+      {
+        port: "metrics",
+        path: "/metrics",
+        interval: "30s",
+        scheme: "https",
+        bearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token",
+        tlsConfig: { insecureSkipVerify: true },
+      },
+    ]);
+    const plain = one(render(["serviceMonitor.enabled=true", "metrics.secure=false"]), "ServiceMonitor");
+    expect((plain.spec as { endpoints: unknown[] }).endpoints).toEqual([
+      { port: "metrics", path: "/metrics", interval: "30s", scheme: "http" },
+    ]);
+  });
+
+  it("refuses values the schema does not allow, naming them", () => {
+    expect(refused("unknownKey=1")).toMatch(/unknownKey/);
+    expect(refused("replicas=0")).toMatch(/replicas/);
+    expect(refused("logLevel=loud")).toMatch(/logLevel/);
+    expect(refused("watchNamespace=Not_A_Namespace")).toMatch(/watchNamespace/);
+  });
+});
