@@ -2,40 +2,11 @@
 // (@prometheus-io/lezer-promql, the parser behind Prometheus' web UI). The Prometheus operator refuses rules with it
 // at runtime, and the chart tests check every alert and dashboard query with it.
 import { parser } from "@prometheus-io/lezer-promql";
+import { RE2JS } from "re2js";
+import { EXPERIMENTAL_AGGREGATIONS, PROMQL_FUNCTIONS, type PromqlType } from "./promql-functions.ts";
 
 type Tree = ReturnType<typeof parser.parse>;
 type Node = Tree["topNode"];
-
-/**
- * Functions whose argument at the given index must be a range vector (`x[5m]` or a subquery): giving them an
- * instant vector (`rate(x)`) is the mistake the grammar alone lets through and Prometheus refuses.
- */
-const RANGE_ARGUMENT: Record<string, number> = {
-  rate: 0,
-  irate: 0,
-  increase: 0,
-  delta: 0,
-  idelta: 0,
-  deriv: 0,
-  predict_linear: 0,
-  changes: 0,
-  resets: 0,
-  avg_over_time: 0,
-  min_over_time: 0,
-  max_over_time: 0,
-  sum_over_time: 0,
-  count_over_time: 0,
-  stddev_over_time: 0,
-  stdvar_over_time: 0,
-  last_over_time: 0,
-  first_over_time: 0,
-  present_over_time: 0,
-  absent_over_time: 0,
-  mad_over_time: 0,
-  quantile_over_time: 1,
-  holt_winters: 0,
-  double_exponential_smoothing: 0,
-};
 
 /** Expression nodes that are instant vectors or scalars whatever they hold. */
 const INSTANT = new Set([
@@ -63,6 +34,21 @@ function tokenAt(text: string, at: number): string {
   return token.length > 40 ? `${token.slice(0, 40)}...` : token;
 }
 
+/** Where a string literal that never closes starts ("...", '...' with escapes, or `...`), comments skipped. */
+function unterminatedString(expr: string): number | undefined {
+  for (let i = 0; i < expr.length; i++) {
+    const ch = expr[i];
+    if (ch === "#") {
+      while (i < expr.length && expr[i] !== "\n") i++;
+    } else if (ch === '"' || ch === "'" || ch === "`") {
+      const start = i;
+      for (i++; i < expr.length && expr[i] !== ch; i++) if (ch !== "`" && expr[i] === "\\") i++;
+      if (i >= expr.length) return start;
+    }
+  }
+  return undefined;
+}
+
 function firstError(tree: Tree): { from: number; to: number } | undefined {
   let found: { from: number; to: number } | undefined;
   tree.iterate({
@@ -85,27 +71,135 @@ function children(node: Node): Node[] {
   return out;
 }
 
-/** The first call that gets an instant vector where it needs a range vector, as an error message. */
-function rangeArgumentError(expr: string, tree: Tree): string | undefined {
+/** `node` without the parentheses, offset and @ modifiers around it (they keep its type). */
+function unwrap(node: Node | null): Node | null {
+  let n = node;
+  while (n !== null && WRAPPERS.has(n.name)) n = n.firstChild;
+  return n;
+}
+
+/** Whether `node` is a range vector (`x[5m]`, a subquery). */
+const isRange = (node: Node | null) => {
+  const n = unwrap(node);
+  return n !== null && (n.name === "MatrixSelector" || n.name === "SubqueryExpr");
+};
+/** Whether `node` is certainly not a range vector (an instant vector or a scalar). */
+const isInstant = (node: Node | null) => {
+  const n = unwrap(node);
+  return n !== null && INSTANT.has(n.name);
+};
+
+const DOCUMENTED: Record<PromqlType, string> = {
+  vector: "instant vector",
+  matrix: "range vector",
+  scalar: "scalar",
+  string: "string",
+};
+
+/** The arguments of a call or aggregation body, comments left out. */
+const argumentsOf = (body: Node | null) =>
+  body === null ? [] : children(body).filter((c) => c.name !== "LineComment");
+
+/** What Prometheus' parser refuses in one function call (as Prometheus says it), or undefined. */
+function callError(expr: string, call: Node): string | undefined {
+  const at = (n: Node) => position(expr, n.from);
+  const ident = call.getChild("FunctionIdentifier");
+  if (ident === null) return undefined;
+  const name = expr.slice(ident.from, ident.to);
+  const fn = Object.hasOwn(PROMQL_FUNCTIONS, name) ? PROMQL_FUNCTIONS[name] : undefined;
+  if (fn === undefined) return `unknown function with name "${name}" at ${at(call)}`;
+  if (fn.experimental) return `function "${name}" is not enabled at ${at(call)}`;
+  const args = argumentsOf(call.getChild("FunctionCallBody"));
+  const declared = fn.args.length;
+  if (fn.variadic === 0 && args.length !== declared) {
+    return `expected ${declared} argument(s) in call to "${name}", got ${args.length} at ${at(call)}`;
+  }
+  if (fn.variadic !== 0 && args.length < declared - 1) {
+    return `expected at least ${declared - 1} argument(s) in call to "${name}", got ${args.length} at ${at(call)}`;
+  }
+  if (fn.variadic > 0 && args.length > declared - 1 + fn.variadic) {
+    return `expected at most ${declared - 1 + fn.variadic} argument(s) in call to "${name}", got ${args.length} at ${at(call)}`;
+  }
+  for (const [i, arg] of args.entries()) {
+    const want = fn.args[Math.min(i, declared - 1)];
+    if (want === undefined) break;
+    const got =
+      want === "matrix"
+        ? isInstant(arg)
+          ? "instant vector"
+          : undefined
+        : isRange(arg)
+          ? "range vector"
+          : undefined;
+    if (got !== undefined) {
+      return `expected type ${DOCUMENTED[want]} in call to function "${name}", got ${got} at ${at(arg)}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The first thing Prometheus' parser refuses that the grammar lets through: a function it does not know or keeps
+ * behind a feature flag, a wrong argument count, a range vector where an instant vector belongs or the reverse
+ * (`rate(x)`, `abs(x[5m])`, `sum(x[5m])`, `x[5m] + 1`, `sum(x)[5m]`), an experimental aggregation (limitk,
+ * limit_ratio).
+ */
+function typeError(expr: string, tree: Tree): string | undefined {
   let found: string | undefined;
   tree.iterate({
     enter(ref) {
       if (found !== undefined) return false;
-      if (ref.name !== "FunctionCall") return undefined;
-      const call = ref.node;
-      const ident = call.getChild("FunctionIdentifier");
-      const body = call.getChild("FunctionCallBody");
-      if (ident === null || body === null) return undefined;
-      const fn = expr.slice(ident.from, ident.to);
-      const index = RANGE_ARGUMENT[fn];
-      if (index === undefined) return undefined;
-      let arg: Node | null | undefined = children(body).filter((c) => c.name !== "LineComment")[index];
-      while (arg != null && WRAPPERS.has(arg.name)) arg = arg.firstChild;
-      if (arg != null && INSTANT.has(arg.name)) {
-        found = `expected type range vector in call to function "${fn}", got instant vector at ${position(expr, arg.from)}`;
-        return false;
+      const node = ref.node;
+      if (ref.name === "FunctionCall") found = callError(expr, node);
+      else if (ref.name === "AggregateExpr") {
+        const op = node.getChild("AggregateOp");
+        const name = op === null ? "" : expr.slice(op.from, op.to);
+        const last = argumentsOf(node.getChild("FunctionCallBody")).at(-1) ?? null;
+        if (EXPERIMENTAL_AGGREGATIONS.includes(name)) {
+          found = `${name}() is experimental and must be enabled with --enable-feature=promql-experimental-functions at ${position(expr, ref.from)}`;
+        } else if (last !== null && isRange(last)) {
+          found = `expected type instant vector in aggregation expression, got range vector at ${position(expr, last.from)}`;
+        }
+      } else if (ref.name === "MatrixSelector" && node.firstChild?.name !== "VectorSelector") {
+        // The grammar reads `a + b[5m]` as `(a + b)[5m]`; Prometheus allows a range on a selector only.
+        const duration = node.getChild("DurationExpr");
+        const bracket = expr.lastIndexOf("[", duration?.from ?? node.to);
+        found = `ranges only allowed for vector selectors at ${position(expr, bracket)}`;
+      } else if (ref.name === "BinaryExpr") {
+        const range = [node.firstChild, node.lastChild].find((n) => isRange(n));
+        if (range != null) {
+          found = `binary expression must contain only scalar and instant vector types at ${position(expr, range.from)}`;
+        }
       }
-      return undefined;
+      return found === undefined ? undefined : false;
+    },
+  });
+  return found;
+}
+
+/**
+ * The first regular expression of a matcher (`=~`, `!~`) that RE2, Prometheus' regex engine, refuses: Prometheus'
+ * parser compiles them, anchored, so a bad one fails the whole expression.
+ */
+function regexError(expr: string, tree: Tree): string | undefined {
+  let found: string | undefined;
+  tree.iterate({
+    enter(ref) {
+      if (found !== undefined) return false;
+      if (ref.name !== "UnquotedLabelMatcher" && ref.name !== "QuotedLabelMatcher") return undefined;
+      const op = ref.node.getChild("MatchOp")?.firstChild?.name;
+      const value = ref.node.getChildren("StringLiteral").at(-1);
+      if ((op !== "EqlRegex" && op !== "NeqRegex") || value === undefined) return false;
+      const regex = unquote(expr.slice(value.from, value.to));
+      try {
+        // The bare expression first, so an error quotes the user's text, not the anchored wrapper.
+        RE2JS.compile(regex);
+        RE2JS.compile(`^(?s:${regex})$`);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        found = `${message} at ${position(expr, ref.from)}`;
+      }
+      return false;
     },
   });
   return found;
@@ -113,16 +207,21 @@ function rangeArgumentError(expr: string, tree: Tree): string | undefined {
 
 /**
  * What keeps Prometheus from parsing `expr`, with its position ("unexpected end of input at 1:14", `unknown function
- * "foo" at 1:1`), or undefined when it parses. Checks the grammar (brackets, operators, modifiers, strings, known
- * functions) and that range functions (rate, increase, *_over_time...) get a range vector. Not checked (promtool's
- * and Prometheus' job): regular expressions inside matchers (`foo{a=~"("}` parses; RE2 judges the regex when the
- * query runs), argument counts and the other types, and selectors that match only empty labels (`{a=""}`).
+ * with name "foo" at 1:1`), or undefined when it parses. Checks the grammar (brackets, operators, modifiers,
+ * strings), the functions against Prometheus v3.16.0's list (known, not behind the experimental-functions flag, the
+ * argument count, range vectors where they belong: `rate(x)` and `abs(x[5m])` are refused), range vectors in
+ * aggregations and binary expressions, and the regular expressions of `=~` and `!~` matchers with RE2 (re2js), as
+ * Prometheus' parser compiles them (the grammar alone accepts `foo{a=~"("}`). Not checked (promtool's and
+ * Prometheus' job): scalar against instant vector arguments, selectors that match only empty labels (`{a=""}`),
+ * and what only evaluation finds.
  */
 export function promqlError(expr: string): string | undefined {
   if (expr.trim() === "") return "empty expression";
   const tree = parser.parse(expr);
   const err = firstError(tree);
   if (err !== undefined) {
+    const open = unterminatedString(expr);
+    if (open !== undefined) return `unterminated quoted string at ${position(expr, open)}`;
     const at = position(expr, err.from);
     if (expr.slice(err.from).trim() === "") return `unexpected end of input at ${at}`;
     const token = tokenAt(expr, err.from);
@@ -130,12 +229,12 @@ export function promqlError(expr: string): string | undefined {
       // `foo(x)`: an identifier the grammar does not know as a function reads as a metric name.
       const before = tree.resolveInner(err.from, -1);
       if (before.name === "Identifier" && before.parent?.name === "VectorSelector") {
-        return `unknown function "${expr.slice(before.from, before.to)}" at ${position(expr, before.from)}`;
+        return `unknown function with name "${expr.slice(before.from, before.to)}" at ${position(expr, before.from)}`;
       }
     }
     return `unexpected ${JSON.stringify(token)} at ${at}`;
   }
-  return rangeArgumentError(expr, tree);
+  return typeError(expr, tree) ?? regexError(expr, tree);
 }
 
 /** Unquotes a PromQL string literal ("..." or '...' with backslash escapes, or `...`). */

@@ -438,7 +438,7 @@ describe("PrometheusRule feedback", () => {
       "unterminated string",
       [{ name: "g", rules: [{ alert: "A", expr: 'up{job="x}' }] }],
       "InvalidRules",
-      'PromQL parse error in group "g" rule 1 (alert A): unexpected end of input at 1:11',
+      'PromQL parse error in group "g" rule 1 (alert A): unterminated quoted string at 1:8',
     ],
     [
       "empty expr",
