@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The main job: the etcd and Vault operators installed by their Helm charts on a real cluster, with a sample
-# EtcdCluster and a sample 3-node VaultCluster. Uses the cluster in KUBECONFIG when set (its nodes must be able to
+# The main job: the etcd, Vault and Prometheus operators installed by their Helm charts on a real cluster, with a
+# sample EtcdCluster, a sample 3-node VaultCluster and a sample Prometheus that scrapes the operators (their charts'
+# ServiceMonitors) and the etcd members (a PodMonitor) and loads the charts' alert rules. Uses the cluster in KUBECONFIG when set (its nodes must be able to
 # pull the images, see docs/operators/etcd.md and docs/operators/vault.md); otherwise builds (once, cached by
 # version) and starts the local cluster from upstream sources with a real node, and imports the operators', etcd's,
 # Vault's and busybox's images into it. The cluster is left running: `npm run cluster:down` stops it.
 #   npm start                       SAMPLE_NAMESPACE (default "default") holds the samples; SAMPLE=false skips them;
-#                                   VAULT=false skips the Vault operator and its sample
+#                                   VAULT=false skips the Vault operator and its sample; PROMETHEUS=false the
+#                                   Prometheus operator and its sample
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 local_cluster="$repo/e2e/cluster/local"
@@ -26,33 +28,51 @@ fi
 kubectl="$cache/kubernetes-$KUBERNETES_VERSION/bin/kubectl"
 helm="$cache/helm-$HELM_VERSION/bin/helm"
 
-vault="${VAULT:-true}"
+vault="${VAULT:-true}" prom="${PROMETHEUS:-true}"
 workspaces=(--workspace @capstan/core --workspace @capstan/etcd-operator)
 images=(etcd node etcd-operator)
 if [ "$vault" != false ]; then
   workspaces+=(--workspace @capstan/vault-operator)
   images+=(busybox vault vault-operator)
 fi
+if [ "$prom" != false ]; then
+  workspaces+=(--workspace @capstan/prometheus-operator)
+  images+=(busybox prometheus prometheus-operator)
+fi
+# With the Prometheus operator, the operator charts ship their ServiceMonitor and alert rules.
+monitoring=()
+if [ "$prom" != false ]; then monitoring=(--set serviceMonitor.enabled=true --set prometheusRule.enabled=true); fi
 log "building the operators"
 npm run build "${workspaces[@]}" >/dev/null
 if [ "${imported:-0}" = 1 ]; then
   log "building and importing the images (${images[*]})"
   bash "$repo/e2e/images/build-all.sh" --import "${images[@]}" >/dev/null
-  reloader=capstan.local/busybox:1 # the local node has no registry: the Vault pods' reloader sidecar uses this
+  reloader=capstan.local/busybox:1 # the local node has no registry: the Vault and Prometheus pods' sidecars use this
+fi
+
+if [ "$prom" != false ]; then
+  # Installed first: the other charts' ServiceMonitors and PrometheusRules need the monitoring.coreos.com CRDs,
+  # which this chart creates where the cluster has none (an existing one, e.g. prometheus-operator's, is kept).
+  log "installing charts/prometheus-operator (release prometheus-operator in namespace prometheus-operator)"
+  "$helm" upgrade --install prometheus-operator "$repo/charts/prometheus-operator" --take-ownership \
+    --namespace prometheus-operator --create-namespace --wait --timeout 5m \
+    --set serviceMonitor.enabled=true ${reloader:+--set "reloaderImage=$reloader"} >/dev/null
+  "$kubectl" -n prometheus-operator get deploy,pods -l app.kubernetes.io/instance=prometheus-operator >&2
 fi
 
 log "installing charts/etcd-operator (release etcd-operator in namespace etcd-operator)"
 "$helm" upgrade --install etcd-operator "$repo/charts/etcd-operator" --take-ownership \
-  --namespace etcd-operator --create-namespace --wait --timeout 5m >/dev/null
+  --namespace etcd-operator --create-namespace --wait --timeout 5m "${monitoring[@]}" >/dev/null
 "$kubectl" -n etcd-operator get deploy,pods -l app.kubernetes.io/instance=etcd-operator >&2
 
 if [ "$vault" != false ]; then
   log "installing charts/vault-operator (release vault-operator in namespace vault-operator)"
   "$helm" upgrade --install vault-operator "$repo/charts/vault-operator" --take-ownership \
-    --namespace vault-operator --create-namespace --wait --timeout 5m \
+    --namespace vault-operator --create-namespace --wait --timeout 5m "${monitoring[@]}" \
     ${reloader:+--set "reloaderImage=$reloader"} >/dev/null
   "$kubectl" -n vault-operator get deploy,pods -l app.kubernetes.io/instance=vault-operator >&2
 fi
+
 
 if [ "${SAMPLE:-true}" != false ]; then
   ns="${SAMPLE_NAMESPACE:-default}"
@@ -90,6 +110,28 @@ Try:  $kubectl -n $ns scale vaultcluster vault-demo --replicas=5
       $kubectl -n $ns get vaultcluster vault-demo -w
       $kubectl -n vault-operator logs deploy/vault-operator -f
 Docs: docs/operators/vault.md.
+MSG
+  fi
+  if [ "$prom" != false ]; then
+    log "applying the sample Prometheus $ns/prometheus-demo (operators/prometheus/samples/prometheus.yaml) and a PodMonitor of the etcd members"
+    "$kubectl" apply -n "$ns" -f "$repo/operators/prometheus/samples/prometheus.yaml" \
+      -f "$repo/operators/prometheus/samples/etcd-podmonitor.yaml" >&2
+    # The operators serve /metrics to callers the API server authorizes: let the sample's ServiceAccount read them.
+    for op in etcd-operator vault-operator prometheus-operator; do
+      if [ "$op" = vault-operator ] && [ "$vault" = false ]; then continue; fi
+      "$kubectl" create clusterrolebinding "prometheus-demo-reads-$op" --clusterrole="$op-$op-metrics-reader" \
+        --serviceaccount="$ns:prometheus-prometheus-demo" --dry-run=client -o yaml | "$kubectl" apply -f - >/dev/null
+    done
+    log "waiting for the Prometheus to become Available"
+    "$kubectl" -n "$ns" wait prometheuses.monitoring.capstan.dev/prometheus-demo --for=condition=Available --timeout=10m >&2
+    "$kubectl" -n "$ns" get prometheuses.monitoring.capstan.dev prometheus-demo -o wide
+    cat >&2 <<MSG
+
+The Prometheus operator is running and prometheus-demo scrapes the operators and the etcd members.
+Try:  $kubectl get servicemonitors,podmonitors,prometheusrules -A -o custom-columns='KIND:.kind,NS:.metadata.namespace,NAME:.metadata.name,ACCEPTED:.status.bindings[0].conditions[0].message'
+      $kubectl -n $ns port-forward svc/prometheus-prometheus-demo 9090   # then http://localhost:9090/api/v1/targets
+      $kubectl -n prometheus-operator logs deploy/prometheus-operator -f
+Docs: docs/operators/prometheus.md.
 MSG
   fi
 fi

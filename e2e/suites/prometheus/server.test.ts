@@ -14,7 +14,7 @@ import {
   ServiceAccount,
   StatefulSet,
 } from "@capstan/core";
-import { PrometheusKind, ServiceMonitorKind, serverName } from "@capstan/prometheus-operator";
+import { MANAGED_BY, PrometheusKind, ServiceMonitorKind, serverName } from "@capstan/prometheus-operator";
 import {
   connect,
   createNamespace,
@@ -94,6 +94,9 @@ describe.skipIf(!prometheusSuitesEnabled)("a Prometheus server's life", () => {
       "--namespace",
       opNs.name,
       "--dry-run=server",
+      // The suite's Prometheus CRD has no Helm ownership: let the dry run adopt it, as a first install over a
+      // hand-applied CRD would; the monitoring ones must not be rendered at all.
+      "--take-ownership",
       "--set",
       "crds.enabled=true",
     ]);
@@ -199,11 +202,11 @@ describe.skipIf(!prometheusSuitesEnabled)("a Prometheus server's life", () => {
           }
           const roles = await client.list(Role, {
             namespace: ns.name,
-            labelSelector: "app.kubernetes.io/managed-by",
+            labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`,
           });
           const bindings = await client.list(RoleBinding, {
             namespace: ns.name,
-            labelSelector: "app.kubernetes.io/managed-by",
+            labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`,
           });
           for (const r of [...roles.items, ...bindings.items]) left.push(`RBAC ${r.metadata.name}`);
           const pods = await serverPods(client, server());

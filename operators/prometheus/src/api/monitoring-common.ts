@@ -140,6 +140,19 @@ export interface ConfigResourceStatus {
   bindings?: WorkloadBinding[];
 }
 
+/**
+ * What Prometheus assumes a target speaks when its response has no (or an unknown) Content-Type: Prometheus 3
+ * refuses such a scrape unless the monitor names one (`fallback_scrape_protocol`).
+ */
+export const SCRAPE_PROTOCOLS = [
+  "PrometheusProto",
+  "OpenMetricsText0.0.1",
+  "OpenMetricsText1.0.0",
+  "PrometheusText0.0.4",
+  "PrometheusText1.0.0",
+] as const;
+export type ScrapeProtocol = (typeof SCRAPE_PROTOCOLS)[number];
+
 // ---- schema fragments ----
 
 const str = (description: string, extra: JSONSchemaProps = {}): JSONSchemaProps => ({
@@ -465,3 +478,11 @@ export function monitorCrd(s: MonitorCrdSpec): CustomResourceDefinitionObject {
     },
   };
 }
+
+/** `spec.fallbackScrapeProtocol` of ServiceMonitor and PodMonitor. */
+export const fallbackScrapeProtocolSchema: JSONSchemaProps = {
+  type: "string",
+  enum: [...SCRAPE_PROTOCOLS],
+  description:
+    "The protocol to assume when a target answers without a Content-Type (Prometheus 3 refuses such a scrape otherwise), e.g. PrometheusText0.0.4.",
+};

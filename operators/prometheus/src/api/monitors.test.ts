@@ -58,6 +58,7 @@ const smKeys: Record<KnownKeys<ServiceMonitorSpec>, true> = {
   selector: true,
   namespaceSelector: true,
   sampleLimit: true,
+  fallbackScrapeProtocol: true,
 };
 const pmKeys: Record<KnownKeys<PodMonitorSpec>, true> = {
   jobLabel: true,
@@ -66,6 +67,7 @@ const pmKeys: Record<KnownKeys<PodMonitorSpec>, true> = {
   selector: true,
   namespaceSelector: true,
   sampleLimit: true,
+  fallbackScrapeProtocol: true,
 };
 const ruleSpecKeys: Record<KnownKeys<PrometheusRuleSpec>, true> = { groups: true };
 const groupKeys: Record<keyof RuleGroup, true> = {

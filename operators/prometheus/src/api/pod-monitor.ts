@@ -3,6 +3,7 @@
 import { defineKind, type JSONSchemaProps, type KubeObject } from "@capstan/core";
 import {
   type ConfigResourceStatus,
+  fallbackScrapeProtocolSchema,
   type LabelSelector,
   labelSelectorSchema,
   MONITORING_GROUP,
@@ -11,6 +12,7 @@ import {
   type NamespaceSelector,
   namespaceSelectorSchema,
   type ScrapeEndpointCommon,
+  type ScrapeProtocol,
   scrapeEndpointProperties,
 } from "./monitoring-common.ts";
 
@@ -35,6 +37,8 @@ export interface PodMonitorSpec {
   /** Where to look for them (default: the PodMonitor's namespace). */
   namespaceSelector?: NamespaceSelector;
   sampleLimit?: number;
+  /** The protocol to assume when a target answers without a Content-Type. */
+  fallbackScrapeProtocol?: ScrapeProtocol;
   /** Fields of prometheus-operator's API this operator does not read are kept as they are. */
   [field: string]: unknown;
 }
@@ -95,6 +99,7 @@ export const podMonitorSpecSchema: JSONSchemaProps = {
       minimum: 0,
       description: "Samples a scrape may return before it fails.",
     },
+    fallbackScrapeProtocol: fallbackScrapeProtocolSchema,
   },
 };
 

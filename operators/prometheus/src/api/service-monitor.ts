@@ -3,6 +3,7 @@
 import { defineKind, type JSONSchemaProps, type KubeObject } from "@capstan/core";
 import {
   type ConfigResourceStatus,
+  fallbackScrapeProtocolSchema,
   type LabelSelector,
   labelSelectorSchema,
   MONITORING_GROUP,
@@ -11,6 +12,7 @@ import {
   type NamespaceSelector,
   namespaceSelectorSchema,
   type ScrapeEndpointCommon,
+  type ScrapeProtocol,
   scrapeEndpointProperties,
   type TLSConfig,
   tlsConfigSchema,
@@ -41,6 +43,8 @@ export interface ServiceMonitorSpec {
   namespaceSelector?: NamespaceSelector;
   /** Samples a scrape may return before it fails. */
   sampleLimit?: number;
+  /** The protocol to assume when a target answers without a Content-Type. */
+  fallbackScrapeProtocol?: ScrapeProtocol;
   /** Fields of prometheus-operator's API this operator does not read are kept as they are. */
   [field: string]: unknown;
 }
@@ -118,6 +122,7 @@ export const serviceMonitorSpecSchema: JSONSchemaProps = {
     selector: labelSelectorSchema("Which Services to scrape."),
     namespaceSelector: namespaceSelectorSchema,
     sampleLimit: limit("Samples a scrape may return before it fails."),
+    fallbackScrapeProtocol: fallbackScrapeProtocolSchema,
   },
 };
 

@@ -48,6 +48,7 @@ export const fullServiceMonitor: ServiceMonitor = {
     namespaceSelector: { matchNames: ["shop", "shop-staging"] },
     sampleLimit: 5000,
     targetLimit: 10,
+    fallbackScrapeProtocol: "PrometheusText0.0.4",
     endpoints: [
       {
         port: "metrics",

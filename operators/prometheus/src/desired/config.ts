@@ -326,6 +326,8 @@ function limits(job: Obj, spec: Record<string, unknown>): void {
     const v = spec[field];
     if (typeof v === "number") job[key] = v;
   }
+  if (typeof spec.fallbackScrapeProtocol === "string")
+    job.fallback_scrape_protocol = spec.fallbackScrapeProtocol;
 }
 
 // ---- relabelings ----
