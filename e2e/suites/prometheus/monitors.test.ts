@@ -285,7 +285,7 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus following ServiceMonitors 
         minutes(1),
         1_000,
       );
-      expect(bad.message).toMatch(/PromQL parse error in group bad rule 1/);
+      expect(bad.message).toMatch(/PromQL parse error in group "?bad"? rule 1/);
       await waitFor(
         "the good rule Accepted",
         async () =>

@@ -105,7 +105,7 @@ const grants = (rules: Rule[] = []) =>
 /** What the operator may do to its operands, in either mode. */
 const operatorGrants = [
   "/configmaps: get",
-  "/pods: get,list,watch",
+  "/pods: get,list,patch,watch",
   "/secrets: create,get,list,patch,update,watch",
   "/serviceaccounts: create,get,list,patch,update,watch",
   "/services: create,get,list,patch,update,watch",

@@ -323,8 +323,9 @@ export function governingService(p: Prometheus): ServiceObject {
  * The reloader: `sh -c RELOADER_SCRIPT reloader [once]`. It unpacks the gzipped prometheus.yml from the mounted
  * Secret into CONFIG_FILE (an emptyDir: Prometheus cannot read gzip) and, when the Secret's mounted content
  * changes (the kubelet swaps it atomically, up to about a minute after the Secret is written), unpacks it again and
- * POSTs /-/reload until Prometheus answers 200. With `once` (the init container) it only unpacks. Paths and the
- * interval come from the environment so a test can run it against temporary directories.
+ * POSTs /-/reload until Prometheus answers 200. With `once` (the init container) it only unpacks. SIGTERM ends it at
+ * once (it sleeps in the background and waits, so the trap runs). Paths and the interval come from the environment so
+ * a test can run it against temporary directories.
  */
 export const RELOADER_SCRIPT = `src="\${SRC_DIR:-${SECRET_DIR}}"
 out="\${CONFIG_OUT:-${CONFIG_FILE}}"
@@ -337,6 +338,8 @@ if [ "$1" = once ]; then
   unpack
   exit $?
 fi
+# PID 1 of its container: without a trap SIGTERM is ignored, and the pod would wait out its grace period.
+trap 'exit 0' TERM INT
 loaded=""
 while true; do
   cur="$(cat "$src"/* 2>/dev/null | md5sum)"
@@ -348,7 +351,8 @@ while true; do
       echo "reload of configuration $cur failed; retrying"
     fi
   fi
-  sleep "$every"
+  sleep "$every" &
+  wait $!
 done
 `;
 

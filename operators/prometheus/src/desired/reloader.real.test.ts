@@ -1,7 +1,8 @@
 // The reloader script under the real busybox the pods run (the local cluster's capstan.local/busybox:1 is Debian's
 // busybox-static: e2e/images/busybox/build.sh), against an HTTP server standing for Prometheus: busybox's sh,
 // gunzip, md5sum and `wget --post-data ''` really send POST /-/reload, once per change, and retry a 500 (the "real"
-// project; fails when busybox is missing, saying how to get it).
+// project; fails when busybox is missing, saying how to get it). And it ends at once on SIGTERM as its container's PID 1
+// (which ignores a signal it has no handler for): run as PID 1 of a new PID namespace (unshare, as root).
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -30,6 +31,7 @@ function findBusybox(): string {
 }
 
 let dir = "";
+let busybox = "";
 let server: Server;
 let url = "";
 /** Requests Prometheus got, as "METHOD path <config it would load>". */
@@ -38,7 +40,7 @@ let failNext = 0;
 let child: ChildProcess | undefined;
 
 beforeAll(async () => {
-  const busybox = findBusybox();
+  busybox = findBusybox();
   dir = mkdtempSync(join(tmpdir(), "prom-reloader-real-"));
   const bin = join(dir, "bin");
   mkdirSync(bin);
@@ -102,5 +104,50 @@ describe("the reloader under busybox", () => {
     // Checks keep passing with nothing changed: no further request.
     await new Promise((r) => setTimeout(r, 2_500));
     expect(requests).toHaveLength(3);
+  });
+});
+
+describe("the reloader as its container's PID 1", () => {
+  it("ends on SIGTERM without waiting out its check interval", async () => {
+    // unshare: a new PID namespace whose PID 1 is sh (util-linux; root, as CI and the e2e node run).
+    const before = requests.length;
+    const pid1 = spawn(
+      "/usr/bin/unshare",
+      ["--pid", "--fork", busybox, "sh", "-c", RELOADER_SCRIPT, "reloader"],
+      {
+        env: {
+          PATH: join(dir, "bin"),
+          SRC_DIR: join(dir, "secret"),
+          CONFIG_OUT: join(dir, "pid1.yml"),
+          RELOAD_URL: url,
+          CHECK_SECONDS: "600",
+        },
+        stdio: "ignore",
+      },
+    );
+    const exited = new Promise<number | null>((resolve) => pid1.on("exit", (code) => resolve(code)));
+    try {
+      // The namespace's PID 1 is unshare's child: its host pid, once it has started its first check.
+      let shPid = "";
+      await until("the PID 1 reloader running", () => {
+        try {
+          shPid = execFileSync("pgrep", ["-P", String(pid1.pid)])
+            .toString()
+            .trim();
+        } catch {
+          shPid = "";
+        }
+        return shPid !== "" && requests.length > before;
+      });
+      await new Promise((r) => setTimeout(r, 500)); // into its sleep
+      process.kill(Number(shPid), "SIGTERM");
+      const code = await Promise.race([
+        exited,
+        new Promise<"still running">((r) => setTimeout(() => r("still running"), 10_000)),
+      ]);
+      expect(code).toBe(0);
+    } finally {
+      pid1.kill("SIGKILL");
+    }
   });
 });

@@ -5,6 +5,7 @@
 import { gunzipSync } from "node:zlib";
 import {
   type KubeObject,
+  Pod,
   Role,
   RoleBinding,
   Secret,
@@ -20,7 +21,13 @@ import { type Prometheus, PrometheusKind, type PrometheusSpec } from "../api/pro
 import { PrometheusRuleKind } from "../api/prometheus-rule.ts";
 import { type ServiceMonitor, ServiceMonitorKind } from "../api/service-monitor.ts";
 import { defaultSpec } from "../desired/config-fixtures.ts";
-import { ClusterRole, ClusterRoleBinding, CONFIG_KEY, RBAC_FINALIZER } from "../desired/objects.ts";
+import {
+  ClusterRole,
+  ClusterRoleBinding,
+  CONFIG_HASH_ANNOTATION,
+  CONFIG_KEY,
+  RBAC_FINALIZER,
+} from "../desired/objects.ts";
 import { ControllerState, reconcilePrometheus } from "./controller.ts";
 import { PrometheusOperatorMetrics } from "./metrics.ts";
 import type { RuntimeInfo } from "./reload.ts";
@@ -116,6 +123,21 @@ function configYaml(r: ReconcileRun): string {
   const secret = r.get(Secret, "prometheus-main", "monitoring");
   return gunzipSync(Buffer.from(secret?.data?.[CONFIG_KEY] ?? "", "base64")).toString("utf8");
 }
+
+/** The server's pod prometheus-main-0, ready at 10.0.0.7. */
+const serverPod = (): KubeObject =>
+  ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: "prometheus-main-0",
+      namespace: "monitoring",
+      uid: "pod-0",
+      labels: { "app.kubernetes.io/name": "prometheus", "app.kubernetes.io/instance": "main" },
+    },
+    spec: { containers: [{ name: "prometheus", image: "x" }] },
+    status: { podIP: "10.0.0.7", conditions: [{ type: "Ready", status: "True" }] },
+  }) as KubeObject;
 
 describe("reconcilePrometheus", () => {
   it("first run creates the server's objects and statuses; the second run writes nothing", async () => {
@@ -427,21 +449,42 @@ describe("reconcilePrometheus", () => {
     expect(r.events.map((e) => e.reason)).toEqual(["InvalidSelector"]);
   });
 
+  it("a new configuration stamps each server pod with its hash once (the kubelet then refreshes the Secret at once)", async () => {
+    const h = harness();
+    const first = await run(h, [...namespaces, webService(), server(), monitor("web")], server());
+    const hashOf = (r: ReconcileRun) =>
+      r.get(Secret, "prometheus-main", "monitoring")?.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
+    const podHash = (r: ReconcileRun) =>
+      r.get(Pod, "prometheus-main-0", "monitoring")?.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
+    // A pod the StatefulSet made: stamped once.
+    const stamped = await run(h, [...first.objects, serverPod()], server());
+    stamped.expectNoError();
+    expect(writeList(stamped)).toEqual(["patch Pod monitoring/prometheus-main-0"]);
+    expect(podHash(stamped)).toBe(hashOf(first));
+    expect(stamped.get(Pod, "prometheus-main-0", "monitoring")?.metadata.uid).toBe("pod-0");
+    // Steady state: nothing.
+    (await run(h, stamped.objects, server())).expectNoWrites();
+    // A monitor added: the Secret, then the pod with the new hash.
+    const added = await run(h, [...stamped.objects, monitor("web2")], server());
+    expect(writeList(added)).toContain("patch Pod monitoring/prometheus-main-0");
+    expect(hashOf(added)).not.toBe(hashOf(first));
+    expect(podHash(added)).toBe(hashOf(added));
+    // A pod being deleted is left alone.
+    const leaving = added.objects.map((o) =>
+      o.kind === "Pod" ? { ...o, metadata: { ...o.metadata, deletionTimestamp: "2026-12-01T10:00:00Z" } } : o,
+    );
+    const gone = await run(
+      h,
+      [...leaving.filter((o) => o.kind !== "ServiceMonitor" || o.metadata.name !== "web2")],
+      server(),
+    );
+    expect(writeList(gone)).not.toContain("patch Pod monitoring/prometheus-main-0");
+  });
+
   it("reloads the pods report are counted; a failed one degrades the server", async () => {
     const h = harness();
     const first = await run(h, [...namespaces, webService(), server(), monitor("web")], server());
-    const pod: KubeObject = {
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: {
-        name: "prometheus-main-0",
-        namespace: "monitoring",
-        uid: "pod-0",
-        labels: { "app.kubernetes.io/name": "prometheus", "app.kubernetes.io/instance": "main" },
-      },
-      spec: { containers: [{ name: "prometheus", image: "x" }] },
-      status: { podIP: "10.0.0.7", conditions: [{ type: "Ready", status: "True" }] },
-    } as KubeObject;
+    const pod = serverPod();
     h.runtime.set("10.0.0.7", { reloadConfigSuccess: true, lastConfigTime: "2026-12-01T10:00:00Z" });
     const a = await run(h, [...first.objects, pod], server());
     a.expectNoError();
