@@ -6,6 +6,8 @@ import { formatDrift } from "@capstan/cli";
 import {
   chartCrdDrift,
   crdPermissions,
+  dashboardDatasourceProblems,
+  dashboardQueries,
   findHelm,
   helmLint,
   helmTemplate,
@@ -13,14 +15,18 @@ import {
   type K8sObject,
   missingPermissions,
   missingStandardLabels,
+  monitoringProblems,
   named as namedObject,
   namesOf,
   ofKind,
+  operatorSeriesNames,
   podSpecs,
   restrictedViolations,
+  ruleExpressions,
 } from "@capstan/cli/chart";
 import { describe, expect, it } from "vitest";
 import { crds } from "./api/crds.ts";
+import { EtcdOperatorMetrics } from "./reconcile/metrics.ts";
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url));
 const chartDir = fileURLToPath(new URL("../../../charts/etcd-operator/", import.meta.url));
@@ -342,5 +348,81 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
     expect(renderError("metrics.secure=maybe")).toMatch(/secure/);
     expect(renderError("metrics.certSecret=Not_A_Name")).toMatch(/certSecret/);
     expect(renderError("metrics.port=8443")).toMatch(/port/);
+  });
+});
+
+/** The dashboard JSON of the rendered ConfigMap, parsed. */
+function renderedDashboard(objs: K8sObject[]): { configMap: K8sObject; json: string } {
+  const configMap = namedObject(objs, "ConfigMap", "ops-etcd-operator-dashboard");
+  const json = (configMap as K8sObject & { data: Record<string, string> }).data["etcd-operator.json"];
+  if (json === undefined) throw new Error("the dashboard ConfigMap has no etcd-operator.json");
+  return { configMap, json };
+}
+
+describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
+  const ALERTS = [
+    "EtcdClusterQuorumLost",
+    "EtcdClusterNoLeader",
+    "EtcdClusterMembersUnhealthy",
+    "EtcdOperatorReconcileErrors",
+    "EtcdOperatorLeaderElectionFlapping",
+    "EtcdOperatorDown",
+  ];
+
+  it("renders the PrometheusRule only when asked, every alert scoped to the release's scrape job", () => {
+    expect(ofKind(render(), "PrometheusRule")).toEqual([]);
+    const objs = render(
+      "prometheusRule.enabled=true",
+      "prometheusRule.for=10m",
+      "prometheusRule.alertLabels.team=db",
+    );
+    const [rule] = ofKind(objs, "PrometheusRule") as (K8sObject & {
+      spec: { groups: { rules: Record<string, unknown>[] }[] };
+    })[];
+    expect(rule!.apiVersion).toBe("monitoring.coreos.com/v1");
+    const alerts = rule!.spec.groups.flatMap((g) => g.rules);
+    expect(alerts.map((a) => a.alert)).toEqual(ALERTS);
+    for (const a of alerts) {
+      expect(a.for, String(a.alert)).toBe("10m");
+      expect(a.labels, String(a.alert)).toMatchObject({ team: "db" });
+      expect(String(a.expr), String(a.alert)).toContain(
+        'job="ops-etcd-operator-metrics", namespace="ops-ns"',
+      );
+      expect(Object.keys(a.annotations as object), String(a.alert)).toEqual(["summary", "description"]);
+    }
+    // Alert templates reach Prometheus as templates, not as Helm's.
+    expect(JSON.stringify(rule)).toContain("{{ $labels.object_namespace }}/{{ $labels.object_name }}");
+  });
+
+  it("renders the dashboard ConfigMap only when asked, labelled for Grafana's sidecar, with its JSON", () => {
+    expect(ofKind(render(), "ConfigMap")).toEqual([]);
+    const objs = render(
+      "dashboard.enabled=true",
+      "dashboard.labels.team=db",
+      "dashboard.annotations.grafana_folder=Capstan",
+    );
+    const { configMap, json } = renderedDashboard(objs);
+    expect(configMap.metadata.labels).toMatchObject({ grafana_dashboard: "1", team: "db" });
+    expect(configMap.metadata.annotations).toEqual({ grafana_folder: "Capstan" });
+    const model = JSON.parse(json) as {
+      uid: string;
+      templating: { list: { name: string; type: string; query?: unknown }[] };
+    };
+    expect(model.uid).toBe("capstan-etcd-operator");
+    const datasource = model.templating.list.find((v) => v.name === "datasource");
+    expect(datasource).toMatchObject({ type: "datasource", query: "prometheus" });
+    // Every panel, target and variable reads the data source variable.
+    expect(dashboardDatasourceProblems(json)).toEqual([]);
+  });
+
+  it("has only queries and alerts that parse and use metrics the operator exports", async () => {
+    const known = await operatorSeriesNames((registry) => new EtcdOperatorMetrics(registry));
+    const objs = render("prometheusRule.enabled=true", "dashboard.enabled=true");
+    const queries = [...dashboardQueries(renderedDashboard(objs).json), ...ruleExpressions(objs)];
+    expect(queries.length).toBeGreaterThan(20);
+    expect(monitoringProblems(queries, known)).toEqual([]);
+    // Each of the operator's own gauges is on the dashboard.
+    const used = queries.map((q) => q.expr).join("\n");
+    for (const m of known.filter((n) => n.startsWith("capstan_etcd_"))) expect(used).toContain(m);
   });
 });

@@ -11,6 +11,8 @@ import { formatDrift, INSTALL_IF_ABSENT } from "@capstan/cli";
 import {
   chartCrdDrift,
   crdPermissions,
+  dashboardDatasourceProblems,
+  dashboardQueries,
   findHelm,
   helmLint,
   helmTemplate,
@@ -18,11 +20,15 @@ import {
   type K8sObject,
   missingPermissions,
   missingStandardLabels,
+  monitoringProblems,
+  operatorSeriesNames,
   podSpecs,
   restrictedViolations,
+  ruleExpressions,
 } from "@capstan/cli/chart";
 import { describe, expect, it } from "vitest";
 import { crds } from "./api/crds.ts";
+import { PrometheusOperatorMetrics } from "./reconcile/metrics.ts";
 
 const ownCrds = crds.filter((c) => c.spec.group === "monitoring.capstan.dev");
 const packageDir = fileURLToPath(new URL("../", import.meta.url));
@@ -332,5 +338,71 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
     expect(refused("replicas=0")).toMatch(/replicas/);
     expect(refused("logLevel=loud")).toMatch(/logLevel/);
     expect(refused("watchNamespace=Not_A_Namespace")).toMatch(/watchNamespace/);
+  });
+});
+
+/** The dashboard JSON of the rendered ConfigMap. */
+function renderedDashboard(objs: Obj[]): { configMap: Obj; json: string } {
+  const configMap = one(objs, "ConfigMap", "ops-prometheus-operator-dashboard");
+  const json = (configMap as Obj & { data: Record<string, string> }).data["prometheus-operator.json"];
+  if (json === undefined) throw new Error("the dashboard ConfigMap has no prometheus-operator.json");
+  return { configMap, json };
+}
+
+describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
+  it("renders the PrometheusRule only when asked, every alert scoped to the release's scrape job", () => {
+    expect(byKind(render(), "PrometheusRule")).toEqual([]);
+    const rule = one(
+      render([
+        "prometheusRule.enabled=true",
+        "prometheusRule.for=10m",
+        "prometheusRule.alertLabels.team=obs",
+      ]),
+      "PrometheusRule",
+    );
+    expect(rule.apiVersion).toBe("monitoring.coreos.com/v1");
+    const alerts = (rule.spec as { groups: { rules: Record<string, unknown>[] }[] }).groups.flatMap(
+      (g) => g.rules,
+    );
+    expect(alerts.map((a) => a.alert)).toEqual([
+      "PrometheusServerNotReady",
+      "PrometheusConfigReloadFailures",
+      "PrometheusOperatorReconcileErrors",
+      "PrometheusOperatorLeaderElectionFlapping",
+      "PrometheusOperatorDown",
+    ]);
+    for (const a of alerts) {
+      expect(a.for, String(a.alert)).toBe("10m");
+      expect(a.labels, String(a.alert)).toMatchObject({ team: "obs" });
+      expect(String(a.expr), String(a.alert)).toContain(
+        'job="ops-prometheus-operator-metrics", namespace="ops-ns"',
+      );
+      expect(Object.keys(a.annotations as object), String(a.alert)).toEqual(["summary", "description"]);
+    }
+    expect(JSON.stringify(rule)).toContain("{{ $labels.object_namespace }}/{{ $labels.object_name }}");
+  });
+
+  it("renders the dashboard ConfigMap only when asked, labelled for Grafana's sidecar, with its JSON", () => {
+    expect(byKind(render(), "ConfigMap")).toEqual([]);
+    const objs = render([
+      "dashboard.enabled=true",
+      "dashboard.labels.team=obs",
+      "dashboard.annotations.grafana_folder=Capstan",
+    ]);
+    const { configMap, json } = renderedDashboard(objs);
+    expect(configMap.metadata.labels).toMatchObject({ grafana_dashboard: "1", team: "obs" });
+    expect(configMap.metadata.annotations).toEqual({ grafana_folder: "Capstan" });
+    expect((JSON.parse(json) as { uid: string }).uid).toBe("capstan-prometheus-operator");
+    expect(dashboardDatasourceProblems(json)).toEqual([]);
+  });
+
+  it("has only queries and alerts that parse and use metrics the operator exports", async () => {
+    const known = await operatorSeriesNames((registry) => new PrometheusOperatorMetrics(registry));
+    const objs = render(["prometheusRule.enabled=true", "dashboard.enabled=true"]);
+    const queries = [...dashboardQueries(renderedDashboard(objs).json), ...ruleExpressions(objs)];
+    expect(queries.length).toBeGreaterThan(20);
+    expect(monitoringProblems(queries, known)).toEqual([]);
+    const used = queries.map((q) => q.expr).join("\n");
+    for (const m of known.filter((n) => n.startsWith("capstan_prometheus_"))) expect(used).toContain(m);
   });
 });

@@ -10,6 +10,8 @@ import { formatDrift } from "@capstan/cli";
 import {
   chartCrdDrift,
   crdPermissions,
+  dashboardDatasourceProblems,
+  dashboardQueries,
   findHelm,
   helmLint,
   helmTemplate,
@@ -17,11 +19,15 @@ import {
   type K8sObject,
   missingPermissions,
   missingStandardLabels,
+  monitoringProblems,
+  operatorSeriesNames,
   podSpecs,
   restrictedViolations,
+  ruleExpressions,
 } from "@capstan/cli/chart";
 import { describe, expect, it } from "vitest";
 import { crds } from "./api/crds.ts";
+import { VaultOperatorMetrics } from "./reconcile/metrics.ts";
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url));
 const chartDir = fileURLToPath(new URL("../../../charts/vault-operator/", import.meta.url));
@@ -305,12 +311,16 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
       "VaultClusterNoActiveNode",
       "VaultClusterRaftPeersMismatch",
       "VaultOperatorReconcileErrors",
+      "VaultOperatorLeaderElectionFlapping",
+      "VaultOperatorDown",
     ]);
     for (const a of alerts) {
       expect(a.for, String(a.alert)).toBe("10m");
       expect(a.labels, String(a.alert)).toMatchObject({ team: "vault" });
       // Scoped to this release's Service (prometheus-operator's job label).
-      expect(String(a.expr), String(a.alert)).toContain('job="ops-vault-operator-metrics"');
+      expect(String(a.expr), String(a.alert)).toContain(
+        'job="ops-vault-operator-metrics", namespace="ops-ns"',
+      );
     }
     const metrics = alerts.map((a) => String(a.expr)).join("\n");
     for (const m of [
@@ -321,7 +331,7 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
       expect(metrics).toContain(m);
     }
     // Alert templates reach Prometheus as templates, not as Helm's.
-    expect(JSON.stringify(rule)).toContain("{{ $labels.namespace }}/{{ $labels.name }}");
+    expect(JSON.stringify(rule)).toContain("{{ $labels.object_namespace }}/{{ $labels.object_name }}");
   });
 
   it("refuses values the schema does not allow, naming them", () => {
@@ -331,5 +341,44 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
     expect(refused("prometheusRule.for=soon")).toMatch(/for/);
     expect(refused("prometheusRule.extra=1")).toMatch(/extra/);
     expect(refused("watchNamespace=Not_A_Namespace")).toMatch(/watchNamespace/);
+  });
+});
+
+/** The dashboard JSON of the rendered ConfigMap. */
+function renderedDashboard(objs: Obj[]): { configMap: Obj; json: string } {
+  const configMap = one(objs, "ConfigMap", "ops-vault-operator-dashboard");
+  const json = (configMap as Obj & { data: Record<string, string> }).data["vault-operator.json"];
+  if (json === undefined) throw new Error("the dashboard ConfigMap has no vault-operator.json");
+  return { configMap, json };
+}
+
+describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
+  it("renders the dashboard ConfigMap only when asked, labelled for Grafana's sidecar, with its JSON", () => {
+    expect(byKind(render(), "ConfigMap")).toEqual([]);
+    const objs = render([
+      "dashboard.enabled=true",
+      "dashboard.labels.team=vault",
+      "dashboard.annotations.grafana_folder=Capstan",
+    ]);
+    const { configMap, json } = renderedDashboard(objs);
+    expect(configMap.metadata.labels).toMatchObject({ grafana_dashboard: "1", team: "vault" });
+    expect(configMap.metadata.annotations).toEqual({ grafana_folder: "Capstan" });
+    const model = JSON.parse(json) as { uid: string; templating: { list: { name: string; type: string }[] } };
+    expect(model.uid).toBe("capstan-vault-operator");
+    expect(model.templating.list.find((v) => v.name === "datasource")).toMatchObject({
+      type: "datasource",
+      query: "prometheus",
+    });
+    expect(dashboardDatasourceProblems(json)).toEqual([]);
+  });
+
+  it("has only queries and alerts that parse and use metrics the operator exports", async () => {
+    const known = await operatorSeriesNames((registry) => new VaultOperatorMetrics(registry));
+    const objs = render(["prometheusRule.enabled=true", "dashboard.enabled=true"]);
+    const queries = [...dashboardQueries(renderedDashboard(objs).json), ...ruleExpressions(objs)];
+    expect(queries.length).toBeGreaterThan(20);
+    expect(monitoringProblems(queries, known)).toEqual([]);
+    const used = queries.map((q) => q.expr).join("\n");
+    for (const m of known.filter((n) => n.startsWith("capstan_vault_"))) expect(used).toContain(m);
   });
 });

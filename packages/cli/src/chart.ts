@@ -1,6 +1,6 @@
 // @capstan/cli/chart: the checks every operator's chart test makes, whatever the operator: its CRD copies match
 // the schema, helm lint/template of each mode (when helm is installed), pods that pass Pod Security "restricted",
-// RBAC that covers the operator's kinds, standard labels.
+// RBAC that covers the operator's kinds, standard labels, and the PromQL of its dashboard and alerts (chart-monitoring.ts).
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
@@ -8,6 +8,8 @@ import { join, resolve, sep } from "node:path";
 import type { CustomResourceDefinitionObject } from "@capstan/core";
 import { parseAllDocuments } from "yaml";
 import { type Drift, planCrdFiles, planDrift } from "./crd-files.ts";
+
+export * from "./chart-monitoring.ts";
 
 /** A rendered Kubernetes object, as parsed from `helm template`. */
 export interface K8sObject {

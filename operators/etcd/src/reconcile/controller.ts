@@ -119,7 +119,7 @@ export async function reconcileEtcdCluster(
       if (result.done) {
         ctx.log.info({ step: step.type, member: memberOfStep(step) }, step.message);
         ctx.recorder.event(cluster, "Normal", step.type, step.type, step.message);
-        options.metrics.steps.inc({ ...clusterRef(cluster), step: step.type });
+        options.metrics.countStep(clusterRef(cluster), step.type);
       } else {
         reported = { type: "Wait", reason: result.reason, message: result.message };
         requeueAfter = REQUEUE.waiting;

@@ -8,41 +8,46 @@ export type MemberState = (typeof MEMBER_STATES)[number];
 
 /** Metrics of the EtcdCluster controller, registered on the manager's registry. */
 export class EtcdOperatorMetrics {
-  /** capstan_etcd_cluster_members{namespace,name,state}: members by state (learners counted apart). */
-  readonly members: Gauge<"namespace" | "name" | "state">;
-  /** capstan_etcd_cluster_quorum{namespace,name}: 1 while a quorum of voting members is healthy. */
-  readonly quorum: Gauge<"namespace" | "name">;
-  /** capstan_etcd_cluster_has_leader{namespace,name}: 1 while the cluster has a leader. */
-  readonly hasLeader: Gauge<"namespace" | "name">;
-  /** capstan_etcd_membership_changes_total{namespace,name,step}: membership and pod steps taken. */
-  readonly steps: Counter<"namespace" | "name" | "step">;
+  /** capstan_etcd_cluster_members{object_namespace,object_name,state}: members by state (learners counted apart). */
+  readonly members: Gauge<"object_namespace" | "object_name" | "state">;
+  /** capstan_etcd_cluster_quorum{object_namespace,object_name}: 1 while a quorum of voting members is healthy. */
+  readonly quorum: Gauge<"object_namespace" | "object_name">;
+  /** capstan_etcd_cluster_has_leader{object_namespace,object_name}: 1 while the cluster has a leader. */
+  readonly hasLeader: Gauge<"object_namespace" | "object_name">;
+  /** capstan_etcd_membership_changes_total{object_namespace,object_name,step}: membership and pod steps taken. */
+  readonly steps: Counter<"object_namespace" | "object_name" | "step">;
 
   constructor(registry: Registry) {
     const registers = [registry];
     this.members = new Gauge({
       name: "capstan_etcd_cluster_members",
       help: "etcd members of an EtcdCluster by state (healthy and unhealthy voters, learners).",
-      labelNames: ["namespace", "name", "state"],
+      labelNames: ["object_namespace", "object_name", "state"],
       registers,
     });
     this.quorum = new Gauge({
       name: "capstan_etcd_cluster_quorum",
       help: "1 while a quorum of the EtcdCluster's voting members is healthy, else 0.",
-      labelNames: ["namespace", "name"],
+      labelNames: ["object_namespace", "object_name"],
       registers,
     });
     this.hasLeader = new Gauge({
       name: "capstan_etcd_cluster_has_leader",
       help: "1 while the EtcdCluster has an etcd leader, else 0.",
-      labelNames: ["namespace", "name"],
+      labelNames: ["object_namespace", "object_name"],
       registers,
     });
     this.steps = new Counter({
       name: "capstan_etcd_membership_changes_total",
       help: "Steps the operator took on EtcdClusters (AddLearner, PromoteLearner, RemoveMember, UpgradeMember, ...).",
-      labelNames: ["namespace", "name", "step"],
+      labelNames: ["object_namespace", "object_name", "step"],
       registers,
     });
+  }
+
+  /** Counts one step the operator took on cluster `ref`. */
+  countStep(ref: { namespace: string; name: string }, step: string): void {
+    this.steps.inc({ object_namespace: ref.namespace, object_name: ref.name, step });
   }
 
   /** Records one observation of a cluster. */
@@ -53,15 +58,17 @@ export class EtcdOperatorMetrics {
     quorum: boolean,
     hasLeader: boolean,
   ): void {
-    for (const state of MEMBER_STATES) this.members.set({ namespace, name, state }, counts[state]);
-    this.quorum.set({ namespace, name }, quorum ? 1 : 0);
-    this.hasLeader.set({ namespace, name }, hasLeader ? 1 : 0);
+    for (const state of MEMBER_STATES)
+      this.members.set({ object_namespace: namespace, object_name: name, state }, counts[state]);
+    this.quorum.set({ object_namespace: namespace, object_name: name }, quorum ? 1 : 0);
+    this.hasLeader.set({ object_namespace: namespace, object_name: name }, hasLeader ? 1 : 0);
   }
 
   /** Drops every series of a deleted cluster. */
   forget(namespace: string, name: string): void {
-    for (const state of MEMBER_STATES) this.members.remove({ namespace, name, state });
-    this.quorum.remove({ namespace, name });
-    this.hasLeader.remove({ namespace, name });
+    for (const state of MEMBER_STATES)
+      this.members.remove({ object_namespace: namespace, object_name: name, state });
+    this.quorum.remove({ object_namespace: namespace, object_name: name });
+    this.hasLeader.remove({ object_namespace: namespace, object_name: name });
   }
 }

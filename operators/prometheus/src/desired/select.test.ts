@@ -426,19 +426,19 @@ describe("PrometheusRule feedback", () => {
       "unbalanced bracket",
       [{ name: "g", rules: [alert, { alert: "X", expr: "sum(rate(x[5m])" }] }],
       "InvalidRules",
-      "PromQL parse error in group \"g\" rule 2 (alert X): unclosed '(' at offset 3",
+      'PromQL parse error in group "g" rule 2 (alert X): unexpected end of input at 1:16',
     ],
     [
       "mismatched bracket",
       [{ name: "g", rules: [{ record: "r", expr: "rate(x[5m)]" }] }],
       "InvalidRules",
-      "PromQL parse error in group \"g\" rule 1 (record r): '[' at offset 6 closed by ')' at offset 9",
+      'PromQL parse error in group "g" rule 1 (record r): unexpected ")" at 1:10',
     ],
     [
       "unterminated string",
       [{ name: "g", rules: [{ alert: "A", expr: 'up{job="x}' }] }],
       "InvalidRules",
-      'PromQL parse error in group "g" rule 1 (alert A): unterminated string starting at offset 7',
+      'PromQL parse error in group "g" rule 1 (alert A): unterminated quoted string at 1:8',
     ],
     [
       "empty expr",

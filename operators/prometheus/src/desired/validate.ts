@@ -1,6 +1,7 @@
 // Checks that keep one bad monitor or rule from breaking a server's whole configuration: what Prometheus would
 // refuse at load time (RE2 regular expressions, relabel_config rules, durations, rule fields), found before the
 // configuration is written. Pure; each check returns a message naming the field, or undefined when it passes.
+import { promqlError } from "@capstan/cli/promql";
 import { RE2JS } from "re2js";
 import type { RelabelConfig } from "../api/monitoring-common.ts";
 import type { Rule, RuleGroup } from "../api/prometheus-rule.ts";
@@ -90,43 +91,6 @@ export function relabelError(rc: RelabelConfig, where: string): string | undefin
   return undefined;
 }
 
-/**
- * Whether `expr` looks like PromQL: not empty, brackets balanced and quotes closed (strings and comments
- * skipped). A full parse is promtool's job; this catches what breaks a rule file most often. Returns the problem.
- */
-export function promqlShapeError(expr: string): string | undefined {
-  if (expr.trim() === "") return "expr is empty";
-  const closing: Record<string, string> = { "(": ")", "[": "]", "{": "}" };
-  const stack: { ch: string; at: number }[] = [];
-  for (let i = 0; i < expr.length; i++) {
-    const ch = expr[i] as string;
-    if (ch === "#") {
-      while (i < expr.length && expr[i] !== "\n") i++;
-      continue;
-    }
-    if (ch === '"' || ch === "'" || ch === "`") {
-      const start = i;
-      i++;
-      while (i < expr.length && expr[i] !== ch) {
-        if (ch !== "`" && expr[i] === "\\") i++;
-        i++;
-      }
-      if (i >= expr.length) return `unterminated string starting at offset ${start}`;
-      continue;
-    }
-    if (ch in closing) stack.push({ ch, at: i });
-    else if (ch === ")" || ch === "]" || ch === "}") {
-      const open = stack.pop();
-      if (open === undefined) return `unexpected '${ch}' at offset ${i}`;
-      if (closing[open.ch] !== ch) {
-        return `'${open.ch}' at offset ${open.at} closed by '${ch}' at offset ${i}`;
-      }
-    }
-  }
-  const open = stack.pop();
-  return open === undefined ? undefined : `unclosed '${open.ch}' at offset ${open.at}`;
-}
-
 /** Whether the Go template `text` (an alert label or annotation) has balanced `{{` and `}}`; the problem or undefined. */
 export function templateShapeError(text: string): string | undefined {
   let inAction = false;
@@ -161,7 +125,8 @@ export function templateShapeError(text: string): string | undefined {
 
 /**
  * What Prometheus would refuse in one rule group of a PrometheusRule, or undefined. Messages name the group and
- * the rule ("PromQL parse error in group g rule 2 (alert X): unclosed '('"), rules counted from 1.
+ * the rule ("PromQL parse error in group g rule 2 (alert X): unexpected end of input at 1:14"), rules counted
+ * from 1. PromQL is checked by @capstan/cli/promql (the Prometheus project's own grammar).
  */
 export function ruleGroupError(group: RuleGroup): string | undefined {
   const g = `group ${JSON.stringify(group.name)}`;
@@ -187,7 +152,8 @@ export function ruleGroupError(group: RuleGroup): string | undefined {
 function ruleError(rule: Rule): string | undefined {
   if (!rule.alert === !rule.record) return "set exactly one of alert and record";
   if (typeof rule.expr !== "number") {
-    const err = promqlShapeError(rule.expr ?? "");
+    if ((rule.expr ?? "").trim() === "") return "expr is empty";
+    const err = promqlError(rule.expr ?? "");
     if (err !== undefined) return `PromQL: ${err}`;
   }
   if (rule.record) {

@@ -499,7 +499,7 @@ describe("reconcilePrometheus", () => {
     ).toMatchObject({ status: "True", reason: "ReloadFailed" });
     const selected = await h.registry.getSingleMetricAsString("capstan_prometheus_selected_monitors");
     expect(selected).toContain(
-      'capstan_prometheus_selected_monitors{namespace="monitoring",name="main",kind="ServiceMonitor"} 1',
+      'capstan_prometheus_selected_monitors{object_namespace="monitoring",object_name="main",kind="ServiceMonitor"} 1',
     );
   });
 });

@@ -272,6 +272,12 @@ export async function reconcilePrometheus(
       PrometheusRule: selected.rules?.length ?? 0,
     });
   }
+  options.metrics.observeReplicas(
+    p.metadata.namespace ?? "",
+    p.metadata.name ?? "",
+    p.spec.replicas,
+    obs.statefulSet?.status?.readyReplicas ?? 0,
+  );
   const problem = problems[0];
   if (problem !== undefined) {
     const before = findCondition(p.status?.conditions, "Degraded");

@@ -167,13 +167,13 @@ export async function reconcileVaultCluster(
         vaultClient,
         ca: tls.ca,
         now,
-        onUnseal: () => options.metrics.unseals.inc({ namespace, name }),
+        onUnseal: () => options.metrics.countUnseal(namespace, name),
         ...(signal === undefined ? {} : { signal }),
       });
       if (result.done) {
         ctx.log.info({ step: step.type }, step.message);
         ctx.recorder.event(cluster, "Normal", step.type, step.type, step.message);
-        options.metrics.steps.inc({ namespace, name, step: step.type });
+        options.metrics.countStep(namespace, name, step.type);
       } else {
         reported = { type: "Wait", reason: result.reason, message: result.message };
         requeueAfter = REQUEUE.waiting;

@@ -4,41 +4,51 @@ import { POD_STATES, type PodState } from "../desired/names.ts";
 
 /** Metrics of the VaultCluster controller, registered on the manager's registry. */
 export class VaultOperatorMetrics {
-  /** capstan_vault_cluster_pods{namespace,name,state}: pods by Vault state. */
-  readonly pods: Gauge<"namespace" | "name" | "state">;
-  /** capstan_vault_raft_peers{namespace,name}: servers in the raft configuration. */
-  readonly raftPeers: Gauge<"namespace" | "name">;
-  /** capstan_vault_unseal_total{namespace,name}: pods the operator unsealed. */
-  readonly unseals: Counter<"namespace" | "name">;
-  /** capstan_vault_steps_total{namespace,name,step}: steps the operator took. */
-  readonly steps: Counter<"namespace" | "name" | "step">;
+  /** capstan_vault_cluster_pods{object_namespace,object_name,state}: pods by Vault state. */
+  readonly pods: Gauge<"object_namespace" | "object_name" | "state">;
+  /** capstan_vault_raft_peers{object_namespace,object_name}: servers in the raft configuration. */
+  readonly raftPeers: Gauge<"object_namespace" | "object_name">;
+  /** capstan_vault_unseal_total{object_namespace,object_name}: pods the operator unsealed. */
+  readonly unseals: Counter<"object_namespace" | "object_name">;
+  /** capstan_vault_steps_total{object_namespace,object_name,step}: steps the operator took. */
+  readonly steps: Counter<"object_namespace" | "object_name" | "step">;
 
   constructor(registry: Registry) {
     const registers = [registry];
     this.pods = new Gauge({
       name: "capstan_vault_cluster_pods",
       help: "Vault pods of a VaultCluster by state (active, standby, sealed, uninitialized).",
-      labelNames: ["namespace", "name", "state"],
+      labelNames: ["object_namespace", "object_name", "state"],
       registers,
     });
     this.raftPeers = new Gauge({
       name: "capstan_vault_raft_peers",
       help: "Servers in the VaultCluster's raft configuration, as the active node reports it.",
-      labelNames: ["namespace", "name"],
+      labelNames: ["object_namespace", "object_name"],
       registers,
     });
     this.unseals = new Counter({
       name: "capstan_vault_unseal_total",
       help: "Vault pods the operator unsealed.",
-      labelNames: ["namespace", "name"],
+      labelNames: ["object_namespace", "object_name"],
       registers,
     });
     this.steps = new Counter({
       name: "capstan_vault_steps_total",
       help: "Steps the operator took on VaultClusters (InitVault, Unseal, JoinRaft, RemovePeer, UpgradePod, ...).",
-      labelNames: ["namespace", "name", "step"],
+      labelNames: ["object_namespace", "object_name", "step"],
       registers,
     });
+  }
+
+  /** Counts one step the operator took on cluster `namespace/name`. */
+  countStep(namespace: string, name: string, step: string): void {
+    this.steps.inc({ object_namespace: namespace, object_name: name, step });
+  }
+
+  /** Counts one pod the operator unsealed in cluster `namespace/name`. */
+  countUnseal(namespace: string, name: string): void {
+    this.unseals.inc({ object_namespace: namespace, object_name: name });
   }
 
   /** Records one observation of a cluster; `peers` undefined when the raft configuration was not read. */
@@ -48,15 +58,17 @@ export class VaultOperatorMetrics {
     counts: Record<PodState, number>,
     peers: number | undefined,
   ): void {
-    for (const state of POD_STATES) this.pods.set({ namespace, name, state }, counts[state]);
-    if (peers !== undefined) this.raftPeers.set({ namespace, name }, peers);
-    this.unseals.inc({ namespace, name }, 0); // the series exists from the first observation
+    for (const state of POD_STATES)
+      this.pods.set({ object_namespace: namespace, object_name: name, state }, counts[state]);
+    if (peers !== undefined) this.raftPeers.set({ object_namespace: namespace, object_name: name }, peers);
+    this.unseals.inc({ object_namespace: namespace, object_name: name }, 0); // the series exists from the first observation
   }
 
   /** Drops every series of a deleted cluster. */
   forget(namespace: string, name: string): void {
-    for (const state of POD_STATES) this.pods.remove({ namespace, name, state });
-    this.raftPeers.remove({ namespace, name });
-    this.unseals.remove({ namespace, name });
+    for (const state of POD_STATES)
+      this.pods.remove({ object_namespace: namespace, object_name: name, state });
+    this.raftPeers.remove({ object_namespace: namespace, object_name: name });
+    this.unseals.remove({ object_namespace: namespace, object_name: name });
   }
 }

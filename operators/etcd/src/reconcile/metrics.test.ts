@@ -1,0 +1,30 @@
+// The etcd operator's gauges label the EtcdCluster object_namespace/object_name, never namespace/name: scraped
+// without honorLabels, Prometheus would rename an object's `namespace` to `exported_namespace` (the target's wins).
+import { Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { EtcdOperatorMetrics } from "./metrics.ts";
+
+describe("EtcdOperatorMetrics", () => {
+  it("labels each cluster's series object_namespace and object_name, and drops them on forget", async () => {
+    const registry = new Registry();
+    const metrics = new EtcdOperatorMetrics(registry);
+    metrics.observe("apps", "main", { healthy: 2, unhealthy: 1, learner: 0 }, true, false);
+    metrics.countStep({ namespace: "apps", name: "main" }, "AddLearner");
+    const text = await registry.metrics();
+    expect(text).toContain(
+      'capstan_etcd_cluster_members{object_namespace="apps",object_name="main",state="unhealthy"} 1',
+    );
+    expect(text).toContain('capstan_etcd_cluster_quorum{object_namespace="apps",object_name="main"} 1');
+    expect(text).toContain('capstan_etcd_cluster_has_leader{object_namespace="apps",object_name="main"} 0');
+    expect(text).toContain(
+      'capstan_etcd_membership_changes_total{object_namespace="apps",object_name="main",step="AddLearner"} 1',
+    );
+    // No series carries a label Prometheus would rename.
+    expect(text).not.toMatch(/[{,](namespace|name)="/);
+
+    metrics.forget("apps", "main");
+    expect(await registry.getSingleMetricAsString("capstan_etcd_cluster_quorum")).not.toContain(
+      "object_name=",
+    );
+  });
+});

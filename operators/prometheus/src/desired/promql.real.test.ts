@@ -1,0 +1,100 @@
+// The real promtool against the shared PromQL check (@capstan/cli/promql), which the operator uses to refuse rules:
+// every expression of packages/cli/testdata/promql-cases.json that promqlError accepts, `promtool check rules`
+// accepts, and every one it refuses, promtool refuses; and the three charts' PrometheusRules (rendered with helm,
+// where installed) pass `promtool check rules` whole: expressions, durations, templates of the annotations.
+// The "real" project (`npm run test:real`); without promtool it fails, saying how to build it (never skips).
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { findHelm, helmTemplate } from "@capstan/cli/chart";
+import { promqlError } from "@capstan/cli/promql";
+import { capstanCacheDir } from "@capstan/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+
+function findPromtool(): string | undefined {
+  const fromEnv = process.env.CAPSTAN_PROMTOOL;
+  if (fromEnv) return existsSync(fromEnv) ? fromEnv : undefined;
+  const cache = capstanCacheDir();
+  if (!existsSync(cache)) return undefined;
+  return readdirSync(cache)
+    .filter((d) => d.startsWith("prometheus-v"))
+    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }))
+    .map((d) => join(cache, d, "bin", "promtool"))
+    .filter((p) => existsSync(p))
+    .at(-1);
+}
+
+const found = findPromtool();
+if (found === undefined) {
+  throw new Error(
+    "no promtool: build it with `bash e2e/images/build-all.sh prometheus` (cached by version) or set CAPSTAN_PROMTOOL",
+  );
+}
+const promtool: string = found;
+
+const cases = JSON.parse(
+  readFileSync(new URL("../../../../packages/cli/testdata/promql-cases.json", import.meta.url), "utf8"),
+) as { accepts: string[]; refuses: { expr: string; message: string }[] };
+
+let work = "";
+let files = 0;
+
+/** `promtool check rules` of `groups` written to a fresh file: whether it passed, and its output. */
+function checkRules(groups: unknown): { ok: boolean; output: string } {
+  const file = join(work, `rules-${files++}.yaml`);
+  writeFileSync(file, stringify({ groups }));
+  try {
+    const output = execFileSync(promtool, ["check", "rules", file], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    return { ok: true, output };
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string };
+    return { ok: false, output: `${e.stdout ?? ""}${e.stderr ?? ""}` };
+  }
+}
+
+const oneAlert = (expr: string) => [{ name: "g", rules: [{ alert: "A", expr }] }];
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), "capstan-promql-"));
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe("promqlError agrees with promtool", () => {
+  it.each(cases.accepts)("both accept %j", (expr) => {
+    expect(promqlError(expr)).toBeUndefined();
+    const result = checkRules(oneAlert(expr));
+    expect(result.output).toMatch(/SUCCESS/);
+    expect(result.ok).toBe(true);
+  });
+
+  it.each(cases.refuses)("both refuse $expr", ({ expr, message }) => {
+    expect(promqlError(expr)).toBe(message);
+    const result = checkRules(oneAlert(expr));
+    expect(result.output).toMatch(/FAILED/);
+    expect(result.ok).toBe(false);
+  });
+});
+
+const helm = findHelm();
+const chartsDir = fileURLToPath(new URL("../../../../charts/", import.meta.url));
+
+describe.skipIf(helm === undefined)("the charts' PrometheusRules pass promtool check rules", () => {
+  it.each(["etcd-operator", "vault-operator", "prometheus-operator"])("%s", (chart) => {
+    const objects = helmTemplate(helm!, join(chartsDir, chart), {
+      set: ["prometheusRule.enabled=true", "prometheusRule.alertLabels.team=ops"],
+    });
+    const rules = objects.filter((o) => o.kind === "PrometheusRule");
+    expect(rules).toHaveLength(1);
+    const groups = (rules[0]!.spec as { groups: { rules: unknown[] }[] }).groups;
+    expect(groups.flatMap((g) => g.rules).length).toBeGreaterThan(4);
+    const result = checkRules(groups);
+    expect(result.output).toMatch(/SUCCESS: \d+ rules found/);
+    expect(result.ok).toBe(true);
+  });
+});
