@@ -1,8 +1,11 @@
 // Out of the box, a Prometheus scrapes the other Capstan operators: their charts' ServiceMonitors (secure metrics:
 // the Prometheus pods' token, bound to each chart's metrics-reader ClusterRole) give `up == 1` and the
 // controller-runtime metrics of each; a PodMonitor on the etcd members' metrics port gives etcd_server_has_leader
-// for every member; the charts' PrometheusRules load, and every alert expression and dashboard query evaluates.
+// for every member; the three charts' PrometheusRules load and evaluate without error, and every query of the three
+// charts' Grafana dashboards returns series (with an EtcdCluster, a VaultCluster and this Prometheus to report on).
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { dashboardQueries } from "@capstan/cli/chart";
 import { type Client, Namespace } from "@capstan/core";
 import { EtcdClusterKind } from "@capstan/etcd-operator";
 import {
@@ -29,14 +32,20 @@ import {
   operatorImage as vaultOperatorImage,
   reloaderImage as vaultReloader,
 } from "../vault/fixtures/operator-release.ts";
+import { VaultClusterKind } from "../vault/fixtures/vault-api.ts";
+import { waitAvailable as vaultAvailable, vaultCluster } from "../vault/fixtures/vault-cluster.ts";
 import {
   accepted,
-  installOperator,
+  ensurePrometheusCrds,
   minutes,
   nodeName,
   printFailureReport,
+  promApi,
   prometheus,
+  chartDir as prometheusChart,
   prometheusSuitesEnabled,
+  operatorImage as promOperatorImage,
+  reloaderImage as promReloader,
   query,
   restricted,
   serverIps,
@@ -96,7 +105,7 @@ async function series(expr: string, min = 1, ms = minutes(3)) {
 describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vault operators", () => {
   beforeAll(async () => {
     ({ client } = connect());
-    promOpNs = await createNamespace(client, "prom-ops-op", restricted);
+    promOpNs = await createNamespace(client, "prom-ops-op", { ...restricted, ...SCRAPE });
     serverNs = await createNamespace(client, "prom-ops", restricted);
     etcdOpNs = await createNamespace(client, "prom-ops-etcd-op", { ...restricted, ...SCRAPE });
     etcdNs = await createNamespace(client, "prom-ops-etcd", { ...restricted, ...SCRAPE });
@@ -107,6 +116,7 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
       "crds.enabled": false,
       "serviceMonitor.enabled": true,
       "serviceMonitor.interval": "5s",
+      "prometheusRule.enabled": true,
       logLevel: "debug",
     };
     const pin = { "nodeSelector.kubernetes\\.io/hostname": nodeName };
@@ -128,15 +138,27 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
           "image.repository": vaultOperatorImage.repository,
           "image.tag": vaultOperatorImage.tag,
           reloaderImage: vaultReloader,
-          "prometheusRule.enabled": true,
           watchNamespace: vaultOpNs.name,
         },
         setString: pin,
       }),
     );
-    promOp = await installOperator(client, promOpNs.name, "");
+    // Cluster-wide (its server's monitors are in other namespaces), with its own ServiceMonitor and alerts.
+    await ensurePrometheusCrds(client);
+    promOp = await installChart(prometheusChart, "prometheus-operator", promOpNs.name, {
+      set: {
+        ...common,
+        "image.repository": promOperatorImage.repository,
+        "image.tag": promOperatorImage.tag,
+        reloaderImage: promReloader,
+        watchNamespace: "",
+      },
+      setString: pin,
+    });
+    releases.push(promOp);
     for (const op of releases) await bindMetricsReader(`${op.namespace}-${op.release}-metrics-reader`);
     await client.create(EtcdClusterKind, etcdCluster(etcdNs.name, "etcd"));
+    await client.create(VaultClusterKind, vaultCluster(vaultOpNs.name, "vault", { replicas: 1 }));
     await client.create(PodMonitorKind, {
       apiVersion: PodMonitorKind.apiVersion,
       kind: PodMonitorKind.kind,
@@ -149,11 +171,13 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
     await client.create(PrometheusKind, server());
     await waitAvailable(client, server(), 1);
     await etcdAvailable(client, etcdNs.name, "etcd", 3, minutes(5));
-  }, minutes(10));
+    await vaultAvailable(client, vaultOpNs.name, "vault", 1, minutes(5));
+  }, minutes(12));
 
   afterAll(async () => {
     await client.delete(EtcdClusterKind, "etcd", etcdNs.name).catch(() => {});
-    for (const op of [...releases, promOp]) await op?.uninstall();
+    await client.delete(VaultClusterKind, "vault", vaultOpNs.name).catch(() => {});
+    for (const op of releases) await op.uninstall();
     for (const ns of [etcdNs, etcdOpNs, vaultOpNs, serverNs, promOpNs]) await ns?.cleanup();
   }, minutes(5));
 
@@ -162,15 +186,14 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
   });
 
   it("up == 1 for each operator's ServiceMonitor, with its controller-runtime metrics", async () => {
-    for (const [ns, controller] of [
-      [etcdOpNs.name, "etcdcluster"],
-      [vaultOpNs.name, "vaultcluster"],
+    for (const [ns, controller, job] of [
+      [etcdOpNs.name, "etcdcluster", "etcd-operator-metrics"],
+      [vaultOpNs.name, "vaultcluster", "vault-operator-metrics"],
+      [promOpNs.name, "prometheus", "prometheus-operator-metrics"],
     ] as const) {
-      const up = await series(`up{namespace="${ns}"} == 1`);
-      expect(up.map((s) => s.metric.job)).toEqual([
-        `${ns === etcdOpNs.name ? "etcd" : "vault"}-operator-metrics`,
-      ]);
-      const reconciles = await series(`controller_runtime_reconcile_total{namespace="${ns}"}`);
+      const up = await series(`up{namespace="${ns}", job="${job}"} == 1`);
+      expect(up.map((s) => s.metric.job)).toEqual([job]);
+      const reconciles = await series(`controller_runtime_reconcile_total{namespace="${ns}", job="${job}"}`);
       expect(new Set(reconciles.map((s) => s.metric.controller))).toEqual(new Set([controller]));
     }
   });
@@ -183,5 +206,66 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
     expect(await accepted(client, PodMonitorKind, etcdNs.name, "etcd-members", server())).toMatchObject({
       status: "True",
     });
+  });
+
+  it("the charts' alert rules load and evaluate without error", async () => {
+    interface RuleState {
+      name: string;
+      health: string;
+      lastError?: string;
+      lastEvaluation: string;
+    }
+    const groups = await waitFor(
+      "the three charts' rule groups evaluated",
+      async () => {
+        const [ip] = await serverIps(client, server());
+        const data = await promApi<{ groups: { name: string; file: string; rules: RuleState[] }[] }>(
+          ip!,
+          "/api/v1/rules",
+        );
+        const ours = data.groups.filter((g) => /-operator$/.test(g.name));
+        const evaluated = ours.every((g) => g.rules.every((r) => !r.lastEvaluation.startsWith("0001")));
+        return ours.length === 3 && evaluated ? ours : undefined;
+      },
+      minutes(3),
+      2_000,
+    );
+    const problems = groups.flatMap((g) =>
+      g.rules
+        .filter((r) => r.health !== "ok")
+        .map((r) => `${g.name} ${r.name}: ${r.health} ${r.lastError ?? ""}`),
+    );
+    expect(problems).toEqual([]);
+    expect(groups.map((g) => g.name).sort()).toEqual([
+      "etcd-operator",
+      "prometheus-operator",
+      "vault-operator",
+    ]);
+  });
+
+  it("every query of the three charts' dashboards returns series", async () => {
+    const queries = ["etcd-operator", "vault-operator", "prometheus-operator"].flatMap((name) =>
+      dashboardQueries(readFileSync(`${chart(name)}/dashboards/${name}.json`, "utf8")).map((q) => ({
+        ...q,
+        where: `${name} ${q.where}`,
+      })),
+    );
+    expect(queries.length).toBeGreaterThan(20);
+    // Rates need two samples in their window: wait for the last ones, then report every empty query at once.
+    let empty: string[] = [];
+    await waitFor(
+      "series for every dashboard query",
+      async () => {
+        const [ip] = await serverIps(client, server());
+        empty = [];
+        for (const q of queries) {
+          if ((await query(ip!, q.expr)).length === 0) empty.push(`${q.where}: ${q.expr}`);
+        }
+        return empty.length === 0 ? true : undefined;
+      },
+      minutes(3),
+      5_000,
+    ).catch(() => undefined);
+    expect(empty).toEqual([]);
   });
 });

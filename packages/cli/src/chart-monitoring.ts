@@ -122,8 +122,9 @@ export function dashboardDatasourceProblems(json: string | object): string[] {
     out.push('the dashboard needs a variable "datasource" of type "datasource" with query "prometheus"');
   }
   const visit = (node: unknown, path: string) => {
-    if (Array.isArray(node)) node.forEach((n, i) => visit(n, `${path}[${i}]`));
-    else if (node !== null && typeof node === "object") {
+    if (Array.isArray(node)) {
+      for (const [i, n] of node.entries()) visit(n, `${path}[${i}]`);
+    } else if (node !== null && typeof node === "object") {
       for (const [k, v] of Object.entries(node)) {
         if (k === "datasource") {
           const uid = typeof v === "string" ? v : (v as { uid?: unknown } | null)?.uid;
