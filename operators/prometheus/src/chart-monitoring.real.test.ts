@@ -6,7 +6,7 @@
 // exported_namespace), every dashboard query returns series, the alerts whose condition holds fire with their
 // templates rendered and no other does, and each chart's OperatorDown fires once its target stops answering.
 // The "real" project (`npm run test:real`); without the prometheus binary it fails, saying how to build it.
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -15,37 +15,15 @@ import { fileURLToPath } from "node:url";
 import { dashboardQueries, findHelm, helmTemplate, type K8sObject } from "@capstan/cli/chart";
 import { CoreMetrics } from "@capstan/core";
 import { EtcdOperatorMetrics } from "@capstan/etcd-operator";
-import {
-  capstanCacheDir,
-  eventually,
-  freePort,
-  killAll,
-  type LoggedProcess,
-  spawnLogged,
-} from "@capstan/testing";
+import { eventually, freePort, killAll, type LoggedProcess, spawnLogged } from "@capstan/testing";
 import { VaultOperatorMetrics } from "@capstan/vault-operator";
 import { Gauge } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
+import { prometheusBinary } from "./prometheus-binaries.ts";
 import { PrometheusOperatorMetrics } from "./reconcile/metrics.ts";
 
-function findPrometheus(): string | undefined {
-  const cache = capstanCacheDir();
-  if (!existsSync(cache)) return undefined;
-  return readdirSync(cache)
-    .filter((d) => d.startsWith("prometheus-v"))
-    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }))
-    .map((d) => join(cache, d, "bin", "prometheus"))
-    .filter((p) => existsSync(p))
-    .at(-1);
-}
-
-const binary = findPrometheus();
-if (binary === undefined) {
-  throw new Error(
-    "no prometheus binary: build it with `bash e2e/images/build-all.sh prometheus` (cached by version)",
-  );
-}
+const binary = prometheusBinary("prometheus");
 
 const helm = findHelm();
 const chartsDir = fileURLToPath(new URL("../../../charts/", import.meta.url));

@@ -13,7 +13,10 @@ import {
   crdPermissions,
   dashboardDatasourceProblems,
   dashboardQueries,
+  deploymentPodSpec,
+  envValue,
   findHelm,
+  grantList,
   helmLint,
   helmTemplate,
   helmTemplateError,
@@ -21,10 +24,13 @@ import {
   missingPermissions,
   missingStandardLabels,
   monitoringProblems,
+  ofKind,
   operatorSeriesNames,
   podSpecs,
+  type RuleLike,
   restrictedViolations,
   ruleExpressions,
+  single,
 } from "@capstan/cli/chart";
 import { describe, expect, it } from "vitest";
 import { crds } from "./api/crds.ts";
@@ -45,35 +51,7 @@ const helm = findHelm();
 if (helm === undefined)
   console.warn("chart.test.ts: no helm binary (set CAPSTAN_HELM): skipping the helm tests");
 
-interface Rule {
-  apiGroups?: string[];
-  resources?: string[];
-  resourceNames?: string[];
-  nonResourceURLs?: string[];
-  verbs: string[];
-}
-
-type Obj = K8sObject & {
-  rules?: Rule[];
-  spec?: Record<string, unknown>;
-};
-
-interface Container {
-  name: string;
-  image: string;
-  env: { name: string; value?: string }[];
-  securityContext: Record<string, unknown>;
-  ports: { name: string; containerPort: number }[];
-  volumeMounts?: unknown[];
-}
-
-interface PodSpec {
-  terminationGracePeriodSeconds: number;
-  serviceAccountName: string;
-  securityContext: Record<string, unknown>;
-  containers: Container[];
-  volumes?: unknown[];
-}
+type Obj = K8sObject & { rules?: RuleLike[]; spec?: Record<string, unknown> };
 
 /** `helm template` as release "ops" in namespace "ops-ns" (or `release`) with --set values, parsed. */
 const render = (sets: string[] = [], release = "ops"): Obj[] =>
@@ -81,26 +59,9 @@ const render = (sets: string[] = [], release = "ops"): Obj[] =>
 /** The error helm prints for values it must refuse. */
 const refused = (...sets: string[]): string => helmTemplateError(helm!, chartDir, { set: sets });
 
-const byKind = (objs: Obj[], kind: string) => objs.filter((o) => o.kind === kind);
-const one = (objs: Obj[], kind: string, name?: string): Obj => {
-  const found = byKind(objs, kind).filter((o) => name === undefined || o.metadata.name === name);
-  if (found.length !== 1) throw new Error(`want one ${kind} ${name ?? ""}, rendered ${found.length}`);
-  return found[0]!;
-};
-const podSpec = (objs: Obj[]) =>
-  (one(objs, "Deployment").spec as { template: { spec: PodSpec } }).template.spec;
-const operator = (objs: Obj[]) => podSpec(objs).containers[0]!;
-const envOf = (c: Container, name: string) => c.env.find((e) => e.name === name)?.value;
-/** "group/resource: verbs" for every rule, sorted: the whole grant at a glance. */
-const grants = (rules: Rule[] = []) =>
-  rules
-    .flatMap((r) =>
-      (r.resources ?? r.nonResourceURLs ?? []).map(
-        (res) =>
-          `${r.apiGroups?.[0] ?? ""}/${res}${r.resourceNames ? `[${r.resourceNames.join()}]` : ""}: ${[...r.verbs].sort().join(",")}`,
-      ),
-    )
-    .sort();
+const byKind = (objs: Obj[], kind: string) => ofKind(objs, kind) as Obj[];
+const one = (objs: Obj[], kind: string, name?: string) => single<Obj>(objs, kind, name);
+const operator = (objs: Obj[]) => deploymentPodSpec(objs).containers[0]!;
 
 /** What the operator may do to its operands, in either mode. */
 const operatorGrants = [
@@ -193,8 +154,8 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
   it("renders a cluster-wide operator by default: ClusterRole with exactly the operator's grants", () => {
     const objs = render();
     const role = one(objs, "ClusterRole", "ops-ns-ops-prometheus-operator");
-    expect(grants(role.rules)).toEqual(operatorGrants);
-    expect(grants(one(objs, "ClusterRole", "ops-ns-ops-prometheus-operator-cluster").rules)).toEqual(
+    expect(grantList(role.rules)).toEqual(operatorGrants);
+    expect(grantList(one(objs, "ClusterRole", "ops-ns-ops-prometheus-operator-cluster").rules)).toEqual(
       clusterGrants,
     );
     expect(one(objs, "ClusterRoleBinding", "ops-ns-ops-prometheus-operator")).toMatchObject({
@@ -204,15 +165,15 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
     // The only namespaced Role is leader election's, on the release's own Lease.
     const lease = one(objs, "Role");
     expect(lease.metadata.namespace).toBe("ops-ns");
-    expect(grants(lease.rules)).toEqual([
+    expect(grantList(lease.rules)).toEqual([
       "coordination.k8s.io/leases: create",
       "coordination.k8s.io/leases[ops-prometheus-operator-leader]: get,update",
     ]);
     const c = operator(objs);
     expect(c.image).toBe("capstan.local/prometheus-operator:0.1.0");
-    expect(envOf(c, "WATCH_NAMESPACE")).toBeUndefined();
-    expect(envOf(c, "LEADER_ELECT")).toBe("true");
-    expect(envOf(c, "LEADER_ELECTION_NAME")).toBe("ops-prometheus-operator-leader");
+    expect(envValue(c, "WATCH_NAMESPACE")).toBeUndefined();
+    expect(envValue(c, "LEADER_ELECT")).toBe("true");
+    expect(envValue(c, "LEADER_ELECTION_NAME")).toBe("ops-prometheus-operator-leader");
     expect(c.ports.map((p) => [p.name, p.containerPort])).toEqual([
       ["metrics", 8080],
       ["health", 8081],
@@ -223,13 +184,13 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
     const objs = render(["watchNamespace=apps"]);
     const role = one(objs, "Role", "ops-ns-ops-prometheus-operator");
     expect(role.metadata.namespace).toBe("apps");
-    expect(grants(role.rules)).toEqual(operatorGrants);
+    expect(grantList(role.rules)).toEqual(operatorGrants);
     expect(one(objs, "RoleBinding", "ops-ns-ops-prometheus-operator")).toMatchObject({
       metadata: { namespace: "apps" },
       roleRef: { kind: "Role", name: "ops-ns-ops-prometheus-operator" },
       subjects: [{ kind: "ServiceAccount", name: "ops-prometheus-operator", namespace: "ops-ns" }],
     });
-    expect(envOf(operator(objs), "WATCH_NAMESPACE")).toBe("apps");
+    expect(envValue(operator(objs), "WATCH_NAMESPACE")).toBe("apps");
     // Token and access reviews are cluster-scoped, and so are Namespaces (monitors select them) and a server's
     // cluster-wide discovery grant: the only ClusterRoles.
     expect(
@@ -242,7 +203,7 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
       "ops-ns-ops-prometheus-operator-metrics-reader",
     ]);
     const plain = render(["watchNamespace=apps", "metrics.secure=false"]);
-    expect(byKind(plain, "ClusterRole").map((r) => grants(r.rules))).toEqual([clusterGrants]);
+    expect(byKind(plain, "ClusterRole").map((r) => grantList(r.rules))).toEqual([clusterGrants]);
     expect(byKind(plain, "ClusterRoleBinding").map((b) => b.metadata.name)).toEqual([
       "ops-ns-ops-prometheus-operator-cluster",
     ]);
@@ -250,7 +211,7 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
 
   it("runs the operator as Pod Security restricted asks, for longer than its shutdown", () => {
     const objs = render();
-    const pod = podSpec(objs);
+    const pod = deploymentPodSpec(objs);
     expect(pod.securityContext).toMatchObject({
       runAsNonRoot: true,
       seccompProfile: { type: "RuntimeDefault" },
@@ -262,14 +223,16 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
     });
     // The manager's shutdown: 30 s for in-flight reconciles + 5 s for aborted ones (packages/core's Manager).
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(35);
-    expect(podSpec(render(["terminationGracePeriodSeconds=120"])).terminationGracePeriodSeconds).toBe(120);
+    expect(
+      deploymentPodSpec(render(["terminationGracePeriodSeconds=120"])).terminationGracePeriodSeconds,
+    ).toBe(120);
     expect(refused("terminationGracePeriodSeconds=30")).toMatch(/terminationGracePeriodSeconds/);
   });
 
   it("passes the reloader image to the operator", () => {
-    expect(envOf(operator(render()), "PROMETHEUS_OPERATOR_RELOADER_IMAGE")).toBe("busybox:1.37");
+    expect(envValue(operator(render()), "PROMETHEUS_OPERATOR_RELOADER_IMAGE")).toBe("busybox:1.37");
     const local = render(["reloaderImage=capstan.local/busybox:1"]);
-    expect(envOf(operator(local), "PROMETHEUS_OPERATOR_RELOADER_IMAGE")).toBe("capstan.local/busybox:1");
+    expect(envValue(operator(local), "PROMETHEUS_OPERATOR_RELOADER_IMAGE")).toBe("capstan.local/busybox:1");
     expect(refused("reloaderImage=")).toMatch(/reloaderImage/);
   });
 
@@ -277,35 +240,35 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
     expect((one(render(["replicas=2"]), "Deployment").spec as { replicas: number }).replicas).toBe(2);
     const single = render(["leaderElection.enabled=false"]);
     expect(byKind(single, "Role")).toEqual([]);
-    expect(envOf(operator(single), "LEADER_ELECT")).toBe("false");
+    expect(envValue(operator(single), "LEADER_ELECT")).toBe("false");
     expect(refused("replicas=2", "leaderElection.enabled=false")).toMatch(
       /more than one operator replica needs leaderElection.enabled=true/,
     );
     // Two releases in one namespace hold different Leases.
-    expect(envOf(operator(render([], "other")), "LEADER_ELECTION_NAME")).toBe(
+    expect(envValue(operator(render([], "other")), "LEADER_ELECTION_NAME")).toBe(
       "other-prometheus-operator-leader",
     );
   });
 
   it("serves secure metrics by default, with the review grants and a reader role for scrapers", () => {
     const objs = render();
-    expect(envOf(operator(objs), "METRICS_SECURE")).toBe("true");
-    expect(grants(one(objs, "ClusterRole", "ops-ns-ops-prometheus-operator-metrics-auth").rules)).toEqual([
+    expect(envValue(operator(objs), "METRICS_SECURE")).toBe("true");
+    expect(grantList(one(objs, "ClusterRole", "ops-ns-ops-prometheus-operator-metrics-auth").rules)).toEqual([
       "authentication.k8s.io/tokenreviews: create",
       "authorization.k8s.io/subjectaccessreviews: create",
     ]);
-    expect(grants(one(objs, "ClusterRole", "ops-ns-ops-prometheus-operator-metrics-reader").rules)).toEqual([
-      "//metrics: get",
-    ]);
+    expect(
+      grantList(one(objs, "ClusterRole", "ops-ns-ops-prometheus-operator-metrics-reader").rules),
+    ).toEqual(["//metrics: get"]);
     const svc = one(objs, "Service", "ops-prometheus-operator-metrics");
     expect(svc.spec).toMatchObject({ ports: [{ name: "metrics", port: 8080, targetPort: "metrics" }] });
     const withCert = render(["metrics.certSecret=metrics-tls"]);
-    expect(envOf(operator(withCert), "METRICS_CERT_DIR")).toBe("/etc/capstan/metrics-certs");
-    expect(podSpec(withCert).volumes).toEqual([
+    expect(envValue(operator(withCert), "METRICS_CERT_DIR")).toBe("/etc/capstan/metrics-certs");
+    expect(deploymentPodSpec(withCert).volumes).toEqual([
       { name: "metrics-certs", secret: { secretName: "metrics-tls" } },
     ]);
     const plain = render(["metrics.secure=false"]);
-    expect(envOf(operator(plain), "METRICS_SECURE")).toBe("false");
+    expect(envValue(operator(plain), "METRICS_SECURE")).toBe("false");
     expect(JSON.stringify(plain)).not.toMatch(/tokenreviews|subjectaccessreviews|nonResourceURLs/);
   });
 

@@ -9,7 +9,10 @@ import { describe, expect, it } from "vitest";
 import {
   chartCrdDrift,
   crdPermissions,
+  deploymentPodSpec,
+  envValue,
   findHelm,
+  grantList,
   helmLint,
   helmTemplate,
   helmTemplateError,
@@ -19,6 +22,7 @@ import {
   type PodSpecLike,
   podSpecs,
   restrictedViolations,
+  single,
 } from "./chart.ts";
 import { runCli } from "./cli.ts";
 
@@ -250,5 +254,69 @@ describe.skipIf(helm === undefined)("the fixture chart with helm", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the chart tests' readers", () => {
+  const deployment: K8sObject = {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "op" },
+    spec: {
+      template: {
+        spec: {
+          terminationGracePeriodSeconds: 45,
+          serviceAccountName: "op",
+          securityContext: {},
+          containers: [
+            {
+              name: "operator",
+              image: "x",
+              env: [{ name: "A", value: "1" }, { name: "B" }],
+              securityContext: {},
+              ports: [],
+            },
+          ],
+        },
+      },
+    },
+  };
+
+  it("grantList: one sorted line per resource with its sorted verbs", () => {
+    expect(
+      grantList([
+        { apiGroups: ["apps"], resources: ["statefulsets", "deployments"], verbs: ["watch", "get"] },
+        {
+          apiGroups: ["coordination.k8s.io"],
+          resources: ["leases"],
+          resourceNames: ["x"],
+          verbs: ["update"],
+        },
+        { nonResourceURLs: ["/metrics"], verbs: ["get"] },
+      ]),
+    ).toEqual([
+      "//metrics: get",
+      "apps/deployments: get,watch",
+      "apps/statefulsets: get,watch",
+      "coordination.k8s.io/leases[x]: update",
+    ]);
+    expect(grantList()).toEqual([]);
+  });
+
+  it("single: the one object of a kind (and name), else an error saying how many", () => {
+    const svc = { apiVersion: "v1", kind: "Service", metadata: { name: "a" } };
+    const objs = [deployment, svc, { ...svc, metadata: { name: "b" } }];
+    expect(single(objs, "Deployment")).toBe(deployment);
+    expect(single(objs, "Service", "b").metadata.name).toBe("b");
+    expect(() => single(objs, "Service")).toThrow("want one Service , rendered 2");
+    expect(() => single(objs, "Secret", "s")).toThrow("want one Secret s, rendered 0");
+  });
+
+  it("deploymentPodSpec and envValue read the operator's pod", () => {
+    const pod = deploymentPodSpec([deployment]);
+    expect(pod.terminationGracePeriodSeconds).toBe(45);
+    expect(envValue(pod.containers[0]!, "A")).toBe("1");
+    expect(envValue(pod.containers[0]!, "B")).toBeUndefined();
+    expect(envValue(pod.containers[0]!, "C")).toBeUndefined();
   });
 });

@@ -115,6 +115,70 @@ export function named(objects: K8sObject[], kind: string, name: string): K8sObje
   return found;
 }
 
+/** The one object of a kind (and name, when given); throws saying how many there are. */
+export function single<T extends K8sObject = K8sObject>(
+  objects: K8sObject[],
+  kind: string,
+  name?: string,
+): T {
+  const found = ofKind(objects, kind).filter((o) => name === undefined || o.metadata.name === name);
+  if (found.length !== 1) throw new Error(`want one ${kind} ${name ?? ""}, rendered ${found.length}`);
+  return found[0] as T;
+}
+
+/** An RBAC rule as a chart renders it. */
+export interface RuleLike {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+  verbs: string[];
+}
+
+/**
+ * A whole grant at a glance: "group/resource[names]: verbs" for every resource (or non-resource URL) of every rule,
+ * verbs and lines sorted, e.g. "apps/statefulsets: create,get,list,patch,update,watch".
+ */
+export function grantList(rules: RuleLike[] = []): string[] {
+  return rules
+    .flatMap((r) =>
+      (r.resources ?? r.nonResourceURLs ?? []).map(
+        (res) =>
+          `${r.apiGroups?.[0] ?? ""}/${res}${r.resourceNames ? `[${r.resourceNames.join()}]` : ""}: ${[...r.verbs].sort().join(",")}`,
+      ),
+    )
+    .sort();
+}
+
+/** An operator container as the chart tests read it. */
+export interface OperatorContainer {
+  name: string;
+  image: string;
+  env: { name: string; value?: string }[];
+  securityContext: Record<string, unknown>;
+  ports: { name: string; containerPort: number }[];
+  volumeMounts?: unknown[];
+}
+
+/** An operator pod spec as the chart tests read it. */
+export interface OperatorPodSpec {
+  terminationGracePeriodSeconds: number;
+  serviceAccountName: string;
+  securityContext: Record<string, unknown>;
+  containers: OperatorContainer[];
+  volumes?: unknown[];
+}
+
+/** The pod spec of the chart's one Deployment (the operator's). */
+export function deploymentPodSpec(objects: K8sObject[]): OperatorPodSpec {
+  return (single(objects, "Deployment").spec as { template: { spec: OperatorPodSpec } }).template.spec;
+}
+
+/** The value of a container's environment variable (undefined when unset or from a reference). */
+export function envValue(container: OperatorContainer, name: string): string | undefined {
+  return container.env.find((e) => e.name === name)?.value;
+}
+
 /** A pod spec as far as the checks read it. */
 export interface PodSpecLike {
   hostNetwork?: boolean;

@@ -4,36 +4,17 @@
 // where installed) pass `promtool check rules` whole: expressions, durations, templates of the annotations.
 // The "real" project (`npm run test:real`); without promtool it fails, saying how to build it (never skips).
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findHelm, helmTemplate } from "@capstan/cli/chart";
 import { promqlError } from "@capstan/cli/promql";
-import { capstanCacheDir } from "@capstan/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
+import { prometheusBinary } from "../prometheus-binaries.ts";
 
-function findPromtool(): string | undefined {
-  const fromEnv = process.env.CAPSTAN_PROMTOOL;
-  if (fromEnv) return existsSync(fromEnv) ? fromEnv : undefined;
-  const cache = capstanCacheDir();
-  if (!existsSync(cache)) return undefined;
-  return readdirSync(cache)
-    .filter((d) => d.startsWith("prometheus-v"))
-    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }))
-    .map((d) => join(cache, d, "bin", "promtool"))
-    .filter((p) => existsSync(p))
-    .at(-1);
-}
-
-const found = findPromtool();
-if (found === undefined) {
-  throw new Error(
-    "no promtool: build it with `bash e2e/images/build-all.sh prometheus` (cached by version) or set CAPSTAN_PROMTOOL",
-  );
-}
-const promtool: string = found;
+const promtool = prometheusBinary("promtool");
 
 const cases = JSON.parse(
   readFileSync(new URL("../../../../packages/cli/testdata/promql-cases.json", import.meta.url), "utf8"),

@@ -4,37 +4,18 @@
 // refuses, rendered anyway, promtool refuses too, so the checks in validate.ts mean what Prometheus means.
 // The "real" project (`npm run test:real`); without promtool it fails, saying how to build it (never skips).
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { capstanCacheDir } from "@capstan/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RuleGroup } from "../api/prometheus-rule.ts";
 import type { Endpoint, ServiceMonitor } from "../api/service-monitor.ts";
+import { prometheusBinary } from "../prometheus-binaries.ts";
 import { renderConfig } from "./config.ts";
 import { GOLDEN_CASES, none, prometheus } from "./config-fixtures.ts";
 import { type SelectedMonitors, selectMonitors } from "./select.ts";
 
-function findPromtool(): string | undefined {
-  const fromEnv = process.env.CAPSTAN_PROMTOOL;
-  if (fromEnv) return existsSync(fromEnv) ? fromEnv : undefined;
-  const cache = capstanCacheDir();
-  if (!existsSync(cache)) return undefined;
-  return readdirSync(cache)
-    .filter((d) => d.startsWith("prometheus-v"))
-    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }))
-    .map((d) => join(cache, d, "bin", "promtool"))
-    .filter((p) => existsSync(p))
-    .at(-1);
-}
-
-const found = findPromtool();
-if (found === undefined) {
-  throw new Error(
-    "no promtool: build it with `bash e2e/images/build-all.sh prometheus` (cached by version) or set CAPSTAN_PROMTOOL",
-  );
-}
-const promtool: string = found;
+const promtool = prometheusBinary("promtool");
 
 let work = "";
 
