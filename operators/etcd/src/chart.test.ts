@@ -21,6 +21,7 @@ import {
   ofKind,
   operatorSeriesNames,
   podSpecs,
+  renderedDashboard,
   restrictedViolations,
   ruleExpressions,
 } from "@capstan/cli/chart";
@@ -351,14 +352,6 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
   });
 });
 
-/** The dashboard JSON of the rendered ConfigMap, parsed. */
-function renderedDashboard(objs: K8sObject[]): { configMap: K8sObject; json: string } {
-  const configMap = namedObject(objs, "ConfigMap", "ops-etcd-operator-dashboard");
-  const json = (configMap as K8sObject & { data: Record<string, string> }).data["etcd-operator.json"];
-  if (json === undefined) throw new Error("the dashboard ConfigMap has no etcd-operator.json");
-  return { configMap, json };
-}
-
 describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
   const ALERTS = [
     "EtcdClusterQuorumLost",
@@ -401,7 +394,7 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
       "dashboard.labels.team=db",
       "dashboard.annotations.grafana_folder=Capstan",
     );
-    const { configMap, json } = renderedDashboard(objs);
+    const { configMap, json } = renderedDashboard(objs, "etcd-operator");
     expect(configMap.metadata.labels).toMatchObject({ grafana_dashboard: "1", team: "db" });
     expect(configMap.metadata.annotations).toEqual({ grafana_folder: "Capstan" });
     const model = JSON.parse(json) as {
@@ -418,7 +411,10 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
   it("has only queries and alerts that parse and use metrics the operator exports", async () => {
     const known = await operatorSeriesNames((registry) => new EtcdOperatorMetrics(registry));
     const objs = render("prometheusRule.enabled=true", "dashboard.enabled=true");
-    const queries = [...dashboardQueries(renderedDashboard(objs).json), ...ruleExpressions(objs)];
+    const queries = [
+      ...dashboardQueries(renderedDashboard(objs, "etcd-operator").json),
+      ...ruleExpressions(objs),
+    ];
     expect(queries.length).toBeGreaterThan(20);
     expect(monitoringProblems(queries, known)).toEqual([]);
     // Each of the operator's own gauges is on the dashboard.

@@ -28,6 +28,7 @@ import {
   operatorSeriesNames,
   podSpecs,
   type RuleLike,
+  renderedDashboard,
   restrictedViolations,
   ruleExpressions,
   single,
@@ -304,14 +305,6 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
   });
 });
 
-/** The dashboard JSON of the rendered ConfigMap. */
-function renderedDashboard(objs: Obj[]): { configMap: Obj; json: string } {
-  const configMap = one(objs, "ConfigMap", "ops-prometheus-operator-dashboard");
-  const json = (configMap as Obj & { data: Record<string, string> }).data["prometheus-operator.json"];
-  if (json === undefined) throw new Error("the dashboard ConfigMap has no prometheus-operator.json");
-  return { configMap, json };
-}
-
 describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
   it("renders the PrometheusRule only when asked, every alert scoped to the release's scrape job", () => {
     expect(byKind(render(), "PrometheusRule")).toEqual([]);
@@ -352,7 +345,7 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
       "dashboard.labels.team=obs",
       "dashboard.annotations.grafana_folder=Capstan",
     ]);
-    const { configMap, json } = renderedDashboard(objs);
+    const { configMap, json } = renderedDashboard(objs, "prometheus-operator");
     expect(configMap.metadata.labels).toMatchObject({ grafana_dashboard: "1", team: "obs" });
     expect(configMap.metadata.annotations).toEqual({ grafana_folder: "Capstan" });
     expect((JSON.parse(json) as { uid: string }).uid).toBe("capstan-prometheus-operator");
@@ -362,7 +355,10 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
   it("has only queries and alerts that parse and use metrics the operator exports", async () => {
     const known = await operatorSeriesNames((registry) => new PrometheusOperatorMetrics(registry));
     const objs = render(["prometheusRule.enabled=true", "dashboard.enabled=true"]);
-    const queries = [...dashboardQueries(renderedDashboard(objs).json), ...ruleExpressions(objs)];
+    const queries = [
+      ...dashboardQueries(renderedDashboard(objs, "prometheus-operator").json),
+      ...ruleExpressions(objs),
+    ];
     expect(queries.length).toBeGreaterThan(20);
     expect(monitoringProblems(queries, known)).toEqual([]);
     const used = queries.map((q) => q.expr).join("\n");

@@ -27,6 +27,7 @@ import {
   operatorSeriesNames,
   podSpecs,
   type RuleLike,
+  renderedDashboard,
   restrictedViolations,
   ruleExpressions,
   single,
@@ -309,14 +310,6 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
   });
 });
 
-/** The dashboard JSON of the rendered ConfigMap. */
-function renderedDashboard(objs: Obj[]): { configMap: Obj; json: string } {
-  const configMap = one(objs, "ConfigMap", "ops-vault-operator-dashboard");
-  const json = (configMap as Obj & { data: Record<string, string> }).data["vault-operator.json"];
-  if (json === undefined) throw new Error("the dashboard ConfigMap has no vault-operator.json");
-  return { configMap, json };
-}
-
 describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
   it("renders the dashboard ConfigMap only when asked, labelled for Grafana's sidecar, with its JSON", () => {
     expect(byKind(render(), "ConfigMap")).toEqual([]);
@@ -325,7 +318,7 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
       "dashboard.labels.team=vault",
       "dashboard.annotations.grafana_folder=Capstan",
     ]);
-    const { configMap, json } = renderedDashboard(objs);
+    const { configMap, json } = renderedDashboard(objs, "vault-operator");
     expect(configMap.metadata.labels).toMatchObject({ grafana_dashboard: "1", team: "vault" });
     expect(configMap.metadata.annotations).toEqual({ grafana_folder: "Capstan" });
     const model = JSON.parse(json) as { uid: string; templating: { list: { name: string; type: string }[] } };
@@ -340,7 +333,10 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
   it("has only queries and alerts that parse and use metrics the operator exports", async () => {
     const known = await operatorSeriesNames((registry) => new VaultOperatorMetrics(registry));
     const objs = render(["prometheusRule.enabled=true", "dashboard.enabled=true"]);
-    const queries = [...dashboardQueries(renderedDashboard(objs).json), ...ruleExpressions(objs)];
+    const queries = [
+      ...dashboardQueries(renderedDashboard(objs, "vault-operator").json),
+      ...ruleExpressions(objs),
+    ];
     expect(queries.length).toBeGreaterThan(20);
     expect(monitoringProblems(queries, known)).toEqual([]);
     const used = queries.map((q) => q.expr).join("\n");

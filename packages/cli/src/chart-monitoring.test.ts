@@ -9,6 +9,7 @@ import {
   dashboardQueries,
   monitoringProblems,
   operatorSeriesNames,
+  renderedDashboard,
   ruleExpressions,
   seriesNames,
   substituteGrafanaVariables,
@@ -174,5 +175,31 @@ describe("monitoringProblems", () => {
       'panel "A": PromQL parse error: unexpected end of input at 1:15 in "rate(up[5m]) >"',
       "alert B: metric capstan_etcd_cluster_quorom is not one the operator exports",
     ]);
+  });
+});
+
+describe("renderedDashboard", () => {
+  const cm = (name: string, data: Record<string, string>): K8sObject => ({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name },
+    data,
+  });
+  it("finds <release>-<chart>-dashboard (or <release>-dashboard when the release names the chart) and its JSON", () => {
+    expect(
+      renderedDashboard([cm("ops-x-operator-dashboard", { "x-operator.json": "{}" })], "x-operator").json,
+    ).toBe("{}");
+    expect(
+      renderedDashboard([cm("x-operator-dashboard", { "x-operator.json": "[]" })], "x-operator", "x-operator")
+        .json,
+    ).toBe("[]");
+  });
+  it("says what is missing", () => {
+    expect(() => renderedDashboard([], "x-operator")).toThrow(
+      "no dashboard ConfigMap ops-x-operator-dashboard",
+    );
+    expect(() => renderedDashboard([cm("ops-x-operator-dashboard", {})], "x-operator")).toThrow(
+      "has no x-operator.json",
+    );
   });
 });

@@ -146,6 +146,23 @@ interface RuleLike {
 }
 
 /** The expression of every rule of the PrometheusRules among `objects` (e.g. from `helm template`). */
+/**
+ * The dashboard a chart renders: the ConfigMap `<release>-<chart>-dashboard` and its `<chart>.json` text (the
+ * convention of our charts' templates/dashboard.yaml). Throws naming what is missing.
+ */
+export function renderedDashboard(
+  objects: K8sObject[],
+  chart: string,
+  release = "ops",
+): { configMap: K8sObject; json: string } {
+  const name = `${release.includes(chart) ? release : `${release}-${chart}`}-dashboard`;
+  const configMap = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === name);
+  if (configMap === undefined) throw new Error(`no dashboard ConfigMap ${name} was rendered`);
+  const json = (configMap as K8sObject & { data?: Record<string, string> }).data?.[`${chart}.json`];
+  if (json === undefined) throw new Error(`the dashboard ConfigMap ${name} has no ${chart}.json`);
+  return { configMap, json };
+}
+
 export function ruleExpressions(objects: K8sObject[]): MonitoringQuery[] {
   const out: MonitoringQuery[] = [];
   for (const o of objects) {
