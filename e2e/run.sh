@@ -45,7 +45,7 @@ if [ "$#" -gt 0 ]; then
   images=("${base_images[@]}")
   for a in "$@"; do case "$a" in
     *vault*) images+=(vault) ;;
-    *prometheus*) images+=(prometheus) ;;
+    *prometheus*) images+=(prometheus vault) ;; # its operators suite runs a VaultCluster
   esac; done
   if [ "$real" = 1 ]; then images "${images[@]}"; fi
   exec npx vitest run "$@"
@@ -68,8 +68,11 @@ vault_lane() {
   renice -n 5 -p "$BASHPID" >/dev/null # the build and the real-Vault tests yield to core's suites
   # Vault 1.14.8 first: the real tests and every suite but the upgrade need only it. 1.14.6, where the upgrade
   # starts, comes after them (CI's background build makes it meanwhile; warm, it is only found).
-  VAULT_IMAGE_VERSIONS=v1.14.8 images vault ||
-    { echo "the Vault images did not build or import" >&2; return 1; }
+  if ! VAULT_IMAGE_VERSIONS=v1.14.8 images vault; then
+    echo failed >"$marks/vault-image"
+    echo "the Vault images did not build or import" >&2 && return 1
+  fi
+  echo ok >"$marks/vault-image" # the Prometheus lane's operators suite runs a VaultCluster too
   npm run --silent test:real --workspace @capstan/vault-operator || return 1
   wait_core || return 1
   npx vitest run suites/vault --exclude '**/upgrade.test.ts' || return 1
@@ -81,6 +84,9 @@ prometheus_lane() {
   images prometheus || { echo "the Prometheus image did not build or import" >&2; return 1; }
   npm run --silent test:real --workspace @capstan/prometheus-operator || return 1
   wait_core || return 1
+  # Its operators suite scrapes a VaultCluster: wait for the Vault lane's image (one import at a time).
+  until [ -f "$marks/vault-image" ]; do sleep 2; done
+  [ "$(cat "$marks/vault-image")" = ok ] || { echo "no Vault image (the Vault lane failed to make it)" >&2; return 1; }
   npx vitest run suites/prometheus
 }
 wait_core() {

@@ -1,7 +1,8 @@
 // Out of the box, a Prometheus scrapes the other Capstan operators: their charts' ServiceMonitors (secure metrics:
 // the Prometheus pods' token, bound to each chart's metrics-reader ClusterRole) give `up == 1` and the
 // controller-runtime metrics of each; a PodMonitor on the etcd members' metrics port gives etcd_server_has_leader
-// for every member; the three charts' PrometheusRules load and evaluate without error, and every query of the three
+// for every member; the three charts' PrometheusRules load and evaluate without error, one of their alerts
+// (PrometheusServerNotReady) fires for a server whose pod cannot be scheduled and resolves when it goes, and every query of the three
 // charts' Grafana dashboards returns series (with an EtcdCluster, a VaultCluster and this Prometheus to report on).
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -110,6 +111,8 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
     etcdOpNs = await createNamespace(client, "prom-ops-etcd-op", { ...restricted, ...SCRAPE });
     etcdNs = await createNamespace(client, "prom-ops-etcd", { ...restricted, ...SCRAPE });
     vaultOpNs = await createNamespace(client, "prom-ops-vault-op", { ...restricted, ...SCRAPE });
+    // The monitoring.coreos.com CRDs first: the etcd and Vault charts' ServiceMonitors and rules need them.
+    await ensurePrometheusCrds(client);
     await ensureEtcdCrd(client);
     await applyCrd(client, vaultClusterCrd(), "capstan-e2e-vault");
     const common = {
@@ -144,7 +147,6 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
       }),
     );
     // Cluster-wide (its server's monitors are in other namespaces), with its own ServiceMonitor and alerts.
-    await ensurePrometheusCrds(client);
     promOp = await installChart(prometheusChart, "prometheus-operator", promOpNs.name, {
       set: {
         ...common,
@@ -152,6 +154,8 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
         "image.tag": promOperatorImage.tag,
         reloaderImage: promReloader,
         watchNamespace: "",
+        // The shipped PrometheusServerNotReady alert fires as soon as it holds (a test makes it fire and resolve).
+        "prometheusRule.for": "0s",
       },
       setString: pin,
     });
@@ -267,5 +271,36 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
       5_000,
     ).catch(() => undefined);
     expect(empty).toEqual([]);
+  });
+
+  it("a shipped alert fires and resolves: PrometheusServerNotReady for a server whose pod cannot be scheduled", async () => {
+    const stuck = prometheus(serverNs.name, "stuck", {
+      storage: { ephemeral: true },
+      podTemplate: { nodeSelector: { "kubernetes.io/hostname": "no-such-node" } },
+    });
+    await client.create(PrometheusKind, stuck);
+    const firing = async (want: boolean) => {
+      const [ip] = await serverIps(client, server());
+      const all = await promApi<{ alerts: { labels: Record<string, string>; state: string }[] }>(
+        ip!,
+        "/api/v1/alerts",
+      );
+      const on = all.alerts.some(
+        (a) =>
+          a.labels.alertname === "PrometheusServerNotReady" &&
+          a.labels.object_name === "stuck" &&
+          a.labels.object_namespace === serverNs.name &&
+          a.state === "firing",
+      );
+      return on === want ? true : undefined;
+    };
+    await waitFor(
+      "PrometheusServerNotReady firing for the stuck server",
+      () => firing(true),
+      minutes(3),
+      2_000,
+    );
+    await client.delete(PrometheusKind, "stuck", serverNs.name);
+    await waitFor("PrometheusServerNotReady resolved", () => firing(false), minutes(3), 2_000);
   });
 });
