@@ -56,7 +56,7 @@ if [ "$prom" != false ]; then
   log "installing charts/prometheus-operator (release prometheus-operator in namespace prometheus-operator)"
   "$helm" upgrade --install prometheus-operator "$repo/charts/prometheus-operator" --take-ownership \
     --namespace prometheus-operator --create-namespace --wait --timeout 5m \
-    --set serviceMonitor.enabled=true ${reloader:+--set "reloaderImage=$reloader"} >/dev/null
+    --set serviceMonitor.enabled=true --set prometheusRule.enabled=true ${reloader:+--set "reloaderImage=$reloader"} >/dev/null
   "$kubectl" -n prometheus-operator get deploy,pods -l app.kubernetes.io/instance=prometheus-operator >&2
 fi
 
