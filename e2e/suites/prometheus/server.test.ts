@@ -4,6 +4,7 @@
 // claims are kept: never delete data).
 import {
   type Client,
+  isNotFound,
   PersistentVolumeClaim,
   Pod,
   PodDisruptionBudget,
@@ -181,25 +182,33 @@ describe.skipIf(!prometheusSuitesEnabled)("a Prometheus server's life", () => {
     "deleting the Prometheus removes what it owned and keeps the data claims",
     async () => {
       const name = serverName(server());
-      await client.delete(PrometheusKind, "srv", ns.name);
-      const has = async (kind: Parameters<Client["get"]>[0], n: string) =>
-        client.get(kind, n, ns.name).then(
+      const owned = [
+        [StatefulSet, name],
+        [Service, name],
+        [Service, `${name}-operated`],
+        [Secret, name],
+        [ServiceAccount, name],
+        [PodDisruptionBudget, name],
+        [Role, name],
+        [RoleBinding, name],
+      ] as const;
+      /** Whether the object exists (NotFound: no; any other error fails the test). */
+      const has = (kind: (typeof owned)[number][0], n: string) =>
+        client.get(kind as typeof Service, n, ns.name).then(
           () => true,
-          () => false,
+          (err: unknown) => {
+            if (isNotFound(err)) return false;
+            throw err;
+          },
         );
+      // Everything is there before the deletion, so the check below cannot pass on a wrong name.
+      for (const [kind, n] of owned) expect(await has(kind, n), `${kind.kind} ${n}`).toBe(true);
+      await client.delete(PrometheusKind, "srv", ns.name);
       await waitFor(
         "the server's objects gone",
         async () => {
-          const left = [];
-          for (const [kind, n] of [
-            [StatefulSet, name],
-            [Service, name],
-            [Secret, name],
-            [ServiceAccount, name],
-            [PodDisruptionBudget, name],
-          ] as const) {
-            if (await has(kind as never, n)) left.push(`${kind.kind} ${n}`);
-          }
+          const left: string[] = [];
+          for (const [kind, n] of owned) if (await has(kind, n)) left.push(`${kind.kind} ${n}`);
           const roles = await client.list(Role, {
             namespace: ns.name,
             labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`,
