@@ -273,7 +273,7 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
     expect(empty).toEqual([]);
   });
 
-  it("a shipped alert fires and resolves: PrometheusServerNotReady for a server whose pod cannot be scheduled", async () => {
+  it("a shipped alert fires and resolves: PrometheusServerNotReady for a server whose pod cannot be scheduled, which says why", async () => {
     const stuck = prometheus(serverNs.name, "stuck", {
       storage: { ephemeral: true },
       podTemplate: { nodeSelector: { "kubernetes.io/hostname": "no-such-node" } },
@@ -300,6 +300,18 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
       minutes(3),
       2_000,
     );
+    // The server itself says why: Degraded, naming the pod.
+    const degraded = await waitFor(
+      "Degraded PodUnschedulable on the stuck server",
+      async () => {
+        const got = await client.get(PrometheusKind, "stuck", serverNs.name);
+        const c = got.status?.conditions?.find((x) => x.type === "Degraded");
+        return c?.status === "True" && c.reason === "PodUnschedulable" ? c : undefined;
+      },
+      minutes(1),
+      2_000,
+    );
+    expect(degraded.message).toContain("pod prometheus-stuck-0 cannot be scheduled");
     await client.delete(PrometheusKind, "stuck", serverNs.name);
     await waitFor("PrometheusServerNotReady resolved", () => firing(false), minutes(3), 2_000);
   });

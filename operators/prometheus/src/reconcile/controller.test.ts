@@ -481,6 +481,50 @@ describe("reconcilePrometheus", () => {
     expect(writeList(gone)).not.toContain("patch Pod monitoring/prometheus-main-0");
   });
 
+  it("a pod whose image cannot be pulled: Degraded naming pod and image, one Event, then no writes", async () => {
+    const h = harness();
+    const first = await run(h, [...namespaces, webService(), server(), monitor("web")], server());
+    const stuck = {
+      ...serverPod(),
+      metadata: {
+        ...serverPod().metadata,
+        annotations: {
+          [CONFIG_HASH_ANNOTATION]:
+            first.get(Secret, "prometheus-main", "monitoring")?.metadata.annotations?.[
+              CONFIG_HASH_ANNOTATION
+            ] ?? "",
+        },
+      },
+      status: {
+        phase: "Pending",
+        containerStatuses: [
+          {
+            name: "prometheus",
+            image: "quay.io/prometheus/prometheus:v3.99.0",
+            ready: false,
+            restartCount: 0,
+            state: { waiting: { reason: "ImagePullBackOff", message: "Back-off" } },
+          },
+        ],
+      },
+    } as KubeObject;
+    const a = await run(h, [...first.objects, stuck], server());
+    a.expectNoError();
+    expect(
+      a.get(PrometheusKind, "main", "monitoring")?.status?.conditions?.find((c) => c.type === "Degraded"),
+    ).toMatchObject({ status: "True", reason: "ImagePullFailed" });
+    const degraded = a
+      .get(PrometheusKind, "main", "monitoring")
+      ?.status?.conditions?.find((c) => c.type === "Degraded");
+    expect(degraded?.message).toContain(
+      "pod prometheus-main-0 cannot pull image quay.io/prometheus/prometheus:v3.99.0",
+    );
+    expect(a.events.filter((e) => e.reason === "ImagePullFailed")).toHaveLength(1);
+    const b = await run(h, a.objects, server());
+    b.expectNoWrites();
+    expect(b.events.filter((e) => e.reason === "ImagePullFailed")).toHaveLength(0);
+  });
+
   it("reloads the pods report are counted; a failed one degrades the server", async () => {
     const h = harness();
     const first = await run(h, [...namespaces, webService(), server(), monitor("web")], server());

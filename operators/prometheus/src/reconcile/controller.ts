@@ -72,7 +72,7 @@ import {
   referencedKeys,
 } from "./observe.ts";
 import { httpRuntimeInfo, judgeReloads, type PodRuntime, type RuntimeInfoClient } from "./reload.ts";
-import { type Problem, statusOf } from "./status.ts";
+import { type Problem, podProblems, statusOf } from "./status.ts";
 
 /** The field manager of every object the operator applies. */
 export const FIELD_MANAGER = "capstan-prometheus-operator";
@@ -252,6 +252,8 @@ export async function reconcilePrometheus(
         };
       }),
   );
+  // Pods that do not run (unpullable image, unschedulable, crash-looping) say why.
+  problems.push(...podProblems(obs.serverPods));
   const reloads = judgeReloads(state.reloads.get(key) ?? new Map(), pods);
   state.reloads.set(key, reloads.seen);
   if (reloads.success > 0) options.metrics.reloads.inc({ result: "success" }, reloads.success);

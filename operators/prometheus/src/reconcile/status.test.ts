@@ -4,7 +4,8 @@ import type { Condition } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { Prometheus, PrometheusSpec } from "../api/prometheus.ts";
 import type { StatefulSetObject } from "../desired/objects.ts";
-import { conditionsOf, type StatusInput, statusOf } from "./status.ts";
+import type { PodObject } from "./observe.ts";
+import { conditionsOf, podProblems, type StatusInput, statusOf } from "./status.ts";
 
 const NOW = new Date("2026-12-01T12:00:00Z");
 const server = (spec: Partial<PrometheusSpec> = {}): Prometheus => ({
@@ -157,5 +158,101 @@ describe("statusOf", () => {
     const s = statusOf(p, { problems: [{ reason: "InvalidSelector", message: "m" }] }, NOW);
     expect(s.selected).toEqual(selected);
     expect(s.configHash).toBe("old");
+  });
+});
+
+describe("podProblems", () => {
+  const pod = (name: string, status: NonNullable<PodObject["status"]>, deleting = false): PodObject => ({
+    metadata: { name, ...(deleting ? { deletionTimestamp: "2026-12-01T12:00:00Z" } : {}) },
+    status,
+  });
+  const waiting = (container: string, image: string, reason: string, message = "") => ({
+    name: container,
+    image,
+    imageID: "",
+    ready: false,
+    restartCount: 0,
+    state: { waiting: { reason, message } },
+  });
+  const reasons = (pods: PodObject[]) => podProblems(pods).map((p) => p.reason);
+
+  it.each([
+    ["running and ready", [pod("p-0", { phase: "Running", containerStatuses: [] })], []],
+    [
+      "ErrImagePull",
+      [pod("p-0", { containerStatuses: [waiting("prometheus", "q/p:v9", "ErrImagePull")] })],
+      ["ImagePullFailed"],
+    ],
+    [
+      "ImagePullBackOff",
+      [pod("p-0", { containerStatuses: [waiting("prometheus", "q/p:v9", "ImagePullBackOff")] })],
+      ["ImagePullFailed"],
+    ],
+    [
+      "an init container's image",
+      [pod("p-0", { initContainerStatuses: [waiting("init", "busybox:x", "ErrImagePull")] })],
+      ["ImagePullFailed"],
+    ],
+    [
+      "unschedulable",
+      [
+        pod("p-0", {
+          phase: "Pending",
+          conditions: [
+            {
+              type: "PodScheduled",
+              status: "False",
+              reason: "Unschedulable",
+              message: "0/1 nodes are available",
+            },
+          ],
+        }),
+      ],
+      ["PodUnschedulable"],
+    ],
+    [
+      "not yet scheduled (no reason)",
+      [pod("p-0", { phase: "Pending", conditions: [{ type: "PodScheduled", status: "False" }] })],
+      [],
+    ],
+    [
+      "crash-looping",
+      [pod("p-0", { containerStatuses: [waiting("prometheus", "q/p:v3", "CrashLoopBackOff")] })],
+      ["PodCrashLooping"],
+    ],
+    [
+      "ContainerCreating is normal",
+      [pod("p-0", { containerStatuses: [waiting("prometheus", "q/p:v3", "ContainerCreating")] })],
+      [],
+    ],
+    [
+      "a pod being deleted",
+      [pod("p-0", { containerStatuses: [waiting("prometheus", "q/p:v9", "ErrImagePull")] }, true)],
+      [],
+    ],
+    [
+      "two pods: each, in name order",
+      [
+        pod("p-1", { containerStatuses: [waiting("prometheus", "q/p:v3", "CrashLoopBackOff")] }),
+        pod("p-0", { containerStatuses: [waiting("prometheus", "q/p:v9", "ImagePullBackOff")] }),
+      ],
+      ["ImagePullFailed", "PodCrashLooping"],
+    ],
+  ] as [string, PodObject[], string[]][])("%s", (_, pods, want) => {
+    expect(reasons(pods)).toEqual(want);
+  });
+
+  it("names the pod, the image and what to check; the kubelet's changing text stays out", () => {
+    const a = podProblems([
+      pod("p-0", { containerStatuses: [waiting("prometheus", "q/p:v9", "ErrImagePull", "rpc error 1")] }),
+    ]);
+    const b = podProblems([
+      pod("p-0", {
+        containerStatuses: [waiting("prometheus", "q/p:v9", "ImagePullBackOff", "Back-off pulling")],
+      }),
+    ]);
+    expect(a).toEqual(b);
+    expect(a[0]?.message).toContain("pod p-0 cannot pull image q/p:v9");
+    expect(a[0]?.message).toContain("spec.version");
   });
 });

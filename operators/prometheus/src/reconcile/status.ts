@@ -4,6 +4,7 @@
 import { type Condition, setCondition } from "@capstan/core";
 import type { Prometheus, PrometheusSelected, PrometheusStatus } from "../api/prometheus.ts";
 import { type StatefulSetObject, selectorString } from "../desired/objects.ts";
+import type { PodObject } from "./observe.ts";
 
 /** Something only the operator can judge, or a refusal that needs a human: Degraded with this reason. */
 export interface Problem {
@@ -98,4 +99,53 @@ export function statusOf(p: Prometheus, input: StatusInput, now: Date): Promethe
     ...(selected === undefined ? {} : { selected }),
     ...(configHash === undefined ? {} : { configHash }),
   };
+}
+
+/** Waiting reasons of a container whose image the node cannot get. */
+const IMAGE_PULL_REASONS = new Set([
+  "ErrImagePull",
+  "ImagePullBackOff",
+  "InvalidImageName",
+  "ErrImageNeverPull",
+]);
+
+/**
+ * Why the server's pods do not run, as Degraded problems naming the pod and what to check: an image the node
+ * cannot pull (ImagePullFailed, naming the image), a pod the scheduler cannot place (PodUnschedulable, with the
+ * scheduler's reason), a container that keeps crashing (PodCrashLooping). Pods being deleted are skipped. Messages
+ * name no kubelet-varying text (back-off times, retry counts), so a pod stuck the same way keeps the same status.
+ */
+export function podProblems(pods: readonly PodObject[]): Problem[] {
+  const problems: Problem[] = [];
+  for (const pod of [...pods].sort((a, b) => (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""))) {
+    if (pod.metadata.deletionTimestamp !== undefined) continue;
+    const name = pod.metadata.name ?? "";
+    const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+    const pull = statuses.find((c) => IMAGE_PULL_REASONS.has(c.state?.waiting?.reason ?? ""));
+    if (pull !== undefined) {
+      problems.push({
+        reason: "ImagePullFailed",
+        message: `pod ${name} cannot pull image ${pull.image} (container ${pull.name}): check spec.version and spec.repository (the image is <repository>:v<version>), and that the node can reach the registry`,
+      });
+      continue;
+    }
+    const unscheduled = pod.status?.conditions?.find(
+      (c) => c.type === "PodScheduled" && c.status === "False" && c.reason === "Unschedulable",
+    );
+    if (unscheduled !== undefined) {
+      problems.push({
+        reason: "PodUnschedulable",
+        message: `pod ${name} cannot be scheduled: ${unscheduled.message ?? "no node fits"}; check spec.podTemplate (nodeSelector, affinity, tolerations), spec.resources and spec.storage`,
+      });
+      continue;
+    }
+    const crashing = statuses.find((c) => c.state?.waiting?.reason === "CrashLoopBackOff");
+    if (crashing !== undefined) {
+      problems.push({
+        reason: "PodCrashLooping",
+        message: `pod ${name} container ${crashing.name} keeps crashing: see kubectl logs ${name} -c ${crashing.name} --previous`,
+      });
+    }
+  }
+  return problems;
 }
