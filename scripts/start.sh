@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The main job: the etcd, Vault and Prometheus operators installed by their Helm charts on a real cluster, with a
 # sample EtcdCluster, a sample 3-node VaultCluster and a sample Prometheus that scrapes the operators (their charts'
-# ServiceMonitors) and the etcd members (a PodMonitor) and loads the charts' alert rules. Uses the cluster in KUBECONFIG when set (its nodes must be able to
-# pull the images, see docs/operators/etcd.md and docs/operators/vault.md); otherwise builds (once, cached by
-# version) and starts the local cluster from upstream sources with a real node, and imports the operators', etcd's,
-# Vault's and busybox's images into it. The cluster is left running: `npm run cluster:down` stops it.
+# ServiceMonitors) and the etcd members (a PodMonitor) and loads the charts' alert rules. Uses the cluster in
+# KUBECONFIG when set (its nodes must be able to pull the images, see docs/operators/*.md); otherwise builds (once,
+# cached by version) and starts the local cluster from upstream sources with a real node, and imports the
+# operators', etcd's, Vault's, Prometheus's and busybox's images into it. The cluster is left running:
+# `npm run cluster:down` stops it.
 #   npm start                       SAMPLE_NAMESPACE (default "default") holds the samples; SAMPLE=false skips them;
 #                                   VAULT=false skips the Vault operator and its sample; PROMETHEUS=false the
 #                                   Prometheus operator and its sample
