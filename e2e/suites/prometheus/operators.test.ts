@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dashboardQueries } from "@capstan/cli/chart";
-import { type Client, Namespace } from "@capstan/core";
+import type { Client } from "@capstan/core";
 import { EtcdClusterKind } from "@capstan/etcd-operator";
 import {
   type PodMonitor,
@@ -26,7 +26,7 @@ import {
 } from "@capstan/testing";
 import { vaultClusterCrd } from "@capstan/vault-operator";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { ClusterRoleBinding } from "../core/fixtures/metrics-scraper.ts";
+import { bindClusterRole } from "../core/fixtures/metrics-scraper.ts";
 import { waitAvailable as etcdAvailable, etcdCluster, memberPods } from "../etcd/fixtures/etcd-cluster.ts";
 import { ensureEtcdCrd, operatorImage as etcdOperatorImage } from "../etcd/fixtures/operator-release.ts";
 import {
@@ -37,6 +37,7 @@ import { VaultClusterKind } from "../vault/fixtures/vault-api.ts";
 import { waitAvailable as vaultAvailable, vaultCluster } from "../vault/fixtures/vault-cluster.ts";
 import {
   accepted,
+  alerts,
   ensurePrometheusCrds,
   minutes,
   nodeName,
@@ -73,21 +74,6 @@ const server = () =>
     ruleSelector: {},
     ruleNamespaceSelector: { matchLabels: SCRAPE },
   });
-
-/** Binds the server's ServiceAccount to a chart's metrics-reader ClusterRole (removed with the server's namespace). */
-async function bindMetricsReader(role: string) {
-  const ns = await client.get(Namespace, serverNs.name);
-  await client.create(ClusterRoleBinding, {
-    metadata: {
-      name: `${serverNs.name}-${role}`,
-      ownerReferences: [
-        { apiVersion: "v1", kind: "Namespace", name: serverNs.name, uid: ns.metadata.uid ?? "" },
-      ],
-    },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
-    subjects: [{ kind: "ServiceAccount", name: serviceAccountName(server()), namespace: serverNs.name }],
-  });
-}
 
 /** Waits for an instant query to return at least `min` series on the first ready server pod; returns them. */
 async function series(expr: string, min = 1, ms = minutes(3)) {
@@ -160,7 +146,17 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
       setString: pin,
     });
     releases.push(promOp);
-    for (const op of releases) await bindMetricsReader(`${op.namespace}-${op.release}-metrics-reader`);
+    // Secure metrics: the server's ServiceAccount may read each operator's /metrics.
+    for (const op of releases) {
+      const role = `${op.namespace}-${op.release}-metrics-reader`;
+      await bindClusterRole(
+        client,
+        serverNs.name,
+        serviceAccountName(server()),
+        role,
+        `${serverNs.name}-${role}`,
+      );
+    }
     await client.create(EtcdClusterKind, etcdCluster(etcdNs.name, "etcd"));
     await client.create(VaultClusterKind, vaultCluster(vaultOpNs.name, "vault", { replicas: 1 }));
     await client.create(PodMonitorKind, {
@@ -281,11 +277,8 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
     await client.create(PrometheusKind, stuck);
     const firing = async (want: boolean) => {
       const [ip] = await serverIps(client, server());
-      const all = await promApi<{ alerts: { labels: Record<string, string>; state: string }[] }>(
-        ip!,
-        "/api/v1/alerts",
-      );
-      const on = all.alerts.some(
+      const all = await alerts(ip!);
+      const on = all.some(
         (a) =>
           a.labels.alertname === "PrometheusServerNotReady" &&
           a.labels.object_name === "stuck" &&

@@ -13,6 +13,21 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { eventually } from "./eventually.ts";
 
+/**
+ * Whether the operator suites can run: containers that really run (CAPSTAN_REAL_NODE=1, the local cluster's real
+ * node, set by e2e/run.sh) and a Helm binary (CAPSTAN_HELM) to install the charts.
+ */
+export const realNodeSuitesEnabled =
+  ["1", "true"].includes(process.env.CAPSTAN_REAL_NODE ?? "") && (process.env.CAPSTAN_HELM ?? "") !== "";
+
+/** The real node the operator suites pin their pods to (a kwok fake node may be schedulable too). */
+export const testNodeName = process.env.CAPSTAN_NODE_NAME ?? "capstan-node-0";
+
+/** True when the pod's Ready condition is True. */
+export function podReady(pod: { status?: { conditions?: { type: string; status: string }[] } }): boolean {
+  return pod.status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
+}
+
 export interface TestCluster {
   client: Client;
   kubeConfig: KubeConfig;

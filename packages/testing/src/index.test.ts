@@ -1,7 +1,7 @@
 // @capstan/testing re-exports the core test kit beside its real-cluster helpers: one import for both.
 import { ConfigMap } from "@capstan/core";
 import { describe, expect, it } from "vitest";
-import { connect, eventually, FakeApiServer, reconcileOnce } from "./index.ts";
+import { connect, eventually, FakeApiServer, podReady, reconcileOnce } from "./index.ts";
 
 describe("@capstan/testing", () => {
   it("offers the fake API server and reconcileOnce beside the real-cluster helpers", async () => {
@@ -23,5 +23,25 @@ describe("@capstan/testing", () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe("podReady", () => {
+  it("is true only when the Ready condition is True", () => {
+    const pod = (conditions?: { type: string; status: string }[]) => ({
+      status: { ...(conditions ? { conditions } : {}) },
+    });
+    expect(podReady(pod([{ type: "Ready", status: "True" }]))).toBe(true);
+    expect(
+      podReady(
+        pod([
+          { type: "Ready", status: "False" },
+          { type: "PodScheduled", status: "True" },
+        ]),
+      ),
+    ).toBe(false);
+    expect(podReady(pod([{ type: "PodScheduled", status: "True" }]))).toBe(false);
+    expect(podReady(pod())).toBe(false);
+    expect(podReady({})).toBe(false);
   });
 });
