@@ -192,7 +192,7 @@ function serviceMonitorJob(
   if (endpointName !== "") r.push(relabel({ target_label: "endpoint", replacement: endpointName }));
   r.push(...userRelabelings(ep.relabelings));
   job.relabel_configs = r;
-  limits(job, sm.spec);
+  monitorSettings(job, sm.spec);
   if (ep.metricRelabelings?.length) job.metric_relabel_configs = userRelabelings(ep.metricRelabelings);
   return job;
 }
@@ -242,7 +242,7 @@ function podMonitorJob(
   if (endpointName !== "") r.push(relabel({ target_label: "endpoint", replacement: endpointName }));
   r.push(...userRelabelings(ep.relabelings));
   job.relabel_configs = r;
-  limits(job, pm.spec);
+  monitorSettings(job, pm.spec);
   if (ep.metricRelabelings?.length) job.metric_relabel_configs = userRelabelings(ep.metricRelabelings);
   return job;
 }
@@ -321,7 +321,8 @@ const LIMITS: [string, string][] = [
   ["keepDroppedTargets", "keep_dropped_targets"],
 ];
 
-function limits(job: Obj, spec: Record<string, unknown>): void {
+/** A monitor's spec-level scrape settings: its limits, and the protocol to assume without a Content-Type. */
+function monitorSettings(job: Obj, spec: Record<string, unknown>): void {
   for (const [field, key] of LIMITS) {
     const v = spec[field];
     if (typeof v === "number") job[key] = v;
