@@ -366,6 +366,13 @@ export function tlsSecret(
 export const INIT_STARTED_ANNOTATION = "vault.capstan.dev/init-started";
 /** Annotation on the keys Secret: the cluster_id the keys unseal. */
 export const CLUSTER_ID_ANNOTATION = "vault.capstan.dev/cluster-id";
+/**
+ * On each server pod: the fingerprint of the listener certificate it should serve. The kubelet refreshes a mounted
+ * Secret only when it syncs the pod (about once a minute); a change of the pod's annotations makes it sync at once,
+ * so a renewed certificate reaches the reloader sidecar (and Vault, on SIGHUP) within seconds. Not part of the pod
+ * template hash: a new value never replaces a pod.
+ */
+export const CERTIFICATE_ANNOTATION = "vault.capstan.dev/certificate";
 
 /**
  * The keys Secret `<name>-unseal-keys` (unseal-key-0.., root-token, operator-token): owned by the cluster only

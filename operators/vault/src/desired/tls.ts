@@ -228,6 +228,8 @@ export interface CertificateInfo {
   notAfter: Date;
   /** DNS names and IP addresses of its subjectAltName. */
   hosts: string[];
+  /** SHA-256 of the certificate (DER), lower-case hex: names this certificate among its renewals. */
+  fingerprint: string;
 }
 
 /** The expiry and names of the first certificate in `pem`, or undefined when it cannot be parsed. */
@@ -238,7 +240,11 @@ export function certificateInfo(text: string): CertificateInfo | undefined {
       .split(", ")
       .map((s) => /^(?:DNS|IP Address):(.*)$/.exec(s)?.[1])
       .filter((h) => h !== undefined);
-    return { notAfter: new Date(x.validTo), hosts };
+    return {
+      notAfter: new Date(x.validTo),
+      hosts,
+      fingerprint: x.fingerprint256.replaceAll(":", "").toLowerCase(),
+    };
   } catch {
     return undefined;
   }

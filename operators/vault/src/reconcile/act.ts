@@ -6,6 +6,7 @@ import type { VaultCluster } from "../api/vault-cluster.ts";
 import { claimName, clusterRef, keysSecretName, podApiAddr, podHost } from "../desired/names.ts";
 import {
   base64Values,
+  CERTIFICATE_ANNOTATION,
   dataClaim,
   INIT_STARTED_ANNOTATION,
   keysSecret,
@@ -41,6 +42,8 @@ export interface ActContext {
   vaultClient: VaultClientFactory;
   /** The cluster CA (PEM). */
   ca: string;
+  /** The fingerprint of the listener certificate, stamped on a new pod (CERTIFICATE_ANNOTATION). */
+  certificate?: string;
   now: Date;
   /** Counts a successful unseal (capstan_vault_unseal_total). */
   onUnseal?: () => void;
@@ -66,9 +69,11 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
           .create(PersistentVolumeClaim, dataClaim(ctx.cluster, step.pod), call)
           .catch(ignore(isAlreadyExists));
       }
-      await ctx.client
-        .create(Pod, vaultPod(ctx.cluster, step.pod, ctx.settings), call)
-        .catch(ignore(isAlreadyExists));
+      const pod = vaultPod(ctx.cluster, step.pod, ctx.settings);
+      if (ctx.certificate !== undefined) {
+        pod.metadata.annotations = { ...pod.metadata.annotations, [CERTIFICATE_ANNOTATION]: ctx.certificate };
+      }
+      await ctx.client.create(Pod, pod, call).catch(ignore(isAlreadyExists));
       return DONE;
     }
     case "InitVault":

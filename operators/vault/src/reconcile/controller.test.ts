@@ -7,8 +7,16 @@ import { type FakeApiServer, reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
-import { keysSecretName, STATE_LABEL } from "../desired/names.ts";
-import { CLUSTER_ID_ANNOTATION, dataClaim, INIT_STARTED_ANNOTATION, vaultPod } from "../desired/objects.ts";
+import { keysSecretName, STATE_LABEL, tlsHosts } from "../desired/names.ts";
+import {
+  CERTIFICATE_ANNOTATION,
+  CLUSTER_ID_ANNOTATION,
+  dataClaim,
+  INIT_STARTED_ANNOTATION,
+  tlsSecret,
+  vaultPod,
+} from "../desired/objects.ts";
+import { certificateInfo, issueServerCertificate } from "../desired/tls.ts";
 import type { VaultClient, VaultHealth } from "../vault/vault-client.ts";
 import { reconcileVaultCluster } from "./controller.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";
@@ -103,6 +111,72 @@ describe("reconcileVaultCluster", () => {
     expect(run.get(PersistentVolumeClaim, "data-demo-0", "ns")).toBeDefined();
     expect(run.events.map((e) => e.reason)).toEqual(["CertificateIssued", "CreatePod"]);
     expect(calls).toEqual([]);
+  });
+
+  it("a renewed certificate is stamped on every pod at once (the kubelet then refreshes the Secret), and only once", async () => {
+    const calls: string[] = [];
+    const state = { initialized: true, sealed: true };
+    const fingerprint = (objects: readonly KubeObject[]) => {
+      const tls = objects.find((o) => o.kind === "Secret" && o.metadata.name === "demo-tls") as
+        | { data?: Record<string, string> }
+        | undefined;
+      return certificateInfo(Buffer.from(tls?.data?.["tls.crt"] ?? "", "base64").toString())?.fingerprint;
+    };
+    const first = await reconcileOnce(reconcile(calls, state), {
+      kinds: [VaultClusterKind],
+      objects: [cluster()],
+      request: cluster(),
+    });
+    const issued = fingerprint(first.objects);
+    expect(issued).toMatch(/^[0-9a-f]{64}$/);
+    // A pod is created carrying the certificate it will serve: no patch needed after it.
+    expect(first.get(Pod, "demo-0", "ns")?.metadata.annotations?.[CERTIFICATE_ANNOTATION]).toBe(issued);
+
+    // Two running pods serving a certificate a day from expiry (within renewBefore, 720h): it is renewed.
+    const secretText = (name: string, key: string) => {
+      const o = first.objects.find((x) => x.kind === "Secret" && x.metadata.name === name) as
+        | { data?: Record<string, string> }
+        | undefined;
+      return Buffer.from(o?.data?.[key] ?? "", "base64").toString();
+    };
+    const ca = { cert: secretText("demo-ca", "tls.crt"), key: secretText("demo-ca", "tls.key") };
+    const hour = 3_600_000;
+    const old = await issueServerCertificate(
+      ca,
+      tlsHosts(cluster(2)),
+      new Date(Date.now() - 2159 * hour),
+      2160 * hour,
+    );
+    const expiring = certificateInfo(old.cert)?.fingerprint;
+    const running = [...podObjects(cluster(2), 0), ...podObjects(cluster(2), 1)].map((o) => {
+      if (o.kind === "Pod")
+        o.metadata.annotations = { ...o.metadata.annotations, [CERTIFICATE_ANNOTATION]: expiring! };
+      return o;
+    });
+    const kept = first.objects.filter(
+      (o) => !["Pod", "PersistentVolumeClaim"].includes(o.kind ?? "") && o.metadata.name !== "demo-tls",
+    );
+    const renewed = await reconcileOnce(reconcile(calls, state), {
+      kinds: [VaultClusterKind],
+      objects: [...kept, tlsSecret(cluster(2), "demo-tls", old, ca.cert), ...running],
+      request: cluster(2),
+    });
+    renewed.expectNoError();
+    expect(renewed.events.map((e) => e.reason)).toContain("CertificateRenewed");
+    const now = fingerprint(renewed.objects);
+    expect(now).not.toBe(expiring);
+    for (const pod of ["demo-0", "demo-1"]) {
+      expect(renewed.get(Pod, pod, "ns")?.metadata.annotations?.[CERTIFICATE_ANNOTATION], pod).toBe(now);
+    }
+
+    // The same certificate again: the pods are not written.
+    const again = await reconcileOnce(reconcile(calls, state), {
+      kinds: [VaultClusterKind],
+      objects: renewed.objects,
+      request: cluster(2),
+    });
+    again.expectNoError();
+    expect(again.writes.filter((w) => w.kind === "Pod")).toEqual([]);
   });
 
   it("init: the marker is on pod 0's claim before PUT /v1/sys/init, the keys Secret is made right after, without owner", async () => {

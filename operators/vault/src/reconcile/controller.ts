@@ -8,6 +8,7 @@ import {
   controller,
   findCondition,
   generationChanged,
+  isNotFound,
   managedBySelectors,
   PersistentVolumeClaim,
   Pod,
@@ -30,6 +31,7 @@ import {
 } from "../desired/names.ts";
 import {
   activeService,
+  CERTIFICATE_ANNOTATION,
   CLUSTER_ID_ANNOTATION,
   clientService,
   configMap,
@@ -138,6 +140,7 @@ export async function reconcileVaultCluster(
   });
   if (!paused) {
     await labelPods(ctx, cluster, obs);
+    if (tls.fingerprint !== undefined) await stampCertificate(ctx, cluster, obs, tls.fingerprint);
     await recordClusterID(ctx, cluster, obs);
     const voters =
       "servers" in obs.observed.raft ? obs.observed.raft.servers.filter((s) => s.voter).length : 0;
@@ -166,6 +169,7 @@ export async function reconcileVaultCluster(
         settings,
         vaultClient,
         ca: tls.ca,
+        ...(tls.fingerprint === undefined ? {} : { certificate: tls.fingerprint }),
         now,
         onUnseal: () => options.metrics.countUnseal(namespace, name),
         ...(signal === undefined ? {} : { signal }),
@@ -255,6 +259,39 @@ async function labelPods(ctx: ReconcileContext, cluster: VaultCluster, obs: Obse
         signal: ctx.signal,
       })
       .catch((err: unknown) => ctx.log.warn({ pod: p.name, err: String(err) }, "could not label the pod"));
+  }
+}
+
+/**
+ * Stamps each pod with the fingerprint of the certificate it should serve (CERTIFICATE_ANNOTATION), so the kubelet
+ * refreshes the mounted Secret at once after a renewal instead of at its next periodic sync. Written once per
+ * certificate and pod (no steady-state write); a pod that went away meanwhile is skipped.
+ */
+async function stampCertificate(
+  ctx: ReconcileContext,
+  cluster: VaultCluster,
+  obs: Observation,
+  fingerprint: string,
+): Promise<void> {
+  const { namespace } = clusterRef(cluster);
+  for (const p of obs.observed.pods) {
+    if (p.terminatingSince !== undefined) continue;
+    const pod = obs.pods.get(p.name);
+    if (pod === undefined || pod.metadata.annotations?.[CERTIFICATE_ANNOTATION] === fingerprint) continue;
+    await ctx.client
+      .patch(
+        Pod,
+        p.name,
+        namespace,
+        { metadata: { annotations: { [CERTIFICATE_ANNOTATION]: fingerprint } } },
+        "merge",
+        {
+          signal: ctx.signal,
+        },
+      )
+      .catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
   }
 }
 

@@ -5,6 +5,7 @@ import type { VaultCluster } from "../api/vault-cluster.ts";
 import { caSecretName, clusterRef, tlsHosts, tlsSecretName } from "../desired/names.ts";
 import { type SecretObject, tlsSecret } from "../desired/objects.ts";
 import {
+  type CertificateInfo,
   type CertificatePair,
   certificateInfo,
   createCA,
@@ -21,6 +22,8 @@ export interface TlsState {
   /** The CA the server certificate chains to (PEM). */
   ca?: string;
   notAfter?: Date;
+  /** The fingerprint of the certificate the pods should serve (see CERTIFICATE_ANNOTATION). */
+  fingerprint?: string;
   /** What was written, for an Event. */
   issued?: { reason: string; message: string };
 }
@@ -56,11 +59,7 @@ export async function ensureTls(
       };
     }
     const info = certificateInfo(data["tls.crt"] ?? "");
-    return {
-      tls: { ready: true },
-      ca: data["ca.crt"] ?? "",
-      ...(info === undefined ? {} : { notAfter: info.notAfter }),
-    };
+    return { tls: { ready: true }, ca: data["ca.crt"] ?? "", ...described(info) };
   }
 
   // Operator-managed: the CA first (kept for ten years), then the server certificate it signs.
@@ -79,8 +78,7 @@ export async function ensureTls(
   const renewBefore = parseGoDuration(cluster.spec.tls.renewBefore ?? "720h");
   const why = renewalReason(current, ca.cert, hosts, now, renewBefore);
   if (why === undefined && current !== undefined) {
-    const info = certificateInfo(current.cert);
-    return { tls: { ready: true }, ca: ca.cert, ...(info === undefined ? {} : { notAfter: info.notAfter }) };
+    return { tls: { ready: true }, ca: ca.cert, ...described(certificateInfo(current.cert)) };
   }
   const duration = parseGoDuration(cluster.spec.tls.duration ?? "2160h");
   const pair = await issueServerCertificate(ca, hosts, now, duration);
@@ -93,16 +91,22 @@ export async function ensureTls(
     await client.patch(Secret, tlsSecretName(cluster), namespace, { data: desired.data }, "merge", call);
   }
   // What the certificate says (X.509 keeps whole seconds), so status and the served certificate agree exactly.
-  const notAfter = certificateInfo(pair.cert)?.notAfter ?? new Date(now.getTime() + duration);
+  const info = certificateInfo(pair.cert);
+  const notAfter = info?.notAfter ?? new Date(now.getTime() + duration);
   return {
     tls: { ready: true },
     ca: ca.cert,
+    ...described(info),
     notAfter,
     issued: {
       reason: current === undefined ? "CertificateIssued" : "CertificateRenewed",
       message: `${current === undefined ? "issued" : `renewed (${why})`} the server certificate in Secret ${tlsSecretName(cluster)}, valid until ${notAfter.toISOString()}; the pods reload it on SIGHUP`,
     },
   };
+}
+
+function described(info: CertificateInfo | undefined): Pick<TlsState, "notAfter" | "fingerprint"> {
+  return info === undefined ? {} : { notAfter: info.notAfter, fingerprint: info.fingerprint };
 }
 
 function pairOf(secret: SecretObject | undefined): CertificatePair | undefined {
