@@ -1,6 +1,6 @@
 // The operator command line: controller-runtime's flag names, environment fallbacks, Go-style booleans, errors
 // that name the flag, and operator-specific flags.
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { type CommandLine, CommandLineError, commandLineUsage, parseCommandLine } from "./command-line.ts";
 
 const parse = (args: string[], env: Record<string, string> = {}) => {
@@ -120,6 +120,11 @@ describe("parseCommandLine", () => {
       parseCommandLine({ name: "x", args, env, extra }) as CommandLine<typeof extra>;
     expect(run([]).extra).toEqual({ "reloader-image": "busybox:1", "dry-run": false });
     expect(run([], { RELOADER_IMAGE: "r:2" }).extra["reloader-image"]).toBe("r:2");
+    // Types: a string flag with a default is a string, without one possibly undefined; a boolean a boolean.
+    expectTypeOf(run([]).extra["reloader-image"]).toEqualTypeOf<string>();
+    expectTypeOf(run([]).extra["dry-run"]).toEqualTypeOf<boolean>();
+    const bare = { image: { type: "string", description: "image" } } as const;
+    expectTypeOf<CommandLine<typeof bare>["extra"]["image"]>().toEqualTypeOf<string | undefined>();
     expect(run(["--reloader-image=r:3", "--dry-run=true"], { RELOADER_IMAGE: "r:2" }).extra).toEqual({
       "reloader-image": "r:3",
       "dry-run": true,

@@ -40,7 +40,14 @@ export interface CommandLine<E extends Record<string, ExtraFlag> = Record<string
   metricsSecure: boolean;
   maxConcurrentReconciles: number;
   logLevel: string;
-  extra: { [K in keyof E]: E[K]["type"] extends "boolean" ? boolean : string | undefined };
+  /** Each extra flag's value: a boolean flag is a boolean; a string flag with a default is always a string. */
+  extra: {
+    [K in keyof E]: E[K]["type"] extends "boolean"
+      ? boolean
+      : E[K] extends { default: string }
+        ? string
+        : string | undefined;
+  };
 }
 
 /** A flag or environment value that cannot be used; the message names it. */
