@@ -60,6 +60,8 @@ export interface RenderOptions {
   release?: string;
   namespace?: string;
   set?: string[];
+  /** A values document (given to helm on stdin, `-f -`), for lists and objects --set cannot write well. */
+  values?: Record<string, unknown>;
 }
 
 /** `helm lint --strict` of `chartDir` with --set values; helm's output, or throws with helm's stderr. */
@@ -69,14 +71,19 @@ export function helmLint(helm: string, chartDir: string, set: string[] = []): st
 
 /** `helm template` of `chartDir`: the rendered objects; throws with helm's stderr when rendering fails. */
 export function helmTemplate(helm: string, chartDir: string, options: RenderOptions = {}): K8sObject[] {
-  const out = runHelm(helm, [
-    "template",
-    options.release ?? "ops",
-    chartDir,
-    "--namespace",
-    options.namespace ?? "ops-ns",
-    ...(options.set ?? []).flatMap((s) => ["--set", s]),
-  ]);
+  const out = runHelm(
+    helm,
+    [
+      "template",
+      options.release ?? "ops",
+      chartDir,
+      "--namespace",
+      options.namespace ?? "ops-ns",
+      ...(options.set ?? []).flatMap((s) => ["--set", s]),
+      ...(options.values === undefined ? [] : ["--values", "-"]),
+    ],
+    options.values === undefined ? undefined : JSON.stringify(options.values),
+  );
   return parseAllDocuments(out)
     .map((d) => d.toJSON() as K8sObject | null)
     .filter((o): o is K8sObject => o !== null);
@@ -89,11 +96,16 @@ export function helmTemplateError(helm: string, chartDir: string, options: Rende
   } catch (err) {
     return String((err as { stderr?: unknown }).stderr ?? err);
   }
-  throw new Error(`helm template ${(options.set ?? []).join(" ")} succeeded; expected it to fail`);
+  const values = options.values === undefined ? "" : ` --values ${JSON.stringify(options.values)}`;
+  throw new Error(`helm template ${(options.set ?? []).join(" ")}${values} succeeded; expected it to fail`);
 }
 
-function runHelm(helm: string, args: string[]): string {
-  return execFileSync(helm, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+function runHelm(helm: string, args: string[], input?: string): string {
+  return execFileSync(helm, args, {
+    encoding: "utf8",
+    stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    ...(input === undefined ? {} : { input }),
+  });
 }
 
 /** The objects of one kind. */

@@ -1,9 +1,11 @@
 // `capstan crd`'s work: the files an operator's CRDs generate (crds/*.yaml, the docs page's reference blocks, the
-// chart's CRD copies), compared with what is on disk (drift) or written there.
+// chart's CRD copies and its values.schema.json), compared with what is on disk (drift) or written there.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { CustomResourceDefinitionObject } from "@capstan/core";
+import { parse } from "yaml";
+import { type ChartValuesSpec, formatJson, operatorValuesSchema } from "./chart-values.ts";
 import { type OperatorConfig, readOperatorConfig } from "./config.ts";
 import { renderCrdReference, spliceGeneratedBlock } from "./crd-reference.ts";
 import { crdFileName, renderChartCrd, renderCrdYaml } from "./crd-yaml.ts";
@@ -78,6 +80,29 @@ export async function loadCrds(config: OperatorConfig): Promise<CustomResourceDe
   });
 }
 
+/** True when the chart in `chartDir` depends on the capstan-operator library chart (whose values the schema holds). */
+export function usesOperatorLibrary(chartDir: string): boolean {
+  const chart = parse(readFileSync(join(chartDir, "Chart.yaml"), "utf8")) as {
+    dependencies?: { name?: string }[];
+  } | null;
+  return (chart?.dependencies ?? []).some((d) => d.name === "capstan-operator");
+}
+
+/** The optional `chartValues` export of the `capstan.crds` module: the operator's own chart values. */
+async function loadChartValues(config: OperatorConfig): Promise<ChartValuesSpec> {
+  const mod = (await import(pathToFileURL(resolve(config.packageDir, config.crdsModule)).href)) as {
+    chartValues?: unknown;
+  };
+  const value = mod.chartValues;
+  if (value === undefined) return {};
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new Error(
+      `${config.crdsModule}: "chartValues" must be an object: { properties: { <value>: <JSON schema> } }`,
+    );
+  }
+  return value as ChartValuesSpec;
+}
+
 /** Everything `capstan crd` would write for the operator in `packageDir`; reads the docs page, writes nothing. */
 export async function planCrdFiles(packageDir: string): Promise<CrdPlan> {
   const config = readOperatorConfig(packageDir);
@@ -99,6 +124,11 @@ export async function planCrdFiles(packageDir: string): Promise<CrdPlan> {
     if (chartCrdDir !== undefined) {
       files.push({ path: join(chartCrdDir, file), content: renderChartCrd(file, yaml, config.packageName) });
     }
+  }
+  if (config.chart !== undefined && usesOperatorLibrary(config.chart)) {
+    const kinds = [...new Set(crds.map((c) => c.spec.names.kind))];
+    const schema = operatorValuesSchema(basename(config.chart), kinds, await loadChartValues(config));
+    files.push({ path: join(config.chart, "values.schema.json"), content: formatJson(schema) });
   }
   if (config.docs !== undefined) {
     if (!existsSync(config.docs)) throw new Error(`"capstan.docs" is ${config.docs}, which does not exist`);

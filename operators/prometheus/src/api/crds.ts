@@ -1,5 +1,6 @@
 // The CRDs of the Prometheus operator, for `capstan crd`: its own Prometheus, and the three monitoring.coreos.com
 // kinds it reads (annotated so the chart installs each only where the cluster has none).
+import type { ChartValuesSpec } from "@capstan/cli";
 import type { CustomResourceDefinitionObject } from "@capstan/core";
 import { podMonitorCrd } from "./pod-monitor.ts";
 import { prometheusCrd } from "./prometheus.ts";
@@ -12,3 +13,16 @@ export const crds: CustomResourceDefinitionObject[] = [
   podMonitorCrd(),
   prometheusRuleCrd(),
 ];
+
+/** The chart's own values, beside those of every operator chart (capstan crd writes values.schema.json). */
+export const chartValues: ChartValuesSpec = {
+  properties: {
+    reloaderImage: {
+      description:
+        "Image of the Prometheus pods' configuration reloader sidecar (a shell that unpacks the configuration and POSTs /-/reload).",
+      type: "string",
+      minLength: 1,
+      pattern: "^[^\\s]+$",
+    },
+  },
+};

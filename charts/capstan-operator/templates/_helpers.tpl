@@ -1,16 +1,19 @@
-{{/* Names, labels and small checks shared by the Vault operator chart's templates. */}}
+{{/*
+Names, labels and checks shared by every Capstan operator chart. Each takes the including chart's context, so
+.Chart.Name is the operator chart's name (e.g. "etcd-operator") and .Values its values.
+*/}}
 
 {{/* The chart name, or nameOverride. */}}
-{{- define "vault-operator.name" -}}
+{{- define "capstan-operator.name" -}}
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
 {{/* The full name of the release's objects: fullnameOverride, else <release>-<name> (just the release name when it already contains the name). */}}
-{{- define "vault-operator.fullname" -}}
+{{- define "capstan-operator.fullname" -}}
 {{- if .Values.fullnameOverride }}
 {{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
 {{- else }}
-{{- $name := include "vault-operator.name" . }}
+{{- $name := include "capstan-operator.name" . }}
 {{- if contains $name .Release.Name }}
 {{- .Release.Name | trunc 63 | trimSuffix "-" }}
 {{- else }}
@@ -20,47 +23,64 @@
 {{- end }}
 
 {{/* The name of the RBAC objects that grant the operator's permissions: prefixed by the release namespace, as a ClusterRole (or a Role in another namespace) is shared by releases of every namespace. */}}
-{{- define "vault-operator.rbacName" -}}
-{{- printf "%s-%s" .Release.Namespace (include "vault-operator.fullname" .) }}
+{{- define "capstan-operator.rbacName" -}}
+{{- printf "%s-%s" .Release.Namespace (include "capstan-operator.fullname" .) }}
 {{- end }}
 
 {{/* The leader-election Lease: named after the release, so two releases in one namespace do not share it. */}}
-{{- define "vault-operator.leaseName" -}}
-{{- printf "%s-leader" (include "vault-operator.fullname" . | trunc 56 | trimSuffix "-") }}
+{{- define "capstan-operator.leaseName" -}}
+{{- printf "%s-leader" (include "capstan-operator.fullname" . | trunc 56 | trimSuffix "-") }}
 {{- end }}
 
 {{/* chart-version, for the helm.sh/chart label. */}}
-{{- define "vault-operator.chart" -}}
+{{- define "capstan-operator.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
 {{/* The labels that select the operator's pods. */}}
-{{- define "vault-operator.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "vault-operator.name" . }}
+{{- define "capstan-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "capstan-operator.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
-{{/* The standard labels of every object. */}}
-{{- define "vault-operator.labels" -}}
-helm.sh/chart: {{ include "vault-operator.chart" . }}
-{{ include "vault-operator.selectorLabels" . }}
+{{/* The standard labels of every object, and global.commonLabels. */}}
+{{- define "capstan-operator.labels" -}}
+helm.sh/chart: {{ include "capstan-operator.chart" . }}
+{{ include "capstan-operator.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/component: operator
 app.kubernetes.io/part-of: capstan
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with (.Values.global).commonLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end }}
 
 {{/* The operator's ServiceAccount name. */}}
-{{- define "vault-operator.serviceAccountName" -}}
+{{- define "capstan-operator.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
-{{- default (include "vault-operator.fullname" .) .Values.serviceAccount.name }}
+{{- default (include "capstan-operator.fullname" .) .Values.serviceAccount.name }}
 {{- else }}
 {{- required "serviceAccount.name must name an existing ServiceAccount when serviceAccount.create is false" .Values.serviceAccount.name }}
 {{- end }}
 {{- end }}
 
+{{/*
+The operator image: [registry/]repository, then @digest when image.digest is set (the tag is then ignored), else
+:tag (default: the chart's appVersion). image.registry falls back to global.imageRegistry.
+*/}}
+{{- define "capstan-operator.image" -}}
+{{- $registry := .Values.image.registry | default (.Values.global).imageRegistry | default "" }}
+{{- $repository := ternary .Values.image.repository (printf "%s/%s" $registry .Values.image.repository) (eq $registry "") }}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" $repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" $repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+{{- end }}
+
 {{/* The values that only make sense together; fails the install with a message otherwise. */}}
-{{- define "vault-operator.validate" -}}
+{{- define "capstan-operator.validate" -}}
 {{- if and (gt (int .Values.replicas) 1) (not .Values.leaderElection.enabled) }}
 {{- fail (printf "replicas is %d: more than one operator replica needs leaderElection.enabled=true" (int .Values.replicas)) }}
 {{- end }}
