@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds quay.io/prometheus/prometheus:v3.x.y without a registry: cmd/prometheus from the Go module proxy
 # (module github.com/prometheus/prometheus, whose v0.3xx.y versions are Prometheus 3.xx.y), static
-# (CGO_ENABLED=0, netgo), without the embedded web UI (the API, /metrics and scraping are unaffected).
+# (CGO_ENABLED=0, netgo), without the embedded web UI (the API, /metrics and scraping are unaffected), and
+# with only the service discovery the operator configures (Prometheus' own build tags remove_all_sd +
+# enable_kubernetes_sd; static, file and http SD are always in): the cloud SDKs the other SD plugins pull
+# in were most of the compile time. promtool checks a config naming another SD as unknown.
 # Laid out like upstream's image: /bin/prometheus, /bin/promtool, /etc/prometheus/prometheus.yml,
 # /prometheus (working dir and TSDB), user nobody. Skips the build when the tarball is newer than this
 # script. Prints the tarball.
@@ -21,10 +24,11 @@ mkdir -p "$cache" && exec 9>"$cache/prometheus-$version.lock"
 if ! flock -n 9; then log "waiting for another build of Prometheus $version" && flock 9; fi
 if [ -f "$tarball" ] && [ "$tarball" -nt "$here/build.sh" ]; then echo "$tarball"; exit 0; fi
 
-bin="$cache/prometheus-$version/bin"
+tags="netgo remove_all_sd enable_kubernetes_sd"
+build="$cache/prometheus-$version-k8s-sd" bin="$build/bin"   # named by its SD plugins: another set, another dir
 if [ ! -x "$bin/prometheus" ] || [ ! -x "$bin/promtool" ]; then
-  log "building Prometheus $version ($module_version) from the Go module proxy (cold: several minutes)"
-  work="$cache/prometheus-$version/src"
+  log "building Prometheus $version ($module_version, tags: $tags) from the Go module proxy (cold: several minutes)"
+  work="$build/src"
   mkdir -p "$work" "$bin"
   (
     cd "$work"
@@ -46,13 +50,13 @@ GO
     ld="-s -w -X $p.Version=${version#v} -X $p.Revision=$module_version -X $p.Branch=HEAD"
     ld+=" -X $p.BuildUser=capstan -X $p.BuildDate=19700101-00:00:00"
     for c in prometheus promtool; do
-      nice go build -p "${GO_BUILD_P:-2}" -trimpath -tags netgo -ldflags "$ld" -o "$bin/$c.tmp" "github.com/prometheus/prometheus/cmd/$c"
+      nice go build -p "${GO_BUILD_P:-2}" -trimpath -tags "${tags// /,}" -ldflags "$ld" -o "$bin/$c.tmp" "github.com/prometheus/prometheus/cmd/$c"
       mv "$bin/$c.tmp" "$bin/$c"
     done
   )
 fi
 
-src="$(cd "$cache/prometheus-$version/src" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' github.com/prometheus/prometheus)"
+src="$(cd "$build/src" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' github.com/prometheus/prometheus)"
 rootfs="$(mktemp -d)" && chmod 0755 "$rootfs"
 trap 'rm -rf "$rootfs"' EXIT
 mkdir -p "$rootfs/bin" "$rootfs/etc/prometheus" "$rootfs/prometheus" "$rootfs/tmp"
