@@ -2,7 +2,7 @@
 # Builds an operator's image, capstan.local/<name>-operator:<package version>, without Docker or a registry:
 # the capstan.local/node:24 root filesystem (node/build.sh's tarball) plus /app/main.js, the operator's
 # self-contained bundle (operators/<name>/dist/main.js, built first when missing or older than its sources),
-# run as user 1000 with ENTRYPOINT ["node","/app/main.js"], like operators/<name>/Dockerfile. <NAME>_OPERATOR_IMAGE
+# run as user 1000 with ENTRYPOINT ["node","/app/main.js"], like the root Dockerfile. <NAME>_OPERATOR_IMAGE
 # overrides the reference. Skips a tarball newer than its inputs (these scripts, the node tarball, the bundle).
 # Prints the tarball. Each operator's <name>-operator/build.sh calls it.
 #   e2e/images/operator-image.sh OPERATOR OUT_DIR      e.g. operator-image.sh vault ~/.cache/capstan/images

@@ -1,0 +1,35 @@
+# An operator's container image: one self-contained ESM bundle (operators/<name>/dist/main.js) on Node.js 24, no
+# node_modules. One Dockerfile for every operator; OPERATOR names the directory under operators/ (the workspace is
+# @capstan/<name>-operator). Build it from the repository root:
+#   docker build --build-arg OPERATOR=etcd -t capstan.local/etcd-operator:0.1.0 .
+#   docker build --build-arg OPERATOR=vault -t capstan.local/vault-operator:0.1.0 .
+#   docker build --build-arg OPERATOR=prometheus -t capstan.local/prometheus-operator:0.1.0 .
+# The build stage needs the workspace: the root lockfile, @capstan/core, and @capstan/cli (the shared tsup build
+# each operator's tsup.config.ts imports). The image runs as uid 1000 and writes nothing to its filesystem, so it
+# works with readOnlyRootFilesystem: true. (Without Docker, e2e/images/<name>-operator/build.sh builds the same
+# image for the local cluster.)
+
+FROM node:24-bookworm AS build
+ARG OPERATOR=etcd
+WORKDIR /src
+# Manifests first, so the dependency layer is reused until they change. npm ci tolerates the workspaces that are
+# not copied (packages/testing, e2e, the other operators).
+COPY package.json package-lock.json tsconfig.base.json ./
+COPY packages/core/package.json packages/core/
+COPY packages/cli/package.json packages/cli/
+COPY operators/${OPERATOR}/package.json operators/${OPERATOR}/
+RUN npm ci --no-audit --no-fund
+COPY packages/core/ packages/core/
+COPY packages/cli/ packages/cli/
+COPY operators/${OPERATOR}/ operators/${OPERATOR}/
+RUN npm run build -w @capstan/core -w @capstan/cli -w "@capstan/${OPERATOR}-operator"
+
+FROM node:24-bookworm-slim
+ARG OPERATOR=etcd
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /src/operators/${OPERATOR}/dist/main.js /src/operators/${OPERATOR}/dist/main.js.map /app/
+# The image's user "node" (uid 1000), numeric so the kubelet can check runAsNonRoot.
+USER 1000:1000
+EXPOSE 8080 8081
+ENTRYPOINT ["node", "/app/main.js"]
