@@ -26,7 +26,7 @@ const workspaceNames = new Map(
 );
 
 describe.each(operators)("Dockerfile with OPERATOR=%s", (operator) => {
-  const text = dockerfile.replaceAll("${OPERATOR}", operator);
+  const text = dockerfile.replace(/\$\{OPERATOR\}/g, operator);
   const copies = [...text.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => (m[1] ?? "").split(/\s+/));
   const built = [...text.matchAll(/-w "?(@capstan\/[a-z-]+)"?/g)].map((m) => m[1] ?? "");
 
