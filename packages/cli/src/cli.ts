@@ -2,6 +2,7 @@
 import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { formatDrift, planCrdFiles, planDrift, writePlan } from "./crd-files.ts";
+import { writeNewOperator } from "./new-operator.ts";
 
 /** Where a command writes and where it runs. */
 export interface CliIo {
@@ -13,7 +14,8 @@ export interface CliIo {
 const USAGE = `Usage: capstan <command> [options]
 
 Commands:
-  crd    Generate an operator's CRD YAML, Markdown reference and chart CRD copies from its schema
+  crd           Generate an operator's CRD YAML, Markdown reference, chart CRD copies and values schema
+  new operator  Make a new operator: workspace, chart, image build, e2e suite and docs page
 
 Run "capstan <command> --help" for a command's options.
 `;
@@ -38,6 +40,27 @@ Options:
   -h, --help      Show this help
 `;
 
+const NEW_USAGE = `Usage: capstan new operator <name> --group <group> --kind <Kind> [--plural <plural>] [--dir <root>]
+
+Makes, at the root of a Capstan repository (default: the current directory):
+  operators/<name>/             @capstan/<name>-operator: api/ (the <Kind> schema and types), plan/ (pure, table
+                                tested), desired/ (pure builders, golden tested), reconcile/ (the controller,
+                                tested against the in-memory API server), main.ts (flags), a sample
+  charts/<name>-operator/       its Helm chart on the capstan-operator library chart (RBAC for its kinds, alerts,
+                                dashboard; CRD copy and values.schema.json written by capstan crd)
+  e2e/images/<name>-operator/   its registry-free image build (or: docker build --build-arg OPERATOR=<name> .)
+  e2e/suites/<name>/            an end-to-end suite that installs the chart and sees a <Kind> reconciled
+  docs/operators/<name>.md      its page, with the generated reference
+The operator keeps a ConfigMap for each <Kind>: replace that with what yours does. Nothing is overwritten.
+
+Options:
+  --group <group>    API group, e.g. greeter.example.com
+  --kind <Kind>      Kind, e.g. Greeter
+  --plural <plural>  Resource name (default: the kind in lower case + "s")
+  --dir <root>       The repository root (default: the current directory)
+  -h, --help         Show this help
+`;
+
 /** Runs `capstan <argv>`; resolves to the exit code (0 ok, 1 drift found by --check, 2 usage or input error). */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const [command, ...rest] = argv;
@@ -49,6 +72,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     switch (command) {
       case "crd":
         return await crd(rest, io);
+      case "new":
+        return await newCommand(rest, io);
       default:
         io.err(`capstan: unknown command "${command}"\n\n${USAGE}`);
         return 2;
@@ -95,5 +120,46 @@ async function crd(args: string[], io: CliIo): Promise<number> {
   if (written.length + removed.length === 0) {
     io.out(`capstan crd: ${plan.files.length} generated files of ${kinds} are current\n`);
   }
+  return 0;
+}
+
+async function newCommand(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      group: { type: "string" },
+      kind: { type: "string" },
+      plural: { type: "string" },
+      dir: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    io.out(NEW_USAGE);
+    return 0;
+  }
+  const [what, name, ...extra] = positionals;
+  if (what !== "operator" || name === undefined || extra.length > 0 || !values.group || !values.kind) {
+    io.err(NEW_USAGE);
+    return 2;
+  }
+  const root = resolve(io.cwd, values.dir ?? ".");
+  const written = await writeNewOperator(root, {
+    name,
+    group: values.group,
+    kind: values.kind,
+    ...(values.plural === undefined ? {} : { plural: values.plural }),
+  });
+  for (const path of written) io.out(`wrote ${path}\n`);
+  io.out(`
+The ${name} operator is in operators/${name}. Next:
+  npm install                                        link the new workspace
+  npm run build -w @capstan/${name}-operator && npm test -w @capstan/${name}-operator
+  bash e2e/images/${name}-operator/build.sh ~/.cache/capstan/images   its image, for the local cluster
+  bash e2e/run.sh suites/${name}/${name}.test.ts     install the chart and see a ${values.kind} reconciled
+Then make it yours: api/ (the schema), plan/, desired/, reconcile/; docs/operators/${name}.md says what it does.
+`);
   return 0;
 }

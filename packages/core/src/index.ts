@@ -91,6 +91,7 @@ export {
   applyIfChanged,
   desiredHash,
   isSubset,
+  needsApply,
   stableHash,
 } from "./client/apply.ts";
 // client: reads and writes against the API server
