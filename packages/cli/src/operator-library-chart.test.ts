@@ -244,6 +244,10 @@ describe("charts built on the capstan-operator library chart", () => {
           "coordination.k8s.io/leases: create",
           `coordination.k8s.io/leases[${lease}]: get,update`,
         ]);
+        expect(
+          role?.rules?.flatMap((r) => r.resources),
+          release,
+        ).toEqual(["leases", "leases"]);
       }
     });
 
@@ -298,16 +302,22 @@ describe("charts built on the capstan-operator library chart", () => {
     });
 
     it("serves plain HTTP metrics with metrics.secure=false, with no review permissions", () => {
-      const objs = render(["metrics.secure=false", "metrics.certSecret=ignored"]);
-      expect(envVar(objs, "METRICS_SECURE")?.value).toBe("false");
-      expect(envVar(objs, "METRICS_CERT_DIR")).toBeUndefined();
-      expect(deploymentPodSpec(objs).volumes).toBeUndefined();
       // The chart's own ClusterRoles stay; the secure metrics' two go.
       const secure = namesOf(render(), "ClusterRole");
       expect(secure).toEqual(expect.arrayContaining([`${rbac}-metrics-auth`, `${rbac}-metrics-reader`]));
-      expect(namesOf(objs, "ClusterRole")).toEqual(secure.filter((n) => !n.startsWith(`${rbac}-metrics-`)));
-      expect(namesOf(objs, "ClusterRoleBinding")).not.toContain(`${rbac}-metrics-auth`);
-      expect(JSON.stringify(objs)).not.toMatch(/tokenreviews|subjectaccessreviews|nonResourceURLs/);
+      // A certificate Secret is ignored without secure metrics.
+      for (const set of [["metrics.secure=false"], ["metrics.secure=false", "metrics.certSecret=ignored"]]) {
+        const objs = render(set);
+        const mode = set.join(" ");
+        expect(envVar(objs, "METRICS_SECURE")?.value, mode).toBe("false");
+        expect(envVar(objs, "METRICS_CERT_DIR"), mode).toBeUndefined();
+        expect(deploymentPodSpec(objs).volumes, mode).toBeUndefined();
+        expect(namesOf(objs, "ClusterRole"), mode).toEqual(
+          secure.filter((n) => !n.startsWith(`${rbac}-metrics-`)),
+        );
+        expect(namesOf(objs, "ClusterRoleBinding"), mode).not.toContain(`${rbac}-metrics-auth`);
+        expect(JSON.stringify(objs), mode).not.toMatch(/tokenreviews|subjectaccessreviews|nonResourceURLs/);
+      }
     });
 
     it("renders the ServiceMonitor (monitoring.coreos.com/v1) only when asked, selecting the metrics Service", () => {
