@@ -268,6 +268,14 @@ describe("charts built on the capstan-operator library chart", () => {
         selector: { matchLabels: { "app.kubernetes.io/instance": "ops" } },
       });
       expect(pod(objs, chart).priorityClassName).toBe("system-cluster-critical");
+      // maxUnavailable, when set, replaces minAvailable.
+      const max = named(
+        render(["podDisruptionBudget.enabled=true", "podDisruptionBudget.maxUnavailable=1"]),
+        "PodDisruptionBudget",
+        full,
+      ).spec as Record<string, unknown>;
+      expect(max).toMatchObject({ maxUnavailable: 1 });
+      expect(max).not.toHaveProperty("minAvailable");
     });
 
     it("serves secure metrics by default: the operator may review tokens, scrapers get a reader role", () => {
