@@ -63,9 +63,6 @@ const MODES: string[][] = [
   ["podDisruptionBudget.enabled=true", "priorityClassName=system-cluster-critical"],
 ];
 
-// What the capstan-operator library chart renders (the Deployment, leader election, metrics Service and RBAC,
-// ServiceMonitor, PodDisruptionBudget, dashboard ConfigMap, the common schema) is tested for every operator chart
-// in packages/cli/src/operator-library-chart.test.ts; this file tests what is etcd's own.
 describe.skipIf(helm === undefined)("the chart with helm", () => {
   it("passes helm lint --strict, cluster-wide and namespaced", () => {
     expect(helmLint(helm!, chartDir)).toMatch(/0 chart\(s\) failed/);
