@@ -1,9 +1,10 @@
 // The Helm chart (charts/prometheus-operator): its CRD copies and the docs page's reference are what the shared
 // tool (@capstan/cli) generates from the schema, and, where helm is installed, it lints clean and renders what each
 // mode needs: cluster-wide and namespace-scoped RBAC (least privilege, holding every read it grants the servers'
-// discovery), the monitoring.coreos.com CRDs only where absent, leader election, secure or plain metrics, the
-// optional ServiceMonitor, the reloader image and a termination grace longer than the operator's shutdown; values
-// the schema refuses are refused with their name.
+// discovery), the monitoring.coreos.com CRDs only where absent, the reloader image, the PrometheusRule's alerts and
+// the dashboard's queries on metrics the operator exports. What the capstan-operator library chart renders (the
+// Deployment, leader election, secure or plain metrics, the ServiceMonitor, PodDisruptionBudget and dashboard
+// ConfigMap, the common schema) is tested once for every chart in packages/cli/src/operator-library-chart.test.ts.
 // The chart's CRD copy is checked here (chartCrdDrift), the docs reference by api/crd-yaml.test.ts (crdDrift);
 // `npm run gen:crd` rewrites both.
 import { fileURLToPath } from "node:url";
@@ -11,7 +12,6 @@ import { formatDrift, INSTALL_IF_ABSENT } from "@capstan/cli";
 import {
   chartCrdDrift,
   crdPermissions,
-  dashboardDatasourceProblems,
   dashboardQueries,
   deploymentPodSpec,
   envValue,
@@ -24,6 +24,7 @@ import {
   missingPermissions,
   missingStandardLabels,
   monitoringProblems,
+  namesOf,
   ofKind,
   operatorSeriesNames,
   podSpecs,
@@ -64,6 +65,8 @@ const byKind = (objs: Obj[], kind: string) => ofKind(objs, kind) as Obj[];
 const one = (objs: Obj[], kind: string, name?: string) => single<Obj>(objs, kind, name);
 const operator = (objs: Obj[]) => deploymentPodSpec(objs).containers[0]!;
 
+/** The ClusterRoles of the operator's own (cluster-wide, the default), without the secure metrics' two. */
+const OWN_CLUSTER_ROLES = ["ops-ns-ops-prometheus-operator", "ops-ns-ops-prometheus-operator-cluster"];
 /** What the operator may do to its operands, in either mode. */
 const operatorGrants = [
   "/configmaps: get",
@@ -163,22 +166,13 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
       roleRef: { kind: "ClusterRole", name: "ops-ns-ops-prometheus-operator" },
       subjects: [{ kind: "ServiceAccount", name: "ops-prometheus-operator", namespace: "ops-ns" }],
     });
-    // The only namespaced Role is leader election's, on the release's own Lease.
-    const lease = one(objs, "Role");
-    expect(lease.metadata.namespace).toBe("ops-ns");
-    expect(grantList(lease.rules)).toEqual([
-      "coordination.k8s.io/leases: create",
-      "coordination.k8s.io/leases[ops-prometheus-operator-leader]: get,update",
+    // Besides the secure metrics' two (the library's), the operator's own ClusterRoles, which alone remain without them.
+    expect(namesOf(objs, "ClusterRole")).toEqual([
+      ...OWN_CLUSTER_ROLES,
+      "ops-ns-ops-prometheus-operator-metrics-auth",
+      "ops-ns-ops-prometheus-operator-metrics-reader",
     ]);
-    const c = operator(objs);
-    expect(c.image).toBe("capstan.local/prometheus-operator:0.1.0");
-    expect(envValue(c, "WATCH_NAMESPACE")).toBeUndefined();
-    expect(envValue(c, "LEADER_ELECT")).toBe("true");
-    expect(envValue(c, "LEADER_ELECTION_NAME")).toBe("ops-prometheus-operator-leader");
-    expect(c.ports.map((p) => [p.name, p.containerPort])).toEqual([
-      ["metrics", 8080],
-      ["health", 8081],
-    ]);
+    expect(namesOf(render(["metrics.secure=false"]), "ClusterRole")).toEqual(OWN_CLUSTER_ROLES);
   });
 
   it("renders a namespace-scoped operator with watchNamespace: a Role there; cluster-wide only Namespaces, RBAC and the reviews", () => {
@@ -191,7 +185,6 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
       roleRef: { kind: "Role", name: "ops-ns-ops-prometheus-operator" },
       subjects: [{ kind: "ServiceAccount", name: "ops-prometheus-operator", namespace: "ops-ns" }],
     });
-    expect(envValue(operator(objs), "WATCH_NAMESPACE")).toBe("apps");
     // Token and access reviews are cluster-scoped, and so are Namespaces (monitors select them) and a server's
     // cluster-wide discovery grant: the only ClusterRoles.
     expect(
@@ -210,98 +203,11 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
     ]);
   });
 
-  it("runs the operator as Pod Security restricted asks, for longer than its shutdown", () => {
-    const objs = render();
-    const pod = deploymentPodSpec(objs);
-    expect(pod.securityContext).toMatchObject({
-      runAsNonRoot: true,
-      seccompProfile: { type: "RuntimeDefault" },
-    });
-    expect(operator(objs).securityContext).toEqual({
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      capabilities: { drop: ["ALL"] },
-    });
-    // The manager's shutdown: 30 s for in-flight reconciles + 5 s for aborted ones (packages/core's Manager).
-    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(35);
-    expect(
-      deploymentPodSpec(render(["terminationGracePeriodSeconds=120"])).terminationGracePeriodSeconds,
-    ).toBe(120);
-    expect(refused("terminationGracePeriodSeconds=30")).toMatch(/terminationGracePeriodSeconds/);
-  });
-
   it("passes the reloader image to the operator", () => {
     expect(envValue(operator(render()), "PROMETHEUS_OPERATOR_RELOADER_IMAGE")).toBe("busybox:1.37");
     const local = render(["reloaderImage=capstan.local/busybox:1"]);
     expect(envValue(operator(local), "PROMETHEUS_OPERATOR_RELOADER_IMAGE")).toBe("capstan.local/busybox:1");
     expect(refused("reloaderImage=")).toMatch(/reloaderImage/);
-  });
-
-  it("runs one leader among replicas, and no Lease grant without leader election", () => {
-    expect((one(render(["replicas=2"]), "Deployment").spec as { replicas: number }).replicas).toBe(2);
-    const single = render(["leaderElection.enabled=false"]);
-    expect(byKind(single, "Role")).toEqual([]);
-    expect(envValue(operator(single), "LEADER_ELECT")).toBe("false");
-    expect(refused("replicas=2", "leaderElection.enabled=false")).toMatch(
-      /more than one operator replica needs leaderElection.enabled=true/,
-    );
-    // Two releases in one namespace hold different Leases.
-    expect(envValue(operator(render([], "other")), "LEADER_ELECTION_NAME")).toBe(
-      "other-prometheus-operator-leader",
-    );
-  });
-
-  it("serves secure metrics by default, with the review grants and a reader role for scrapers", () => {
-    const objs = render();
-    expect(envValue(operator(objs), "METRICS_SECURE")).toBe("true");
-    expect(grantList(one(objs, "ClusterRole", "ops-ns-ops-prometheus-operator-metrics-auth").rules)).toEqual([
-      "authentication.k8s.io/tokenreviews: create",
-      "authorization.k8s.io/subjectaccessreviews: create",
-    ]);
-    expect(
-      grantList(one(objs, "ClusterRole", "ops-ns-ops-prometheus-operator-metrics-reader").rules),
-    ).toEqual(["//metrics: get"]);
-    const svc = one(objs, "Service", "ops-prometheus-operator-metrics");
-    expect(svc.spec).toMatchObject({ ports: [{ name: "metrics", port: 8080, targetPort: "metrics" }] });
-    const withCert = render(["metrics.certSecret=metrics-tls"]);
-    expect(envValue(operator(withCert), "METRICS_CERT_DIR")).toBe("/etc/capstan/metrics-certs");
-    expect(deploymentPodSpec(withCert).volumes).toEqual([
-      { name: "metrics-certs", secret: { secretName: "metrics-tls" } },
-    ]);
-    const plain = render(["metrics.secure=false"]);
-    expect(envValue(operator(plain), "METRICS_SECURE")).toBe("false");
-    expect(JSON.stringify(plain)).not.toMatch(/tokenreviews|subjectaccessreviews|nonResourceURLs/);
-  });
-
-  it("renders the ServiceMonitor (monitoring.coreos.com/v1) only when asked, selecting the metrics Service", () => {
-    expect(byKind(render(), "ServiceMonitor")).toEqual([]);
-    const objs = render(["serviceMonitor.enabled=true", "serviceMonitor.labels.release=prom"]);
-    const monitor = one(objs, "ServiceMonitor");
-    expect(monitor.apiVersion).toBe("monitoring.coreos.com/v1");
-    expect(monitor.metadata.labels?.release).toBe("prom");
-    const spec = monitor.spec as { selector: { matchLabels: Record<string, string> }; endpoints: unknown[] };
-    expect(one(objs, "Service").metadata.labels).toMatchObject(spec.selector.matchLabels);
-    expect(spec.endpoints).toEqual([
-      {
-        port: "metrics",
-        path: "/metrics",
-        interval: "30s",
-        scheme: "https",
-        bearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token",
-        tlsConfig: { insecureSkipVerify: true },
-      },
-    ]);
-    const plain = one(render(["serviceMonitor.enabled=true", "metrics.secure=false"]), "ServiceMonitor");
-    expect((plain.spec as { endpoints: unknown[] }).endpoints).toEqual([
-      { port: "metrics", path: "/metrics", interval: "30s", scheme: "http" },
-    ]);
-  });
-
-  it("refuses values the schema does not allow, naming them", () => {
-    expect(refused("unknownKey=1")).toMatch(/unknownKey/);
-    expect(refused("replicas=0")).toMatch(/replicas/);
-    expect(refused("logLevel=loud")).toMatch(/logLevel/);
-    expect(refused("watchNamespace=Not_A_Namespace")).toMatch(/watchNamespace/);
   });
 });
 
@@ -336,20 +242,6 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
       expect(Object.keys(a.annotations as object), String(a.alert)).toEqual(["summary", "description"]);
     }
     expect(JSON.stringify(rule)).toContain("{{ $labels.object_namespace }}/{{ $labels.object_name }}");
-  });
-
-  it("renders the dashboard ConfigMap only when asked, labelled for Grafana's sidecar, with its JSON", () => {
-    expect(byKind(render(), "ConfigMap")).toEqual([]);
-    const objs = render([
-      "dashboard.enabled=true",
-      "dashboard.labels.team=obs",
-      "dashboard.annotations.grafana_folder=Capstan",
-    ]);
-    const { configMap, json } = renderedDashboard(objs, "prometheus-operator");
-    expect(configMap.metadata.labels).toMatchObject({ grafana_dashboard: "1", team: "obs" });
-    expect(configMap.metadata.annotations).toEqual({ grafana_folder: "Capstan" });
-    expect((JSON.parse(json) as { uid: string }).uid).toBe("capstan-prometheus-operator");
-    expect(dashboardDatasourceProblems(json)).toEqual([]);
   });
 
   it("has only queries and alerts that parse and use metrics the operator exports", async () => {
