@@ -1,8 +1,9 @@
 {{/*
 The alerts on the operator itself, the same for every operator: reconciles failing, leadership flapping, the
 operator down. Rule items for a PrometheusRule group; call with a dict: "ctx" the chart's context, "prefix" of
-the alert names (e.g. "Greeter" gives GreeterOperatorDown), "operator" as the text says it (e.g. "the greeter
-operator") and "objects" (e.g. "Greeters"). Every expression selects this release's metrics Service job.
+the alert names (e.g. "Etcd" gives EtcdOperatorDown), "operator" as the text says it (e.g. "etcd operator"),
+"objects" whose conditions to check (e.g. "EtcdClusters") and "whileDown", what stops while no replica runs (e.g.
+"no EtcdCluster is repaired"). Every expression selects this release's metrics Service job.
 */}}
 {{- define "capstan-operator.operatorAlerts" -}}
 {{- $ := .ctx }}
@@ -49,6 +50,6 @@ operator") and "objects" (e.g. "Greeters"). Every expression selects this releas
     description: >-
       Prometheus cannot scrape the operator pod {{ "{{ $labels.pod }}" }}: it is down, not ready, or refuses
       the scrape (with metrics.secure, Prometheus' ServiceAccount needs the metrics-reader ClusterRole). While
-      no replica runs, no {{ .objects }} are reconciled. Check kubectl -n {{ $.Release.Namespace }} get pods,
+      no replica runs, {{ .whileDown }}. Check kubectl -n {{ $.Release.Namespace }} get pods,
       describe pod and logs.
 {{- end }}
