@@ -16,7 +16,6 @@ const pkg = (dir: string) =>
   JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8")) as {
     name: string;
     dependencies?: Record<string, string>;
-    devDependencies?: Record<string, string>;
   };
 const workspaceNames = new Map(
   ["packages", "operators"]
