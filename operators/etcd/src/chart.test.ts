@@ -92,6 +92,8 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
       "ClusterRoleBinding",
       "ClusterRoleBinding",
       "CustomResourceDefinition",
+      "CustomResourceDefinition",
+      "CustomResourceDefinition",
       "Deployment",
       "Role",
       "RoleBinding",
@@ -105,11 +107,15 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
     // Without secure metrics (whose two ClusterRoles the library renders), the operator's own is the only one.
     expect(names(render("metrics.secure=false"), "ClusterRole")).toEqual(["ops-ns-ops-etcd-operator"]);
 
-    const [crd] = ofKind(objs, "CustomResourceDefinition");
-    expect(crd!.metadata).toMatchObject({
-      name: "etcdclusters.etcd.capstan.dev",
-      annotations: { "helm.sh/resource-policy": "keep" },
-    });
+    const crdObjects = ofKind(objs, "CustomResourceDefinition");
+    expect(crdObjects.map((c) => c.metadata.name).sort()).toEqual([
+      "etcdbackups.etcd.capstan.dev",
+      "etcdbackupschedules.etcd.capstan.dev",
+      "etcdclusters.etcd.capstan.dev",
+    ]);
+    for (const crd of crdObjects) {
+      expect(crd.metadata).toMatchObject({ annotations: { "helm.sh/resource-policy": "keep" } });
+    }
   });
 
   it("renders a Role and RoleBinding in the watched namespace in namespaced mode", () => {
