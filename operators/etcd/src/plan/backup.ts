@@ -99,6 +99,10 @@ const conds = (
   },
 ];
 
+/** The Progressing message while the Job runs: the same when planned and when seen running, so no status churn. */
+const snapshotMessage = (job: string, member: string | undefined) =>
+  `the Job ${job} takes the snapshot${member === undefined ? "" : ` from ${member}`}`;
+
 /** Plans one reconcile of an EtcdBackup. */
 export function planBackup(input: BackupInput): BackupPlan {
   const { backup, cluster, job, now } = input;
@@ -143,7 +147,7 @@ export function planBackup(input: BackupInput): BackupPlan {
           ...(job.member === undefined ? {} : { member: job.member }),
           ...(status.startTime === undefined ? { startTime: iso(job.startTime ?? now) } : {}),
         },
-        conditions: conds("Running", "SnapshotInProgress", `the Job ${name} is taking the snapshot`, false),
+        conditions: conds("Running", "SnapshotInProgress", snapshotMessage(name, job.member), false),
       };
     }
     const results = input.results;
@@ -231,12 +235,7 @@ export function planBackup(input: BackupInput): BackupPlan {
       ...(choice.version === undefined ? {} : { etcdVersion: choice.version }),
       ...(clusterID === undefined ? {} : { clusterID }),
     },
-    conditions: conds(
-      "Running",
-      "SnapshotInProgress",
-      `the Job ${name} takes the snapshot from ${choice.member}`,
-      false,
-    ),
+    conditions: conds("Running", "SnapshotInProgress", snapshotMessage(name, choice.member), false),
     event: {
       type: "Normal",
       reason: "BackupStarted",
