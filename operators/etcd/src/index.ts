@@ -14,5 +14,6 @@ export * from "./plan/backup-schedule.ts";
 export * from "./plan/etcd-version.ts";
 export * from "./plan/plan.ts";
 export * from "./reconcile/backup-controller.ts";
+export * from "./reconcile/backup-schedule-controller.ts";
 export * from "./reconcile/controller.ts";
 export * from "./reconcile/metrics.ts";
