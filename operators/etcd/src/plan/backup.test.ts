@@ -59,7 +59,7 @@ const running: EtcdBackupStatus = {
 };
 const succeededJob = { succeeded: true, member: "demo-b", completionTime: new Date("2026-11-29T11:59:40Z") };
 const results = {
-  upload: { location: "s3://bk/db/demo/b1.db", size: 28704, sha256: SHA },
+  upload: { location: "uploader-view:/scratch/elsewhere", size: 28704, sha256: SHA },
   snapshot: { hash: 1, revision: 42, totalKey: 3, totalSize: 28672, version: "3.6.0" },
 };
 

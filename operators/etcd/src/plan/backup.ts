@@ -4,7 +4,7 @@
 // taken again (its spec is immutable: another snapshot is another EtcdBackup).
 import type { EtcdBackup, EtcdBackupPhase, EtcdBackupStatus } from "../api/backup.ts";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
-import type { SnapshotStatus, UploadResult } from "../desired/backup-job.ts";
+import { backupLocation, type SnapshotStatus, type UploadResult } from "../desired/backup-job.ts";
 import { chooseBackupMember } from "./backup-member.ts";
 import type { ObservedMember } from "./plan.ts";
 
@@ -176,14 +176,16 @@ export function planBackup(input: BackupInput): BackupPlan {
       );
     }
     const version = status.etcdVersion ?? results.snapshot.version;
-    const message = `snapshot at revision ${results.snapshot.revision} (${results.upload.size} bytes) stored at ${results.upload.location}`;
+    // Where the operator told the Job to put it (the uploader reports its own view, e.g. a path in its pod).
+    const location = backupLocation(backup);
+    const message = `snapshot at revision ${results.snapshot.revision} (${results.upload.size} bytes) stored at ${location}`;
     return {
       status: {
         phase: "Succeeded",
         revision: results.snapshot.revision,
         size: results.upload.size,
         sha256: results.upload.sha256,
-        location: results.upload.location,
+        location,
         ...(version === undefined ? {} : { etcdVersion: version }),
         completionTime: iso(job.completionTime ?? now),
       },

@@ -139,7 +139,7 @@ function finish(objects: KubeObject[], succeeded: boolean): KubeObject[] {
           state: {
             terminated: {
               exitCode: 0,
-              message: JSON.stringify({ location: "s3://bk/ns/demo/b1.db", size: 28704, sha256: SHA }),
+              message: JSON.stringify({ location: "uploader-view", size: 28704, sha256: SHA }),
             },
           },
         },
