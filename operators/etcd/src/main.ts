@@ -3,9 +3,22 @@
 // --health-probe-bind-address, --metrics-secure, --metrics-cert-dir, --leader-elect, --leader-election-id,
 // --leader-election-namespace, --watch-namespace, --max-concurrent-reconciles, --log-level); POD_NAME is the
 // Lease identity.
+// `node main.js backup-upload ...` is the last step of a backup Job (src/backup/upload.ts), not the operator.
 import { createLogger, Manager, operatorCommandLine, shutdownSignal } from "@capstan/core";
 import { etcdClusterCacheSelectors, etcdClusterController } from "./reconcile/controller.ts";
 import { EtcdOperatorMetrics } from "./reconcile/metrics.ts";
+
+if (process.argv[2] === "backup-upload") {
+  const { backupUploadCommand } = await import("./backup/upload.ts");
+  await backupUploadCommand(process.argv.slice(3)).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      // FallbackToLogsOnError makes this the termination message the operator reports.
+      process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
 
 const cli = operatorCommandLine({
   name: "etcd-operator",
