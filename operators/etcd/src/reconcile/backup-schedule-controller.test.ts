@@ -142,6 +142,29 @@ describe("reconcileEtcdBackupSchedule", () => {
     expect(run.writesOf(EtcdBackupKind).map((w) => w.name)).toEqual([owned(2, undefined).metadata.name]);
   });
 
+  it("reports a missed time, stays Degraded until the next backup is created", async () => {
+    const sched = schedule({ startingDeadlineSeconds: 60 }, { lastScheduleTime: "2026-11-30T01:00:00Z" });
+    const run = await reconcile([sched, owned(1, "Succeeded")], "2026-11-30T02:30:00Z", sched);
+    run.expectNoError();
+    expect(run.writesOf(EtcdBackupKind)).toEqual([]);
+    expect(run.events.map((e) => e.reason)).toEqual(["MissedSchedule"]);
+    const degraded = (objects: readonly KubeObject[]) =>
+      (objects.find((o) => o.kind === "EtcdBackupSchedule") as EtcdBackupSchedule).status?.conditions?.find(
+        (c) => c.type === "Degraded",
+      );
+    expect(run.get(EtcdBackupScheduleKind, "hourly", "ns")?.status?.lastMissedTime).toBe(
+      "2026-11-30T02:00:00.000Z",
+    );
+    expect(degraded(run.objects)).toMatchObject({ status: "True", reason: "MissedSchedule" });
+
+    const later = await reconcile(run.objects, "2026-11-30T02:40:00Z", sched);
+    later.expectNoWrites();
+
+    const next = await reconcile(later.objects, "2026-11-30T03:00:10Z", sched);
+    expect(next.writesOf(EtcdBackupKind).map((w) => w.verb)).toEqual(["create"]);
+    expect(degraded(next.objects)).toMatchObject({ status: "False" });
+  });
+
   it("is Degraded naming spec.schedule for an invalid expression, with one event", async () => {
     const bad = schedule({ schedule: "every hour" });
     const run = await reconcile([bad], "2026-11-30T01:00:05Z", bad);

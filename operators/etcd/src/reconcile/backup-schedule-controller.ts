@@ -176,7 +176,7 @@ export async function reconcileEtcdBackupSchedule(
     if (lastSuccess.completionTime !== undefined)
       next.lastSuccessfulTime = lastSuccess.completionTime.toISOString();
   }
-  next.conditions = conditionsOf(schedule, plan, backups, active, now);
+  next.conditions = conditionsOf(schedule, next, plan, backups, active, now);
   if (schedule.metadata.generation !== undefined) next.observedGeneration = schedule.metadata.generation;
 
   const patch = statusMergePatch(schedule.status, next);
@@ -197,6 +197,7 @@ function findDegradedReason(status: EtcdBackupScheduleStatus): string | undefine
 /** Available, Progressing and Degraded of the schedule. */
 function conditionsOf(
   schedule: EtcdBackupSchedule,
+  status: EtcdBackupScheduleStatus,
   plan: SchedulePlan,
   backups: OwnedBackup[],
   active: string | undefined,
@@ -208,14 +209,20 @@ function conditionsOf(
     .filter((b) => b.phase === "Succeeded" || b.phase === "Failed")
     .sort((a, b) => b.scheduledTime.getTime() - a.scheduledTime.getTime())[0];
   const d = plan.decision;
+  // The last time handled was skipped: Degraded until a later backup is created.
+  const missed =
+    status.lastMissedTime !== undefined &&
+    Date.parse(status.lastMissedTime) > Date.parse(status.lastScheduleTime ?? "1970-01-01T00:00:00Z")
+      ? status.lastMissedTime
+      : undefined;
   const degraded =
     d.type === "Invalid"
       ? { status: "True" as const, reason: "InvalidSchedule", message: d.message }
-      : d.type === "Missed"
+      : missed !== undefined
         ? {
             status: "True" as const,
             reason: "MissedSchedule",
-            message: `the backup for ${d.scheduledTime.toISOString()} was not started within spec.startingDeadlineSeconds`,
+            message: `the backup for ${missed} was not started within spec.startingDeadlineSeconds (until the next one is created)`,
           }
         : finished?.phase === "Failed"
           ? {
