@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the integration suites against a real cluster: the one in KUBECONFIG if set and reachable,
-# else the local cluster (started here, and stopped again at the end if this script started it).
+# Runs the integration suites against a real cluster: the local cluster (started here, and stopped again at the end
+# if this script started it), or with CAPSTAN_USE_KUBECONFIG=1 the one in KUBECONFIG (see cluster/local/kubeconfig.sh).
 #   e2e/run.sh [vitest args...]      e.g. e2e/run.sh suites/core, e2e/run.sh suites/vault/lifecycle.test.ts
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -13,7 +13,13 @@ cleanup() {
   if [ "$started" = 1 ]; then "$cluster" down; fi
 }
 trap cleanup EXIT
-if [ -z "${KUBECONFIG:-}" ]; then
+# shellcheck source=cluster/local/kubeconfig.sh
+source "$here/cluster/local/kubeconfig.sh"
+state="${CAPSTAN_CLUSTER_DIR:-$(cd "$here/.." && pwd)/.cluster}"
+chosen="$(capstan_chosen_kubeconfig "$state")"
+if [ -n "$chosen" ]; then
+  export KUBECONFIG="$chosen"
+else
   if ! "$cluster" status >/dev/null 2>&1; then started=1; fi
   KUBECONFIG="$("$cluster" up)"
   export KUBECONFIG
@@ -24,7 +30,6 @@ source "$here/cluster/local/versions.env"
 helm_bin="${CAPSTAN_CACHE:-$HOME/.cache/capstan}/helm-$HELM_VERSION/bin/helm"
 if [ -z "${CAPSTAN_HELM:-}" ] && [ -x "$helm_bin" ]; then export CAPSTAN_HELM="$helm_bin"; fi
 # The smoke suite needs a node that runs containers: the local cluster has one unless CAPSTAN_NODE=kwok.
-state="${CAPSTAN_CLUSTER_DIR:-$(cd "$here/.." && pwd)/.cluster}"
 real=0
 if [ "$KUBECONFIG" = "$state/kubeconfig" ] && [ -f "$state/node-ip" ]; then real=1 && export CAPSTAN_REAL_NODE=1; fi
 # The operator suites run real operands and the operators' own images: built (cached) and imported into the real
