@@ -1,5 +1,10 @@
-// @capstan/cli: the library behind the `capstan` command (CRD YAML, Markdown reference, chart copies, drift).
-// The chart-test helpers are in @capstan/cli/chart.
+/**
+ * @capstan/cli: the library behind the `capstan` command (CRD YAML, Markdown reference, chart copies, drift).
+ * The chart-test helpers are in @capstan/cli/chart.
+ *
+ * @module @capstan/cli
+ */
+
 export { type ChartValuesSpec, formatJson, type JsonSchema, operatorValuesSchema } from "./chart-values.ts";
 export { runCli } from "./cli.ts";
 export { type OperatorConfig, readOperatorConfig } from "./config.ts";
