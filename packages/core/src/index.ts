@@ -179,6 +179,7 @@ export {
   setControllerReference,
   setOwnerReference,
 } from "./helpers/owner-references.ts";
+export { type AnnotatePodsOptions, annotatePods } from "./helpers/pod-annotations.ts";
 export {
   type Affinity,
   type ContainerSecurityContext,
