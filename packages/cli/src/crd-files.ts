@@ -123,7 +123,11 @@ export async function planCrdFiles(packageDir: string): Promise<CrdPlan> {
     const yaml = renderCrdYaml(crd, source);
     files.push({ path: join(config.crdDir, file), content: yaml });
     if (chartCrdDir !== undefined) {
-      files.push({ path: join(chartCrdDir, file), content: renderChartCrd(file, yaml, config.packageName) });
+      const labels = usesOperatorLibrary(config.chart!) ? { labels: "capstan-operator.crdLabels" } : {};
+      files.push({
+        path: join(chartCrdDir, file),
+        content: renderChartCrd(file, yaml, config.packageName, labels),
+      });
     }
   }
   if (config.chart !== undefined && usesOperatorLibrary(config.chart)) {
