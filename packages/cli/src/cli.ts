@@ -1,6 +1,8 @@
 // The `capstan` command line: parses arguments (node:util parseArgs) and runs a command; main.ts calls it.
 import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { findHelm } from "./chart.ts";
+import { operatorChartDirs, packageChart } from "./chart-package.ts";
 import { formatDrift, planCrdFiles, planDrift, writePlan } from "./crd-files.ts";
 import { writeNewOperator } from "./new-operator.ts";
 
@@ -14,7 +16,9 @@ export interface CliIo {
 const USAGE = `Usage: capstan <command> [options]
 
 Commands:
-  crd           Generate an operator's CRD YAML, Markdown reference, chart CRD copies and values schema
+  chart package Package operator charts (helm package) with the capstan-operator library chart inside
+  crd           Generate an operator's CRD YAML, Markdown reference, chart CRD copies, values schema and README
+                values table
   new operator  Make a new operator: workspace, chart, image build, e2e suite and docs page
 
 Run "capstan <command> --help" for a command's options.
@@ -30,13 +34,30 @@ Reads the "capstan" field of the operator's package.json:
                                                  <!-- BEGIN GENERATED: <Kind> reference --> and
                                                  <!-- END GENERATED: <Kind> reference -->
     "chart": "../../charts/<name>-operator"      optional: chart whose templates/crds/ gets each CRD
-  }                                              behind crds.enabled, with helm.sh/resource-policy: keep
+  }                                              behind crds.enabled, with helm.sh/resource-policy: keep;
+                                                 on the capstan-operator library chart, also its
+                                                 values.schema.json and README.md's values table (between
+                                                 <!-- BEGIN GENERATED: values reference --> and
+                                                 <!-- END GENERATED: values reference -->), described by
+                                                 the comments of its values.yaml
 and writes every file that differs from what the schema generates; .yaml files in crds/ and the chart's
 templates/crds/ that no declared CRD generates are removed.
 
 Options:
   --check         Write nothing; exit 1 naming each missing, stale or unexpected file (for CI)
   --dir <path>    The operator package (default: the current directory)
+  -h, --help      Show this help
+`;
+
+const CHART_USAGE = `Usage: capstan chart package [--out <dir>] [<chart dir>...]
+
+Runs helm package on each chart (default: every chart under ./charts built on the capstan-operator library) and
+writes <out>/<name>-<version>.tgz, checking that the archive holds each dependency under charts/ (the library
+chart, which the repository links there). Publish an archive with helm push <archive> oci://<registry>/<path>.
+
+Options:
+  --out <dir>     Where the archives go (default: dist/charts)
+  --helm <path>   The helm binary (default: $CAPSTAN_HELM, else the newest in ~/.cache/capstan, else helm on PATH)
   -h, --help      Show this help
 `;
 
@@ -74,6 +95,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         return await crd(rest, io);
       case "new":
         return await newCommand(rest, io);
+      case "chart":
+        return chartCommand(rest, io);
       default:
         io.err(`capstan: unknown command "${command}"\n\n${USAGE}`);
         return 2;
@@ -120,6 +143,37 @@ async function crd(args: string[], io: CliIo): Promise<number> {
   if (written.length + removed.length === 0) {
     io.out(`capstan crd: ${plan.files.length} generated files of ${kinds} are current\n`);
   }
+  return 0;
+}
+
+function chartCommand(args: string[], io: CliIo): number {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      out: { type: "string" },
+      helm: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    io.out(CHART_USAGE);
+    return 0;
+  }
+  const [what, ...dirs] = positionals;
+  if (what !== "package") {
+    io.err(CHART_USAGE);
+    return 2;
+  }
+  const charts =
+    dirs.length > 0 ? dirs.map((d) => resolve(io.cwd, d)) : operatorChartDirs(resolve(io.cwd, "charts"));
+  if (charts.length === 0)
+    throw new Error(`no chart built on capstan-operator under ${resolve(io.cwd, "charts")}`);
+  const helm = values.helm ?? findHelm() ?? "helm";
+  const out = resolve(io.cwd, values.out ?? "dist/charts");
+  for (const chart of charts)
+    io.out(`packaged ${relative(io.cwd, packageChart(helm, chart, out).archive)}\n`);
   return 0;
 }
 

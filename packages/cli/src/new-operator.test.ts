@@ -74,6 +74,9 @@ describe("capstan new operator", () => {
       "### Greeter (`greeter.example.com/v1alpha1`)",
     );
     expect(out.join("")).toContain("npm install");
+    // The chart README's values table is generated from values.yaml (and checked by the operator's chart test).
+    const readme = readFileSync(join(root, "charts/greeter-operator/README.md"), "utf8");
+    expect(readme).toMatch(/\| `crds\.enabled` +\| boolean +\| `true` +\| Install the Greeter CRD/);
   });
 
   it("refuses to write over an existing operator", async () => {
