@@ -40,7 +40,7 @@ Reads the "capstan" field of the operator's package.json:
                                                  <!-- BEGIN GENERATED: values reference --> and
                                                  <!-- END GENERATED: values reference -->), described by
                                                  the comments of its values.yaml
-and writes every file that differs from what the schema generates; .yaml files in crds/ and the chart's
+and writes every file that differs from what it generates; .yaml files in crds/ and the chart's
 templates/crds/ that no declared CRD generates are removed.
 
 Options:

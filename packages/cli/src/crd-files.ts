@@ -198,7 +198,7 @@ export function formatDrift(d: Drift, from: string): string {
     case "unexpected":
       return `unexpected: ${path} (not generated from any declared CRD; capstan crd removes it)`;
     case "stale":
-      return `stale: ${path} (differs from what the schema generates; capstan crd rewrites it)\n${d.diff}`;
+      return `stale: ${path} (differs from what capstan crd generates from the schema and values.yaml; it rewrites it)\n${d.diff}`;
   }
 }
 
