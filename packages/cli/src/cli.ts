@@ -5,6 +5,7 @@ import { findHelm } from "./chart.ts";
 import { operatorChartDirs, packageChart } from "./chart-package.ts";
 import { formatDrift, planCrdFiles, planDrift, writePlan } from "./crd-files.ts";
 import { writeNewOperator } from "./new-operator.ts";
+import { rbacCommand } from "./rbac-command.ts";
 
 /** Where a command writes and where it runs. */
 export interface CliIo {
@@ -20,6 +21,7 @@ Commands:
   crd           Generate an operator's CRD YAML, Markdown reference, chart CRD copies, values schema and README
                 values table
   new operator  Make a new operator: workspace, chart, image build, e2e suite and docs page
+  rbac          Print the RBAC rules an operator's code needs; --check compares them with its chart
 
 Run "capstan <command> --help" for a command's options.
 `;
@@ -97,6 +99,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         return await newCommand(rest, io);
       case "chart":
         return chartCommand(rest, io);
+      case "rbac":
+        return await rbacCommand(rest, io);
       default:
         io.err(`capstan: unknown command "${command}"\n\n${USAGE}`);
         return 2;

@@ -27,4 +27,17 @@ export {
   spliceGeneratedBlock,
 } from "./crd-reference.ts";
 export { crdFileName, INSTALL_IF_ABSENT, renderChartCrd, renderCrdYaml } from "./crd-yaml.ts";
+export {
+  type AccessRule,
+  DEFAULT_MANAGER_ACCESS,
+  type DerivedRule,
+  deriveRules,
+  formatRules,
+  type ManagerAccess,
+  type OperatorAccess,
+  READ,
+  type Scope,
+  type Verb,
+} from "./rbac.ts";
+export { compareRbac, loadAccess, RBAC_MODES, type RbacMode, rbacDrift } from "./rbac-check.ts";
 export { textDiff } from "./text-diff.ts";
