@@ -252,7 +252,7 @@ export function formatRules(rules: readonly DerivedRule[]): string {
     if (inScope.length === 0) continue;
     const lines = [`# Needed ${SCOPE_TITLES[scope]}.`, "rules:"];
     for (const r of inScope) {
-      for (const why of r.why) lines.push(`  # ${why}`);
+      for (const why of r.why) lines.push(`  # ${why.replace(/\s+/g, " ")}`);
       lines.push(`  - apiGroups: ${flow([r.apiGroup])}`);
       lines.push(`    resources: ${flow([r.resource])}`);
       if (r.resourceNames !== undefined) lines.push(`    resourceNames: ${flow(r.resourceNames)}`);
