@@ -1,13 +1,15 @@
 // `capstan new operator` into a scratch repository root (the library chart, the base tsconfig, Biome's config and
 // this repository's node_modules linked in): every file is there with no placeholder left, nothing is overwritten
 // on a second run, and the operator as generated type-checks, lints clean and passes its own unit tests (the
-// reconciler against the in-memory API server, the planner table, the golden builder, and the chart with Helm).
+// reconciler against the in-memory API server, the planner table, the golden builder, and the chart with Helm), and
+// its chart's RBAC is what `capstan rbac --check` derives from its controller and rbac.ts.
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findHelm } from "./chart.ts";
 import { runCli } from "./cli.ts";
 import { newOperatorFiles, newOperatorProblem } from "./new-operator.ts";
 
@@ -86,6 +88,17 @@ describe("capstan new operator", () => {
     ).toBe(2);
     expect(err.join("")).toMatch(/operators\/greeter exists already/);
   });
+
+  it.skipIf(findHelm() === undefined)(
+    "passes capstan rbac --check as generated: its chart grants what its controller and rbac.ts need",
+    async () => {
+      out.length = 0;
+      err.length = 0;
+      expect(await capstan("rbac", "--check", "--operator", "operators/greeter")).toBe(0);
+      expect(err.join("")).toBe("");
+      expect(out.join("")).toMatch(/charts\/greeter-operator grants exactly what the operator needs/);
+    },
+  );
 
   it("type-checks, lints clean and passes its own unit tests as generated", { timeout: 180_000 }, () => {
     const node = process.execPath; // Node 24, which the repository's scripts run on
