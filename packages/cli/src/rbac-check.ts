@@ -1,5 +1,5 @@
 // `capstan rbac --check`'s work: loads an operator's OperatorAccess (package.json "capstan.rbac"), renders its chart
-// cluster-wide and namespaced (helm template), reads from the rendered Deployment how the operator is configured
+// in each of RBAC_MODES (helm template), reads from the rendered Deployment how the operator is configured
 // (watch namespace, leader election, secure metrics: core's command line), and compares what the ServiceAccount is
 // granted with what the code needs: every needed permission the chart lacks, and every granted one it does not need.
 import { resolve } from "node:path";
@@ -56,10 +56,17 @@ export interface RbacMode {
   set: string[];
 }
 
-/** The renderings `capstan rbac --check` compares: the chart's defaults (cluster-wide) and a watchNamespace. */
+/**
+ * The renderings `capstan rbac --check` compares: the chart's defaults (cluster-wide), a watchNamespace, and one
+ * without leader election and secure metrics (whose rules must go with them).
+ */
 export const RBAC_MODES: RbacMode[] = [
   { label: "cluster-wide (default values)", set: [] },
   { label: "namespaced (watchNamespace=apps)", set: ["watchNamespace=apps"] },
+  {
+    label: "leaderElection.enabled=false metrics.secure=false",
+    set: ["leaderElection.enabled=false", "metrics.secure=false"],
+  },
 ];
 
 const RELEASE = "ops";

@@ -1,5 +1,5 @@
 // `capstan rbac [--check] [--operator <dir>]`: prints the RBAC rules an operator's code needs, or (--check) compares
-// them with what its chart grants, cluster-wide and namespaced.
+// them with what its chart grants in each of RBAC_MODES (cluster-wide, namespaced, ...).
 import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { findHelm } from "./chart.ts";
