@@ -27,16 +27,16 @@ if (!realNodeSuitesEnabled) {
   );
 }
 
-/** Runs a command in `cwd`; resolves to its output, or throws with the command, its exit and its output. */
+/** Runs a command in `cwd`; resolves to its standard output, or throws with the command, its exit and its output. */
 async function run(cwd: string, command: string, args: string[], timeoutMs = 300_000): Promise<string> {
   try {
-    const { stdout, stderr } = await exec(command, args, {
+    const { stdout } = await exec(command, args, {
       cwd,
       timeout: timeoutMs,
       maxBuffer: 64 << 20,
       env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
     });
-    return `${stdout}${stderr}`;
+    return stdout;
   } catch (err) {
     const e = err as Error & { stdout?: string; stderr?: string };
     throw new Error(
@@ -51,6 +51,8 @@ describe.skipIf(!realNodeSuitesEnabled)("a generated operator, installed as gene
   let scratch: ScratchRepository | undefined;
   let root = "";
   let tarball = "";
+  let built = false; // each step needs the one before
+  let imported = false;
 
   beforeAll(() => {
     scratch = scratchRepository(repo, "capstan-scaffold-");
@@ -75,16 +77,20 @@ describe.skipIf(!realNodeSuitesEnabled)("a generated operator, installed as gene
     const tests = await run(operator, node, [join(repo, "node_modules/vitest/vitest.mjs"), "run"]);
     expect(tests).toMatch(/Tests\s+\d+ passed/);
     expect(tests).not.toMatch(/failed/);
+    built = true;
   });
 
   it("packs its image and imports it into the real node", { timeout: 600_000 }, async () => {
+    if (!built) throw new Error("the generated operator did not build: see the step before");
     const out = await run(root, "bash", [join(root, "e2e/images", `${name}-operator`, "build.sh"), images]);
     tarball = out.trim().split("\n").at(-1) ?? "";
     expect(tarball).toBe(join(images, `${name}-operator_0.1.0.tar`));
     await run(repo, "bash", [join(repo, "e2e/cluster/local/node.sh"), "import", tarball]);
+    imported = true;
   });
 
   it("passes its own e2e suite: chart installed, sample reconciled", { timeout: 600_000 }, async () => {
+    if (!imported) throw new Error("no image of the generated operator on the node: see the step before");
     const out = await run(join(root, "e2e"), node, [
       join(repo, "node_modules/vitest/vitest.mjs"),
       "run",

@@ -1,7 +1,8 @@
 // `capstan new operator` into a scratch repository root (new-operator-scratch.ts: the library chart, the base
-// tsconfig, Biome's config and this repository's node_modules linked in): every file is there with no placeholder left, nothing is overwritten
-// on a second run, and the operator (and its e2e suite) as generated type-checks, lints clean and passes its own unit tests (the
-// reconciler against the in-memory API server, the planner table, the golden builder, and the chart with Helm).
+// tsconfig, Biome's config and this repository's node_modules linked in): every file is there with no placeholder
+// left, nothing is overwritten on a second run, and the operator (and its e2e suite) as generated type-checks,
+// lints clean and passes its own unit tests (the reconciler against the in-memory API server, the planner table,
+// the golden builder, and the chart with Helm). e2e/suites/scaffold installs it on a real cluster.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
