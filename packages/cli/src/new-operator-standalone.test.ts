@@ -104,6 +104,11 @@ describe("capstan new operator --standalone", () => {
     expect(existsSync(join(root, "e2e/images"))).toBe(false);
     expect(existsSync(join(root, "node_modules"))).toBe(false);
     expect(links(root)).toEqual([]);
+    for (const f of ["tsconfig.base.json", "biome.json"]) {
+      expect(readFileSync(join(root, f), "utf8"), `${f}: templates/standalone's copy is stale`).toBe(
+        readFileSync(join(repo, f), "utf8"),
+      );
+    }
     const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<
       string,
       Record<string, string>
