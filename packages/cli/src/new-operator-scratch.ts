@@ -1,7 +1,7 @@
 // A scratch repository root for `capstan new operator` in tests (the CLI's unit test and the e2e scaffold suite):
 // a temporary directory outside the repository with what a generated operator needs from a Capstan repository,
 // linked from this one (the library chart, node_modules, the packages, the image scripts) or copied (the base
-// tsconfig, Biome's config, the e2e suites' vitest config), so the operator generated into it builds, lints,
+// tsconfig, Biome's config, the e2e package's manifest and configs), so the operator generated into it builds, lints,
 // tests, packs its image and runs its e2e suite as it would in operators/<name>. Not part of the public API.
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,7 +32,14 @@ export function scratchRepository(repo: string, prefix = "capstan-new-"): Scratc
   ]) {
     link(path);
   }
-  for (const path of ["tsconfig.base.json", "biome.json", "e2e/vitest.config.ts", "e2e/tsconfig.json"])
+  for (const path of [
+    "tsconfig.base.json",
+    "biome.json",
+    "e2e/package.json",
+    "e2e/vitest.config.ts",
+    "e2e/tsconfig.json",
+  ]) {
     copy(path);
+  }
   return { root, remove: () => rmSync(root, { recursive: true, force: true }) };
 }

@@ -85,13 +85,19 @@ describe("capstan new operator", () => {
 
   it("type-checks, lints clean and passes its own unit tests as generated", { timeout: 180_000 }, () => {
     const node = process.execPath; // Node 24, which the repository's scripts run on
-    const run = (cwd: string, args: string[]) =>
-      execFileSync(node, args, {
-        cwd,
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
-      });
+    const run = (cwd: string, args: string[]) => {
+      try {
+        return execFileSync(node, args, {
+          cwd,
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "pipe"],
+          env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+        });
+      } catch (err) {
+        const e = err as Error & { stdout?: string; stderr?: string };
+        throw new Error(`${e.message}\n${e.stdout ?? ""}${e.stderr ?? ""}`);
+      }
+    };
     const operator = join(root, "operators", "greeter");
     run(operator, [join(repo, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", "."]);
     // Its e2e suite too (the scratch root's e2e/ holds only that suite; scaffold.test.ts in e2e/ runs it).
