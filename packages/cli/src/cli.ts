@@ -194,8 +194,8 @@ Until @capstan/core, @capstan/cli and @capstan/testing are on npm, npm install n
 The ${name} operator is in operators/${name}. Next:
   npm install                                        link the new workspace
   npm run build -w @capstan/${name}-operator && npm test -w @capstan/${name}-operator
-  bash e2e/images/${name}-operator/build.sh ~/.cache/capstan/images   its image, for the local cluster
-  bash e2e/run.sh suites/${name}/${name}.test.ts     install the chart and see a ${values.kind} reconciled
+  bash e2e/run.sh suites/${name}/${name}.test.ts     its image built and imported into the local cluster's node, the
+                                                     chart installed, the sample ${values.kind} reconciled
 Then make it yours: api/ (the schema), plan/, desired/, reconcile/; docs/operators/${name}.md says what it does.
 `);
   return 0;
