@@ -48,10 +48,15 @@ cd "$here"
 
 if [ "$#" -gt 0 ]; then
   images=("${base_images[@]}")
-  for a in "$@"; do case "$a" in
-    *vault*) images+=(vault) ;;
-    *prometheus*) images+=(prometheus vault) ;; # its operators suite runs a VaultCluster
-  esac; done
+  for a in "$@"; do
+    case "$a" in
+      *vault*) images+=(vault) ;;
+      *prometheus*) images+=(prometheus vault) ;; # its operators suite runs a VaultCluster
+    esac
+    # An operator made by `capstan new operator` (suites/<name>/...): its suite runs its image.
+    n="${a#suites/}" && n="${n%%/*}"
+    if [ -f "$here/images/$n-operator/build.sh" ] && [[ " ${images[*]} " != *" $n-operator "* ]]; then images+=("$n-operator"); fi
+  done
   if [ "$real" = 1 ]; then images "${images[@]}"; fi
   # Not exec: the EXIT trap must still stop a cluster this script started.
   npx vitest run "$@"
@@ -110,6 +115,9 @@ echo "$code" >"$marks/core"
 if [ "$code" != 0 ]; then exit "$code"; fi
 failed=()
 lane etcd npx vitest run suites/etcd || failed+=(etcd)
+# `capstan new operator` end to end: generated into a scratch directory, built, unit-tested, its image imported, its
+# chart installed and its sample reconciled by its own suite (about a minute and a half; skipped on kwok).
+lane scaffold npx vitest run suites/scaffold || failed+=(scaffold)
 wait "${lanes[0]}" || failed+=(vault)
 wait "${lanes[1]}" || failed+=(prometheus)
 lanes=()

@@ -1,10 +1,10 @@
 // The `capstan` command line: parses arguments (node:util parseArgs) and runs a command; main.ts calls it.
-import { relative, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { findHelm } from "./chart.ts";
 import { operatorChartDirs, packageChart } from "./chart-package.ts";
 import { formatDrift, planCrdFiles, planDrift, writePlan } from "./crd-files.ts";
-import { writeNewOperator } from "./new-operator.ts";
+import { writeNewOperator, writeStandaloneOperator } from "./new-operator.ts";
 import { rbacCommand } from "./rbac-command.ts";
 
 /** Where a command writes and where it runs. */
@@ -64,6 +64,8 @@ Options:
 `;
 
 const NEW_USAGE = `Usage: capstan new operator <name> --group <group> --kind <Kind> [--plural <plural>] [--dir <root>]
+       capstan new operator <name> --group <group> --kind <Kind> --standalone [--dir <new dir>]
+                                   [--capstan-tarballs <dir>]
 
 Makes, at the root of a Capstan repository (default: the current directory):
   operators/<name>/             @capstan/<name>-operator: api/ (the <Kind> schema and types), plan/ (pure, table
@@ -76,11 +78,20 @@ Makes, at the root of a Capstan repository (default: the current directory):
   docs/operators/<name>.md      its page, with the generated reference
 The operator keeps a ConfigMap for each <Kind>: replace that with what yours does. Nothing is overwritten.
 
+With --standalone, makes a repository of its own instead (default directory ./<name>-operator, new or empty): the
+same files, minus e2e/images, with a root package.json (npm workspaces; @capstan/core, @capstan/cli and
+@capstan/testing by version), tsconfig.base.json, biome.json, a Dockerfile, a README, and the capstan-operator
+library chart copied into charts/ (no links).
+
 Options:
   --group <group>    API group, e.g. greeter.example.com
   --kind <Kind>      Kind, e.g. Greeter
   --plural <plural>  Resource name (default: the kind in lower case + "s")
-  --dir <root>       The repository root (default: the current directory)
+  --dir <root>       The repository root (default: the current directory; with --standalone: ./<name>-operator)
+  --standalone       Make a standalone repository for the operator
+  --capstan-tarballs <dir>
+                     With --standalone: install @capstan/core, @capstan/cli and @capstan/testing from their npm
+                     pack tarballs in <dir>, copied into vendor/ (until they are published)
   -h, --help         Show this help
 `;
 
@@ -189,6 +200,8 @@ async function newCommand(args: string[], io: CliIo): Promise<number> {
       kind: { type: "string" },
       plural: { type: "string" },
       dir: { type: "string" },
+      standalone: { type: "boolean", default: false },
+      "capstan-tarballs": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -203,20 +216,44 @@ async function newCommand(args: string[], io: CliIo): Promise<number> {
     io.err(NEW_USAGE);
     return 2;
   }
-  const root = resolve(io.cwd, values.dir ?? ".");
-  const written = await writeNewOperator(root, {
+  const options = {
     name,
     group: values.group,
     kind: values.kind,
     ...(values.plural === undefined ? {} : { plural: values.plural }),
-  });
+  };
+  const tarballs = values["capstan-tarballs"];
+  if (tarballs !== undefined && !values.standalone) {
+    io.err(`capstan new operator: --capstan-tarballs goes with --standalone\n\n${NEW_USAGE}`);
+    return 2;
+  }
+  if (values.standalone) {
+    const dir = resolve(io.cwd, values.dir ?? `${name}-operator`);
+    const written = await writeStandaloneOperator(
+      dir,
+      options,
+      tarballs === undefined ? {} : { capstanTarballs: resolve(io.cwd, tarballs) },
+    );
+    for (const path of written) io.out(`wrote ${relative(io.cwd, join(dir, path))}\n`);
+    io.out(`
+The ${name} operator's repository is in ${relative(io.cwd, dir) || "."}. Next:
+  cd ${relative(io.cwd, dir) || "."} && git init
+  npm install && npm run format                     the tools, and Biome's formatting of the new files
+  npm run typecheck && npm run lint && npm test     as CI would
+  npm run build                                     operators/${name}/dist/main.js; docker build . for the image
+Until @capstan/core, @capstan/cli and @capstan/testing are on npm, npm install needs their tarballs: see README.md.
+`);
+    return 0;
+  }
+  const root = resolve(io.cwd, values.dir ?? ".");
+  const written = await writeNewOperator(root, options);
   for (const path of written) io.out(`wrote ${path}\n`);
   io.out(`
 The ${name} operator is in operators/${name}. Next:
   npm install                                        link the new workspace
   npm run build -w @capstan/${name}-operator && npm test -w @capstan/${name}-operator
-  bash e2e/images/${name}-operator/build.sh ~/.cache/capstan/images   its image, for the local cluster
-  bash e2e/run.sh suites/${name}/${name}.test.ts     install the chart and see a ${values.kind} reconciled
+  bash e2e/run.sh suites/${name}/${name}.test.ts     its image built and imported into the local cluster's node, the
+                                                     chart installed, the sample ${values.kind} reconciled
 Then make it yours: api/ (the schema), plan/, desired/, reconcile/; docs/operators/${name}.md says what it does.
 `);
   return 0;
