@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { describeSchema, documentedValues, renderValuesTable } from "./chart-docs.ts";
 import { formatJson, type JsonSchema } from "./chart-values.ts";
-import { runCli } from "./cli.ts";
+import { runCliCaptured } from "./cli-captured.ts";
 
 const testdata = fileURLToPath(new URL("../testdata/chart-docs/", import.meta.url));
 const widget = fileURLToPath(new URL("../testdata/widget-operator/", import.meta.url));
@@ -113,20 +113,7 @@ describe("the values reference of testdata/chart-docs", () => {
 describe("capstan crd on a chart built on the capstan-operator library", () => {
   let dir = "";
   const readme = () => readFileSync(join(dir, "chart/README.md"), "utf8");
-  const capstan = async (...args: string[]) => {
-    let out = "";
-    let err = "";
-    const code = await runCli(args, {
-      cwd: dir,
-      out: (t) => {
-        out += t;
-      },
-      err: (t) => {
-        err += t;
-      },
-    });
-    return { code, out, err };
-  };
+  const capstan = (...args: string[]) => runCliCaptured(args, dir);
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), "capstan-chart-docs-"));

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findHelm, helmTemplate } from "./chart.ts";
 import { archiveEntries, operatorChartDirs, packageChart } from "./chart-package.ts";
-import { runCli } from "./cli.ts";
+import { runCliCaptured } from "./cli-captured.ts";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const charts = join(repo, "charts");
@@ -79,17 +79,9 @@ describe.skipIf(helm === undefined)("capstan chart package", () => {
   });
 
   it("packages every operator chart from the repository root", async () => {
-    let printed = "";
-    const code = await runCli(["chart", "package", "--out", out, "--helm", helm!], {
-      cwd: repo,
-      out: (t) => {
-        printed += t;
-      },
-      err: (t) => {
-        printed += t;
-      },
-    });
-    expect(code).toBe(0);
+    const run = await runCliCaptured(["chart", "package", "--out", out, "--helm", helm!], repo);
+    const printed = run.out + run.err;
+    expect(run.code).toBe(0);
     const archives = printed.trim().split("\n");
     expect(archives).toHaveLength(operatorChartDirs(charts).length);
     for (const line of archives) {

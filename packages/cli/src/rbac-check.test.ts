@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { controller, defineKind, Pod } from "@capstan/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findHelm, type K8sObject } from "./chart.ts";
-import { runCli } from "./cli.ts";
+import { type CliResult, runCliCaptured } from "./cli-captured.ts";
 import type { OperatorAccess } from "./rbac.ts";
 import { compareRbac } from "./rbac-check.ts";
 
@@ -236,19 +236,8 @@ describe.skipIf(helm === undefined)("capstan rbac --check with helm", () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function check(operator: string): Promise<{ code: number; out: string; err: string }> {
-    let out = "";
-    let err = "";
-    const code = await runCli(["rbac", "--check", "--operator", operator], {
-      cwd: repo,
-      out: (t) => {
-        out += t;
-      },
-      err: (t) => {
-        err += t;
-      },
-    });
-    return { code, out, err };
+  function check(operator: string): Promise<CliResult> {
+    return runCliCaptured(["rbac", "--check", "--operator", operator], repo);
   }
 
   it("passes on the chart as committed", async () => {
