@@ -65,8 +65,8 @@ fi
 
 # Everything: core and smoke alone (a core suite restarts the API server), then three lanes side by side, as
 # they mostly wait on pods: etcd's suites, Vault's and Prometheus's. The Vault and Prometheus lanes start at once,
-# niced: their images (cold, Vault builds in half an hour and Prometheus in a quarter; CI starts them earlier
-# still) and the operators' tests against real Vault processes and the real promtool overlap core's suites, then
+# niced: their images (cold, Go builds of a cut-down Vault and of Prometheus with only Kubernetes discovery; CI
+# starts them earlier still) and the operators' tests against real Vault processes and the real promtool overlap core's suites, then
 # their suites wait for core's to end. Each lane's output is prefixed with its name; the run fails if any part
 # does.
 if [ "$real" = 1 ]; then images "${base_images[@]}" || { echo "[e2e] the operator images did not build or import" >&2; exit 1; }; fi
