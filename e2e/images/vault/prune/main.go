@@ -64,11 +64,7 @@ func prune(file string, paths, names map[string]bool) error {
 				continue
 			}
 			found[p] = true
-			if imp.Name != nil {
-				names[imp.Name.Name] = true
-			} else {
-				names[packageName(p)] = true
-			}
+			names[localName(imp)] = true
 		}
 		gen.Specs = kept
 	}
@@ -146,12 +142,7 @@ func prune(file string, paths, names map[string]bool) error {
 		}
 		kept := gen.Specs[:0]
 		for _, spec := range gen.Specs {
-			imp := spec.(*ast.ImportSpec)
-			p, _ := strconv.Unquote(imp.Path.Value)
-			name := packageName(p)
-			if imp.Name != nil {
-				name = imp.Name.Name
-			}
+			name := localName(spec.(*ast.ImportSpec))
 			if name == "_" || name == "." || used[name] {
 				kept = append(kept, spec)
 			}
@@ -181,16 +172,16 @@ func pruneBody(body *ast.BlockStmt, name string, mentions func(ast.Node) bool) *
 		switch b := n.(type) {
 		case *ast.SwitchStmt:
 			if !mentions(b.Tag) && !mentions(b.Init) {
-				b.Body.List = keepUnmentioned(b.Body.List, mentions)
+				b.Body.List = without(b.Body.List, func(c ast.Stmt) bool { return mentions(c) })
 			}
 		case *ast.TypeSwitchStmt:
-			b.Body.List = keepUnmentioned(b.Body.List, mentions)
+			b.Body.List = without(b.Body.List, func(c ast.Stmt) bool { return mentions(c) })
 		case *ast.BlockStmt:
 			b.List = keepStatements(b.List, mentions)
 		case *ast.CaseClause:
 			b.Body = keepStatements(b.Body, mentions)
 		case *ast.CompositeLit:
-			b.Elts = keepExprs(b.Elts, mentions)
+			b.Elts = without(b.Elts, func(e ast.Expr) bool { return mentions(e) })
 		}
 		return true
 	})
@@ -206,55 +197,42 @@ func pruneBody(body *ast.BlockStmt, name string, mentions func(ast.Node) bool) *
 func pruneLiterals(n ast.Node, mentions func(ast.Node) bool) {
 	ast.Inspect(n, func(n ast.Node) bool {
 		if lit, ok := n.(*ast.CompositeLit); ok {
-			lit.Elts = keepExprs(lit.Elts, mentions)
+			lit.Elts = without(lit.Elts, func(e ast.Expr) bool { return mentions(e) })
 		}
 		return true
 	})
 }
 
-func keepUnmentioned(list []ast.Stmt, mentions func(ast.Node) bool) []ast.Stmt {
-	out := list[:0]
-	for _, s := range list {
-		if mentions(s) {
-			drop(s)
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
 // keepStatements drops the statements that mention a dropped name and declare nothing (calls, plain assignments).
 func keepStatements(list []ast.Stmt, mentions func(ast.Node) bool) []ast.Stmt {
-	out := list[:0]
-	for _, s := range list {
-		removable := false
+	return without(list, func(s ast.Stmt) bool {
 		switch x := s.(type) {
 		case *ast.ExprStmt, *ast.IncDecStmt:
-			removable = true
 		case *ast.AssignStmt:
-			removable = x.Tok != token.DEFINE
+			if x.Tok == token.DEFINE {
+				return false
+			}
 		case *ast.IfStmt:
 			// An optional step (e.g. a metrics sink configured only when asked for): left out as a whole.
-			removable = x.Else == nil && x.Init == nil && !mentions(x.Cond)
+			if x.Else != nil || x.Init != nil || mentions(x.Cond) {
+				return false
+			}
+		default:
+			return false
 		}
-		if removable && mentions(s) {
-			drop(s)
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
+		return mentions(s)
+	})
 }
 
-func keepExprs(list []ast.Expr, mentions func(ast.Node) bool) []ast.Expr {
+// without drops (and records, for their comments) the elements of list that remove says to.
+func without[T ast.Node](list []T, remove func(T) bool) []T {
 	out := list[:0]
-	for _, e := range list {
-		if mentions(e) {
-			drop(e)
+	for _, n := range list {
+		if remove(n) {
+			drop(n)
 			continue
 		}
-		out = append(out, e)
+		out = append(out, n)
 	}
 	return out
 }
@@ -277,15 +255,7 @@ func mentionsAny(n ast.Node, names map[string]bool) bool {
 		switch x := n.(type) {
 		case *ast.SelectorExpr:
 			// Only the package side of a selector: a field or method that shares a dropped name is not a use.
-			if id, ok := x.X.(*ast.Ident); ok && names[id.Name] {
-				hit = true
-			}
-			ast.Inspect(x.X, func(m ast.Node) bool {
-				if id, ok := m.(*ast.Ident); ok && names[id.Name] {
-					hit = true
-				}
-				return !hit
-			})
+			hit = mentionsAny(x.X, names)
 			return false
 		case *ast.Ident:
 			if names[x.Name] {
@@ -332,6 +302,15 @@ func panicBody(name string) *ast.BlockStmt {
 		Fun:  ast.NewIdent("panic"),
 		Args: []ast.Expr{&ast.BasicLit{Kind: token.STRING, Value: msg}},
 	}}}}
+}
+
+// localName is the name an import is used by in the file: its alias, else its package name.
+func localName(imp *ast.ImportSpec) string {
+	if imp.Name != nil {
+		return imp.Name.Name
+	}
+	p, _ := strconv.Unquote(imp.Path.Value)
+	return packageName(p)
 }
 
 // packageName guesses an import's package name from its path: the last element without a /vN suffix or a go-
