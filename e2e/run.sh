@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the integration suites against a real cluster: the one in KUBECONFIG if set and reachable,
-# else the local cluster (started here, and stopped again at the end if this script started it).
+# Runs the integration suites against a real cluster: the local cluster (started here, and stopped again at the end
+# if this script started it), or with CAPSTAN_USE_KUBECONFIG=1 the one in KUBECONFIG (see cluster/local/kubeconfig.sh).
 #   e2e/run.sh [vitest args...]      e.g. e2e/run.sh suites/core, e2e/run.sh suites/vault/lifecycle.test.ts
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -13,7 +13,13 @@ cleanup() {
   if [ "$started" = 1 ]; then "$cluster" down; fi
 }
 trap cleanup EXIT
-if [ -z "${KUBECONFIG:-}" ]; then
+# shellcheck source=cluster/local/kubeconfig.sh
+source "$here/cluster/local/kubeconfig.sh"
+state="${CAPSTAN_CLUSTER_DIR:-$(cd "$here/.." && pwd)/.cluster}"
+chosen="$(capstan_chosen_kubeconfig "$state")"
+if [ -n "$chosen" ]; then
+  export KUBECONFIG="$chosen"
+else
   if ! "$cluster" status >/dev/null 2>&1; then started=1; fi
   KUBECONFIG="$("$cluster" up)"
   export KUBECONFIG
@@ -24,7 +30,6 @@ source "$here/cluster/local/versions.env"
 helm_bin="${CAPSTAN_CACHE:-$HOME/.cache/capstan}/helm-$HELM_VERSION/bin/helm"
 if [ -z "${CAPSTAN_HELM:-}" ] && [ -x "$helm_bin" ]; then export CAPSTAN_HELM="$helm_bin"; fi
 # The smoke suite needs a node that runs containers: the local cluster has one unless CAPSTAN_NODE=kwok.
-state="${CAPSTAN_CLUSTER_DIR:-$(cd "$here/.." && pwd)/.cluster}"
 real=0
 if [ "$KUBECONFIG" = "$state/kubeconfig" ] && [ -f "$state/node-ip" ]; then real=1 && export CAPSTAN_REAL_NODE=1; fi
 # The operator suites run real operands and the operators' own images: built (cached) and imported into the real
@@ -43,10 +48,15 @@ cd "$here"
 
 if [ "$#" -gt 0 ]; then
   images=("${base_images[@]}")
-  for a in "$@"; do case "$a" in
-    *vault*) images+=(vault) ;;
-    *prometheus*) images+=(prometheus vault) ;; # its operators suite runs a VaultCluster
-  esac; done
+  for a in "$@"; do
+    case "$a" in
+      *vault*) images+=(vault) ;;
+      *prometheus*) images+=(prometheus vault) ;; # its operators suite runs a VaultCluster
+    esac
+    # An operator made by `capstan new operator` (suites/<name>/...): its suite runs its image.
+    n="${a#suites/}" && n="${n%%/*}"
+    if [ -f "$here/images/$n-operator/build.sh" ] && [[ " ${images[*]} " != *" $n-operator "* ]]; then images+=("$n-operator"); fi
+  done
   if [ "$real" = 1 ]; then images "${images[@]}"; fi
   # Not exec: the EXIT trap must still stop a cluster this script started.
   npx vitest run "$@"
@@ -55,8 +65,8 @@ fi
 
 # Everything: core and smoke alone (a core suite restarts the API server), then three lanes side by side, as
 # they mostly wait on pods: etcd's suites, Vault's and Prometheus's. The Vault and Prometheus lanes start at once,
-# niced: their images (cold, Vault builds in half an hour and Prometheus in a quarter; CI starts them earlier
-# still) and the operators' tests against real Vault processes and the real promtool overlap core's suites, then
+# niced: their images (cold, Go builds of a cut-down Vault and of Prometheus with only Kubernetes discovery; CI
+# starts them earlier still) and the operators' tests against real Vault processes and the real promtool overlap core's suites, then
 # their suites wait for core's to end. Each lane's output is prefixed with its name; the run fails if any part
 # does.
 if [ "$real" = 1 ]; then images "${base_images[@]}" || { echo "[e2e] the operator images did not build or import" >&2; exit 1; }; fi
@@ -105,6 +115,9 @@ echo "$code" >"$marks/core"
 if [ "$code" != 0 ]; then exit "$code"; fi
 failed=()
 lane etcd npx vitest run suites/etcd || failed+=(etcd)
+# `capstan new operator` end to end: generated into a scratch directory, built, unit-tested, its image imported, its
+# chart installed and its sample reconciled by its own suite (about a minute and a half; skipped on kwok).
+lane scaffold npx vitest run suites/scaffold || failed+=(scaffold)
 wait "${lanes[0]}" || failed+=(vault)
 wait "${lanes[1]}" || failed+=(prometheus)
 lanes=()

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The main job: the etcd, Vault and Prometheus operators installed by their Helm charts on a real cluster, with a
 # sample EtcdCluster, a sample 3-node VaultCluster and a sample Prometheus that scrapes the operators (their charts'
-# ServiceMonitors) and the etcd members (a PodMonitor) and loads the charts' alert rules. Uses the cluster in
-# KUBECONFIG when set (its nodes must be able to pull the images, see docs/operators/*.md); otherwise builds (once,
-# cached by version) and starts the local cluster from upstream sources with a real node, and imports the
-# operators', etcd's, Vault's, Prometheus's and busybox's images into it. The cluster is left running:
+# ServiceMonitors) and the etcd members (a PodMonitor) and loads the charts' alert rules. Builds (once, cached by
+# version) and starts the local cluster from upstream sources with a real node, and imports the operators', etcd's,
+# Vault's, Prometheus's and busybox's images into it; with CAPSTAN_USE_KUBECONFIG=1 it uses the cluster in
+# KUBECONFIG instead (its nodes must be able to pull the images, see docs/operators/*.md), never by accident. The cluster is left running:
 # `npm run cluster:down` stops it.
 #   npm start                       SAMPLE_NAMESPACE (default "default") holds the samples; SAMPLE=false skips them;
 #                                   VAULT=false skips the Vault operator and its sample; PROMETHEUS=false the
@@ -18,13 +18,18 @@ cache="${CAPSTAN_CACHE:-$HOME/.cache/capstan}"
 log() { printf '[start] %s\n' "$*" >&2; }
 
 bash "$local_cluster/build.sh" all >&2 # Kubernetes, etcd, Helm... (a no-op when cached)
-if [ -z "${KUBECONFIG:-}" ]; then
+# shellcheck source=../e2e/cluster/local/kubeconfig.sh
+source "$local_cluster/kubeconfig.sh"
+chosen="$(capstan_chosen_kubeconfig "${CAPSTAN_CLUSTER_DIR:-$repo/.cluster}")"
+if [ -n "$chosen" ]; then
+  export KUBECONFIG="$chosen"
+  # The local cluster named explicitly: its node has no registry either.
+  if [ "$chosen" = "${CAPSTAN_CLUSTER_DIR:-$repo/.cluster}/kubeconfig" ]; then imported=1; fi
+else
   KUBECONFIG="$(bash "$local_cluster/cluster.sh" up)"
   export KUBECONFIG
   log "using the local cluster: export KUBECONFIG=$KUBECONFIG"
-  imported=1
-elif [ "$KUBECONFIG" = "${CAPSTAN_CLUSTER_DIR:-$repo/.cluster}/kubeconfig" ]; then
-  imported=1 # the local cluster, already up: its node has no registry either
+  imported=1 # its node has no registry: the images are imported into it
 fi
 kubectl="$cache/kubernetes-$KUBERNETES_VERSION/bin/kubectl"
 helm="$cache/helm-$HELM_VERSION/bin/helm"

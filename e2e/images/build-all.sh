@@ -4,7 +4,8 @@
 # skips a tarball that is newer than its inputs, so a warm run only lists them. Prints the tarballs.
 #   e2e/images/build-all.sh [--import] [--verify] [IMAGE...]
 #     IMAGE      only these (pause busybox etcd prometheus node vault etcd-operator vault-operator
-#                prometheus-operator coredns local-path); default all
+#                prometheus-operator coredns local-path, and <name>-operator for each operator made by
+#                capstan new operator); default all
 #     --import   also imports them into the local node (e2e/cluster/local/node.sh import TAR...)
 #     --verify   extracts each tarball and runs its entry binary's --version in a chroot (needs root)
 # Images: registry.k8s.io/pause:3.10, capstan.local/busybox:1, gcr.io/etcd-development/etcd:v3.6.15 and
@@ -20,6 +21,13 @@ here="$(cd "$(dirname "$0")" && pwd)"
 out="${CAPSTAN_CACHE:-$HOME/.cache/capstan}/images"
 import=0 verify=0 only=()
 all=(pause busybox etcd prometheus node vault etcd-operator vault-operator prometheus-operator coredns local-path)
+# Operators made by `capstan new operator` (their <name>-operator/build.sh) are built like the three above.
+generated=()
+for f in "$here"/*-operator/build.sh; do
+  n="$(basename "$(dirname "$f")")"
+  [[ " ${all[*]} " == *" $n "* ]] || generated+=("$n")
+done
+all+=("${generated[@]}")
 for a in "$@"; do
   case "$a" in
     --import) import=1 ;;
@@ -50,7 +58,7 @@ build_vault() { # OUT_DIR
   # shellcheck disable=SC2086
   for v in ${VAULT_IMAGE_VERSIONS:-v1.14.8 v1.14.6}; do VAULT_VERSION="$v" "$here/vault/build.sh" "$1" || return 1; done
 }
-for img in etcd prometheus node vault etcd-operator vault-operator prometheus-operator; do
+for img in etcd prometheus node vault etcd-operator vault-operator prometheus-operator "${generated[@]}"; do
   wanted "$img" || continue
   start=$SECONDS
   if [ "$img" = vault ]; then build=(build_vault); else build=("$here/$img/build.sh"); fi

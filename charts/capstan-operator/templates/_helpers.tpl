@@ -56,6 +56,20 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
+{{/* The labels of the chart's CRDs (templates/crds/, written by capstan crd): the standard ones with component crds,
+and global.commonLabels. They stay on a CRD that helm uninstall keeps. */}}
+{{- define "capstan-operator.crdLabels" -}}
+helm.sh/chart: {{ include "capstan-operator.chart" . }}
+{{ include "capstan-operator.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/component: crds
+app.kubernetes.io/part-of: capstan
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with (.Values.global).commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
 {{/* The operator's ServiceAccount name. */}}
 {{- define "capstan-operator.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}

@@ -22,8 +22,9 @@ kind get kubeconfig --name "$name" >"$KUBECONFIG"
 cd "$repo"
 npm run build
 images="${CAPSTAN_CACHE:-$HOME/.cache/capstan}/images"
-for tar in "$(bash e2e/images/busybox/build.sh | tail -n 1)" \
-  "$(bash e2e/images/etcd-operator/build.sh "$images" | tail -n 1)"; do
+# The operators' images (their bundles on capstan.local/node:24) and busybox (the reloader sidecars of Vault and
+# Prometheus); the operands (etcd, hashicorp/vault, quay.io/prometheus/prometheus) come from their registries.
+bash e2e/images/build-all.sh busybox etcd-operator vault-operator prometheus-operator | while read -r tar; do
   kind load image-archive "$tar" --name "$name"
 done
 # The operator suites install charts with Helm.

@@ -8,7 +8,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 out="${1:?usage: $0 OUT_DIR}"
 ref="${BUSYBOX_IMAGE:-capstan.local/busybox:1}"
 if ! dpkg -s busybox-static >/dev/null 2>&1; then
-  apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y busybox-static >/dev/null
+  sudo=() && if [ "$(id -u)" != 0 ]; then sudo=(sudo); fi # e.g. a CI runner's user
+  "${sudo[@]}" apt-get update >/dev/null && "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y busybox-static >/dev/null
 fi
 rootfs="$out/busybox-rootfs"
 rm -rf "$rootfs" && mkdir -p "$rootfs/bin" "$rootfs/etc" "$rootfs/tmp" "$rootfs/root"

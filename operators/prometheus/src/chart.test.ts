@@ -71,30 +71,30 @@ const OWN_CLUSTER_ROLES = ["ops-ns-ops-prometheus-operator", "ops-ns-ops-prometh
 const operatorGrants = [
   "/configmaps: get",
   "/pods: get,list,patch,watch",
-  "/secrets: create,get,list,patch,update,watch",
-  "/serviceaccounts: create,get,list,patch,update,watch",
-  "/services: create,get,list,patch,update,watch",
-  "apps/statefulsets: create,get,list,patch,update,watch",
+  "/secrets: create,get,list,patch,watch",
+  "/serviceaccounts: create,get,list,patch,watch",
+  "/services: create,get,list,patch,watch",
+  "apps/statefulsets: create,get,list,patch,watch",
   "discovery.k8s.io/endpointslices: get,list,watch",
   "events.k8s.io/events: create,patch",
   "monitoring.capstan.dev/prometheuses/finalizers: update",
   "monitoring.capstan.dev/prometheuses/status: get,patch,update",
-  "monitoring.capstan.dev/prometheuses: get,list,patch,update,watch",
-  "monitoring.coreos.com/podmonitors/status: get,patch,update",
+  "monitoring.capstan.dev/prometheuses: get,list,patch,watch",
+  "monitoring.coreos.com/podmonitors/status: patch",
   "monitoring.coreos.com/podmonitors: get,list,watch",
-  "monitoring.coreos.com/prometheusrules/status: get,patch,update",
+  "monitoring.coreos.com/prometheusrules/status: patch",
   "monitoring.coreos.com/prometheusrules: get,list,watch",
-  "monitoring.coreos.com/servicemonitors/status: get,patch,update",
+  "monitoring.coreos.com/servicemonitors/status: patch",
   "monitoring.coreos.com/servicemonitors: get,list,watch",
-  "policy/poddisruptionbudgets: create,get,list,patch,update,watch",
-  "rbac.authorization.k8s.io/rolebindings: create,delete,get,list,patch,update,watch",
-  "rbac.authorization.k8s.io/roles: create,delete,get,list,patch,update,watch",
+  "policy/poddisruptionbudgets: create,delete,get,list,patch,watch",
+  "rbac.authorization.k8s.io/rolebindings: create,delete,get,list,patch,watch",
+  "rbac.authorization.k8s.io/roles: create,delete,get,list,patch,watch",
 ];
 /** The ClusterRole every mode has: Namespaces, and cluster-wide discovery grants for servers that need them. */
 const clusterGrants = [
   "/namespaces: get,list,watch",
-  "rbac.authorization.k8s.io/clusterrolebindings: create,delete,get,list,patch,update,watch",
-  "rbac.authorization.k8s.io/clusterroles: create,delete,get,list,patch,update,watch",
+  "rbac.authorization.k8s.io/clusterrolebindings: create,delete,get,list,patch,watch",
+  "rbac.authorization.k8s.io/clusterroles: create,delete,get,list,patch,watch",
 ];
 
 describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {

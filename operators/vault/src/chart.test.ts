@@ -67,13 +67,13 @@ const operator = (objs: Obj[]) => deploymentPodSpec(objs).containers[0]!;
 const OWN_CLUSTER_ROLES = ["ops-ns-ops-vault-operator"];
 /** What the operator may do to its operands, in either mode. */
 const operatorGrants = [
-  "/configmaps: create,get,list,patch,update,watch",
+  "/configmaps: create,get,list,patch,watch",
   "/persistentvolumeclaims: create,delete,get,list,patch,watch",
   "/pods: create,delete,get,list,patch,watch",
-  "/secrets: create,get,list,patch,update,watch",
-  "/services: create,get,list,patch,update,watch",
+  "/secrets: create,get,list,patch,watch",
+  "/services: create,get,list,patch,watch",
   "events.k8s.io/events: create,patch",
-  "policy/poddisruptionbudgets: create,get,list,patch,update,watch",
+  "policy/poddisruptionbudgets: create,get,list,patch,watch",
   "vault.capstan.dev/vaultclusters/finalizers: update",
   "vault.capstan.dev/vaultclusters/status: get,patch,update",
   "vault.capstan.dev/vaultclusters: get,list,watch",

@@ -1,6 +1,11 @@
-// @capstan/cli/chart: the checks every operator's chart test makes, whatever the operator: its CRD copies match
-// the schema, helm lint/template of each mode (when helm is installed), pods that pass Pod Security "restricted",
-// RBAC that covers the operator's kinds, standard labels, and the PromQL of its dashboard and alerts (chart-monitoring.ts).
+/**
+ * @capstan/cli/chart: the checks every operator's chart test makes, whatever the operator: its CRD copies match
+ * the schema, helm lint/template of each mode (when helm is installed), pods that pass Pod Security "restricted",
+ * RBAC that covers the operator's kinds, standard labels, and the PromQL of its dashboard and alerts (chart-monitoring.ts).
+ *
+ * @module @capstan/cli/chart
+ */
+
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";

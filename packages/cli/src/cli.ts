@@ -1,8 +1,11 @@
 // The `capstan` command line: parses arguments (node:util parseArgs) and runs a command; main.ts calls it.
-import { relative, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { findHelm } from "./chart.ts";
+import { operatorChartDirs, packageChart } from "./chart-package.ts";
 import { formatDrift, planCrdFiles, planDrift, writePlan } from "./crd-files.ts";
-import { writeNewOperator } from "./new-operator.ts";
+import { writeNewOperator, writeStandaloneOperator } from "./new-operator.ts";
+import { rbacCommand } from "./rbac-command.ts";
 
 /** Where a command writes and where it runs. */
 export interface CliIo {
@@ -14,8 +17,11 @@ export interface CliIo {
 const USAGE = `Usage: capstan <command> [options]
 
 Commands:
-  crd           Generate an operator's CRD YAML, Markdown reference, chart CRD copies and values schema
+  chart package Package operator charts (helm package) with the capstan-operator library chart inside
+  crd           Generate an operator's CRD YAML, Markdown reference, chart CRD copies, values schema and README
+                values table
   new operator  Make a new operator: workspace, chart, image build, e2e suite and docs page
+  rbac          Print the RBAC rules an operator's code needs; --check compares them with its chart
 
 Run "capstan <command> --help" for a command's options.
 `;
@@ -30,8 +36,13 @@ Reads the "capstan" field of the operator's package.json:
                                                  <!-- BEGIN GENERATED: <Kind> reference --> and
                                                  <!-- END GENERATED: <Kind> reference -->
     "chart": "../../charts/<name>-operator"      optional: chart whose templates/crds/ gets each CRD
-  }                                              behind crds.enabled, with helm.sh/resource-policy: keep
-and writes every file that differs from what the schema generates; .yaml files in crds/ and the chart's
+  }                                              behind crds.enabled, with helm.sh/resource-policy: keep;
+                                                 on the capstan-operator library chart, also its
+                                                 values.schema.json and README.md's values table (between
+                                                 <!-- BEGIN GENERATED: values reference --> and
+                                                 <!-- END GENERATED: values reference -->), described by
+                                                 the comments of its values.yaml
+and writes every file that differs from what it generates; .yaml files in crds/ and the chart's
 templates/crds/ that no declared CRD generates are removed.
 
 Options:
@@ -40,7 +51,21 @@ Options:
   -h, --help      Show this help
 `;
 
+const CHART_USAGE = `Usage: capstan chart package [--out <dir>] [<chart dir>...]
+
+Runs helm package on each chart (default: every chart under ./charts built on the capstan-operator library) and
+writes <out>/<name>-<version>.tgz, checking that the archive holds each dependency under charts/ (the library
+chart, which the repository links there). Publish an archive with helm push <archive> oci://<registry>/<path>.
+
+Options:
+  --out <dir>     Where the archives go (default: dist/charts)
+  --helm <path>   The helm binary (default: $CAPSTAN_HELM, else the newest in ~/.cache/capstan, else helm on PATH)
+  -h, --help      Show this help
+`;
+
 const NEW_USAGE = `Usage: capstan new operator <name> --group <group> --kind <Kind> [--plural <plural>] [--dir <root>]
+       capstan new operator <name> --group <group> --kind <Kind> --standalone [--dir <new dir>]
+                                   [--capstan-tarballs <dir>]
 
 Makes, at the root of a Capstan repository (default: the current directory):
   operators/<name>/             @capstan/<name>-operator: api/ (the <Kind> schema and types), plan/ (pure, table
@@ -53,11 +78,20 @@ Makes, at the root of a Capstan repository (default: the current directory):
   docs/operators/<name>.md      its page, with the generated reference
 The operator keeps a ConfigMap for each <Kind>: replace that with what yours does. Nothing is overwritten.
 
+With --standalone, makes a repository of its own instead (default directory ./<name>-operator, new or empty): the
+same files, minus e2e/images, with a root package.json (npm workspaces; @capstan/core, @capstan/cli and
+@capstan/testing by version), tsconfig.base.json, biome.json, a Dockerfile, a README, and the capstan-operator
+library chart copied into charts/ (no links).
+
 Options:
   --group <group>    API group, e.g. greeter.example.com
   --kind <Kind>      Kind, e.g. Greeter
   --plural <plural>  Resource name (default: the kind in lower case + "s")
-  --dir <root>       The repository root (default: the current directory)
+  --dir <root>       The repository root (default: the current directory; with --standalone: ./<name>-operator)
+  --standalone       Make a standalone repository for the operator
+  --capstan-tarballs <dir>
+                     With --standalone: install @capstan/core, @capstan/cli and @capstan/testing from their npm
+                     pack tarballs in <dir>, copied into vendor/ (until they are published)
   -h, --help         Show this help
 `;
 
@@ -74,6 +108,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         return await crd(rest, io);
       case "new":
         return await newCommand(rest, io);
+      case "chart":
+        return chartCommand(rest, io);
+      case "rbac":
+        return await rbacCommand(rest, io);
       default:
         io.err(`capstan: unknown command "${command}"\n\n${USAGE}`);
         return 2;
@@ -123,6 +161,37 @@ async function crd(args: string[], io: CliIo): Promise<number> {
   return 0;
 }
 
+function chartCommand(args: string[], io: CliIo): number {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      out: { type: "string" },
+      helm: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    io.out(CHART_USAGE);
+    return 0;
+  }
+  const [what, ...dirs] = positionals;
+  if (what !== "package") {
+    io.err(CHART_USAGE);
+    return 2;
+  }
+  const charts =
+    dirs.length > 0 ? dirs.map((d) => resolve(io.cwd, d)) : operatorChartDirs(resolve(io.cwd, "charts"));
+  if (charts.length === 0)
+    throw new Error(`no chart built on capstan-operator under ${resolve(io.cwd, "charts")}`);
+  const helm = values.helm ?? findHelm() ?? "helm";
+  const out = resolve(io.cwd, values.out ?? "dist/charts");
+  for (const chart of charts)
+    io.out(`packaged ${relative(io.cwd, packageChart(helm, chart, out).archive)}\n`);
+  return 0;
+}
+
 async function newCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -131,6 +200,8 @@ async function newCommand(args: string[], io: CliIo): Promise<number> {
       kind: { type: "string" },
       plural: { type: "string" },
       dir: { type: "string" },
+      standalone: { type: "boolean", default: false },
+      "capstan-tarballs": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
@@ -145,20 +216,44 @@ async function newCommand(args: string[], io: CliIo): Promise<number> {
     io.err(NEW_USAGE);
     return 2;
   }
-  const root = resolve(io.cwd, values.dir ?? ".");
-  const written = await writeNewOperator(root, {
+  const options = {
     name,
     group: values.group,
     kind: values.kind,
     ...(values.plural === undefined ? {} : { plural: values.plural }),
-  });
+  };
+  const tarballs = values["capstan-tarballs"];
+  if (tarballs !== undefined && !values.standalone) {
+    io.err(`capstan new operator: --capstan-tarballs goes with --standalone\n\n${NEW_USAGE}`);
+    return 2;
+  }
+  if (values.standalone) {
+    const dir = resolve(io.cwd, values.dir ?? `${name}-operator`);
+    const written = await writeStandaloneOperator(
+      dir,
+      options,
+      tarballs === undefined ? {} : { capstanTarballs: resolve(io.cwd, tarballs) },
+    );
+    for (const path of written) io.out(`wrote ${relative(io.cwd, join(dir, path))}\n`);
+    io.out(`
+The ${name} operator's repository is in ${relative(io.cwd, dir) || "."}. Next:
+  cd ${relative(io.cwd, dir) || "."} && git init
+  npm install && npm run format                     the tools, and Biome's formatting of the new files
+  npm run typecheck && npm run lint && npm test     as CI would
+  npm run build                                     operators/${name}/dist/main.js; docker build . for the image
+Until @capstan/core, @capstan/cli and @capstan/testing are on npm, npm install needs their tarballs: see README.md.
+`);
+    return 0;
+  }
+  const root = resolve(io.cwd, values.dir ?? ".");
+  const written = await writeNewOperator(root, options);
   for (const path of written) io.out(`wrote ${path}\n`);
   io.out(`
 The ${name} operator is in operators/${name}. Next:
   npm install                                        link the new workspace
   npm run build -w @capstan/${name}-operator && npm test -w @capstan/${name}-operator
-  bash e2e/images/${name}-operator/build.sh ~/.cache/capstan/images   its image, for the local cluster
-  bash e2e/run.sh suites/${name}/${name}.test.ts     install the chart and see a ${values.kind} reconciled
+  bash e2e/run.sh suites/${name}/${name}.test.ts     its image built and imported into the local cluster's node, the
+                                                     chart installed, the sample ${values.kind} reconciled
 Then make it yours: api/ (the schema), plan/, desired/, reconcile/; docs/operators/${name}.md says what it does.
 `);
   return 0;

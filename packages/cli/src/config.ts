@@ -16,9 +16,11 @@ export interface OperatorConfig {
   docs?: string;
   /** `capstan.chart`: the Helm chart whose `templates/crds/` holds a copy of each CRD. */
   chart?: string;
+  /** `capstan.rbac` as written: the module exporting the operator's `access` (OperatorAccess), for `capstan rbac`. */
+  rbacModule?: string;
 }
 
-const KEYS = ["crds", "crdDir", "docs", "chart"];
+const KEYS = ["crds", "crdDir", "docs", "chart", "rbac"];
 
 /** Reads `<packageDir>/package.json`; throws naming the field when the "capstan" field is missing or wrong. */
 export function readOperatorConfig(packageDir: string): OperatorConfig {
@@ -54,6 +56,7 @@ export function readOperatorConfig(packageDir: string): OperatorConfig {
   const packageName = typeof pkg.name === "string" ? pkg.name : packageDir;
   const docs = path("docs");
   const chart = path("chart");
+  const rbac = path("rbac");
   return {
     packageDir,
     packageName,
@@ -61,5 +64,6 @@ export function readOperatorConfig(packageDir: string): OperatorConfig {
     crdDir: resolve(packageDir, path("crdDir") ?? "./crds"),
     ...(docs === undefined ? {} : { docs: resolve(packageDir, docs) }),
     ...(chart === undefined ? {} : { chart: resolve(packageDir, chart) }),
+    ...(rbac === undefined ? {} : { rbacModule: rbac }),
   };
 }

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runCli } from "./cli.ts";
+import { type CliResult, runCliCaptured } from "./cli-captured.ts";
 
 const fixture = fileURLToPath(new URL("../testdata/widget-operator/", import.meta.url));
 const golden = fileURLToPath(new URL("../testdata/widget-operator-generated/", import.meta.url));
@@ -34,19 +34,8 @@ afterEach(() => {
 });
 
 /** Runs `capstan <args>` in the fixture copy; the exit code and what it printed. */
-async function capstan(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await runCli(args, {
-    cwd: dir,
-    out: (t) => {
-      out += t;
-    },
-    err: (t) => {
-      err += t;
-    },
-  });
-  return { code, out, err };
+function capstan(...args: string[]): Promise<CliResult> {
+  return runCliCaptured(args, dir);
 }
 
 const read = (path: string) => readFileSync(join(dir, path), "utf8");
@@ -186,15 +175,6 @@ describe("capstan's command line", () => {
 });
 
 async function runCollect(args: string[], cwd: string): Promise<{ code: number; out: string }> {
-  let out = "";
-  const code = await runCli(args, {
-    cwd,
-    out: (t) => {
-      out += t;
-    },
-    err: (t) => {
-      out += t;
-    },
-  });
-  return { code, out };
+  const { code, out, err } = await runCliCaptured(args, cwd);
+  return { code, out: out + err };
 }

@@ -5,7 +5,8 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { CustomResourceDefinitionObject } from "@capstan/core";
 import { parse } from "yaml";
-import { type ChartValuesSpec, formatJson, operatorValuesSchema } from "./chart-values.ts";
+import { chartValuesFiles } from "./chart-docs.ts";
+import { type ChartValuesSpec, operatorValuesSchema } from "./chart-values.ts";
 import { type OperatorConfig, readOperatorConfig } from "./config.ts";
 import { renderCrdReference, spliceGeneratedBlock } from "./crd-reference.ts";
 import { crdFileName, renderChartCrd, renderCrdYaml } from "./crd-yaml.ts";
@@ -122,13 +123,17 @@ export async function planCrdFiles(packageDir: string): Promise<CrdPlan> {
     const yaml = renderCrdYaml(crd, source);
     files.push({ path: join(config.crdDir, file), content: yaml });
     if (chartCrdDir !== undefined) {
-      files.push({ path: join(chartCrdDir, file), content: renderChartCrd(file, yaml, config.packageName) });
+      const labels = usesOperatorLibrary(config.chart!) ? { labels: "capstan-operator.crdLabels" } : {};
+      files.push({
+        path: join(chartCrdDir, file),
+        content: renderChartCrd(file, yaml, config.packageName, labels),
+      });
     }
   }
   if (config.chart !== undefined && usesOperatorLibrary(config.chart)) {
     const kinds = [...new Set(crds.map((c) => c.spec.names.kind))];
-    const schema = operatorValuesSchema(basename(config.chart), kinds, await loadChartValues(config));
-    files.push({ path: join(config.chart, "values.schema.json"), content: formatJson(schema) });
+    const generic = operatorValuesSchema(basename(config.chart), kinds, await loadChartValues(config));
+    files.push(...chartValuesFiles(config.chart, generic));
   }
   if (config.docs !== undefined) {
     if (!existsSync(config.docs)) throw new Error(`"capstan.docs" is ${config.docs}, which does not exist`);
@@ -193,7 +198,7 @@ export function formatDrift(d: Drift, from: string): string {
     case "unexpected":
       return `unexpected: ${path} (not generated from any declared CRD; capstan crd removes it)`;
     case "stale":
-      return `stale: ${path} (differs from what the schema generates; capstan crd rewrites it)\n${d.diff}`;
+      return `stale: ${path} (differs from what capstan crd generates from the schema and values.yaml; it rewrites it)\n${d.diff}`;
   }
 }
 

@@ -367,3 +367,6 @@ function strings(v: unknown): string[] {
 function num(v: unknown): number | undefined {
   return typeof v === "number" ? v : undefined;
 }
+
+// chart-docs.ts writes the README tables of chart values the same way.
+export { table as markdownTable, text as markdownText };

@@ -63,6 +63,23 @@ describe("renderChartCrd", () => {
     expect(guard).toContain("{{- if and .Values.crds.enabled (or (not $existing) $ours) }}");
   });
 
+  it("labels the CRD with the named template when asked (charts on the capstan-operator library)", () => {
+    const out = renderChartCrd("widgets.example.dev.yaml", renderCrdYaml(crd({ a: "1" }), "x"), "@x/op", {
+      labels: "capstan-operator.crdLabels",
+    });
+    expect(out).toContain(
+      'metadata:\n  labels:\n    {{- include "capstan-operator.crdLabels" . | nindent 4 }}\n  name: widgets.example.dev\n',
+    );
+    const parsed = body(out.replace(/ {4}\{\{-[^\n]*\n/, ""));
+    expect(parsed.metadata.annotations).toEqual({ a: "1", "helm.sh/resource-policy": "keep" });
+    const own = renderCrdYaml(
+      { ...crd(), metadata: { name: "widgets.example.dev", labels: { b: "2" } } },
+      "x",
+    );
+    expect(() => renderChartCrd("w.yaml", own, "@x/op", { labels: "t" })).toThrow(/metadata.labels is set/);
+    expect(renderChartCrd("w.yaml", own, "@x/op")).not.toContain("include");
+  });
+
   it("refuses YAML without a top-level metadata", () => {
     expect(() => renderChartCrd("w.yaml", "kind: X\n", "@x/op")).toThrow(/top-level "metadata:"/);
   });

@@ -30,8 +30,15 @@ export const INSTALL_IF_ABSENT = "capstan.dev/install-if-absent";
  * A CRD annotated {@link INSTALL_IF_ABSENT} is rendered only when the cluster has no CRD of that name, or has the
  * one this release made (Helm's release annotations on it): so a CRD another chart installed is never changed, and
  * this release keeps updating its own. `helm template`, with no cluster to look in, renders it.
+ *
+ * `options.labels` names a template (e.g. capstan-operator.crdLabels) that gives the CRD's labels.
  */
-export function renderChartCrd(file: string, yaml: string, packageName: string): string {
+export function renderChartCrd(
+  file: string,
+  yaml: string,
+  packageName: string,
+  options: { labels?: string } = {},
+): string {
   const metadata = "\nmetadata:\n";
   const at = yaml.indexOf(metadata);
   if (at < 0) throw new Error(`crds/${file}: expected a top-level "metadata:"`);
@@ -43,10 +50,23 @@ export function renderChartCrd(file: string, yaml: string, packageName: string):
   // Annotations are the first or second key under metadata (after name), as renderCrdYaml writes them.
   const m = annotations.exec(rest);
   const nextTopLevel = rest.search(/^\S/m);
-  const body =
+  const annotated =
     m !== null && (nextTopLevel < 0 || m.index < nextTopLevel)
       ? `${head}${rest.slice(0, m.index + m[0].length)}${keep}${rest.slice(m.index + m[0].length)}`
       : `${head}  annotations:\n${keep}${rest}`;
+  // A chart on the capstan-operator library labels its CRDs as its other objects (global.commonLabels too).
+  if (
+    options.labels !== undefined &&
+    /^ {2}labels:\n/m.test(rest.slice(0, nextTopLevel < 0 ? undefined : nextTopLevel))
+  ) {
+    throw new Error(
+      `crds/${file}: metadata.labels is set, but the chart gives its CRDs their labels: remove them from the CRD in the schema module`,
+    );
+  }
+  const body =
+    options.labels === undefined
+      ? annotated
+      : `${head}  labels:\n    {{- include ${JSON.stringify(options.labels)} . | nindent 4 }}\n${annotated.slice(end)}`;
   const ifAbsent = yaml.includes(`${INSTALL_IF_ABSENT}: "true"`);
   const header = `{{- /* Copy of crds/${file} of ${packageName} with helm.sh/resource-policy: keep, written by capstan crd; do not edit. */}}\n`;
   if (!ifAbsent) return `${header}{{- if .Values.crds.enabled }}\n${body}{{- end }}\n`;

@@ -1,5 +1,10 @@
-// @capstan/cli: the library behind the `capstan` command (CRD YAML, Markdown reference, chart copies, drift).
-// The chart-test helpers are in @capstan/cli/chart.
+/**
+ * @capstan/cli: the library behind the `capstan` command (CRD YAML, Markdown reference, chart copies, drift).
+ * The chart-test helpers are in @capstan/cli/chart.
+ *
+ * @module @capstan/cli
+ */
+
 export { type ChartValuesSpec, formatJson, type JsonSchema, operatorValuesSchema } from "./chart-values.ts";
 export { runCli } from "./cli.ts";
 export { type OperatorConfig, readOperatorConfig } from "./config.ts";
@@ -22,4 +27,17 @@ export {
   spliceGeneratedBlock,
 } from "./crd-reference.ts";
 export { crdFileName, INSTALL_IF_ABSENT, renderChartCrd, renderCrdYaml } from "./crd-yaml.ts";
+export {
+  type AccessRule,
+  DEFAULT_MANAGER_ACCESS,
+  type DerivedRule,
+  deriveRules,
+  formatRules,
+  type ManagerAccess,
+  type OperatorAccess,
+  READ,
+  type Scope,
+  type Verb,
+} from "./rbac.ts";
+export { compareRbac, loadAccess, RBAC_MODES, type RbacMode, rbacDrift } from "./rbac-check.ts";
 export { textDiff } from "./text-diff.ts";

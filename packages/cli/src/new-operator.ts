@@ -6,10 +6,12 @@
 import { execFileSync } from "node:child_process";
 import {
   chmodSync,
+  cpSync,
   existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -30,6 +32,9 @@ export interface NewOperatorOptions {
 }
 
 const TEMPLATES = fileURLToPath(new URL("../templates/operator/", import.meta.url));
+const STANDALONE_TEMPLATES = fileURLToPath(new URL("../templates/standalone/", import.meta.url));
+/** This package's directory (src/ and dist/ are both one level down). */
+const CLI_PACKAGE = fileURLToPath(new URL("../", import.meta.url));
 
 /** Why the options cannot make an operator, or undefined. */
 export function newOperatorProblem(o: NewOperatorOptions): string | undefined {
@@ -57,8 +62,10 @@ function substitutions(o: NewOperatorOptions): [string, string][] {
   ];
 }
 
-function substitute(text: string, subs: [string, string][]): string {
+function substitute(text: string, subs: [string, string][], markdown = false): string {
   let out = text;
+  // Biome formats the Markdown templates and reads `__name__` there as bold: `**name**`.
+  if (markdown) for (const [from, to] of subs) out = out.replaceAll(`**${from.slice(2, -2)}**`, to);
   for (const [from, to] of subs) out = out.replaceAll(from, to);
   return out;
 }
@@ -73,10 +80,21 @@ function walk(dir: string): string[] {
 export function newOperatorFiles(
   o: NewOperatorOptions,
 ): { path: string; content: string; executable: boolean }[] {
+  return templateFiles(TEMPLATES, o);
+}
+
+function templateFiles(
+  dir: string,
+  o: NewOperatorOptions,
+): { path: string; content: string; executable: boolean }[] {
   const subs = substitutions(o);
-  return walk(TEMPLATES).map((file) => ({
-    path: substitute(relative(TEMPLATES, file), subs),
-    content: substitute(readFileSync(file, "utf8"), subs),
+  return walk(dir).map((file) => ({
+    // `x.template` is written as `x`, `gitignore.template` as `.gitignore` (npm pack drops .gitignore files, and a
+    // biome.json among the templates would be read as a nested Biome configuration).
+    path: substitute(relative(dir, file), subs)
+      .replace(/^(gitignore|dockerignore)\.template$/, ".$1")
+      .replace(/\.template$/, ""),
+    content: substitute(readFileSync(file, "utf8"), subs, file.endsWith(".md")),
     executable: file.endsWith(".sh"),
   }));
 }
@@ -85,15 +103,20 @@ export function newOperatorFiles(
  * Writes a new operator into the repository at `root`; refuses to overwrite anything. Returns the files written
  * (relative to `root`).
  */
-export async function writeNewOperator(root: string, o: NewOperatorOptions): Promise<string[]> {
+export async function writeNewOperator(
+  root: string,
+  o: NewOperatorOptions,
+  mode: { standalone?: boolean } = {},
+): Promise<string[]> {
   const problem = newOperatorProblem(o);
   if (problem !== undefined) throw new Error(problem);
   if (!existsSync(join(root, "charts", "capstan-operator", "Chart.yaml"))) {
     throw new Error(
-      `${root} has no charts/capstan-operator: run capstan new operator at the root of a Capstan repository (or pass --dir)`,
+      `${root} has no charts/capstan-operator: run capstan new operator at the root of a Capstan repository (or pass --dir), or make a repository of its own with --standalone`,
     );
   }
-  const files = newOperatorFiles(o);
+  // A standalone repository has no e2e/images scripts (the registry-free image build is the Capstan repository's).
+  const files = newOperatorFiles(o).filter((f) => !(mode.standalone && f.path.startsWith("e2e/images/")));
   for (const dir of [`operators/${o.name}`, `charts/${o.name}-operator`, `e2e/suites/${o.name}`]) {
     if (existsSync(join(root, dir)))
       throw new Error(`${dir} exists already: choose another name or remove it`);
@@ -106,9 +129,11 @@ export async function writeNewOperator(root: string, o: NewOperatorOptions): Pro
     writeFileSync(path, f.content);
     if (f.executable) chmodSync(path, 0o755);
   }
+  // The library chart: linked in a Capstan repository, vendored (copied) in a standalone one.
   const link = join(root, "charts", `${o.name}-operator`, "charts", "capstan-operator");
   mkdirSync(dirname(link), { recursive: true });
-  symlinkSync("../../capstan-operator", link);
+  if (mode.standalone) cpSync(join(root, "charts", "capstan-operator"), link, { recursive: true });
+  else symlinkSync("../../capstan-operator", link);
 
   const packageDir = join(root, "operators", o.name);
   // The builder's golden file, from the builder itself (review it: it is what the test holds the builder to).
@@ -135,6 +160,118 @@ export async function writeNewOperator(root: string, o: NewOperatorOptions): Pro
     relative(root, golden),
     ...written.map((p) => relative(root, p)).filter((p) => !files.some((f) => f.path === p)),
   ].sort();
+}
+
+/** What `capstan new operator --standalone` is asked for besides the operator. */
+export interface StandaloneOptions {
+  /**
+   * A directory holding `npm pack` tarballs of @capstan/core, @capstan/cli and @capstan/testing: copied into the
+   * repository's vendor/ and installed from there (until the packages are on npm).
+   */
+  capstanTarballs?: string;
+}
+
+/** The charts/capstan-operator library chart: shipped in this package (npm pack copies it), or the repository's. */
+function libraryChart(): string {
+  const found = [
+    join(CLI_PACKAGE, "charts", "capstan-operator"),
+    join(CLI_PACKAGE, "..", "..", "charts", "capstan-operator"),
+  ].find((dir) => existsSync(join(dir, "Chart.yaml")));
+  if (found === undefined) {
+    throw new Error(`no capstan-operator library chart in ${CLI_PACKAGE}charts: reinstall @capstan/cli`);
+  }
+  return found;
+}
+
+/** The node_modules directory this CLI loads @capstan/core from (a workspace's, or the one npx installed into). */
+function capstanNodeModules(): string | undefined {
+  for (let dir = CLI_PACKAGE; ; dir = dirname(dir)) {
+    const candidate = join(dir, "node_modules");
+    if (existsSync(join(candidate, "@capstan", "core", "package.json"))) return candidate;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * Copies the npm pack tarballs of @capstan/core, @capstan/cli and @capstan/testing from `from` into the repository's
+ * vendor/ and returns the root package.json fields that install them: devDependencies on the files, and overrides
+ * (`$@capstan/core`...) so every dependent (the workspaces, @capstan/cli's own dependency on @capstan/core) gets
+ * them. (An override with a file: path would resolve relative to each dependent.)
+ */
+function vendorTarballs(
+  root: string,
+  from: string,
+): { devDependencies: Record<string, string>; overrides: Record<string, string> } {
+  const names = existsSync(from) ? readdirSync(from) : [];
+  const devDependencies: Record<string, string> = {};
+  const overrides: Record<string, string> = {};
+  for (const pkg of ["core", "cli", "testing"]) {
+    const last = names
+      .filter((n) => n.startsWith(`capstan-${pkg}-`) && n.endsWith(".tgz"))
+      .sort()
+      .at(-1);
+    if (last === undefined) {
+      throw new Error(
+        `--capstan-tarballs ${from}: no capstan-${pkg}-<version>.tgz; in a Capstan checkout run npm run build && npm pack -w @capstan/core -w @capstan/cli -w @capstan/testing --pack-destination ${from}`,
+      );
+    }
+    mkdirSync(join(root, "vendor"), { recursive: true });
+    cpSync(join(from, last), join(root, "vendor", last));
+    devDependencies[`@capstan/${pkg}`] = `file:vendor/${last}`;
+    overrides[`@capstan/${pkg}`] = `$@capstan/${pkg}`;
+  }
+  return { devDependencies, overrides };
+}
+
+/**
+ * Writes a standalone repository for a new operator into `dir` (new or empty): the operator in the same layout as
+ * in a Capstan repository (operators/<name>, charts/<name>-operator on a vendored copy of the capstan-operator
+ * library chart, e2e/suites/<name>, docs/operators/<name>.md), with its own root package.json (npm workspaces,
+ * the tools pinned), tsconfig.base.json, biome.json, Dockerfile and README. Returns the files written.
+ */
+export async function writeStandaloneOperator(
+  dir: string,
+  o: NewOperatorOptions,
+  options: StandaloneOptions = {},
+): Promise<string[]> {
+  const problem = newOperatorProblem(o);
+  if (problem !== undefined) throw new Error(problem);
+  if (existsSync(dir) && readdirSync(dir).length > 0) {
+    throw new Error(`${dir} is not empty: give --standalone a new directory for the repository (--dir)`);
+  }
+  const library = libraryChart();
+  const vendored =
+    options.capstanTarballs === undefined ? undefined : vendorTarballs(dir, options.capstanTarballs);
+  const files = templateFiles(STANDALONE_TEMPLATES, o);
+  for (const f of files) {
+    const path = join(dir, f.path);
+    mkdirSync(dirname(path), { recursive: true });
+    let content = f.content;
+    if (f.path === "package.json" && vendored !== undefined) {
+      const pkg = JSON.parse(content) as Record<string, Record<string, string> | undefined>;
+      pkg.devDependencies = { ...pkg.devDependencies, ...vendored.devDependencies };
+      pkg.overrides = { ...pkg.overrides, ...vendored.overrides };
+      content = `${JSON.stringify(pkg, null, 2)}\n`;
+    }
+    writeFileSync(path, content);
+  }
+  cpSync(library, join(dir, "charts", "capstan-operator"), { recursive: true });
+  // Generating the golden file and the CRD YAML loads the operator's schema, which imports @capstan/core: from
+  // this CLI's own node_modules, linked in while the repository has none of its own.
+  const modules = join(dir, "node_modules");
+  const linked = !existsSync(modules) ? capstanNodeModules() : undefined;
+  if (linked !== undefined) symlinkSync(linked, modules);
+  try {
+    const written = await writeNewOperator(dir, o, { standalone: true });
+    formatWithBiome(
+      dir,
+      files.map((f) => f.path).filter((p) => /\.(json|ts|md)$/.test(p)),
+    );
+    const vendor = Object.values(vendored?.devDependencies ?? {}).map((spec) => spec.replace(/^file:/, ""));
+    return [...files.map((f) => f.path), ...vendor, ...written, "charts/capstan-operator/"].sort();
+  } finally {
+    if (linked !== undefined) rmSync(modules);
+  }
 }
 
 /**

@@ -155,11 +155,18 @@ describe("charts built on the capstan-operator library chart", () => {
       expect(spec.priorityClassName).toBe("global-priority");
       expect(spec.imagePullSecrets).toEqual([{ name: "global-pull" }, { name: "own-pull" }]);
       expect(spec.terminationGracePeriodSeconds).toBe(90);
-      // Every object but the CRDs (generated copies of crds/*.yaml, without the chart's labels).
-      const labelled = objs.filter((o) => o.kind !== "CustomResourceDefinition");
-      expect(labelled.length).toBeGreaterThan(5);
-      for (const o of labelled)
-        expect(o.metadata.labels?.team, `${o.kind} ${o.metadata.name}`).toBe("platform");
+      // Every object, the CRDs too (capstan crd gives the chart's copies capstan-operator.crdLabels).
+      expect(objs.length).toBeGreaterThan(5);
+      expect(ofKind(objs, "CustomResourceDefinition").length).toBeGreaterThan(0);
+      for (const o of objs) expect(o.metadata.labels?.team, `${o.kind} ${o.metadata.name}`).toBe("platform");
+      for (const crd of ofKind(objs, "CustomResourceDefinition")) {
+        expect(crd.metadata.labels, crd.metadata.name).toMatchObject({
+          "app.kubernetes.io/name": chart,
+          "app.kubernetes.io/instance": "ops",
+          "app.kubernetes.io/component": "crds",
+          "app.kubernetes.io/managed-by": "Helm",
+        });
+      }
     });
 
     it("keeps the metrics certificate volume beside extra volumes, and the chart's own priority over the global", () => {

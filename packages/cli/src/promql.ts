@@ -1,6 +1,11 @@
-// @capstan/cli/promql: one PromQL syntax check for the whole project, on the Prometheus project's own grammar
-// (@prometheus-io/lezer-promql, the parser behind Prometheus' web UI). The Prometheus operator refuses rules with it
-// at runtime, and the chart tests check every alert and dashboard query with it.
+/**
+ * @capstan/cli/promql: one PromQL syntax check for the whole project, on the Prometheus project's own grammar
+ * (@prometheus-io/lezer-promql, the parser behind Prometheus' web UI). The Prometheus operator refuses rules with it
+ * at runtime, and the chart tests check every alert and dashboard query with it.
+ *
+ * @module @capstan/cli/promql
+ */
+
 import { parser } from "@prometheus-io/lezer-promql";
 import { RE2JS } from "re2js";
 import { EXPERIMENTAL_AGGREGATIONS, PROMQL_FUNCTIONS, type PromqlType } from "./promql-functions.ts";

@@ -1,5 +1,10 @@
-// The tsup build every operator shares (imported as "@capstan/cli/tsup" from its tsup.config.ts): the library
-// entry with type declarations, and the operator process as one self-contained ESM bundle for the image.
+/**
+ * The tsup build every operator shares (imported as "@capstan/cli/tsup" from its tsup.config.ts): the library
+ * entry with type declarations, and the operator process as one self-contained ESM bundle for the image.
+ *
+ * @module @capstan/cli/tsup
+ */
+
 import type { Options } from "tsup";
 
 /** The banner giving a bundled ESM file the `require` its bundled CommonJS modules call for Node built-ins. */

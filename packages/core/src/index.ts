@@ -1,5 +1,9 @@
-// @capstan/core: the public API. Everything an operator imports comes from here; the rest is internal
-// (reachable only by core's own tests). Grouped as controller-runtime's packages are.
+/**
+ * @capstan/core: the public API. Everything an operator imports comes from here; the rest is internal
+ * (reachable only by core's own tests). Grouped as controller-runtime's packages are.
+ *
+ * @module @capstan/core
+ */
 
 // api: kinds (type descriptors) and the object model
 export {
@@ -175,6 +179,7 @@ export {
   setControllerReference,
   setOwnerReference,
 } from "./helpers/owner-references.ts";
+export { type AnnotatePodsOptions, annotatePods } from "./helpers/pod-annotations.ts";
 export {
   type Affinity,
   type ContainerSecurityContext,

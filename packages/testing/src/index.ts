@@ -1,6 +1,11 @@
-// @capstan/testing: everything an operator's tests need, from one package. Unit tests: the test kit of
-// @capstan/core/testing (a scripted fake API server and reconcileOnce), re-exported. Integration and
-// end-to-end tests against a real cluster: connect, a namespace per test, CRDs, eventually().
+/**
+ * @capstan/testing: everything an operator's tests need, from one package. Unit tests: the test kit of
+ * @capstan/core/testing (a scripted fake API server and reconcileOnce), re-exported. Integration and
+ * end-to-end tests against a real cluster: connect, a namespace per test, CRDs, eventually().
+ *
+ * @module @capstan/testing
+ */
+
 export * from "@capstan/core/testing";
 export * from "./cluster.ts";
 export * from "./eventually.ts";

@@ -100,6 +100,30 @@ const cases: Case[] = [
     { type: "StartMemberPod", name: "demo-a", reason: "PodMissing" },
   ],
   [
+    "no member answers, status.members wiped (clusterID recovered): restart a member from its claim, not wait for ever",
+    spec(),
+    {
+      etcd: { reachable: false, error: "no etcd endpoint answered" },
+      pods: [pod("demo-b", { ready: false })],
+      volumes: ["demo-a", "demo-b", "demo-c"],
+      bootstrapped: true,
+      knownMembers: [],
+    },
+    { type: "StartMemberPod", name: "demo-a", reason: "PodMissing" },
+  ],
+  [
+    "no member answers, status.members stale (one name): the other claims' pods are restarted too",
+    spec(),
+    {
+      etcd: { reachable: false, error: "no etcd endpoint answered" },
+      pods: [pod("demo-a", { ready: false })],
+      volumes: ["demo-a", "demo-b", "demo-c"],
+      bootstrapped: true,
+      knownMembers: ["demo-a"],
+    },
+    { type: "StartMemberPod", name: "demo-b", reason: "PodMissing" },
+  ],
+  [
     "no member answers, pods and volumes gone: quorum lost, nothing started",
     spec(),
     {

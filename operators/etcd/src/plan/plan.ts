@@ -91,7 +91,10 @@ export interface Observed {
   seedVolumes?: string[];
   /** The cluster was bootstrapped once (status.clusterID is set). */
   bootstrapped: boolean;
-  /** Names of the members the operator last saw (status.members): their pods are restarted even without quorum. */
+  /**
+   * Names of the members the operator last saw (status.members): their pods, and those of every member whose claim
+   * exists, are restarted even without quorum.
+   */
   knownMembers?: string[];
   /** The cluster ID recorded once the cluster answered (status.clusterID); kept for ever after. */
   knownClusterID?: string;
@@ -182,7 +185,8 @@ export function quorum(voters: number): number {
  *  1. Paused: Wait. spec.extraArgs/extraEnv overriding an operator-owned flag (an object older than the CEL rule
  *     that refuses it) -> Degraded naming the field.
  *  2. etcd unreachable: bootstrapped -> (after the version gate of rule 5, judged from the version the data was
- *     last seen on) a known member whose pod is gone but whose data volume is kept -> StartMemberPod (restarting a
+ *     last seen on) a known member, or any member with a data claim (status.members may be wiped or stale),
+ *     whose pod is gone but whose data volume is kept -> StartMemberPod (restarting a
  *     member on its own data is always safe and is how a cluster whose pods all went away comes back), else
  *     QuorumLost. Never bootstrapped (no status.clusterID): data claims exist -> the same restart on them (a lost
  *     status must never lead to a second cluster: no seed while any owned data claim exists, except the seed's
@@ -241,7 +245,12 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
       const refused = versionGate(spec, observed.knownVersion);
       if (refused !== undefined) return refused;
       return (
-        restartOnData(spec, observed, observed.knownMembers ?? []) ?? {
+        // The members last seen, and every member whose data claim exists: status.members can be empty or stale
+        // (status wiped, then clusterID recovered before any member answered), and waiting for a quorum that only
+        // these pods can bring back would wait for ever. Starting a pod on its own data never makes a new cluster.
+        restartOnData(spec, observed, [
+          ...new Set([...(observed.knownMembers ?? []), ...observed.volumes]),
+        ]) ?? {
           type: "QuorumLost",
           message: `no etcd member answers (${etcd.error}); nothing is removed until a quorum is back`,
         }

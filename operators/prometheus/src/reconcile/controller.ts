@@ -4,6 +4,7 @@
 // mounted Secret and the reloader sidecar: the pod template never changes for them.
 import {
   addFinalizer,
+  annotatePods,
   applyIfChanged,
   type CacheSelector,
   type Controller,
@@ -393,8 +394,14 @@ async function act(
       );
     }
   }
-  if (secret !== undefined)
-    await stampPods(ctx, obs, secret.metadata.annotations?.[CONFIG_HASH_ANNOTATION] ?? "");
+  if (secret !== undefined) {
+    // Each server pod stamped with the configuration it should load: the kubelet refreshes the mounted Secret at
+    // once instead of at its next periodic sync, so the reloader sees it within seconds (once per change and pod).
+    const hash = secret.metadata.annotations?.[CONFIG_HASH_ANNOTATION] ?? "";
+    await annotatePods(ctx.client, obs.serverPods, CONFIG_HASH_ANNOTATION, hash, {
+      fieldManager: FIELD_MANAGER,
+    });
+  }
 
   for (const svc of [governingService(p), clientService(p)]) {
     await applyIfChanged(ctx.client, Service, svc, ownedLive("Service", svc.metadata.name ?? ""), opts);
@@ -456,29 +463,6 @@ async function deleteAll(ctx: ReconcileContext, objects: readonly KubeObject[]):
   for (const o of objects) {
     await ctx.client
       .delete(rbacKind(o), o.metadata.name ?? "", o.metadata.namespace, { signal: ctx.signal })
-      .catch((err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      });
-  }
-}
-
-/**
- * Stamps each running server pod with the hash of the configuration it should load. The kubelet refreshes a pod's
- * mounted Secret only when it syncs the pod (every minute or so); a change of the pod's annotations makes it sync
- * at once, so the reloader sees the new files within seconds instead of a minute. Written once per configuration
- * change and per new pod: a pod that already carries the hash is not touched (no steady-state write). A pod that
- * went away meanwhile is skipped; the annotation is only a nudge, the Secret is what the pod loads.
- */
-async function stampPods(ctx: ReconcileContext, obs: Observation, hash: string): Promise<void> {
-  if (hash === "") return;
-  for (const pod of obs.serverPods) {
-    if (pod.metadata.deletionTimestamp !== undefined) continue;
-    if (pod.metadata.annotations?.[CONFIG_HASH_ANNOTATION] === hash) continue;
-    const patch = { metadata: { annotations: { [CONFIG_HASH_ANNOTATION]: hash } } };
-    await ctx.client
-      .patch(Pod, pod.metadata.name ?? "", pod.metadata.namespace, patch, "merge", {
-        fieldManager: FIELD_MANAGER,
-      })
       .catch((err: unknown) => {
         if (!isNotFound(err)) throw err;
       });

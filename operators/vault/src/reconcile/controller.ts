@@ -1,6 +1,7 @@
 // The VaultCluster controller: TLS and the fixed objects -> observe -> label pods -> plan one step -> act ->
 // status, conditions, events and metrics.
 import {
+  annotatePods,
   applyIfChanged,
   type CacheSelector,
   ConfigMap,
@@ -8,7 +9,6 @@ import {
   controller,
   findCondition,
   generationChanged,
-  isNotFound,
   managedBySelectors,
   PersistentVolumeClaim,
   Pod,
@@ -140,7 +140,11 @@ export async function reconcileVaultCluster(
   });
   if (!paused) {
     await labelPods(ctx, cluster, obs);
-    if (tls.fingerprint !== undefined) await stampCertificate(ctx, cluster, obs, tls.fingerprint);
+    // Each pod stamped with the certificate it should serve: the kubelet refreshes the mounted Secret at once after
+    // a renewal instead of at its next periodic sync (written once per certificate and pod).
+    if (tls.fingerprint !== undefined) {
+      await annotatePods(ctx.client, obs.pods.values(), CERTIFICATE_ANNOTATION, tls.fingerprint);
+    }
     await recordClusterID(ctx, cluster, obs);
     const voters =
       "servers" in obs.observed.raft ? obs.observed.raft.servers.filter((s) => s.voter).length : 0;
@@ -259,39 +263,6 @@ async function labelPods(ctx: ReconcileContext, cluster: VaultCluster, obs: Obse
         signal: ctx.signal,
       })
       .catch((err: unknown) => ctx.log.warn({ pod: p.name, err: String(err) }, "could not label the pod"));
-  }
-}
-
-/**
- * Stamps each pod with the fingerprint of the certificate it should serve (CERTIFICATE_ANNOTATION), so the kubelet
- * refreshes the mounted Secret at once after a renewal instead of at its next periodic sync. Written once per
- * certificate and pod (no steady-state write); a pod that went away meanwhile is skipped.
- */
-async function stampCertificate(
-  ctx: ReconcileContext,
-  cluster: VaultCluster,
-  obs: Observation,
-  fingerprint: string,
-): Promise<void> {
-  const { namespace } = clusterRef(cluster);
-  for (const p of obs.observed.pods) {
-    if (p.terminatingSince !== undefined) continue;
-    const pod = obs.pods.get(p.name);
-    if (pod === undefined || pod.metadata.annotations?.[CERTIFICATE_ANNOTATION] === fingerprint) continue;
-    await ctx.client
-      .patch(
-        Pod,
-        p.name,
-        namespace,
-        { metadata: { annotations: { [CERTIFICATE_ANNOTATION]: fingerprint } } },
-        "merge",
-        {
-          signal: ctx.signal,
-        },
-      )
-      .catch((err: unknown) => {
-        if (!isNotFound(err)) throw err;
-      });
   }
 }
 

@@ -109,7 +109,7 @@ export class Informer<T extends KubeObject> {
     };
   }
 
-  /** Adds an index (objects already stored are indexed at once); see {@link Store.addIndexer}. */
+  /** Adds an index (objects already stored are indexed at once); see `Store.addIndexer`. */
   addIndexer(name: string, fn: IndexFunc<T>): void {
     this.cache.addIndexer(name, fn);
   }

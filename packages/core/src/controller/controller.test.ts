@@ -342,4 +342,21 @@ describe("Controller", () => {
       controller({ name: "w", for: Widget, maxConcurrentReconciles: 0, reconcile: async () => {} }),
     ).toThrow(/maxConcurrentReconciles/);
   });
+
+  it("tells the kinds it watches without starting: for, owns in both forms, watches", () => {
+    const c = controller({
+      name: "w",
+      for: Widget,
+      owns: [ConfigMap, owns(Secret, [generationChanged()])],
+      watches: [watch(ConfigMap, () => [])],
+      reconcile: async () => {},
+    });
+    const kinds = c.watchedKinds();
+    expect([kinds.for, ...kinds.owns, ...kinds.watches].map((k) => k.kind)).toEqual([
+      "Widget",
+      "ConfigMap",
+      "Secret",
+      "ConfigMap",
+    ]);
+  });
 });

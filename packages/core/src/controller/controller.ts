@@ -178,6 +178,19 @@ export class Controller<T extends KubeObject = KubeObject> {
     m.activeWorkers.set({ controller: this.name }, 0);
   }
 
+  /**
+   * The kinds this controller reads through the cache, without starting anything: its `for` kind, its `owns`
+   * kinds and its `watches` kinds, as declared (metadata-only descriptors stay metadata-only). `capstan rbac`
+   * derives the operator's read rules from them.
+   */
+  watchedKinds(): { for: Kind<T>; owns: Kind[]; watches: Kind[] } {
+    return {
+      for: this.options.for,
+      owns: this.ownedKinds().map((o) => o.kind),
+      watches: (this.options.watches ?? []).map((w) => w.kind),
+    };
+  }
+
   /** Enqueue a request by hand (e.g. from a timer or an external trigger). */
   enqueue(req: ReconcileRequest): void {
     this.queue?.add(keyOf(req));

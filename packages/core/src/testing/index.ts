@@ -1,5 +1,10 @@
-// @capstan/core/testing: the test kit for operator authors. A scripted in-memory API server and reconcileOnce,
-// a harness that runs one reconcile against it and reports the writes made. No cluster needed.
+/**
+ * @capstan/core/testing: the test kit for operator authors. A scripted in-memory API server and reconcileOnce,
+ * a harness that runs one reconcile against it and reports the writes made. No cluster needed.
+ *
+ * @module @capstan/core/testing
+ */
+
 export {
   collectionPath,
   FakeApiServer,

@@ -1,0 +1,41 @@
+// What the Vault operator may do in the cluster: its controller (whose for/owns kinds give the read rules), the
+// Secrets it reads without owning, and the writes its reconciler makes. `capstan rbac` prints the rules;
+// `capstan rbac --check` (and chart.test.ts) fails when charts/vault-operator/templates/rbac.yaml grants less or more.
+import type { OperatorAccess } from "@capstan/cli";
+import { ConfigMap, PersistentVolumeClaim, Pod, PodDisruptionBudget, Secret, Service } from "@capstan/core";
+import { Registry } from "prom-client";
+import { vaultClusterController } from "./controller.ts";
+import { VaultOperatorMetrics } from "./metrics.ts";
+
+export const access: OperatorAccess = {
+  controllers: () => [vaultClusterController({ metrics: new VaultOperatorMetrics(new Registry()) })],
+  rules: [
+    {
+      kind: Pod,
+      verbs: ["create", "patch", "delete"],
+      why: "a server's pod is created, labelled (active/standby), annotated (certificate), patched to a new image, deleted on scale-in",
+    },
+    {
+      kind: PersistentVolumeClaim,
+      verbs: ["create", "patch", "delete"],
+      why: "a server's data claim is created with it, marked when init starts (annotation), deleted on scale-in",
+    },
+    { kind: Service, verbs: ["create", "patch"], why: "the cluster's Services (server-side apply)" },
+    { kind: ConfigMap, verbs: ["create", "patch"], why: "the servers' configuration (server-side apply)" },
+    {
+      kind: PodDisruptionBudget,
+      verbs: ["create", "patch"],
+      why: "the PodDisruptionBudget (server-side apply)",
+    },
+    {
+      kind: Secret,
+      verbs: ["get", "list", "watch"],
+      why: "the unseal keys, CA and server certificates and a user's tls.secretName are read through the cache",
+    },
+    {
+      kind: Secret,
+      verbs: ["create", "patch"],
+      why: "the unseal keys and the operator token, the CA and server certificates are created and updated",
+    },
+  ],
+};
