@@ -1,6 +1,7 @@
 // EtcdBackups under the chart-installed operator, on the real node, in namespaces enforcing Pod Security
 // "restricted": a one-shot backup of a one-member cluster to a PersistentVolumeClaim succeeds with revision, size
-// and sha256 in its status, and a pod reading the claim finds the file with that size and digest.
+// and sha256 in its status, and a pod reading the claim finds the file with that size and digest; deleting a
+// Retain backup leaves its file, deleting a Delete backup removes its file before the EtcdBackup goes.
 import { type Client, PersistentVolumeClaim, Pod, restrictedContainerSecurityContext } from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -33,6 +34,55 @@ let opNs: TestNamespace;
 let clusterNs: TestNamespace;
 let op: OperatorRelease | undefined;
 let ns = "";
+
+/** A one-shot backup of the suite's cluster to the claim "backups". */
+const pvcBackup = (backupName: string, deletionPolicy?: "Retain" | "Delete"): EtcdBackup => ({
+  apiVersion: EtcdBackupKind.apiVersion,
+  kind: EtcdBackupKind.kind,
+  metadata: { name: backupName, namespace: ns },
+  spec: {
+    clusterName: name,
+    destination: { pvc: { claimName: "backups", directory: "etcd" } },
+    ...(deletionPolicy === undefined ? {} : { deletionPolicy }),
+  },
+});
+
+/** Waits for the backup to end and returns it. */
+function waitEnded(backupName: string): Promise<EtcdBackup> {
+  return eventually(
+    async () => {
+      const b = await client.get(EtcdBackupKind, backupName, ns);
+      if (b.status?.phase !== "Succeeded" && b.status?.phase !== "Failed")
+        throw new Error(`phase ${b.status?.phase}`);
+      return b;
+    },
+    { timeoutMs: minutes(3), intervalMs: 2_000, message: `EtcdBackup ${backupName} ends` },
+  );
+}
+
+/** Deletes every EtcdBackup of the suite while the operator still runs (their finalizers need it). */
+async function deleteBackups(): Promise<void> {
+  const list = await client.list(EtcdBackupKind, { namespace: ns });
+  for (const b of list.items)
+    await client.delete(EtcdBackupKind, b.metadata.name ?? "", ns).catch(() => undefined);
+  await eventually(
+    async () => {
+      const left = (await client.list(EtcdBackupKind, { namespace: ns })).items;
+      if (left.length > 0) throw new Error(`left: ${left.map((b) => b.metadata.name).join(", ")}`);
+    },
+    { timeoutMs: minutes(2), intervalMs: 2_000, message: "every EtcdBackup is deleted" },
+  ).catch(async (err: unknown) => {
+    console.warn(`cleanup: ${err}; removing the finalizers by hand`);
+    for (const b of (await client.list(EtcdBackupKind, { namespace: ns })).items)
+      await client.patch(
+        EtcdBackupKind,
+        b.metadata.name ?? "",
+        ns,
+        { metadata: { finalizers: null } },
+        "merge",
+      );
+  });
+}
 
 /** The backup's events, for failure messages. */
 async function describeBackup(backupName: string): Promise<string> {
@@ -91,7 +141,11 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdBackup, in namespaces enforcing Pod Sec
     await waitAvailable(client, ns, name, 1);
   }, minutes(5));
 
-  afterAll(() => tearDownSuite(client, { namespace: ns, name }, op, [clusterNs, opNs]), minutes(5));
+  afterAll(async () => {
+    if (client !== undefined && ns !== "")
+      await deleteBackups().catch((err) => console.warn(`cleanup: ${err}`));
+    await tearDownSuite(client, { namespace: ns, name }, op, [clusterNs, opNs]);
+  }, minutes(6));
 
   beforeEach(({ onTestFailed }) => {
     onTestFailed(() => printFailureReport(client, ns, name, op));
@@ -110,22 +164,10 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdBackup, in namespaces enforcing Pod Sec
         metadata: { name: "backups", namespace: ns },
         spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
       });
-      const backup: EtcdBackup = {
-        apiVersion: EtcdBackupKind.apiVersion,
-        kind: EtcdBackupKind.kind,
-        metadata: { name: "once", namespace: ns },
-        spec: { clusterName: name, destination: { pvc: { claimName: "backups", directory: "etcd" } } },
-      };
-      await client.create(EtcdBackupKind, backup);
-      const done = await eventually(
-        async () => {
-          const b = await client.get(EtcdBackupKind, "once", ns);
-          if (b.status?.phase === "Failed") return b;
-          if (b.status?.phase !== "Succeeded") throw new Error(`phase ${b.status?.phase}`);
-          return b;
-        },
-        { timeoutMs: minutes(3), intervalMs: 2_000, message: "EtcdBackup once ends" },
-      );
+      const created = await client.create(EtcdBackupKind, pvcBackup("once"));
+      // A one-shot backup keeps its snapshot when deleted, by default.
+      expect(created.spec.deletionPolicy).toBe("Retain");
+      const done = await waitEnded("once");
       const status = done.status ?? {};
       expect(status.phase, await describeBackup("once")).toBe("Succeeded");
       expect(status.revision).toBeGreaterThanOrEqual(written);
@@ -146,6 +188,34 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdBackup, in namespaces enforcing Pod Sec
       const [size, sum] = log.trim().split("\n");
       expect(Number(size?.trim())).toBe(status.size);
       expect(sum?.split(/\s+/)[0]).toBe(status.sha256);
+    },
+    minutes(5),
+  );
+
+  it(
+    "deleting a Retain backup leaves its file; deleting a Delete backup removes its file first",
+    async () => {
+      await client.create(EtcdBackupKind, pvcBackup("doomed", "Delete"));
+      const doomed = await waitEnded("doomed");
+      expect(doomed.status?.phase).toBe("Succeeded");
+      expect(doomed.metadata.finalizers).toContain("etcd.capstan.dev/delete-snapshot");
+      const kept = `/backup/etcd/${ns}/${name}/once.db`;
+      const removed = `/backup/etcd/${ns}/${name}/doomed.db`;
+      expect(await runOnClaim("before", "backups", `ls ${kept} ${removed}`)).toContain(removed);
+
+      await client.delete(EtcdBackupKind, "once", ns);
+      await client.delete(EtcdBackupKind, "doomed", ns);
+      await eventually(
+        async () => {
+          const left = (await client.list(EtcdBackupKind, { namespace: ns })).items.map(
+            (b) => b.metadata.name,
+          );
+          if (left.length > 0) throw new Error(`still there: ${left.join(", ")}`);
+        },
+        { timeoutMs: minutes(2), intervalMs: 1_000, message: "both EtcdBackups are gone" },
+      );
+      const listing = await runOnClaim("after", "backups", `ls /backup/etcd/${ns}/${name}/`);
+      expect(listing.split(/\s+/).filter(Boolean)).toEqual(["once.db"]);
     },
     minutes(5),
   );
