@@ -3,7 +3,7 @@
 // a failed Job fails the backup, and a claim holding member data is refused without a Job. With deletionPolicy
 // Delete: the finalizer comes before the Job; a deleted backup's S3 object is deleted with its Secret's credentials,
 // or the finalizer stays (Degraded, Warning) when they are gone or the storage fails; a PVC backup gets its Job.
-import { Job, type KubeObject, PersistentVolumeClaim, Secret } from "@capstan/core";
+import { Job, type KubeObject, PersistentVolumeClaim } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { describe, expect, it } from "vitest";
 import { type EtcdBackup, EtcdBackupKind } from "../api/backup.ts";
