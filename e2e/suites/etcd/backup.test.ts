@@ -5,6 +5,7 @@
 import { type Client, PersistentVolumeClaim, Pod, restrictedContainerSecurityContext } from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { scrape } from "../core/fixtures/metrics-scraper.ts";
 import {
   etcdCluster,
   printFailureReport,
@@ -17,8 +18,10 @@ import { type EtcdBackup, EtcdBackupKind, EtcdClusterKind } from "./fixtures/ope
 import {
   etcdSuitesEnabled,
   installOperator,
+  metricsReaderToken,
   nodeName,
   type OperatorRelease,
+  operatorPods,
 } from "./fixtures/operator-release.ts";
 
 const name = "bk";
@@ -188,6 +191,16 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdBackup, in namespaces enforcing Pod Sec
       const [size, sum] = log.trim().split("\n");
       expect(Number(size?.trim())).toBe(status.size);
       expect(sum?.split(/\s+/)[0]).toBe(status.sha256);
+
+      // The operator's /metrics carry the backup's completion time for the cluster.
+      const token = await metricsReaderToken(client, op!);
+      const [pod] = await operatorPods(client, op!);
+      const res = await scrape(`https://${pod?.status?.podIP}:8080/metrics`, token);
+      expect(res.status).toBe(200);
+      const series = `capstan_etcd_backup_last_success_timestamp_seconds{object_namespace="${ns}",object_name="${name}"}`;
+      const line = res.body.split("\n").find((l) => l.startsWith(series));
+      expect(line, `${series} in /metrics`).toBeDefined();
+      expect(Number(line?.split(" ")[1])).toBe(Math.floor(Date.parse(status.completionTime ?? "") / 1000));
     },
     minutes(5),
   );
