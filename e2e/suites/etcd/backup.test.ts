@@ -1,7 +1,9 @@
 // EtcdBackups under the chart-installed operator, on the real node, in namespaces enforcing Pod Security
 // "restricted": a one-shot backup of a one-member cluster to a PersistentVolumeClaim succeeds with revision, size
 // and sha256 in its status, and a pod reading the claim finds the file with that size and digest; deleting a
-// Retain backup leaves its file, deleting a Delete backup removes its file before the EtcdBackup goes.
+// Retain backup leaves its file, deleting a Delete backup removes its file before the EtcdBackup goes; a schedule
+// every minute to a real S3 server (SeaweedFS) with keepLast 2 puts backups in the bucket, and retention deletes
+// the oldest EtcdBackup and its object.
 import { type Client, PersistentVolumeClaim, Pod, restrictedContainerSecurityContext } from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -14,7 +16,13 @@ import {
   waitAvailable,
   waitEtcdHealthy,
 } from "./fixtures/etcd-cluster.ts";
-import { type EtcdBackup, EtcdBackupKind, EtcdClusterKind } from "./fixtures/operator-api.ts";
+import {
+  type EtcdBackup,
+  EtcdBackupKind,
+  type EtcdBackupSchedule,
+  EtcdBackupScheduleKind,
+  EtcdClusterKind,
+} from "./fixtures/operator-api.ts";
 import {
   etcdSuitesEnabled,
   installOperator,
@@ -23,6 +31,7 @@ import {
   type OperatorRelease,
   operatorPods,
 } from "./fixtures/operator-release.ts";
+import { deployS3Server, type S3Server } from "./fixtures/s3.ts";
 
 const name = "bk";
 const restricted = { "pod-security.kubernetes.io/enforce": "restricted" };
@@ -37,6 +46,7 @@ let opNs: TestNamespace;
 let clusterNs: TestNamespace;
 let op: OperatorRelease | undefined;
 let ns = "";
+const servers: S3Server[] = [];
 
 /** A one-shot backup of the suite's cluster to the claim "backups". */
 const pvcBackup = (backupName: string, deletionPolicy?: "Retain" | "Delete"): EtcdBackup => ({
@@ -231,5 +241,74 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdBackup, in namespaces enforcing Pod Sec
       expect(listing.split(/\s+/).filter(Boolean)).toEqual(["once.db"]);
     },
     minutes(5),
+  );
+
+  it(
+    "a schedule every minute to S3 with keepLast 2: backups land in the bucket, retention deletes the oldest EtcdBackup and its object",
+    async () => {
+      const s3 = await deployS3Server(client, ns);
+      servers.push(s3);
+      await client.create(EtcdBackupScheduleKind, {
+        apiVersion: EtcdBackupScheduleKind.apiVersion,
+        kind: EtcdBackupScheduleKind.kind,
+        metadata: { name: "every", namespace: ns },
+        spec: {
+          schedule: "* * * * *",
+          retention: { keepLast: 2 },
+          backupTemplate: {
+            spec: {
+              clusterName: name,
+              destination: {
+                s3: {
+                  endpoint: s3.endpoint,
+                  bucket: s3.bucket,
+                  region: s3.region,
+                  forcePathStyle: true,
+                  prefix: "sched",
+                  credentialsSecret: { name: s3.credentials.secretName },
+                },
+              },
+            },
+          },
+        },
+      } as EtcdBackupSchedule);
+      const keyOf = (b: EtcdBackup) => `sched/${ns}/${name}/${b.metadata.name}.db`;
+      const scheduled = async () =>
+        (await client.list(EtcdBackupKind, { namespace: ns })).items.filter(
+          (b) => b.metadata.labels?.["etcd.capstan.dev/schedule"] === "every",
+        );
+      // The first scheduled backup, whose object retention must delete once two newer ones succeeded.
+      const first = await eventually(
+        async () => {
+          const done = (await scheduled()).filter((b) => b.status?.phase === "Succeeded");
+          if (done.length === 0) throw new Error("no scheduled backup has succeeded yet");
+          return done.sort((a, b) => (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""))[0]!;
+        },
+        { timeoutMs: minutes(2), intervalMs: 2_000, message: "the first scheduled backup succeeds" },
+      );
+      expect(first.spec.deletionPolicy).toBe("Delete");
+      expect(first.status?.location).toBe(`s3://${s3.bucket}/${keyOf(first)}`);
+      const stored = await s3.listObjects("sched/");
+      expect(stored.find((o) => o.key === keyOf(first))?.size).toBe(first.status?.size);
+
+      const kept = await eventually(
+        async () => {
+          const all = await scheduled();
+          if (all.some((b) => b.metadata.name === first.metadata.name))
+            throw new Error(`${all.length} scheduled backups, the first still there`);
+          const done = all.filter((b) => b.status?.phase === "Succeeded");
+          if (done.length < 2) throw new Error(`${done.length} succeeded`);
+          return done;
+        },
+        { timeoutMs: minutes(3), intervalMs: 2_000, message: "retention deletes the first scheduled backup" },
+      );
+      const keys = (await s3.listObjects("sched/")).map((o) => o.key);
+      expect(keys).not.toContain(keyOf(first));
+      for (const b of kept) expect(keys).toContain(keyOf(b));
+      // Nothing else in the bucket: every object belongs to a backup that exists.
+      expect(keys.length).toBeLessThanOrEqual(kept.length + 1);
+      await client.patch(EtcdBackupScheduleKind, "every", ns, { spec: { suspend: true } });
+    },
+    minutes(6),
   );
 });
