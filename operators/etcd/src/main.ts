@@ -8,6 +8,18 @@ import { createLogger, Manager, operatorCommandLine, shutdownSignal } from "@cap
 import { etcdClusterCacheSelectors, etcdClusterController } from "./reconcile/controller.ts";
 import { EtcdOperatorMetrics } from "./reconcile/metrics.ts";
 
+// `backup-download` and `restore-finish` are steps of a restore Job (src/backup/download.ts).
+if (process.argv[2] === "backup-download" || process.argv[2] === "restore-finish") {
+  const { backupDownloadCommand, restoreFinishCommand } = await import("./backup/download.ts");
+  const command = process.argv[2] === "backup-download" ? backupDownloadCommand : restoreFinishCommand;
+  await command(process.argv.slice(3)).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
 if (process.argv[2] === "backup-upload") {
   const { backupUploadCommand } = await import("./backup/upload.ts");
   await backupUploadCommand(process.argv.slice(3)).then(
