@@ -1,11 +1,18 @@
 // The etcd operator's process: wiring only. Flags (or their environment variables, which the chart sets) are
 // core's operator command line: `node main.js --help` lists them (--metrics-bind-address,
 // --health-probe-bind-address, --metrics-secure, --metrics-cert-dir, --leader-elect, --leader-election-id,
-// --leader-election-namespace, --watch-namespace, --max-concurrent-reconciles, --log-level); POD_NAME is the
-// Lease identity.
+// --leader-election-namespace, --watch-namespace, --max-concurrent-reconciles, --log-level), plus
+// --backup-image (ETCD_OPERATOR_BACKUP_IMAGE): the image whose `backup-upload` subcommand the backup Jobs run (the
+// chart sets the operator's own image). POD_NAME is the Lease identity.
 // `node main.js backup-upload ...` is the last step of a backup Job (src/backup/upload.ts), not the operator.
 import { createLogger, Manager, operatorCommandLine, shutdownSignal } from "@capstan/core";
-import { etcdClusterCacheSelectors, etcdClusterController } from "./reconcile/controller.ts";
+import { etcdBackupController } from "./reconcile/backup-controller.ts";
+import { etcdBackupScheduleController } from "./reconcile/backup-schedule-controller.ts";
+import {
+  DEFAULT_BACKUP_IMAGE,
+  etcdClusterCacheSelectors,
+  etcdClusterController,
+} from "./reconcile/controller.ts";
 import { EtcdOperatorMetrics } from "./reconcile/metrics.ts";
 
 // `backup-download` and `restore-finish` are steps of a restore Job (src/backup/download.ts).
@@ -34,22 +41,35 @@ if (process.argv[2] === "backup-upload") {
 
 const cli = operatorCommandLine({
   name: "etcd-operator",
-  description: "Capstan's etcd operator: EtcdCluster membership, scaling, recovery and rolling upgrades.",
+  description:
+    "Capstan's etcd operator: EtcdCluster membership, scaling, recovery and rolling upgrades; EtcdBackups and schedules.",
+  extra: {
+    "backup-image": {
+      type: "string",
+      env: "ETCD_OPERATOR_BACKUP_IMAGE",
+      default: DEFAULT_BACKUP_IMAGE,
+      description: "image whose `backup-upload` subcommand the backup Jobs run (the operator's own image)",
+    },
+  },
 });
+const backupImage = cli.extra["backup-image"]?.trim() || DEFAULT_BACKUP_IMAGE;
 const logger = createLogger({ name: "etcd-operator", level: cli.logLevel });
 const mgr = new Manager({
   ...cli.manager,
   logger,
-  // Cache only the operator's own Pods, PVCs, Services and PDBs, not every one in the cluster.
+  // Cache only the operator's own Pods (members and backup Jobs' pods), PVCs, Services, PDBs and Jobs.
   cacheSelectors: etcdClusterCacheSelectors(),
 });
 const metrics = new EtcdOperatorMetrics(mgr.metrics.registry);
 mgr.add(etcdClusterController({ metrics, maxConcurrentReconciles: cli.maxConcurrentReconciles }));
+mgr.add(etcdBackupController({ operatorImage: backupImage, metrics }));
+mgr.add(etcdBackupScheduleController());
 logger.info(
   {
     namespace: cli.watchNamespace ?? "(all)",
     leaderElect: cli.leaderElect,
     metricsSecure: cli.metricsSecure,
+    backupImage,
   },
   "starting the etcd operator",
 );

@@ -1,6 +1,5 @@
 // The EtcdBackup controller: observe the backup's cluster, destination claim, Job and the Job's results -> plan
-// (plan/backup.ts) -> create the Job -> write status, conditions and events. Not yet registered in main.ts: the
-// operator's image reference and the `backup-upload` subcommand come first.
+// (plan/backup.ts) -> create the Job -> write status, conditions, events and the backup metrics.
 import {
   type Condition,
   type Controller,
@@ -37,6 +36,7 @@ import {
   type ObservedJob,
   planBackup,
 } from "../plan/backup.ts";
+import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, observe } from "./observe.ts";
 
 /** Reads the log of one container of a pod (the verify step's etcdutl line). */
@@ -55,6 +55,8 @@ export interface EtcdBackupControllerOptions {
   etcdClient?: EtcdClientFactory;
   /** Reads container logs (default: the API server's pods/log; tests replace it). */
   readLog?: ContainerLogReader;
+  /** The last successful backup's time and the failures, per cluster. */
+  metrics?: EtcdOperatorMetrics;
 }
 
 /** The controller that reconciles EtcdBackups. */
@@ -158,10 +160,16 @@ export async function reconcileEtcdBackup(
 ): Promise<Result | undefined> {
   const backup = await ctx.cache.get(EtcdBackupKind, req.name, req.namespace);
   if (backup === undefined || backup.metadata.deletionTimestamp !== undefined) return undefined;
-  const phase = backup.status?.phase;
-  if (phase === "Succeeded" || phase === "Failed") return undefined;
-
   const namespace = backup.metadata.namespace ?? "";
+  const phase = backup.status?.phase;
+  if (phase === "Succeeded" || phase === "Failed") {
+    // Every succeeded backup is reconciled after a restart: the gauge comes back with the newest one's time.
+    const done = backup.status?.completionTime;
+    if (phase === "Succeeded" && done !== undefined)
+      options.metrics?.backupSucceeded(namespace, backup.spec.clusterName, new Date(done));
+    return undefined;
+  }
+
   const cluster = await ctx.cache.get(EtcdClusterKind, backup.spec.clusterName, namespace);
   const liveJob = await ctx.cache.get(Job, backup.metadata.name ?? "", namespace);
   const job = liveJob === undefined ? undefined : observeJob(liveJob);
@@ -197,6 +205,13 @@ export async function reconcileEtcdBackup(
     ctx.recorder.event(backup, plan.event.type, plan.event.reason, "Backup", plan.event.message);
   }
   await writeStatus(ctx, backup, plan, now);
+  if (plan.status.phase === "Succeeded")
+    options.metrics?.backupSucceeded(
+      namespace,
+      backup.spec.clusterName,
+      new Date(plan.status.completionTime ?? now),
+    );
+  if (plan.status.phase === "Failed") options.metrics?.backupFailed(namespace, backup.spec.clusterName);
   return plan.requeueAfter === undefined ? undefined : { requeueAfter: plan.requeueAfter };
 }
 

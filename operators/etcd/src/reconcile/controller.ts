@@ -7,6 +7,7 @@ import {
   controller,
   findCondition,
   generationChanged,
+  Job,
   managedBySelectors,
   PersistentVolumeClaim,
   Pod,
@@ -44,12 +45,16 @@ export const REQUEUE = {
   degraded: 60_000,
 } as const;
 
+/** The image backup Jobs run `backup-upload` from when none is given: the chart's default operator image. */
+export const DEFAULT_BACKUP_IMAGE = "capstan.local/etcd-operator:0.1.0";
+
 /**
- * What the manager's cache needs to hold for this controller: only the Pods, PVCs, Services and
- * PodDisruptionBudgets the operator created (labelled managed-by), not every one in the cluster.
+ * What the manager's cache needs to hold for the operator's controllers: only the Pods, PVCs, Services,
+ * PodDisruptionBudgets and Jobs the operator created (labelled managed-by), not every one in the cluster. The
+ * backup Jobs' pods carry the same label.
  */
 export function etcdClusterCacheSelectors(): CacheSelector[] {
-  return managedBySelectors(MANAGED_BY, [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget]);
+  return managedBySelectors(MANAGED_BY, [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget, Job]);
 }
 
 /** Options of {@link etcdClusterController}. */

@@ -2,13 +2,20 @@
 // writes its reconciler makes. `capstan rbac` prints the rules; `capstan rbac --check` (and chart.test.ts) fails
 // when charts/etcd-operator/templates/rbac.yaml grants less or more.
 import type { OperatorAccess } from "@capstan/cli";
-import { PersistentVolumeClaim, Pod, PodDisruptionBudget, Service } from "@capstan/core";
+import { Job, PersistentVolumeClaim, Pod, PodDisruptionBudget, Service } from "@capstan/core";
 import { Registry } from "prom-client";
-import { etcdClusterController } from "./controller.ts";
+import { EtcdBackupKind } from "../api/backup.ts";
+import { etcdBackupController } from "./backup-controller.ts";
+import { etcdBackupScheduleController } from "./backup-schedule-controller.ts";
+import { DEFAULT_BACKUP_IMAGE, etcdClusterController } from "./controller.ts";
 import { EtcdOperatorMetrics } from "./metrics.ts";
 
 export const access: OperatorAccess = {
-  controllers: () => [etcdClusterController({ metrics: new EtcdOperatorMetrics(new Registry()) })],
+  controllers: () => [
+    etcdClusterController({ metrics: new EtcdOperatorMetrics(new Registry()) }),
+    etcdBackupController({ operatorImage: DEFAULT_BACKUP_IMAGE }),
+    etcdBackupScheduleController(),
+  ],
   rules: [
     {
       kind: Pod,
@@ -25,6 +32,18 @@ export const access: OperatorAccess = {
       kind: PodDisruptionBudget,
       verbs: ["create", "patch"],
       why: "the PodDisruptionBudget (server-side apply)",
+    },
+    {
+      kind: EtcdBackupKind,
+      verbs: ["create", "delete"],
+      why: "a schedule creates its backups and deletes them by retention",
+    },
+    { kind: Job, verbs: ["create", "delete"], why: "a backup's snapshot is taken by a Job" },
+    {
+      kind: Pod,
+      subresource: "log",
+      verbs: ["get"],
+      why: "a backup's revision and etcd version are read from its Job's verify step log",
     },
   ],
 };
