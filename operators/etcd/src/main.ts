@@ -61,7 +61,13 @@ const mgr = new Manager({
   cacheSelectors: etcdClusterCacheSelectors(),
 });
 const metrics = new EtcdOperatorMetrics(mgr.metrics.registry);
-mgr.add(etcdClusterController({ metrics, maxConcurrentReconciles: cli.maxConcurrentReconciles }));
+mgr.add(
+  etcdClusterController({
+    metrics,
+    maxConcurrentReconciles: cli.maxConcurrentReconciles,
+    operatorImage: backupImage,
+  }),
+);
 mgr.add(etcdBackupController({ operatorImage: backupImage, metrics }));
 mgr.add(etcdBackupScheduleController());
 logger.info(

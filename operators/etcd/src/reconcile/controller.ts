@@ -26,6 +26,7 @@ import { planNext, quorum, type Step } from "../plan/plan.ts";
 import { act } from "./act.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, type Observation, observe } from "./observe.ts";
+import { observeRestore, restoreStatusOf } from "./restore.ts";
 import { statusOf } from "./status.ts";
 
 /** The field manager of every object the operator applies. */
@@ -66,6 +67,8 @@ export interface EtcdClusterControllerOptions {
   deadAfterMs?: number;
   /** Creates etcd clients (tests replace it). */
   etcdClient?: EtcdClientFactory;
+  /** The operator's own image: a restore Job's download and finish steps run it (spec.bootstrap.restore). */
+  operatorImage?: string;
 }
 
 /** A random member-name suffix: 5 characters of [a-z0-9] (60 million names; the planner refuses one in use). */
@@ -79,7 +82,7 @@ export function etcdClusterController(options: EtcdClusterControllerOptions): Co
   return controller({
     name: "etcdcluster",
     for: EtcdClusterKind,
-    owns: [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget],
+    owns: [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget, Job],
     // Our own status writes do not trigger a reconcile; spec edits, creation and deletion do.
     predicates: [generationChanged()],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,
@@ -103,6 +106,8 @@ export async function reconcileEtcdCluster(
   await applyServices(ctx, cluster);
 
   const obs = await observe(cluster, ctx.cache, options.etcdClient ?? defaultEtcdClient, signal);
+  const restore = await observeRestore(cluster, ctx.cache, obs.claims, options.operatorImage);
+  if (restore !== undefined) obs.observed.restore = restore.observed;
   await applyDisruptionBudget(ctx, cluster, votersOf(cluster, obs));
   recordMetrics(options.metrics, cluster, obs);
   const step = planNext(cluster.spec, obs.observed, new Date(), {
@@ -119,6 +124,7 @@ export async function reconcileEtcdCluster(
         cluster,
         obs,
         ...(options.etcdClient === undefined ? {} : { etcdClient: options.etcdClient }),
+        ...(restore === undefined ? {} : { restore }),
         signal,
       });
       if (result.done) {
@@ -148,7 +154,17 @@ export async function reconcileEtcdCluster(
     }
   }
 
-  const patch = statusMergePatch(cluster.status, statusOf(cluster, obs, reported, new Date()));
+  const status = statusOf(cluster, obs, reported, new Date());
+  const restored = restoreStatusOf(cluster, cluster.status?.restore, restore, obs.claims, status.clusterID);
+  if (restored !== undefined) {
+    status.restore = restored;
+    if (restored.clusterID !== undefined && cluster.status?.restore?.clusterID === undefined) {
+      const message = `restored from ${restored.source}${restored.revision === undefined ? "" : ` at revision ${restored.snapshotRevision}, now starting from revision ${restored.revision}`}: cluster ID ${restored.clusterID}`;
+      ctx.log.info({ clusterID: restored.clusterID, revision: restored.revision }, message);
+      ctx.recorder.event(cluster, "Normal", "Restored", "Restore", message);
+    }
+  }
+  const patch = statusMergePatch(cluster.status, status);
   if (patch !== undefined) {
     await ctx.client.patchStatus(EtcdClusterKind, req.name, req.namespace, patch, "merge", { signal });
   }

@@ -24,8 +24,8 @@ export const access: OperatorAccess = {
     },
     {
       kind: PersistentVolumeClaim,
-      verbs: ["create", "delete"],
-      why: "a member's data claim is created with it and deleted when the member goes",
+      verbs: ["create", "delete", "patch"],
+      why: "a member's data claim is created with it and deleted when the member goes; a restored seed's claim is marked done",
     },
     { kind: Service, verbs: ["create", "patch"], why: "the peer and client Services (server-side apply)" },
     {
