@@ -88,18 +88,23 @@ const cases: Case[] = [
     { type: "ForceNewCluster", name: "b" },
   ],
   [
-    "the survivor's pod is gone (restarted): wait, no second flag",
+    "phase force, pod gone: started with the flag",
     obs([
       m("a", { claimOwned: false, claimKept: true, pod: false }),
-      m("b", { survivorMark: true, pod: false }),
+      m("b", { survivorMark: true, recoveryPhase: "force", pod: false }),
     ]),
-    { type: "Wait", reason: "SurvivorStarting" },
+    { type: "StartSurvivor", name: "b", forceNewCluster: true },
+  ],
+  [
+    "phase force, the old pod without the flag still there (deleted before it went): delete it again",
+    obs([m("b", { survivorMark: true, recoveryPhase: "force", membersListed: 3 })]),
+    { type: "ForceNewCluster", name: "b" },
   ],
   [
     "survivor running with the flag, not yet alone: wait",
     obs([
       m("a", { claimOwned: false, claimKept: true, pod: false }),
-      m("b", { survivorMark: true, forceNewCluster: true }),
+      m("b", { survivorMark: true, recoveryPhase: "force", forceNewCluster: true }),
     ]),
     { type: "Wait", reason: "ForceNewCluster" },
   ],
@@ -107,9 +112,39 @@ const cases: Case[] = [
     "survivor alone and healthy with the flag: restart it without",
     obs([
       m("a", { claimOwned: false, claimKept: true, pod: false }),
-      m("b", { survivorMark: true, forceNewCluster: true, status: st(121), membersListed: 1, healthy: true }),
+      m("b", {
+        survivorMark: true,
+        recoveryPhase: "force",
+        forceNewCluster: true,
+        status: st(121),
+        membersListed: 1,
+        healthy: true,
+      }),
     ]),
     { type: "RemoveForceFlag", name: "b" },
+  ],
+  [
+    "phase unforce, pod gone: started without the flag (never a second force-new-cluster)",
+    obs([m("b", { survivorMark: true, recoveryPhase: "unforce", pod: false })]),
+    { type: "StartSurvivor", name: "b", forceNewCluster: false },
+  ],
+  [
+    "phase unforce, the flagged pod still there: delete it again",
+    obs([
+      m("b", {
+        survivorMark: true,
+        recoveryPhase: "unforce",
+        forceNewCluster: true,
+        membersListed: 1,
+        healthy: true,
+      }),
+    ]),
+    { type: "RemoveForceFlag", name: "b" },
+  ],
+  [
+    "phase unforce, without the flag, starting: wait",
+    obs([m("b", { survivorMark: true, recoveryPhase: "unforce" })]),
+    { type: "Wait", reason: "SurvivorStarting" },
   ],
   [
     "survivor alone and healthy without the flag: recovered, with revision and cluster ID",
@@ -117,6 +152,7 @@ const cases: Case[] = [
       m("a", { claimOwned: false, claimKept: true, pod: false }),
       m("b", {
         survivorMark: true,
+        recoveryPhase: "unforce",
         status: { raftIndex: 130, revision: 41, clusterID: "c9" },
         membersListed: 1,
         healthy: true,
@@ -129,7 +165,13 @@ const cases: Case[] = [
     obs(
       [
         m("a", { claimOwned: false, claimKept: true, pod: false }),
-        m("b", { survivorMark: true, status: st(130), membersListed: 1, healthy: true }),
+        m("b", {
+          survivorMark: true,
+          recoveryPhase: "unforce",
+          status: st(130),
+          membersListed: 1,
+          healthy: true,
+        }),
       ],
       { quorum: true },
     ),
@@ -202,21 +244,21 @@ class World {
         break;
       case "ForceNewCluster":
       case "RemoveForceFlag": {
-        const s = this.get(step.name);
-        // The pod is deleted; a later reconcile sees it gone, then running with (or without) the flag.
-        Object.assign(s, { pod: false, healthy: false, forceNewCluster: step.type === "ForceNewCluster" });
-        delete s.membersListed;
+        // The phase is written on the claim, then the pod deleted.
+        const x = this.get(step.name);
+        x.recoveryPhase = step.type === "ForceNewCluster" ? "force" : "unforce";
+        Object.assign(x, { pod: false, healthy: false });
+        delete x.membersListed;
         break;
       }
+      case "StartSurvivor":
+        Object.assign(this.get(step.name), { pod: true, forceNewCluster: step.forceNewCluster });
+        break;
       case "Wait": {
-        // Time passes: a survivor pod that is gone comes back (the ordinary planner, on its data); a running
-        // one answers: alone once it has ever run with --force-new-cluster, else with the old membership.
-        for (const x of this.members.filter((y) => y.survivorMark === true)) {
-          if (!x.pod) x.pod = true;
-          else if (x.membersListed === undefined) {
-            if (x.forceNewCluster === true) this.forced = true;
-            Object.assign(x, { membersListed: this.forced ? 1 : 3, healthy: this.forced });
-          }
+        // Time passes: a running survivor answers: alone once it has ever run with --force-new-cluster.
+        for (const x of this.members.filter((y) => y.survivorMark === true && y.pod)) {
+          if (x.forceNewCluster === true) this.forced = true;
+          Object.assign(x, { membersListed: this.forced ? 1 : 3, healthy: this.forced });
         }
         break;
       }

@@ -20,6 +20,11 @@ export interface RecoveryMember {
   pod: boolean;
   /** Its pod was built with --force-new-cluster by this recovery. */
   forceNewCluster?: boolean;
+  /**
+   * The survivor's phase, written on its claim before its pod is deleted: "force" (to be, or being, run with
+   * --force-new-cluster), "unforce" (to be, or being, run without it again).
+   */
+  recoveryPhase?: "force" | "unforce";
   /** What its etcd answered about itself (Maintenance.Status answers without a quorum). */
   status?: { raftIndex: number; revision: number; clusterID: string };
   /** How many members the member list it answered holds (1 once force-new-cluster took effect). */
@@ -48,9 +53,11 @@ export type RecoveryStep =
   | { type: "KeepClaim"; name: string; message: string }
   /** Delete the pod of a member whose claim was kept, so it cannot rejoin the recovered cluster. */
   | { type: "StopMember"; name: string; message: string }
-  /** Recreate the survivor's pod with --force-new-cluster (its data kept; the membership becomes itself). */
+  /** Mark the survivor's claim "force", then delete its pod (its data kept). */
   | { type: "ForceNewCluster"; name: string; message: string }
-  /** Recreate the survivor's pod without the flag, once it answers as a one-member cluster. */
+  /** Create the survivor's pod on its data, with --force-new-cluster or without it. */
+  | { type: "StartSurvivor"; name: string; forceNewCluster: boolean; message: string }
+  /** Mark the survivor's claim "unforce", then delete its pod, once it answers as a one-member cluster. */
   | { type: "RemoveForceFlag"; name: string; message: string }
   /** Every old member is stopped and kept: restore a new seed from the backup (plan/restore.ts's steps). */
   | { type: "RestoreFromBackup"; message: string }
@@ -77,10 +84,10 @@ export function chooseSurvivor(members: RecoveryMember[]): RecoveryMember | unde
  *  2. From a survivor, started: the marked claim is the survivor (never chosen again); no marked, owned claim
  *     -> Refuse SurvivorLost.
  *  3. Every other owned claim -> KeepClaim, one at a time; then every kept member's pod -> StopMember.
- *  4. From a backup: RestoreFromBackup. From a survivor: its pod missing -> Wait (the ordinary planner restarts
- *     it on its data); it lists more than itself and has no flag -> ForceNewCluster; with the flag, not yet a
- *     healthy one-member cluster -> Wait; with the flag and healthy alone -> RemoveForceFlag; without the flag,
- *     alone and healthy -> Recovered.
+ *  4. From a backup: RestoreFromBackup. From a survivor, by the phase on its claim: none (or "force" with a pod
+ *     without the flag) -> ForceNewCluster; its pod missing -> StartSurvivor with the flag ("force") or without
+ *     ("unforce"); "force" and not yet a healthy one-member cluster -> Wait; "force" and alone -> RemoveForceFlag
+ *     (also "unforce" with a pod still flagged); "unforce", alone and healthy -> Recovered.
  */
 export function planRecovery(o: RecoveryObserved): RecoveryStep {
   const byName = [...o.members].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -149,11 +156,23 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
   }
 
   const alone = survivor.membersListed === 1 && survivor.healthy === true;
-  if (!survivor.pod) {
-    return { type: "Wait", reason: "SurvivorStarting", message: `waiting for ${survivor.name}'s pod` };
+  const start = (force: boolean): RecoveryStep => ({
+    type: "StartSurvivor",
+    name: survivor.name,
+    forceNewCluster: force,
+    message: `starting ${survivor.name} on its data ${force ? "with" : "without"} --force-new-cluster`,
+  });
+  const phase = survivor.recoveryPhase;
+  if (phase === undefined || (phase === "force" && survivor.pod && survivor.forceNewCluster !== true)) {
+    return {
+      type: "ForceNewCluster",
+      name: survivor.name,
+      message: `restarting ${survivor.name} with --force-new-cluster on its data`,
+    };
   }
-  if (survivor.forceNewCluster === true) {
-    if (!alone) {
+  if (!survivor.pod) return start(phase === "force");
+  if (phase === "force" || survivor.forceNewCluster === true) {
+    if (!alone && phase === "force") {
       return {
         type: "Wait",
         reason: "ForceNewCluster",
@@ -164,16 +183,6 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
       type: "RemoveForceFlag",
       name: survivor.name,
       message: `${survivor.name} answers as a one-member cluster: restarting it without --force-new-cluster`,
-    };
-  }
-  if (survivor.membersListed !== 1) {
-    if (survivor.membersListed === undefined) {
-      return { type: "Wait", reason: "SurvivorStarting", message: `waiting for ${survivor.name} to answer` };
-    }
-    return {
-      type: "ForceNewCluster",
-      name: survivor.name,
-      message: `restarting ${survivor.name} with --force-new-cluster on its data`,
     };
   }
   if (!alone || survivor.status === undefined) {
