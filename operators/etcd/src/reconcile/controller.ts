@@ -8,6 +8,7 @@ import {
   findCondition,
   generationChanged,
   Job,
+  type KubeObject,
   managedBySelectors,
   PersistentVolumeClaim,
   Pod,
@@ -19,6 +20,7 @@ import {
   statusMergePatch,
 } from "@capstan/core";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
+import { type EtcdRestore, EtcdRestoreKind } from "../api/etcd-restore.ts";
 import { clientService, peerService, podDisruptionBudget } from "../desired/cluster-objects.ts";
 import { clusterRef, MANAGED_BY, memberName } from "../desired/names.ts";
 import { EtcdError } from "../etcd/etcd-client.ts";
@@ -26,6 +28,7 @@ import { planNext, quorum, type Step } from "../plan/plan.ts";
 import { act } from "./act.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, type Observation, observe } from "./observe.ts";
+import { activeRestore, reconcileRecovery } from "./recovery.ts";
 import { observeRestore, restoreStatusOf } from "./restore.ts";
 import { statusOf } from "./status.ts";
 
@@ -83,6 +86,15 @@ export function etcdClusterController(options: EtcdClusterControllerOptions): Co
     name: "etcdcluster",
     for: EtcdClusterKind,
     owns: [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget, Job],
+    // An EtcdRestore is acted on by its cluster's reconcile (one writer of the member pods).
+    watches: [
+      {
+        kind: EtcdRestoreKind,
+        map: (r: KubeObject) => [
+          { namespace: r.metadata.namespace ?? "", name: (r as EtcdRestore).spec.clusterName },
+        ],
+      },
+    ],
     // Our own status writes do not trigger a reconcile; spec edits, creation and deletion do.
     predicates: [generationChanged()],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,
@@ -106,6 +118,10 @@ export async function reconcileEtcdCluster(
   await applyServices(ctx, cluster);
 
   const obs = await observe(cluster, ctx.cache, options.etcdClient ?? defaultEtcdClient, signal);
+  const recovery = await activeRestore(cluster, ctx.cache);
+  if (recovery !== undefined) {
+    return reconcileRecovery(ctx, cluster, obs, recovery, options.etcdClient ?? defaultEtcdClient);
+  }
   const restore = await observeRestore(cluster, ctx.cache, obs.claims, options.operatorImage);
   if (restore !== undefined) obs.observed.restore = restore.observed;
   await applyDisruptionBudget(ctx, cluster, votersOf(cluster, obs));

@@ -5,6 +5,7 @@ import type { OperatorAccess } from "@capstan/cli";
 import { Job, PersistentVolumeClaim, Pod, PodDisruptionBudget, Service } from "@capstan/core";
 import { Registry } from "prom-client";
 import { EtcdBackupKind } from "../api/backup.ts";
+import { EtcdRestoreKind } from "../api/etcd-restore.ts";
 import { etcdBackupController } from "./backup-controller.ts";
 import { etcdBackupScheduleController } from "./backup-schedule-controller.ts";
 import { DEFAULT_BACKUP_IMAGE, etcdClusterController } from "./controller.ts";
@@ -39,6 +40,18 @@ export const access: OperatorAccess = {
       why: "a schedule creates its backups and deletes them by retention",
     },
     { kind: Job, verbs: ["create", "delete"], why: "a backup's snapshot is taken by a Job" },
+    {
+      kind: EtcdRestoreKind,
+      subresource: "status",
+      verbs: ["get", "update", "patch"],
+      why: "an EtcdRestore's status is written by its cluster's reconcile, which performs the recovery",
+    },
+    {
+      kind: EtcdRestoreKind,
+      subresource: "finalizers",
+      verbs: ["update"],
+      why: "the chart grants every CRD it ships a reconciled kind's rules (crdPermissions); no finalizer is set on EtcdRestores today",
+    },
     {
       kind: Pod,
       subresource: "log",
