@@ -2,7 +2,9 @@
 // namespaces enforcing Pod Security "restricted": keys written into cluster A, A backed up to a PVC (EtcdBackup),
 // cluster B created with spec.bootstrap.restore naming that backup; B holds every key, its revision is past A's
 // at the backup by the bump, it grows to its size with learners, and status.restore and a Restored Event say so.
-import { type Client, PersistentVolumeClaim } from "@capstan/core";
+// Then disaster recovery: a three-member cluster loses two members with their claims (quorum lost), an
+// EtcdRestore from the survivor brings it back with every key and the same cluster ID, and it grows back to three.
+import { type Client, PersistentVolumeClaim, Pod } from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -15,7 +17,14 @@ import {
   waitAvailable,
   waitEtcdHealthy,
 } from "./fixtures/etcd-cluster.ts";
-import { type EtcdBackup, EtcdBackupKind, EtcdClusterKind } from "./fixtures/operator-api.ts";
+import {
+  dataClaimName,
+  type EtcdBackup,
+  EtcdBackupKind,
+  EtcdClusterKind,
+  type EtcdRestore,
+  EtcdRestoreKind,
+} from "./fixtures/operator-api.ts";
 import { etcdSuitesEnabled, installOperator, type OperatorRelease } from "./fixtures/operator-release.ts";
 
 const source = "rsa";
@@ -30,7 +39,8 @@ let clusterNs: TestNamespace;
 let op: OperatorRelease | undefined;
 let ns = "";
 
-describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup", () => {
+describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; EtcdRestore", () => {
+  const lost = "rsc";
   beforeAll(async () => {
     ({ client } = connect());
     opNs = await createNamespace(client, "etcd-restore-op", restricted);
@@ -43,7 +53,9 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup", (
 
   afterAll(async () => {
     if (client !== undefined) {
-      await deleteCluster(client, ns, restored).catch((err) => console.warn(`cleanup: ${err}`));
+      for (const c of [restored, lost]) {
+        await deleteCluster(client, ns, c).catch((err) => console.warn(`cleanup: ${err}`));
+      }
     }
     await tearDownSuite(client, { namespace: ns, name: source }, op, [clusterNs, opNs]);
   }, minutes(5));
@@ -51,6 +63,9 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup", (
   beforeEach(({ onTestFailed }) => {
     onTestFailed(async () => {
       await printFailureReport(client, ns, restored, op);
+      await printFailureReport(client, ns, lost, op);
+      const r = await client.get(EtcdRestoreKind, "dr", ns).catch(() => undefined);
+      console.log(`EtcdRestore dr: ${JSON.stringify(r?.status ?? "(none)", null, 1)}`);
     });
   });
 
@@ -122,5 +137,57 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup", (
       expect(events.some((e) => e.reason === "Restored")).toBe(true);
     },
     minutes(6),
+  );
+
+  it(
+    "two of three members lost with their claims: recovered from the survivor with every key, claims never deleted, grown back to three",
+    async () => {
+      await client.create(EtcdClusterKind, etcdCluster(ns, lost, { replicas: 3 }));
+      await waitAvailable(client, ns, lost, 3);
+      const view = await waitEtcdHealthy(client, ns, lost, 3);
+      const written = await putKeys(view.etcd, "/dr/", 100);
+      const clusterID = (await client.get(EtcdClusterKind, lost, ns)).status?.clusterID;
+
+      // Destroy two followers with their data: claims first (they go once their pods do), then pods.
+      const victims = [...view.endpoints.keys()].filter((n) => n !== view.leader).slice(0, 2);
+      for (const v of victims) await client.delete(PersistentVolumeClaim, dataClaimName(v), ns);
+      for (const v of victims) await client.delete(Pod, v, ns, { gracePeriodSeconds: 0 });
+      await eventually(
+        async () => {
+          const c = await client.get(EtcdClusterKind, lost, ns);
+          if (c.status?.phase !== "QuorumLost") throw new Error(`phase ${c.status?.phase}`);
+        },
+        { timeoutMs: minutes(2), intervalMs: 2_000, message: `${lost} reports QuorumLost` },
+      );
+
+      const request: EtcdRestore = {
+        apiVersion: EtcdRestoreKind.apiVersion,
+        kind: EtcdRestoreKind.kind,
+        metadata: { name: "dr", namespace: ns },
+        spec: { clusterName: lost, from: "Survivor" },
+      };
+      await client.create(EtcdRestoreKind, request);
+      const done = await eventually(
+        async () => {
+          const r = await client.get(EtcdRestoreKind, "dr", ns);
+          if (r.status?.phase !== "Succeeded" && r.status?.phase !== "Failed") {
+            throw new Error(`phase ${r.status?.phase}: ${r.status?.message}`);
+          }
+          return r;
+        },
+        { timeoutMs: minutes(3), intervalMs: 2_000, message: "EtcdRestore dr ends" },
+      );
+      expect(done.status?.phase, JSON.stringify(done.status)).toBe("Succeeded");
+      expect(done.status?.survivor).toBe(view.leader);
+      expect(done.status?.revision).toBeGreaterThan(0);
+      expect(done.status?.clusterID).toBe(clusterID);
+
+      await waitAvailable(client, ns, lost, 3);
+      const after = await waitEtcdHealthy(client, ns, lost, 3);
+      for (const [key, value] of written) expect(await after.etcd.get(key), key).toBe(value);
+      const events = await clusterEvents(client, ns, lost);
+      expect(events.some((e) => e.reason === "Recovered")).toBe(true);
+    },
+    minutes(7),
   );
 });

@@ -187,6 +187,16 @@ export async function actRecovery(
       await deletePod(step.name);
       return { phase: "Running", message: step.message, startTime: started };
     case "StartSurvivor": {
+      if (ctx.obs.pods.has(step.name)) {
+        // The old pod is still terminating (or failed): it must be gone before the survivor starts again.
+        const old = ctx.obs.pods.get(step.name);
+        if (old?.metadata.deletionTimestamp === undefined) await deletePod(step.name);
+        return {
+          phase: "Running",
+          message: `waiting for the old pod of ${step.name} to go away`,
+          startTime: started,
+        };
+      }
       const pod = memberPod({
         cluster: ctx.cluster,
         member: step.name,
