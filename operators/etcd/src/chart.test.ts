@@ -193,9 +193,9 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
       (a) => a.alert === "EtcdBackupStale",
     );
     expect(stale?.expr).toBe(
-      'time() - max by (object_namespace, cluster) (capstan_etcd_backup_last_success_timestamp_seconds{job="ops-etcd-operator-metrics", namespace="ops-ns"}) > 7200',
+      'time() - max by (object_namespace, object_name) (capstan_etcd_backup_last_success_timestamp_seconds{job="ops-etcd-operator-metrics", namespace="ops-ns"}) > 7200',
     );
-    expect(JSON.stringify(stale)).toContain("{{ $labels.object_namespace }}/{{ $labels.cluster }}");
+    expect(JSON.stringify(stale)).toContain("{{ $labels.object_namespace }}/{{ $labels.object_name }}");
   });
 
   it("passes the operator's own image to the backup Jobs unless backup.image names another", () => {

@@ -4,7 +4,8 @@
 // --leader-election-namespace, --watch-namespace, --max-concurrent-reconciles, --log-level), plus
 // --backup-image (ETCD_OPERATOR_BACKUP_IMAGE): the image whose `backup-upload` subcommand the backup Jobs run (the
 // chart sets the operator's own image). POD_NAME is the Lease identity.
-// `node main.js backup-upload ...` is the last step of a backup Job (src/backup/upload.ts), not the operator.
+// `node main.js backup-upload ...` is the last step of a backup Job (src/backup/upload.ts), and
+// `node main.js backup-delete ...` the Job removing a deleted PVC backup's file (src/backup/delete.ts): not the operator.
 import { createLogger, Manager, operatorCommandLine, shutdownSignal } from "@capstan/core";
 import { etcdBackupController } from "./reconcile/backup-controller.ts";
 import { etcdBackupScheduleController } from "./reconcile/backup-schedule-controller.ts";
@@ -27,9 +28,13 @@ if (process.argv[2] === "backup-download" || process.argv[2] === "restore-finish
     },
   );
 }
-if (process.argv[2] === "backup-upload") {
-  const { backupUploadCommand } = await import("./backup/upload.ts");
-  await backupUploadCommand(process.argv.slice(3)).then(
+const subcommand = process.argv[2];
+if (subcommand === "backup-upload" || subcommand === "backup-delete") {
+  const run =
+    subcommand === "backup-upload"
+      ? (await import("./backup/upload.ts")).backupUploadCommand
+      : (await import("./backup/delete.ts")).backupDeleteCommand;
+  await run(process.argv.slice(3)).then(
     () => process.exit(0),
     (err: unknown) => {
       // FallbackToLogsOnError makes this the termination message the operator reports.

@@ -21,6 +21,7 @@ const backupSpecKeys: Record<keyof EtcdBackupSpec, true> = {
   clusterName: true,
   destination: true,
   activeDeadlineSeconds: true,
+  deletionPolicy: true,
 };
 const s3Keys: Record<keyof S3Destination, true> = {
   endpoint: true,

@@ -72,6 +72,13 @@ export interface BackupDestination {
   pvc?: PVCDestination;
 }
 
+/** What happens to the stored snapshot when its EtcdBackup is deleted. */
+export type DeletionPolicy = "Retain" | "Delete";
+/** A one-shot EtcdBackup keeps its snapshot when deleted unless `spec.deletionPolicy` says Delete. */
+export const DEFAULT_DELETION_POLICY: DeletionPolicy = "Retain";
+/** A schedule's backups delete their snapshots with them (so retention frees storage) unless the template says Retain. */
+export const DEFAULT_SCHEDULED_DELETION_POLICY: DeletionPolicy = "Delete";
+
 /** The desired backup; immutable once created. */
 export interface EtcdBackupSpec {
   /** The EtcdCluster, in the same namespace, to take the snapshot from. */
@@ -79,6 +86,11 @@ export interface EtcdBackupSpec {
   destination: BackupDestination;
   /** Seconds the backup Job may run before it is failed (default 3600). */
   activeDeadlineSeconds?: number;
+  /**
+   * Delete: deleting the EtcdBackup first deletes the stored snapshot (a finalizer holds it until then); Retain:
+   * the snapshot stays. Default Retain; Delete in a schedule's backupTemplate.
+   */
+  deletionPolicy?: DeletionPolicy;
 }
 
 /** The life cycle of one backup. */
@@ -307,7 +319,7 @@ const destinationSchema: JSONSchemaProps = {
   ],
 };
 
-const backupSpecSchema = (description: string): JSONSchemaProps => ({
+const backupSpecSchema = (description: string, deletionPolicy: DeletionPolicy): JSONSchemaProps => ({
   type: "object",
   description,
   required: ["clusterName", "destination"],
@@ -326,6 +338,13 @@ const backupSpecSchema = (description: string): JSONSchemaProps => ({
       default: DEFAULT_BACKUP_DEADLINE_SECONDS,
       minimum: 60,
       maximum: 86_400,
+    },
+    deletionPolicy: {
+      type: "string",
+      enum: ["Retain", "Delete"],
+      default: deletionPolicy,
+      description:
+        "What deleting the EtcdBackup does to the stored snapshot: Delete removes it first (a finalizer holds the EtcdBackup until it is gone), Retain leaves it. Default Retain for an EtcdBackup, Delete in a schedule's backupTemplate (so retention frees storage).",
     },
   },
 });
@@ -382,7 +401,10 @@ export const etcdBackupSchema: JSONSchemaProps = {
     kind: { type: "string" },
     metadata: { type: "object" },
     spec: {
-      ...backupSpecSchema("The backup to take; immutable (create another EtcdBackup for another snapshot)."),
+      ...backupSpecSchema(
+        "The backup to take; immutable (create another EtcdBackup for another snapshot).",
+        DEFAULT_DELETION_POLICY,
+      ),
       "x-kubernetes-validations": [
         {
           rule: "self == oldSelf",
@@ -473,7 +495,7 @@ const scheduleSpecSchema: JSONSchemaProps = {
             annotations: { type: "object", additionalProperties: { type: "string" } },
           },
         },
-        spec: backupSpecSchema("The spec of each backup."),
+        spec: backupSpecSchema("The spec of each backup.", DEFAULT_SCHEDULED_DELETION_POLICY),
       },
     },
   },

@@ -18,12 +18,12 @@ import { GROUP, VERSION } from "./group.ts";
 import {
   bootstrapSchema,
   type EtcdBootstrap,
-  type EtcdRestoreStatus,
+  type EtcdClusterRestoreStatus,
   RESTORE_BOOTSTRAP_RULES,
   restoreStatusSchema,
 } from "./restore-source.ts";
 
-export type { EtcdBootstrap, EtcdRestoreStatus };
+export type { EtcdBootstrap, EtcdClusterRestoreStatus };
 export { GROUP, VERSION };
 /** The etcd release a new EtcdCluster runs unless `spec.version` says otherwise. */
 export const DEFAULT_ETCD_VERSION = "3.6.15";
@@ -209,7 +209,7 @@ export interface EtcdClusterStatus {
   /** URL clients use to reach the cluster, e.g. "http://demo-client.ns.svc:2379". */
   clientEndpoint?: string;
   /** What the restore from spec.bootstrap.restore did. */
-  restore?: EtcdRestoreStatus;
+  restore?: EtcdClusterRestoreStatus;
 }
 
 /** An EtcdCluster object. */

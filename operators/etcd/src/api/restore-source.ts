@@ -49,7 +49,7 @@ export interface EtcdBootstrap {
 }
 
 /** What a restore did (status.restore). */
-export interface EtcdRestoreStatus {
+export interface EtcdClusterRestoreStatus {
   /** The snapshot restored: backup/<name>, s3://<bucket>/<key> or pvc://<claim>/<path>. */
   source: string;
   /** The snapshot's revision (known when restored from an EtcdBackup). */

@@ -16,6 +16,11 @@ import {
   BACKUP_LABEL,
   backupJob,
   backupLocation,
+  DELETE_LABEL,
+  deleteArgs,
+  deleteJob,
+  deleteJobName,
+  parseDeleteArgs,
   parseSnapshotStatus,
   parseUploadArgs,
   parseUploadResult,
@@ -99,7 +104,45 @@ describe("golden files", () => {
       "job-backup-pvc-ephemeral-cluster",
       () => backupJob(input(pvc, cluster({ storage: { ephemeral: true } }))),
     ],
+    ["job-backup-delete-pvc", () => deleteJob(pvc, OPERATOR_IMAGE)],
   ])("%s", (name, build) => golden(name, build()));
+});
+
+describe("deleteJob", () => {
+  it("removes the file the upload wrote, is not owned by the backup (a foreground deletion would delete it first) and is never taken for its results", () => {
+    const job = deleteJob(pvc, OPERATOR_IMAGE);
+    const upload = uploadTarget(pvc).target;
+    expect(upload.kind === "file" && deleteArgs(pvc)).toEqual([
+      `--file=${upload.kind === "file" ? upload.path : ""}`,
+    ]);
+    expect(parseDeleteArgs(deleteArgs(pvc))).toEqual({
+      file: "/destination/etcd/db/demo/nightly-29891580.db",
+    });
+    expect(job.metadata?.ownerReferences).toBeUndefined();
+    expect(job.spec?.ttlSecondsAfterFinished).toBeGreaterThan(0);
+    const labels = job.spec?.template.metadata?.labels ?? {};
+    expect(labels[BACKUP_LABEL]).toBeUndefined();
+    expect(labels[DELETE_LABEL]).toBe("nightly-29891580");
+  });
+
+  it("is only for a PVC destination", () => {
+    expect(() => deleteJob(s3Minimal, OPERATOR_IMAGE)).toThrow(/only a pvc destination/);
+  });
+
+  it("has a name of at most 63 characters, distinct for long backup names", () => {
+    expect(deleteJobName(pvc)).toBe("nightly-29891580-delete");
+    const long = (n: string) => ({ ...pvc, metadata: { ...pvc.metadata, name: n } });
+    const a = deleteJobName(long(`${"a".repeat(60)}-x1`));
+    const b = deleteJobName(long(`${"a".repeat(60)}-x2`));
+    expect(a.length).toBeLessThanOrEqual(63);
+    expect(a).not.toBe(b);
+  });
+
+  it("parses only a file below the claim's mount", () => {
+    expect(() => parseDeleteArgs(["--file=/etc/passwd"])).toThrow(/must be below \/destination/);
+    expect(() => parseDeleteArgs(["--file=/destination/../etc/passwd"])).toThrow(/must be below/);
+    expect(() => parseDeleteArgs([])).toThrow(/usage/);
+  });
 });
 
 describe("backupJob", () => {

@@ -3,7 +3,9 @@
 // then the operator image's `backup-upload` subcommand, which stores the file (S3 multipart upload, or a copy on a
 // PersistentVolumeClaim) and writes {location, size, sha256} as its termination message. The etcd image has no
 // shell: each step is one binary, run as init containers in order. Also the upload arguments' contract and the
-// parsers of the Job's results, so builder, subcommand and reconciler cannot disagree.
+// parsers of the Job's results, so builder, subcommand and reconciler cannot disagree; and the Job that removes a
+// PVC backup's file when the EtcdBackup is deleted with deletionPolicy Delete (`backup-delete`).
+import { createHash } from "node:crypto";
 import {
   type Job,
   type ObjectOf,
@@ -397,5 +399,85 @@ export function backupJob(input: BackupJobInput): JobObject {
     },
   };
   setControllerReference(backup, EtcdBackupKind, job);
+  return job;
+}
+
+/** Label on the Job (and pod) that removes a backup's file from its claim; carries the backup's name. */
+export const DELETE_LABEL = "etcd.capstan.dev/backup-delete";
+/** The container of the removal Job. */
+export const DELETE_CONTAINER = "delete";
+
+/** The Job removing a PVC backup's file: `<backup>-delete`, shortened with a hash for long names (63 at most). */
+export function deleteJobName(backup: EtcdBackup): string {
+  const { name } = backupRef(backup);
+  if (name.length <= 56) return `${name}-delete`;
+  return `${name.slice(0, 45)}-${createHash("sha256").update(name).digest("hex").slice(0, 8)}-delete`;
+}
+
+/** `backup-delete`'s command line (after the subcommand name): the file to remove, below the claim's mount. */
+export function deleteArgs(backup: EtcdBackup): string[] {
+  const u = uploadTarget(backup);
+  if (u.target.kind !== "file")
+    throw new Error(`EtcdBackup ${backupRef(backup).name}: only a pvc destination is removed by a Job`);
+  return [`--file=${u.target.path}`];
+}
+
+/** Reads `backup-delete`'s command line back: the file, which must be below the claim's mount. */
+export function parseDeleteArgs(args: string[]): { file: string } {
+  const [arg, ...rest] = args;
+  const m = arg === undefined ? null : /^--file=(.+)$/s.exec(arg);
+  if (m === null || rest.length > 0) throw new Error("backup-delete: usage: backup-delete --file=PATH");
+  const file = m[1]!;
+  if (!file.startsWith(`${DESTINATION_MOUNT}/`) || file.split("/").includes(".."))
+    throw new Error(`backup-delete: --file ${file} must be below ${DESTINATION_MOUNT} without ".."`);
+  return { file };
+}
+
+/** The Job removing a PVC backup's file (and a leftover .partial) with the operator image's `backup-delete`. */
+export function deleteJob(backup: EtcdBackup, operatorImage: string): JobObject {
+  const { namespace, name } = backupRef(backup);
+  const pvc = backup.spec.destination.pvc;
+  if (pvc === undefined) throw new Error(`EtcdBackup ${name}: only a pvc destination is removed by a Job`);
+  const labels = {
+    "app.kubernetes.io/name": "etcd-backup-delete",
+    "app.kubernetes.io/instance": backup.spec.clusterName,
+    "app.kubernetes.io/managed-by": MANAGED_BY,
+    [CLUSTER_LABEL]: backup.spec.clusterName,
+    [DELETE_LABEL]: name,
+  };
+  const job: JobObject = {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: { name: deleteJobName(backup), namespace, labels },
+    spec: {
+      backoffLimit: BACKUP_BACKOFF_LIMIT,
+      activeDeadlineSeconds: 300,
+      ttlSecondsAfterFinished: 3600,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: "Never",
+          enableServiceLinks: false,
+          automountServiceAccountToken: false,
+          // The backup Job wrote the file as etcd's user.
+          securityContext: restrictedPodSecurityContext(ETCD_UID),
+          containers: [
+            {
+              name: DELETE_CONTAINER,
+              image: operatorImage,
+              args: ["backup-delete", ...deleteArgs(backup)],
+              resources: SMALL,
+              terminationMessagePolicy: "FallbackToLogsOnError",
+              securityContext: restrictedContainerSecurityContext(),
+              volumeMounts: [{ name: "destination", mountPath: DESTINATION_MOUNT }],
+            },
+          ],
+          volumes: [{ name: "destination", persistentVolumeClaim: { claimName: pvc.claimName } }],
+        },
+      },
+    },
+  };
+  // Not owned by the backup: a foreground deletion of the backup would delete it before it ran. The reconciler
+  // deletes it once it succeeded; the TTL removes one left behind.
   return job;
 }

@@ -1,16 +1,20 @@
 // One reconcile of the EtcdBackup controller against the in-memory API server (core's test kit) and a scripted
 // etcd: the Job is created once on a follower, a running Job changes nothing, the Job's results become status,
-// a failed Job fails the backup, and a claim holding member data is refused without a Job.
+// a failed Job fails the backup, and a claim holding member data is refused without a Job. With deletionPolicy
+// Delete: the finalizer comes before the Job; a deleted backup's S3 object is deleted with its Secret's credentials,
+// or the finalizer stays (Degraded, Warning) when they are gone or the storage fails; a PVC backup gets its Job.
 import { Job, type KubeObject, PersistentVolumeClaim } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { describe, expect, it } from "vitest";
 import { type EtcdBackup, EtcdBackupKind } from "../api/backup.ts";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
-import { BACKUP_LABEL, UPLOAD_CONTAINER } from "../desired/backup-job.ts";
+import type { S3ObjectRef } from "../backup/delete.ts";
+import { BACKUP_LABEL, DELETE_LABEL, UPLOAD_CONTAINER } from "../desired/backup-job.ts";
 import { memberDataClaim } from "../desired/cluster-objects.ts";
 import { memberPod } from "../desired/member-pod.ts";
 import { peerURL } from "../desired/names.ts";
 import type { EtcdClient, EtcdMember } from "../etcd/etcd-client.ts";
+import { SNAPSHOT_FINALIZER } from "../plan/backup-deletion.ts";
 import { type EtcdBackupControllerOptions, reconcileEtcdBackup } from "./backup-controller.ts";
 
 const names = ["demo-a", "demo-b", "demo-c"];
@@ -228,5 +232,133 @@ describe("reconcileEtcdBackup", () => {
     expect(status?.phase).toBe("Pending");
     expect(status?.conditions?.find((c) => c.type === "Degraded")?.reason).toBe("ClusterNotFound");
     expect(run.result).toEqual({ requeueAfter: 60_000 });
+  });
+});
+
+describe("reconcileEtcdBackup with deletionPolicy Delete", () => {
+  const SUCCEEDED = { phase: "Succeeded" as const, jobName: "b1", completionTime: "2026-11-30T01:00:40Z" };
+  const deleteBackup = (o: { pvc?: boolean; deleting?: boolean } = {}): EtcdBackup => {
+    const b = backup(o.pvc === true);
+    if (o.pvc === true) b.spec.destination = { pvc: { claimName: "backups" } };
+    else
+      b.spec.destination = {
+        s3: {
+          bucket: "bk",
+          endpoint: "http://s3.test:8333",
+          forcePathStyle: true,
+          credentialsSecret: { name: "c" },
+        },
+      };
+    b.spec.deletionPolicy = "Delete";
+    if (o.deleting === true) {
+      b.metadata.finalizers = [SNAPSHOT_FINALIZER];
+      b.metadata.deletionTimestamp = "2026-11-30T02:00:00Z";
+      b.status = SUCCEEDED;
+    }
+    return b;
+  };
+  const creds: KubeObject = {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "c", namespace: "ns" },
+    data: {
+      AWS_ACCESS_KEY_ID: Buffer.from("id").toString("base64"),
+      AWS_SECRET_ACCESS_KEY: Buffer.from("secret").toString("base64"),
+    },
+  } as KubeObject;
+  const claim: KubeObject = {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: { name: "backups", namespace: "ns" },
+    spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+  } as KubeObject;
+
+  const run = (
+    objects: KubeObject[],
+    request: EtcdBackup,
+    deleteObject?: (ref: S3ObjectRef) => Promise<void>,
+  ) =>
+    reconcileOnce(
+      (req, ctx) =>
+        reconcileEtcdBackup(req, ctx, {
+          ...options,
+          ...(deleteObject === undefined ? {} : { deleteObject: async (ref) => deleteObject(ref) }),
+        }),
+      { kinds: [EtcdClusterKind, EtcdBackupKind], objects, request },
+    );
+
+  it("adds the finalizer before creating the Job", async () => {
+    const r = await run([cluster, ...members(), deleteBackup()], deleteBackup());
+    r.expectNoError();
+    expect(r.get(EtcdBackupKind, "b1", "ns")?.metadata.finalizers).toEqual([SNAPSHOT_FINALIZER]);
+    expect(r.writesOf(Job).map((w) => w.verb)).toEqual(["create"]);
+  });
+
+  it("deletes the S3 object with the Secret's credentials, then lets the backup go", async () => {
+    const refs: S3ObjectRef[] = [];
+    const r = await run(
+      [creds, deleteBackup({ deleting: true })],
+      deleteBackup({ deleting: true }),
+      async (ref) => {
+        refs.push(ref);
+      },
+    );
+    r.expectNoError();
+    expect(refs).toEqual([
+      {
+        bucket: "bk",
+        key: "ns/demo/b1.db",
+        region: "us-east-1",
+        endpoint: "http://s3.test:8333",
+        forcePathStyle: true,
+        credentials: { accessKeyId: "id", secretAccessKey: "secret" },
+      },
+    ]);
+    expect(r.get(EtcdBackupKind, "b1", "ns")?.metadata.finalizers ?? []).not.toContain(SNAPSHOT_FINALIZER);
+    expect(r.events.map((e) => e.reason)).toEqual(["SnapshotDeleted"]);
+  });
+
+  it("keeps the finalizer, Degraded with a Warning naming the Secret, when the credentials are gone", async () => {
+    const refs: S3ObjectRef[] = [];
+    const r = await run([deleteBackup({ deleting: true })], deleteBackup({ deleting: true }), async (ref) => {
+      refs.push(ref);
+    });
+    r.expectNoError();
+    expect(refs).toEqual([]);
+    const b = r.get(EtcdBackupKind, "b1", "ns");
+    expect(b?.metadata.finalizers).toEqual([SNAPSHOT_FINALIZER]);
+    expect(b?.status?.conditions?.find((c) => c.type === "Degraded")).toMatchObject({
+      status: "True",
+      reason: "CredentialsNotFound",
+    });
+    expect(r.events.map((e) => [e.type, e.reason])).toEqual([["Warning", "CredentialsNotFound"]]);
+    expect(r.events[0]?.note).toContain("Secret ns/c does not exist");
+    expect(r.result).toEqual({ requeueAfter: 60_000 });
+  });
+
+  it("keeps the finalizer, Degraded StorageUnreachable, when the storage does not answer", async () => {
+    const r = await run(
+      [creds, deleteBackup({ deleting: true })],
+      deleteBackup({ deleting: true }),
+      async () => {
+        throw Object.assign(new Error("connect ECONNREFUSED 10.0.0.9:8333"), { name: "Error" });
+      },
+    );
+    r.expectNoError();
+    const b = r.get(EtcdBackupKind, "b1", "ns");
+    expect(b?.metadata.finalizers).toEqual([SNAPSHOT_FINALIZER]);
+    expect(b?.status?.conditions?.find((c) => c.type === "Degraded")?.reason).toBe("StorageUnreachable");
+    expect(r.events[0]?.note).toContain("ECONNREFUSED");
+  });
+
+  it("runs the Job removing a PVC backup's file, and keeps the finalizer meanwhile", async () => {
+    const b = deleteBackup({ pvc: true, deleting: true });
+    const r = await run([claim, b], b);
+    r.expectNoError();
+    const created = r.writesOf(Job).map((w) => w.verb);
+    expect(created).toEqual(["create"]);
+    const job = r.get(Job, "b1-delete", "ns");
+    expect(job?.metadata?.labels?.[DELETE_LABEL]).toBe("b1");
+    expect(r.get(EtcdBackupKind, "b1", "ns")?.metadata.finalizers).toEqual([SNAPSHOT_FINALIZER]);
   });
 });

@@ -1,10 +1,13 @@
 // The EtcdBackup controller: observe the backup's cluster, destination claim, Job and the Job's results -> plan
-// (plan/backup.ts) -> create the Job -> write status, conditions, events and the backup metrics.
+// (plan/backup.ts) -> create the Job -> write status, conditions, events and the backup metrics. With
+// deletionPolicy Delete, a finalizer holds a deleted backup until its snapshot is gone (plan/backup-deletion.ts):
+// the operator deletes an S3 object itself, a Job removes a file from a claim.
 import {
+  ApiError,
+  addFinalizer,
   type Condition,
   type Controller,
   controller,
-  generationChanged,
   isAlreadyExists,
   isNotFound,
   Job,
@@ -13,19 +16,33 @@ import {
   type ReconcileContext,
   type ReconcileRequest,
   type Result,
+  removeFinalizer,
+  Secret,
   setCondition,
   statusMergePatch,
 } from "@capstan/core";
-import { type EtcdBackup, EtcdBackupKind, type EtcdBackupStatus } from "../api/backup.ts";
+import {
+  DEFAULT_ACCESS_KEY_ID_KEY,
+  DEFAULT_CA_KEY,
+  DEFAULT_S3_REGION,
+  DEFAULT_SECRET_ACCESS_KEY_KEY,
+  type EtcdBackup,
+  EtcdBackupKind,
+  type EtcdBackupStatus,
+} from "../api/backup.ts";
 import { EtcdClusterKind } from "../api/etcd-cluster.ts";
+import { deleteS3Object, type S3ObjectDeleter } from "../backup/delete.ts";
 import {
   BACKUP_LABEL,
   BACKUP_MEMBER_ANNOTATION,
   backupJob,
+  deleteJob,
+  deleteJobName,
   type JobObject,
   parseSnapshotStatus,
   parseUploadResult,
   UPLOAD_CONTAINER,
+  uploadTarget,
   VERIFY_CONTAINER,
 } from "../desired/backup-job.ts";
 import { CLUSTER_LABEL, MANAGED_BY } from "../desired/names.ts";
@@ -34,8 +51,16 @@ import {
   type JobResults,
   type ObservedClaim,
   type ObservedJob,
+  type PlannedCondition,
   planBackup,
 } from "../plan/backup.ts";
+import {
+  type DeletionPlan,
+  planBackupDeletion,
+  planDeletionFailure,
+  planObjectDeleted,
+  SNAPSHOT_FINALIZER,
+} from "../plan/backup-deletion.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, observe } from "./observe.ts";
 
@@ -57,6 +82,8 @@ export interface EtcdBackupControllerOptions {
   readLog?: ContainerLogReader;
   /** The last successful backup's time and the failures, per cluster. */
   metrics?: EtcdOperatorMetrics;
+  /** Deletes S3 objects (tests replace it). */
+  deleteObject?: S3ObjectDeleter;
 }
 
 /** The controller that reconciles EtcdBackups. */
@@ -65,7 +92,14 @@ export function etcdBackupController(options: EtcdBackupControllerOptions): Cont
     name: "etcdbackup",
     for: EtcdBackupKind,
     owns: [Job],
-    predicates: [generationChanged()],
+    // Spec edits, creation and deletion (a deletion request is a metadata change only); not status writes.
+    predicates: [
+      {
+        update: (o, n) =>
+          o.metadata.generation !== n.metadata.generation ||
+          o.metadata.deletionTimestamp !== n.metadata.deletionTimestamp,
+      },
+    ],
     maxConcurrentReconciles: 2,
     reconcile: (req, ctx) => reconcileEtcdBackup(req, ctx, options),
   });
@@ -158,9 +192,20 @@ export async function reconcileEtcdBackup(
   ctx: ReconcileContext,
   options: EtcdBackupControllerOptions,
 ): Promise<Result | undefined> {
-  const backup = await ctx.cache.get(EtcdBackupKind, req.name, req.namespace);
-  if (backup === undefined || backup.metadata.deletionTimestamp !== undefined) return undefined;
+  const found = await ctx.cache.get(EtcdBackupKind, req.name, req.namespace);
+  if (found === undefined) return undefined;
+  let backup = found;
   const namespace = backup.metadata.namespace ?? "";
+  const liveJob = await ctx.cache.get(Job, backup.metadata.name ?? "", namespace);
+  const job = liveJob === undefined ? undefined : observeJob(liveJob);
+
+  if (backup.metadata.deletionTimestamp !== undefined) return reconcileDeletion(ctx, backup, job, options);
+  const deletion = planBackupDeletion({ backup, backupJob: job });
+  if (deletion.action?.type === "AddFinalizer") {
+    // Before the Job: no snapshot of a Delete backup is stored without the finalizer.
+    backup = await addFinalizer(ctx.client, EtcdBackupKind, backup, SNAPSHOT_FINALIZER);
+  }
+
   const phase = backup.status?.phase;
   if (phase === "Succeeded" || phase === "Failed") {
     // Every succeeded backup is reconciled after a restart: the gauge comes back with the newest one's time.
@@ -171,8 +216,6 @@ export async function reconcileEtcdBackup(
   }
 
   const cluster = await ctx.cache.get(EtcdClusterKind, backup.spec.clusterName, namespace);
-  const liveJob = await ctx.cache.get(Job, backup.metadata.name ?? "", namespace);
-  const job = liveJob === undefined ? undefined : observeJob(liveJob);
   const claim = job === undefined ? await observeClaim(ctx, backup) : undefined;
   let members: Parameters<typeof planBackup>[0]["members"];
   if (job === undefined && cluster !== undefined) {
@@ -215,10 +258,212 @@ export async function reconcileEtcdBackup(
   return plan.requeueAfter === undefined ? undefined : { requeueAfter: plan.requeueAfter };
 }
 
+/** Reads the live claim of a PVC destination for the deletion planner (undefined: it does not exist). */
+async function observeClaimForDeletion(
+  ctx: ReconcileContext,
+  backup: EtcdBackup,
+): Promise<{ deleting?: boolean } | undefined> {
+  const pvc = backup.spec.destination.pvc;
+  if (pvc === undefined) return undefined;
+  try {
+    const claim = await ctx.client.get(
+      PersistentVolumeClaim,
+      pvc.claimName,
+      backup.metadata.namespace,
+      ctx.signal,
+    );
+    return claim.metadata?.deletionTimestamp === undefined ? {} : { deleting: true };
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** A key of a Secret in the backup's namespace, read live (the cache holds no Secrets); throws naming what is missing. */
+async function secretKey(
+  ctx: ReconcileContext,
+  namespace: string,
+  name: string,
+  key: string,
+): Promise<string> {
+  let data: Record<string, string> | undefined;
+  try {
+    data = (await ctx.client.get(Secret, name, namespace, ctx.signal)).data;
+  } catch (err) {
+    if (isNotFound(err))
+      throw new DeletionError("CredentialsNotFound", `Secret ${namespace}/${name} does not exist`);
+    throw err;
+  }
+  const value = data?.[key];
+  if (value === undefined)
+    throw new DeletionError("CredentialsNotFound", `Secret ${namespace}/${name} has no key ${key}`);
+  return Buffer.from(value, "base64").toString("utf8");
+}
+
+/** A deletion failure with the reason the Degraded condition and the Event carry. */
+class DeletionError extends Error {
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+/** Deletes the backup's S3 object with its credentials Secret; throws a DeletionError saying why it could not. */
+async function deleteStoredObject(
+  ctx: ReconcileContext,
+  backup: EtcdBackup,
+  deleter: S3ObjectDeleter,
+): Promise<void> {
+  const s3 = backup.spec.destination.s3;
+  const target = uploadTarget(backup).target;
+  if (s3 === undefined || target.kind !== "s3") return;
+  const namespace = backup.metadata.namespace ?? "";
+  const creds = s3.credentialsSecret;
+  const accessKeyId = await secretKey(
+    ctx,
+    namespace,
+    creds.name,
+    creds.accessKeyIDKey ?? DEFAULT_ACCESS_KEY_ID_KEY,
+  );
+  const secretAccessKey = await secretKey(
+    ctx,
+    namespace,
+    creds.name,
+    creds.secretAccessKeyKey ?? DEFAULT_SECRET_ACCESS_KEY_KEY,
+  );
+  const ca =
+    s3.caSecret === undefined
+      ? undefined
+      : await secretKey(ctx, namespace, s3.caSecret.name, s3.caSecret.key ?? DEFAULT_CA_KEY);
+  try {
+    await deleter(
+      {
+        bucket: target.bucket,
+        key: target.key,
+        region: s3.region ?? DEFAULT_S3_REGION,
+        ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),
+        forcePathStyle: s3.forcePathStyle === true,
+        credentials: { accessKeyId, secretAccessKey },
+        ...(ca === undefined ? {} : { ca }),
+      },
+      ctx.signal,
+    );
+  } catch (err) {
+    const e = err as Error & { name?: string; $metadata?: { httpStatusCode?: number } };
+    const code = e.$metadata?.httpStatusCode;
+    const reason = code === 401 || code === 403 ? "StorageAccessDenied" : "StorageUnreachable";
+    throw new DeletionError(reason, `${s3.endpoint ?? "S3"}: ${e.name ?? "Error"}: ${e.message}`);
+  }
+}
+
+/** One reconcile of a backup being deleted: the deletion planner's step, its conditions and event. */
+async function reconcileDeletion(
+  ctx: ReconcileContext,
+  backup: EtcdBackup,
+  job: ObservedJob | undefined,
+  options: EtcdBackupControllerOptions,
+): Promise<Result | undefined> {
+  const namespace = backup.metadata.namespace ?? "";
+  const name = backup.metadata.name ?? "";
+  const pvc = backup.spec.destination.pvc !== undefined;
+  const liveDeleteJob = pvc ? await ctx.cache.get(Job, deleteJobName(backup), namespace) : undefined;
+  const claim = pvc ? await observeClaimForDeletion(ctx, backup) : undefined;
+  let plan: DeletionPlan = planBackupDeletion({
+    backup,
+    backupJob: job,
+    deleteJob: liveDeleteJob === undefined ? undefined : observeJob(liveDeleteJob),
+    claim,
+  });
+  switch (plan.action?.type) {
+    case "DeleteBackupJob":
+      await ctx.client
+        .delete(Job, name, namespace, { propagationPolicy: "Background", signal: ctx.signal })
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+      break;
+    case "DeleteObject":
+      try {
+        await deleteStoredObject(ctx, backup, options.deleteObject ?? deleteS3Object);
+        plan = planObjectDeleted(backup);
+      } catch (err) {
+        if (!(err instanceof DeletionError)) throw err;
+        plan = planDeletionFailure(backup, err.reason, err.message);
+      }
+      break;
+    case "CreateDeleteJob":
+      try {
+        await ctx.client.create(Job, deleteJob(backup, options.operatorImage), { signal: ctx.signal });
+      } catch (err) {
+        if (isAlreadyExists(err)) break;
+        // A namespace being deleted refuses new objects: its claims, and the file with them, go too.
+        if (err instanceof ApiError && err.code === 403 && /terminat/i.test(err.message)) {
+          plan = {
+            action: { type: "RemoveFinalizer" },
+            conditions: [],
+            event: {
+              type: "Normal",
+              reason: "ClaimGone",
+              message: `namespace ${namespace} is being deleted: the snapshot goes with its claim`,
+            },
+          };
+          break;
+        }
+        throw err;
+      }
+      break;
+    case "RetryDeleteJob":
+      await ctx.client
+        .delete(Job, deleteJobName(backup), namespace, {
+          propagationPolicy: "Background",
+          signal: ctx.signal,
+        })
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+      break;
+    default:
+      break;
+  }
+  if (plan.event !== undefined) {
+    ctx.recorder.event(backup, plan.event.type, plan.event.reason, "Delete", plan.event.message);
+  }
+  if (plan.action?.type === "RemoveFinalizer") {
+    if (liveDeleteJob !== undefined) {
+      await ctx.client
+        .delete(Job, deleteJobName(backup), namespace, {
+          propagationPolicy: "Background",
+          signal: ctx.signal,
+        })
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+    }
+    await removeFinalizer(ctx.client, EtcdBackupKind, backup, SNAPSHOT_FINALIZER).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+    return undefined;
+  }
+  await writeConditions(ctx, backup, plan.conditions, new Date());
+  return plan.requeueAfter === undefined ? undefined : { requeueAfter: plan.requeueAfter };
+}
+
+/** Sets `conditions` on the backup's status (nothing when they are already so). */
+async function writeConditions(
+  ctx: ReconcileContext,
+  backup: EtcdBackup,
+  planned: PlannedCondition[],
+  now: Date,
+): Promise<void> {
+  if (planned.length === 0) return;
+  await writeStatus(ctx, backup, { status: {}, conditions: planned }, now);
+}
+
 async function writeStatus(
   ctx: ReconcileContext,
   backup: EtcdBackup,
-  plan: BackupPlan,
+  plan: Pick<BackupPlan, "status" | "conditions">,
   now: Date,
 ): Promise<void> {
   if (plan.conditions.length === 0 && Object.keys(plan.status).length === 0) return;

@@ -117,6 +117,21 @@ describe("reconcileEtcdBackupSchedule", () => {
     });
   });
 
+  it("does not count a backup being deleted (its snapshot going) nor delete it again", async () => {
+    const going = owned(1, "Succeeded");
+    going.metadata.finalizers = ["etcd.capstan.dev/delete-snapshot"];
+    going.metadata.deletionTimestamp = "2026-11-30T04:00:00Z";
+    const objects = [
+      schedule({}, { lastScheduleTime: "2026-11-30T03:00:00Z" }),
+      going,
+      owned(2, "Succeeded"),
+      owned(3, "Succeeded"),
+    ];
+    const run = await reconcile(objects, "2026-11-30T03:30:00Z");
+    run.expectNoError();
+    expect(run.writesOf(EtcdBackupKind)).toEqual([]);
+  });
+
   it("holds the next backup while one runs (concurrency Forbid)", async () => {
     const run = await reconcile(
       [schedule({}, { lastScheduleTime: "2026-11-30T01:00:00Z" }), owned(1, "Running")],

@@ -1,6 +1,6 @@
 // The EtcdBackupSchedule controller: list the EtcdBackups the schedule controls -> plan (plan/backup-schedule.ts)
 // -> delete by retention, create the due backup -> write status, conditions and events; requeue at the next
-// scheduled time. Not yet registered in main.ts (it comes with the EtcdBackup controller's wiring).
+// scheduled time.
 import {
   type Condition,
   type Controller,
@@ -47,18 +47,22 @@ export function etcdBackupScheduleController(): Controller<EtcdBackupSchedule> {
 /** The backups `schedule` controls, as the planner reads them. */
 function ownedBackups(schedule: EtcdBackupSchedule, all: EtcdBackup[]): OwnedBackup[] {
   const uid = schedule.metadata.uid;
-  return all
-    .filter((b) => b.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === uid) === true)
-    .map((b) => {
-      const scheduled = b.metadata.annotations?.[SCHEDULED_TIME_ANNOTATION] ?? b.metadata.creationTimestamp;
-      const done = b.status?.completionTime;
-      return {
-        name: b.metadata.name ?? "",
-        ...(b.status?.phase === undefined ? {} : { phase: b.status.phase }),
-        scheduledTime: new Date(scheduled ?? 0),
-        ...(done === undefined ? {} : { completionTime: new Date(done) }),
-      };
-    });
+  return (
+    all
+      .filter((b) => b.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === uid) === true)
+      // One being deleted (its finalizer deleting the snapshot) is gone as far as retention counts.
+      .filter((b) => b.metadata.deletionTimestamp === undefined)
+      .map((b) => {
+        const scheduled = b.metadata.annotations?.[SCHEDULED_TIME_ANNOTATION] ?? b.metadata.creationTimestamp;
+        const done = b.status?.completionTime;
+        return {
+          name: b.metadata.name ?? "",
+          ...(b.status?.phase === undefined ? {} : { phase: b.status.phase }),
+          scheduledTime: new Date(scheduled ?? 0),
+          ...(done === undefined ? {} : { completionTime: new Date(done) }),
+        };
+      })
+  );
 }
 
 /** The EtcdBackup a schedule creates for `scheduledTime`. */

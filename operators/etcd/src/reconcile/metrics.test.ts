@@ -39,11 +39,13 @@ describe("EtcdOperatorMetrics", () => {
     metrics.backupFailed("apps", "main");
     const text = await registry.metrics();
     expect(text).toContain(
-      'capstan_etcd_backup_last_success_timestamp_seconds{object_namespace="apps",cluster="main"} 1796119200',
+      'capstan_etcd_backup_last_success_timestamp_seconds{object_namespace="apps",object_name="main"} 1796119200',
     );
     expect(text).toContain(
-      'capstan_etcd_backup_last_success_timestamp_seconds{object_namespace="apps",cluster="other"} 1796112000',
+      'capstan_etcd_backup_last_success_timestamp_seconds{object_namespace="apps",object_name="other"} 1796112000',
     );
-    expect(text).toContain('capstan_etcd_backup_failures_total{object_namespace="apps",cluster="main"} 2');
+    expect(text).toContain(
+      'capstan_etcd_backup_failures_total{object_namespace="apps",object_name="main"} 2',
+    );
   });
 });

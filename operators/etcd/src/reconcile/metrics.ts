@@ -17,12 +17,13 @@ export class EtcdOperatorMetrics {
   /** capstan_etcd_membership_changes_total{object_namespace,object_name,step}: membership and pod steps taken. */
   readonly steps: Counter<"object_namespace" | "object_name" | "step">;
   /**
-   * capstan_etcd_backup_last_success_timestamp_seconds{object_namespace,cluster}: completion time of the newest
-   * successful EtcdBackup of a cluster (set again from every succeeded backup after a restart).
+   * capstan_etcd_backup_last_success_timestamp_seconds{object_namespace,object_name}: completion time of the
+   * newest successful EtcdBackup of the EtcdCluster object_name (set again from every succeeded backup after a
+   * restart).
    */
-  readonly lastBackupSuccess: Gauge<"object_namespace" | "cluster">;
-  /** capstan_etcd_backup_failures_total{object_namespace,cluster}: EtcdBackups that ended Failed. */
-  readonly backupFailures: Counter<"object_namespace" | "cluster">;
+  readonly lastBackupSuccess: Gauge<"object_namespace" | "object_name">;
+  /** capstan_etcd_backup_failures_total{object_namespace,object_name}: EtcdBackups of the cluster that ended Failed. */
+  readonly backupFailures: Counter<"object_namespace" | "object_name">;
   /** The value of lastBackupSuccess per "namespace/cluster" (prom-client reads its values asynchronously). */
   readonly #lastSuccess = new Map<string, number>();
 
@@ -55,13 +56,13 @@ export class EtcdOperatorMetrics {
     this.lastBackupSuccess = new Gauge({
       name: "capstan_etcd_backup_last_success_timestamp_seconds",
       help: "Unix time the newest successful EtcdBackup of an EtcdCluster completed.",
-      labelNames: ["object_namespace", "cluster"],
+      labelNames: ["object_namespace", "object_name"],
       registers,
     });
     this.backupFailures = new Counter({
       name: "capstan_etcd_backup_failures_total",
       help: "EtcdBackups of an EtcdCluster that ended Failed.",
-      labelNames: ["object_namespace", "cluster"],
+      labelNames: ["object_namespace", "object_name"],
       registers,
     });
   }
@@ -73,12 +74,12 @@ export class EtcdOperatorMetrics {
     const current = this.#lastSuccess.get(key);
     if (current !== undefined && current >= seconds) return;
     this.#lastSuccess.set(key, seconds);
-    this.lastBackupSuccess.set({ object_namespace: namespace, cluster }, seconds);
+    this.lastBackupSuccess.set({ object_namespace: namespace, object_name: cluster }, seconds);
   }
 
   /** Counts one backup of cluster `namespace/cluster` that ended Failed. */
   backupFailed(namespace: string, cluster: string): void {
-    this.backupFailures.inc({ object_namespace: namespace, cluster });
+    this.backupFailures.inc({ object_namespace: namespace, object_name: cluster });
   }
 
   /** Counts one step the operator took on cluster `ref`. */

@@ -2,7 +2,7 @@
 // writes its reconciler makes. `capstan rbac` prints the rules; `capstan rbac --check` (and chart.test.ts) fails
 // when charts/etcd-operator/templates/rbac.yaml grants less or more.
 import type { OperatorAccess } from "@capstan/cli";
-import { Job, PersistentVolumeClaim, Pod, PodDisruptionBudget, Service } from "@capstan/core";
+import { Job, PersistentVolumeClaim, Pod, PodDisruptionBudget, Secret, Service } from "@capstan/core";
 import { Registry } from "prom-client";
 import { EtcdBackupKind } from "../api/backup.ts";
 import { EtcdRestoreKind } from "../api/etcd-restore.ts";
@@ -36,10 +36,19 @@ export const access: OperatorAccess = {
     },
     {
       kind: EtcdBackupKind,
-      verbs: ["create", "delete"],
-      why: "a schedule creates its backups and deletes them by retention",
+      verbs: ["create", "patch", "delete"],
+      why: "a schedule creates its backups and deletes them by retention; the deletionPolicy finalizer is added and removed (JSON patch)",
     },
-    { kind: Job, verbs: ["create", "delete"], why: "a backup's snapshot is taken by a Job" },
+    {
+      kind: Job,
+      verbs: ["create", "delete"],
+      why: "a backup's snapshot is taken by a Job; a Job removes a deleted PVC backup's file",
+    },
+    {
+      kind: Secret,
+      verbs: ["get"],
+      why: "a deleted S3 backup's object is deleted with the credentials (and CA) Secret it names",
+    },
     {
       kind: EtcdRestoreKind,
       subresource: "status",

@@ -2,7 +2,7 @@
 // and its mark), the two restore steps (make the claim and the Job; mark the claim restored), and status.restore.
 import { type Cache, isAlreadyExists, Job, PersistentVolumeClaim } from "@capstan/core";
 import { type EtcdBackup, EtcdBackupKind } from "../api/backup.ts";
-import type { EtcdCluster, EtcdRestoreStatus } from "../api/etcd-cluster.ts";
+import type { EtcdCluster, EtcdClusterRestoreStatus } from "../api/etcd-cluster.ts";
 import { DEFAULT_BUMP_REVISION } from "../api/restore-source.ts";
 import { memberDataClaim, type PersistentVolumeClaimObject } from "../desired/cluster-objects.ts";
 import { clusterRef, dataClaimName } from "../desired/names.ts";
@@ -146,11 +146,11 @@ export async function finishRestore(ctx: ActContext, seed: string, now = new Dat
  */
 export function restoreStatusOf(
   cluster: EtcdCluster,
-  previous: EtcdRestoreStatus | undefined,
+  previous: EtcdClusterRestoreStatus | undefined,
   restore: RestoreObservation | undefined,
   claims: Map<string, PersistentVolumeClaimObject>,
   clusterID: string | undefined,
-): EtcdRestoreStatus | undefined {
+): EtcdClusterRestoreStatus | undefined {
   const spec = cluster.spec.bootstrap?.restore;
   if (spec === undefined) return previous;
   const done = restore?.observed.claims.find((c) => c.state === "done");
