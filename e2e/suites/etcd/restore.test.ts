@@ -140,7 +140,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; Et
   );
 
   it(
-    "two of three members lost with their claims: recovered from the survivor with every key, claims never deleted, grown back to three",
+    "two of three members lost with their claims: recovered from the survivor with every key and the same cluster ID, grown back to three",
     async () => {
       await client.create(EtcdClusterKind, etcdCluster(ns, lost, { replicas: 3 }));
       await waitAvailable(client, ns, lost, 3);
