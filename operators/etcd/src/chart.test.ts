@@ -94,6 +94,7 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
       "CustomResourceDefinition",
       "CustomResourceDefinition",
       "CustomResourceDefinition",
+      "CustomResourceDefinition",
       "Deployment",
       "Role",
       "RoleBinding",
@@ -112,6 +113,7 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
       "etcdbackups.etcd.capstan.dev",
       "etcdbackupschedules.etcd.capstan.dev",
       "etcdclusters.etcd.capstan.dev",
+      "etcdrestores.etcd.capstan.dev",
     ]);
     for (const crd of crdObjects) {
       expect(crd.metadata).toMatchObject({ annotations: { "helm.sh/resource-policy": "keep" } });

@@ -3,6 +3,7 @@
 export * from "./api/backup.ts";
 export * from "./api/crds.ts";
 export * from "./api/etcd-cluster.ts";
+export * from "./api/etcd-restore.ts";
 export * from "./desired/backup-job.ts";
 export * from "./desired/cluster-objects.ts";
 export * from "./desired/member-pod.ts";

@@ -16,6 +16,18 @@ import {
 } from "./reconcile/controller.ts";
 import { EtcdOperatorMetrics } from "./reconcile/metrics.ts";
 
+// `backup-download` and `restore-finish` are steps of a restore Job (src/backup/download.ts).
+if (process.argv[2] === "backup-download" || process.argv[2] === "restore-finish") {
+  const { backupDownloadCommand, restoreFinishCommand } = await import("./backup/download.ts");
+  const command = process.argv[2] === "backup-download" ? backupDownloadCommand : restoreFinishCommand;
+  await command(process.argv.slice(3)).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
 const subcommand = process.argv[2];
 if (subcommand === "backup-upload" || subcommand === "backup-delete") {
   const run =
@@ -54,7 +66,13 @@ const mgr = new Manager({
   cacheSelectors: etcdClusterCacheSelectors(),
 });
 const metrics = new EtcdOperatorMetrics(mgr.metrics.registry);
-mgr.add(etcdClusterController({ metrics, maxConcurrentReconciles: cli.maxConcurrentReconciles }));
+mgr.add(
+  etcdClusterController({
+    metrics,
+    maxConcurrentReconciles: cli.maxConcurrentReconciles,
+    operatorImage: backupImage,
+  }),
+);
 mgr.add(etcdBackupController({ operatorImage: backupImage, metrics }));
 mgr.add(etcdBackupScheduleController());
 logger.info(

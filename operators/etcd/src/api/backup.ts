@@ -9,7 +9,7 @@ import {
   type JSONSchemaProps,
   type KubeObject,
 } from "@capstan/core";
-import { GROUP, VERSION } from "./etcd-cluster.ts";
+import { GROUP, VERSION } from "./group.ts";
 
 /** Seconds a backup Job may run before it is failed, unless `spec.activeDeadlineSeconds` says otherwise. */
 export const DEFAULT_BACKUP_DEADLINE_SECONDS = 3600;
@@ -213,7 +213,7 @@ const secretName = (description: string): JSONSchemaProps => ({
   maxLength: 253,
 });
 
-const s3Schema: JSONSchemaProps = {
+export const s3Schema: JSONSchemaProps = {
   type: "object",
   description:
     "An S3-compatible bucket; the object key is <prefix>/<namespace>/<cluster>/<backup>.db, uploaded in parts.",

@@ -8,6 +8,7 @@ import { parse } from "yaml";
 import { etcdBackupCrd, etcdBackupScheduleCrd } from "./backup.ts";
 import { crds } from "./crds.ts";
 import { etcdClusterCrd } from "./etcd-cluster.ts";
+import { etcdRestoreCrd } from "./etcd-restore.ts";
 
 const packageDir = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -17,13 +18,14 @@ describe("generated CRD files", () => {
     expect(drift.map((d) => formatDrift(d, packageDir))).toEqual([]);
   });
 
-  it("declare the EtcdCluster, EtcdBackup and EtcdBackupSchedule CRDs, and crds/ parses back to them", () => {
+  it("declare the EtcdCluster, EtcdBackup, EtcdBackupSchedule and EtcdRestore CRDs, and crds/ parses back to them", () => {
     expect(crds.map((c) => c.metadata.name)).toEqual([
       "etcdclusters.etcd.capstan.dev",
       "etcdbackups.etcd.capstan.dev",
       "etcdbackupschedules.etcd.capstan.dev",
+      "etcdrestores.etcd.capstan.dev",
     ]);
-    for (const crd of [etcdClusterCrd(), etcdBackupCrd(), etcdBackupScheduleCrd()]) {
+    for (const crd of [etcdClusterCrd(), etcdBackupCrd(), etcdBackupScheduleCrd(), etcdRestoreCrd()]) {
       const committed = readFileSync(
         new URL(`../../crds/${crd.metadata.name}.yaml`, import.meta.url),
         "utf8",

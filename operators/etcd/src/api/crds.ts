@@ -4,12 +4,14 @@ import type { ChartValuesSpec } from "@capstan/cli";
 import type { CustomResourceDefinitionObject } from "@capstan/core";
 import { etcdBackupCrd, etcdBackupScheduleCrd } from "./backup.ts";
 import { etcdClusterCrd } from "./etcd-cluster.ts";
+import { etcdRestoreCrd } from "./etcd-restore.ts";
 
 /** Every CRD of the etcd operator. */
 export const crds: CustomResourceDefinitionObject[] = [
   etcdClusterCrd(),
   etcdBackupCrd(),
   etcdBackupScheduleCrd(),
+  etcdRestoreCrd(),
 ];
 
 /** The chart's own values, beside those of every operator chart (capstan crd writes values.schema.json). */

@@ -14,10 +14,17 @@ import {
   type Toleration,
 } from "@capstan/core";
 
-/** The API group of every etcd operator resource. */
-export const GROUP = "etcd.capstan.dev";
-/** The served and stored version. */
-export const VERSION = "v1alpha1";
+import { GROUP, VERSION } from "./group.ts";
+import {
+  bootstrapSchema,
+  type EtcdBootstrap,
+  type EtcdClusterRestoreStatus,
+  RESTORE_BOOTSTRAP_RULES,
+  restoreStatusSchema,
+} from "./restore-source.ts";
+
+export type { EtcdBootstrap, EtcdClusterRestoreStatus };
+export { GROUP, VERSION };
 /** The etcd release a new EtcdCluster runs unless `spec.version` says otherwise. */
 export const DEFAULT_ETCD_VERSION = "3.6.15";
 /** The image repository used unless `spec.repository` says otherwise; the tag is `v<version>`. */
@@ -134,6 +141,8 @@ export interface EtcdClusterSpec {
   extraArgs?: Record<string, string>;
   /** Extra environment variables of the etcd container; ETCD_* forms of the operator's flags are refused. */
   extraEnv?: EtcdEnvVar[];
+  /** How a new cluster starts (e.g. restored from a snapshot); immutable. */
+  bootstrap?: EtcdBootstrap;
 }
 
 /** The life-cycle phase shown in `kubectl get etcd`. */
@@ -199,6 +208,8 @@ export interface EtcdClusterStatus {
   selector?: string;
   /** URL clients use to reach the cluster, e.g. "http://demo-client.ns.svc:2379". */
   clientEndpoint?: string;
+  /** What the restore from spec.bootstrap.restore did. */
+  restore?: EtcdClusterRestoreStatus;
 }
 
 /** An EtcdCluster object. */
@@ -450,7 +461,9 @@ const specSchema: JSONSchemaProps = {
     maintenance: maintenanceSchema,
     extraArgs: extraArgsSchema,
     extraEnv: extraEnvSchema,
+    bootstrap: bootstrapSchema,
   },
+  "x-kubernetes-validations": RESTORE_BOOTSTRAP_RULES,
 };
 
 const memberSchema: JSONSchemaProps = {
@@ -506,6 +519,7 @@ const statusSchema: JSONSchemaProps = {
     clusterID: { type: "string", description: "Cluster ID in hexadecimal." },
     selector: { type: "string", description: "Label selector of the member pods." },
     clientEndpoint: { type: "string", description: "URL clients use to reach the cluster." },
+    restore: restoreStatusSchema,
   },
 };
 

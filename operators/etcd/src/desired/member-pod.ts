@@ -208,3 +208,27 @@ function spreadMembers(cluster: EtcdCluster): Affinity {
     cluster.spec.podTemplate?.antiAffinity === "Required" ? "Required" : "Preferred",
   );
 }
+
+/** Annotation on a survivor's pod started with --force-new-cluster: the EtcdRestore that asked for it. */
+export const FORCE_NEW_CLUSTER_ANNOTATION = "etcd.capstan.dev/force-new-cluster";
+
+/**
+ * `pod` (a member pod on its own data) started once with --force-new-cluster for the EtcdRestore `request`: etcd
+ * rewrites the membership to itself alone, keeping its data and cluster ID. The recovery removes the flag again.
+ */
+export function withForceNewCluster(pod: PodObject, request: string): PodObject {
+  const spec = pod.spec!;
+  return {
+    ...pod,
+    metadata: {
+      ...pod.metadata,
+      annotations: { ...pod.metadata.annotations, [FORCE_NEW_CLUSTER_ANNOTATION]: request },
+    },
+    spec: {
+      ...spec,
+      containers: spec.containers.map((c) =>
+        c.name === "etcd" ? { ...c, args: [...(c.args ?? []), "--force-new-cluster"] } : c,
+      ),
+    },
+  };
+}

@@ -8,6 +8,7 @@ import { CLIENT_PORT, clusterRef, dataClaimName, memberNameFromPeerURL, peerURL 
 import { EtcdClient } from "../etcd/etcd-client.ts";
 import type { Step } from "../plan/plan.ts";
 import type { Observation } from "./observe.ts";
+import { finishRestore, type RestoreObservation, startRestore } from "./restore.ts";
 
 /** Timeout of one membership call (MemberAdd, MemberPromote, MemberRemove, MoveLeader) to one member. */
 export const MEMBERSHIP_TIMEOUT_MS = 10_000;
@@ -27,6 +28,8 @@ export interface ActContext {
   /** Creates the etcd client for membership calls (replaced in tests). */
   etcdClient?: (endpoints: string[]) => EtcdClient;
   signal?: AbortSignal;
+  /** What the reconcile observed of spec.bootstrap.restore. */
+  restore?: RestoreObservation;
 }
 
 /** Decimal member ID (etcd's JSON gateway) from the hexadecimal form the planner and status use. */
@@ -121,6 +124,10 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
     }
     case "UpgradeMember":
       return upgradeMember(ctx, step.name);
+    case "StartRestore":
+      return startRestore(ctx, ctx.restore, step.name);
+    case "FinishRestore":
+      return finishRestore(ctx, step.name);
     case "RestartMember":
       // Rule 6 starts it again from the current podTemplate, on its data, once the old pod is gone.
       await deleteIgnoringMissing(ctx, Pod, step.name);

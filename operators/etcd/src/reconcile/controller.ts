@@ -8,6 +8,7 @@ import {
   findCondition,
   generationChanged,
   Job,
+  type KubeObject,
   managedBySelectors,
   PersistentVolumeClaim,
   Pod,
@@ -19,6 +20,7 @@ import {
   statusMergePatch,
 } from "@capstan/core";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
+import { type EtcdRestore, EtcdRestoreKind } from "../api/etcd-restore.ts";
 import { clientService, peerService, podDisruptionBudget } from "../desired/cluster-objects.ts";
 import { clusterRef, MANAGED_BY, memberName } from "../desired/names.ts";
 import { EtcdError } from "../etcd/etcd-client.ts";
@@ -26,6 +28,8 @@ import { planNext, quorum, type Step } from "../plan/plan.ts";
 import { act } from "./act.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, type Observation, observe } from "./observe.ts";
+import { activeRestore, reconcileRecovery } from "./recovery.ts";
+import { observeRestore, restoreStatusOf } from "./restore.ts";
 import { statusOf } from "./status.ts";
 
 /** The field manager of every object the operator applies. */
@@ -66,6 +70,8 @@ export interface EtcdClusterControllerOptions {
   deadAfterMs?: number;
   /** Creates etcd clients (tests replace it). */
   etcdClient?: EtcdClientFactory;
+  /** The operator's own image: a restore Job's download and finish steps run it (spec.bootstrap.restore). */
+  operatorImage?: string;
 }
 
 /** A random member-name suffix: 5 characters of [a-z0-9] (60 million names; the planner refuses one in use). */
@@ -79,7 +85,16 @@ export function etcdClusterController(options: EtcdClusterControllerOptions): Co
   return controller({
     name: "etcdcluster",
     for: EtcdClusterKind,
-    owns: [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget],
+    owns: [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget, Job],
+    // An EtcdRestore is acted on by its cluster's reconcile (one writer of the member pods).
+    watches: [
+      {
+        kind: EtcdRestoreKind,
+        map: (r: KubeObject) => [
+          { namespace: r.metadata.namespace ?? "", name: (r as EtcdRestore).spec.clusterName },
+        ],
+      },
+    ],
     // Our own status writes do not trigger a reconcile; spec edits, creation and deletion do.
     predicates: [generationChanged()],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,
@@ -103,6 +118,12 @@ export async function reconcileEtcdCluster(
   await applyServices(ctx, cluster);
 
   const obs = await observe(cluster, ctx.cache, options.etcdClient ?? defaultEtcdClient, signal);
+  const recovery = await activeRestore(cluster, ctx.cache);
+  if (recovery !== undefined) {
+    return reconcileRecovery(ctx, cluster, obs, recovery, options.etcdClient ?? defaultEtcdClient);
+  }
+  const restore = await observeRestore(cluster, ctx.cache, obs.claims, options.operatorImage);
+  if (restore !== undefined) obs.observed.restore = restore.observed;
   await applyDisruptionBudget(ctx, cluster, votersOf(cluster, obs));
   recordMetrics(options.metrics, cluster, obs);
   const step = planNext(cluster.spec, obs.observed, new Date(), {
@@ -119,6 +140,7 @@ export async function reconcileEtcdCluster(
         cluster,
         obs,
         ...(options.etcdClient === undefined ? {} : { etcdClient: options.etcdClient }),
+        ...(restore === undefined ? {} : { restore }),
         signal,
       });
       if (result.done) {
@@ -148,7 +170,17 @@ export async function reconcileEtcdCluster(
     }
   }
 
-  const patch = statusMergePatch(cluster.status, statusOf(cluster, obs, reported, new Date()));
+  const status = statusOf(cluster, obs, reported, new Date());
+  const restored = restoreStatusOf(cluster, cluster.status?.restore, restore, obs.claims, status.clusterID);
+  if (restored !== undefined) {
+    status.restore = restored;
+    if (restored.clusterID !== undefined && cluster.status?.restore?.clusterID === undefined) {
+      const message = `restored from ${restored.source}${restored.revision === undefined ? "" : ` at revision ${restored.snapshotRevision}, now starting from revision ${restored.revision}`}: cluster ID ${restored.clusterID}`;
+      ctx.log.info({ clusterID: restored.clusterID, revision: restored.revision }, message);
+      ctx.recorder.event(cluster, "Normal", "Restored", "Restore", message);
+    }
+  }
+  const patch = statusMergePatch(cluster.status, status);
   if (patch !== undefined) {
     await ctx.client.patchStatus(EtcdClusterKind, req.name, req.namespace, patch, "merge", { signal });
   }

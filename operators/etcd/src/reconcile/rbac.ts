@@ -5,6 +5,7 @@ import type { OperatorAccess } from "@capstan/cli";
 import { Job, PersistentVolumeClaim, Pod, PodDisruptionBudget, Secret, Service } from "@capstan/core";
 import { Registry } from "prom-client";
 import { EtcdBackupKind } from "../api/backup.ts";
+import { EtcdRestoreKind } from "../api/etcd-restore.ts";
 import { etcdBackupController } from "./backup-controller.ts";
 import { etcdBackupScheduleController } from "./backup-schedule-controller.ts";
 import { DEFAULT_BACKUP_IMAGE, etcdClusterController } from "./controller.ts";
@@ -24,8 +25,8 @@ export const access: OperatorAccess = {
     },
     {
       kind: PersistentVolumeClaim,
-      verbs: ["create", "delete"],
-      why: "a member's data claim is created with it and deleted when the member goes",
+      verbs: ["create", "delete", "patch"],
+      why: "a member's data claim is created with it and deleted when the member goes; a restored seed's claim is marked done",
     },
     { kind: Service, verbs: ["create", "patch"], why: "the peer and client Services (server-side apply)" },
     {
@@ -47,6 +48,18 @@ export const access: OperatorAccess = {
       kind: Secret,
       verbs: ["get"],
       why: "a deleted S3 backup's object is deleted with the credentials (and CA) Secret it names",
+    },
+    {
+      kind: EtcdRestoreKind,
+      subresource: "status",
+      verbs: ["get", "update", "patch"],
+      why: "an EtcdRestore's status is written by its cluster's reconcile, which performs the recovery",
+    },
+    {
+      kind: EtcdRestoreKind,
+      subresource: "finalizers",
+      verbs: ["update"],
+      why: "the chart grants every CRD it ships a reconciled kind's rules (crdPermissions); no finalizer is set on EtcdRestores today",
     },
     {
       kind: Pod,
