@@ -21,6 +21,7 @@ export {
   KubeEvent,
   Lease,
   Namespace,
+  NetworkPolicy,
   type ObjectOf,
   PersistentVolumeClaim,
   Pod,

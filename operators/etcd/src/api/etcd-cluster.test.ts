@@ -23,6 +23,8 @@ const specKeys: Record<keyof EtcdClusterSpec, true> = {
   maintenance: true,
   extraArgs: true,
   extraEnv: true,
+  tls: true,
+  network: true,
 };
 const storageKeys: Record<keyof EtcdStorage, true> = { size: true, storageClassName: true, ephemeral: true };
 const podTemplateKeys: Record<keyof EtcdPodTemplate, true> = {
