@@ -2,7 +2,14 @@
 // writes its reconciler makes. `capstan rbac` prints the rules; `capstan rbac --check` (and chart.test.ts) fails
 // when charts/etcd-operator/templates/rbac.yaml grants less or more.
 import type { OperatorAccess } from "@capstan/cli";
-import { PersistentVolumeClaim, Pod, PodDisruptionBudget, Service } from "@capstan/core";
+import {
+  NetworkPolicy,
+  PersistentVolumeClaim,
+  Pod,
+  PodDisruptionBudget,
+  Secret,
+  Service,
+} from "@capstan/core";
 import { Registry } from "prom-client";
 import { etcdClusterController } from "./controller.ts";
 import { EtcdOperatorMetrics } from "./metrics.ts";
@@ -25,6 +32,16 @@ export const access: OperatorAccess = {
       kind: PodDisruptionBudget,
       verbs: ["create", "patch"],
       why: "the PodDisruptionBudget (server-side apply)",
+    },
+    {
+      kind: Secret,
+      verbs: ["get", "list", "create", "patch", "delete"],
+      why: "TLS: the user's certificate Secrets are read; the CA and the certificates the operator issues are created, renewed and deleted with their member",
+    },
+    {
+      kind: NetworkPolicy,
+      verbs: ["create", "patch", "delete"],
+      why: "the cluster's NetworkPolicy (server-side apply; deleted when spec.network.networkPolicy is turned off)",
     },
   ],
 };

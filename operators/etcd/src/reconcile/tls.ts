@@ -24,6 +24,7 @@ import {
   memberHosts,
   memberTLSSecretName,
   OPERATOR_CLIENT_CN,
+  operatorClientSecret,
   operatorClientSecretName,
   peerTLS,
   type SecretObject,
@@ -269,4 +270,26 @@ export async function prepareTLS(
 /** True when prepareTLS found a problem. */
 export function isTLSProblem(x: ClusterTLS | TLSProblem): x is TLSProblem {
   return "reason" in x;
+}
+
+/**
+ * The operator's client TLS of a cluster, read only (for controllers other than the cluster's, e.g. backups):
+ * undefined without client TLS or while the cluster controller has not issued it yet.
+ */
+export async function readClientTLS(
+  client: Client,
+  cluster: EtcdCluster,
+  signal?: AbortSignal,
+): Promise<EtcdClientTLS | undefined> {
+  const secretName = operatorClientSecret(cluster);
+  if (secretName === undefined) return undefined;
+  const secret = await client
+    .get(Secret, secretName, clusterRef(cluster).namespace, signal)
+    .catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+  const data = secretData(secret);
+  const [ca, cert, key] = [data["ca.crt"], data["tls.crt"], data["tls.key"]];
+  return ca && cert && key ? { ca, cert, key } : undefined;
 }
