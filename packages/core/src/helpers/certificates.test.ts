@@ -48,6 +48,7 @@ describe("createCA and issueCertificate", () => {
     expect(signedBy(leaf.cert, ca.cert)).toBe(true);
     const info = certificateInfo(leaf.cert);
     expect(info?.commonName).toBe("m-1.peer.ns.svc");
+    expect(info?.hosts).toEqual(["m-1.peer.ns.svc", "localhost", "127.0.0.1", "::1"]);
     expect(info?.notAfter.toISOString()).toBe("2026-01-01T00:10:00.000Z");
     expect(info?.notBefore.toISOString()).toBe("2025-12-31T23:59:00.000Z");
   });
@@ -82,7 +83,7 @@ describe("createCA and issueCertificate", () => {
 describe("renewalReason", async () => {
   const ca = await createCA({ commonName: "demo CA", now });
   const other = await createCA({ commonName: "other CA", now });
-  const hosts = ["demo.ns.svc", "127.0.0.1"];
+  const hosts = ["demo.ns.svc", "127.0.0.1", "::1", "fd00:0:0::1"];
   const cert = await issueCertificate(ca, { hosts, now, validityMs: 100 * HOUR });
   const foreign = await issueCertificate(other, { hosts, now, validityMs: 100 * HOUR });
   const at = (hours: number) => new Date(now.getTime() + hours * HOUR);

@@ -314,13 +314,18 @@ export async function selfSignedCertificate(options: SelfSignedOptions): Promise
   return { cert, key: await exportKey(keys.privateKey) };
 }
 
+/** An IPv6 address in its shortest form (node prints a certificate's as 0:0:0:0:0:0:0:1); other hosts as they are. */
+function canonicalHost(host: string): string {
+  return isIP(host) === 6 ? new URL(`http://[${host}]/`).hostname.slice(1, -1) : host;
+}
+
 /** What an operator reads from a certificate. */
 export interface CertificateInfo {
   notBefore: Date;
   notAfter: Date;
   /** The subject's common name. */
   commonName: string;
-  /** DNS names and IP addresses of its subjectAltName. */
+  /** DNS names and IP addresses of its subjectAltName (IPv6 in its shortest form, e.g. ::1). */
   hosts: string[];
   /** SHA-256 of the certificate (DER), lower-case hex: names this certificate among its renewals. */
   fingerprint: string;
@@ -333,7 +338,8 @@ export function certificateInfo(text: string): CertificateInfo | undefined {
     const hosts = (x.subjectAltName ?? "")
       .split(", ")
       .map((s) => /^(?:DNS|IP Address):(.*)$/.exec(s)?.[1])
-      .filter((h) => h !== undefined);
+      .filter((h) => h !== undefined)
+      .map(canonicalHost);
     return {
       notBefore: new Date(x.validFrom),
       notAfter: new Date(x.validTo),
@@ -388,7 +394,7 @@ export function renewalReason(current: CertificatePair | undefined, c: RenewalCr
   const info = certificateInfo(current.cert);
   if (info === undefined) return `${what} cannot be parsed`;
   if (!signedBy(current.cert, c.ca)) return `${what} is not signed by the current CA`;
-  const missing = c.hosts.filter((h) => !info.hosts.includes(h));
+  const missing = c.hosts.filter((h) => !info.hosts.includes(canonicalHost(h)));
   if (missing.length > 0) return `${what} does not name ${missing.join(", ")}`;
   const left = info.notAfter.getTime() - c.now.getTime();
   if (left < c.renewBeforeMs) {
