@@ -168,10 +168,8 @@ describe("planCARotation", () => {
     };
     const taken: string[] = [];
     for (let i = 0; i < 30; i++) {
-      const step = planCARotation({
-        ...state,
-        ...(state.nextCA === undefined ? {} : { nextCA: state.nextCA }),
-      });
+      const { nextCA, ...rest } = state;
+      const step = planCARotation({ ...rest, ...(nextCA === undefined ? {} : { nextCA }) });
       if (step.type === "None") break;
       taken.push(
         step.type === "RestartMember" || step.type === "ReissueLeaf"
