@@ -122,9 +122,9 @@ describe.skipIf(!available)("etcd with operator-issued TLS (real etcd)", () => {
     await waitFor(
       "m0 ready over TLS",
       async () => ((await c.health(seed.clientURL)).healthy ? true : undefined),
-      60_000,
+      100_000, // etcd starting on a loaded 2-core machine, next to the other real-etcd suites
     );
-  }, 90_000);
+  }, 120_000);
 
   afterAll(async () => {
     await etcd?.stop();
@@ -169,11 +169,11 @@ describe.skipIf(!available)("etcd with operator-issued TLS (real etcd)", () => {
         const { members: list } = await client.memberList();
         return list.some((m) => m.name === "m1" && !m.isLearner) ? true : undefined;
       },
-      60_000,
+      100_000,
     );
     const both = new EtcdClient({ endpoints: [joiner.clientURL], tls: operatorTLS });
     expect(await both.get("tls-key")).toBe("v1");
-  }, 90_000);
+  }, 120_000);
 
   it("serves a renewed certificate at the next handshake, without a restart", async () => {
     const [seed] = members;
