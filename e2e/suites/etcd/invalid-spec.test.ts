@@ -250,4 +250,61 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster validation by the API server", 
       destination: { pvc: { claimName: "backups" } },
     });
   });
+
+  it("TLS: defaults the lifetimes, refuses renewBefore >= validity and two sources, and is fixed once created", async () => {
+    const created = await client.create(
+      EtcdClusterKind,
+      paused("tls", { tls: { peer: {}, client: { operatorManaged: {} } } }),
+    );
+    expect(created.spec.tls?.client?.operatorManaged).toEqual({ validity: "2160h", renewBefore: "720h" });
+    expect(
+      await rejection(
+        client.create(
+          EtcdClusterKind,
+          paused("tls-short", {
+            tls: { client: { operatorManaged: { validity: "10m", renewBefore: "1h" } } },
+          }),
+        ),
+      ),
+    ).toMatch(/renewBefore must be shorter than validity/);
+    expect(
+      await rejection(
+        client.create(
+          EtcdClusterKind,
+          paused("tls-both", { tls: { peer: { operatorManaged: {}, secretRef: { name: "x" } } } }),
+        ),
+      ),
+    ).toMatch(/set at most one of operatorManaged and secretRef/);
+    expect(
+      await rejection(client.patch(EtcdClusterKind, "tls", ns.name, { spec: { tls: { peer: null } } })),
+    ).toMatch(/cannot be turned on or off later/);
+    expect(
+      await rejection(
+        client.patch(EtcdClusterKind, "tls", ns.name, {
+          spec: { tls: { client: { operatorManaged: null, secretRef: { name: "mine" } } } },
+        }),
+      ),
+    ).toMatch(/source of the client port certificates .* is immutable/);
+    const plain = await client.create(EtcdClusterKind, paused("plain", {}));
+    expect(plain.spec.tls).toBeUndefined();
+    expect(
+      await rejection(client.patch(EtcdClusterKind, "plain", ns.name, { spec: { tls: { client: {} } } })),
+    ).toMatch(/cannot be turned on or off later/);
+    // The lifetimes may change (the next renewal uses them).
+    const longer = await client.patch(EtcdClusterKind, "tls", ns.name, {
+      spec: { tls: { client: { operatorManaged: { validity: "4320h" } } } },
+    });
+    expect(longer.spec.tls?.client?.operatorManaged?.validity).toBe("4320h");
+  });
+
+  it("network: each client selector needs a pod or namespace selector", async () => {
+    expect(
+      await rejection(
+        client.create(
+          EtcdClusterKind,
+          paused("net", { network: { networkPolicy: true, clientSelectors: [{}] } }),
+        ),
+      ),
+    ).toMatch(/each entry needs a podSelector or a namespaceSelector/);
+  });
 });

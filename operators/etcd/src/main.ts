@@ -66,11 +66,22 @@ const mgr = new Manager({
   cacheSelectors: etcdClusterCacheSelectors(),
 });
 const metrics = new EtcdOperatorMetrics(mgr.metrics.registry);
+// The NetworkPolicy of a cluster lets the operator's pods reach the client port: they are found by the chart's
+// name label in the operator's namespace (POD_NAMESPACE, set by the chart; unset when run outside the cluster).
+const operatorNamespace = process.env.POD_NAMESPACE;
 mgr.add(
   etcdClusterController({
     metrics,
     maxConcurrentReconciles: cli.maxConcurrentReconciles,
     operatorImage: backupImage,
+    ...(operatorNamespace === undefined || operatorNamespace === ""
+      ? {}
+      : {
+          operatorPods: {
+            namespace: operatorNamespace,
+            labels: { "app.kubernetes.io/name": "etcd-operator" },
+          },
+        }),
   }),
 );
 mgr.add(etcdBackupController({ operatorImage: backupImage, metrics }));

@@ -24,6 +24,8 @@ const specKeys: Record<keyof EtcdClusterSpec, true> = {
   extraArgs: true,
   extraEnv: true,
   bootstrap: true,
+  tls: true,
+  network: true,
 };
 const storageKeys: Record<keyof EtcdStorage, true> = { size: true, storageClassName: true, ephemeral: true };
 const podTemplateKeys: Record<keyof EtcdPodTemplate, true> = {

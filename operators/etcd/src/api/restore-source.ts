@@ -153,7 +153,7 @@ export const bootstrapSchema: JSONSchemaProps = {
 };
 
 /** CEL rules on spec for bootstrap (added or removed after creation; restore needs persistent storage). */
-export const RESTORE_BOOTSTRAP_RULES: NonNullable<JSONSchemaProps["x-kubernetes-validations"]> = [
+export const RESTORE_BOOTSTRAP_RULES: { rule: string; message: string; fieldPath?: string }[] = [
   {
     rule: "has(self.bootstrap) == has(oldSelf.bootstrap)",
     message: "spec.bootstrap is immutable: it cannot be added to or removed from an existing EtcdCluster",

@@ -25,6 +25,7 @@ import {
 import { DEFAULT_STORAGE_SIZE, type EtcdCluster } from "../api/etcd-cluster.ts";
 import { ETCD_UID, etcdImage } from "./member-pod.ts";
 import { CLUSTER_LABEL, clientURL, MANAGED_BY } from "./names.ts";
+import { backupTLS } from "./tls.ts";
 
 /** A Job object. */
 export type JobObject = ObjectOf<typeof Job>;
@@ -283,6 +284,7 @@ export function backupJob(input: BackupJobInput): JobObject {
   const upload = uploadTarget(backup);
   const scratchMount = [{ name: "scratch", mountPath: "/scratch" }];
   const { storage } = cluster.spec;
+  const tls = backupTLS(cluster);
   const spec: PodSpec = {
     restartPolicy: "Never",
     enableServiceLinks: false,
@@ -299,6 +301,7 @@ export function backupJob(input: BackupJobInput): JobObject {
           `--endpoints=${clientURL(cluster, member)}`,
           "--dial-timeout=10s",
           `--command-timeout=${deadline}s`,
+          ...tls.args,
           "snapshot",
           "save",
           SNAPSHOT_PATH,
@@ -306,7 +309,7 @@ export function backupJob(input: BackupJobInput): JobObject {
         resources: SMALL,
         terminationMessagePolicy: "FallbackToLogsOnError",
         securityContext: restrictedContainerSecurityContext(),
-        volumeMounts: scratchMount,
+        volumeMounts: [...scratchMount, ...tls.mounts],
       },
       {
         name: VERIFY_CONTAINER,
@@ -369,6 +372,7 @@ export function backupJob(input: BackupJobInput): JobObject {
       ...(pvc === undefined
         ? []
         : [{ name: "destination", persistentVolumeClaim: { claimName: pvc.claimName } }]),
+      ...tls.volumes,
       ...(s3?.caSecret === undefined
         ? []
         : [

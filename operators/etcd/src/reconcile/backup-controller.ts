@@ -63,6 +63,7 @@ import {
 } from "../plan/backup-deletion.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, observe } from "./observe.ts";
+import { readClientTLS } from "./tls.ts";
 
 /** Reads the log of one container of a pod (the verify step's etcdutl line). */
 export type ContainerLogReader = (
@@ -219,7 +220,8 @@ export async function reconcileEtcdBackup(
   const claim = job === undefined ? await observeClaim(ctx, backup) : undefined;
   let members: Parameters<typeof planBackup>[0]["members"];
   if (job === undefined && cluster !== undefined) {
-    const obs = await observe(cluster, ctx.cache, options.etcdClient ?? defaultEtcdClient, ctx.signal);
+    const tls = await readClientTLS(ctx.client, cluster, ctx.signal);
+    const obs = await observe(cluster, ctx.cache, options.etcdClient ?? defaultEtcdClient, ctx.signal, tls);
     members = obs.observed.etcd.reachable ? obs.observed.etcd.members : undefined;
   }
   const results =

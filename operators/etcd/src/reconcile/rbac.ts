@@ -2,7 +2,15 @@
 // writes its reconciler makes. `capstan rbac` prints the rules; `capstan rbac --check` (and chart.test.ts) fails
 // when charts/etcd-operator/templates/rbac.yaml grants less or more.
 import type { OperatorAccess } from "@capstan/cli";
-import { Job, PersistentVolumeClaim, Pod, PodDisruptionBudget, Secret, Service } from "@capstan/core";
+import {
+  Job,
+  NetworkPolicy,
+  PersistentVolumeClaim,
+  Pod,
+  PodDisruptionBudget,
+  Secret,
+  Service,
+} from "@capstan/core";
 import { Registry } from "prom-client";
 import { EtcdBackupKind } from "../api/backup.ts";
 import { EtcdRestoreKind } from "../api/etcd-restore.ts";
@@ -45,11 +53,6 @@ export const access: OperatorAccess = {
       why: "a backup's snapshot is taken by a Job; a Job removes a deleted PVC backup's file",
     },
     {
-      kind: Secret,
-      verbs: ["get"],
-      why: "a deleted S3 backup's object is deleted with the credentials (and CA) Secret it names",
-    },
-    {
       kind: EtcdRestoreKind,
       subresource: "status",
       verbs: ["get", "update", "patch"],
@@ -66,6 +69,16 @@ export const access: OperatorAccess = {
       subresource: "log",
       verbs: ["get"],
       why: "a backup's revision and etcd version are read from its Job's verify step log",
+    },
+    {
+      kind: Secret,
+      verbs: ["get", "list", "create", "patch", "delete"],
+      why: "TLS: the user's certificate Secrets are read; the CA and the certificates the operator issues are created, renewed and deleted with their member; a deleted S3 backup's object is deleted with the credentials (and CA) Secret it names",
+    },
+    {
+      kind: NetworkPolicy,
+      verbs: ["create", "patch", "delete"],
+      why: "the cluster's NetworkPolicy (server-side apply; deleted when spec.network.networkPolicy is turned off)",
     },
   ],
 };

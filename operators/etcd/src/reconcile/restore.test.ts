@@ -74,7 +74,7 @@ describe("startRestore", () => {
       "create PersistentVolumeClaim demo-x-data",
       "create Job demo-restore",
     ]);
-    const annotations = (calls[0]?.body as PersistentVolumeClaimObject).metadata.annotations;
+    const annotations = (calls[0]?.body as PersistentVolumeClaimObject | undefined)?.metadata.annotations;
     expect(annotations).toEqual({ [SEED_CLAIM_ANNOTATION]: "true", [RESTORE_CLAIM_ANNOTATION]: "pending" });
   });
 
