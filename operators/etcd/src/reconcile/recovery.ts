@@ -22,13 +22,14 @@ import {
 import { FORCE_NEW_CLUSTER_ANNOTATION, memberPod, withForceNewCluster } from "../desired/member-pod.ts";
 import {
   CLIENT_PORT,
+  clientScheme,
   clusterRef,
   dataClaimName,
   MEMBER_LABEL,
   peerURL,
   selectorLabels,
 } from "../desired/names.ts";
-import { memberIdToHex } from "../etcd/etcd-client.ts";
+import { type EtcdClientTLS, memberIdToHex } from "../etcd/etcd-client.ts";
 import { quorum, type Step } from "../plan/plan.ts";
 import { planRecovery, type RecoveryMember, type RecoveryStep } from "../plan/recovery.ts";
 import type { ActContext } from "./act.ts";
@@ -63,6 +64,7 @@ export async function observeRecoveryMembers(
   obs: Observation,
   etcdClient: EtcdClientFactory,
   signal?: AbortSignal,
+  tls?: EtcdClientTLS,
 ): Promise<RecoveryMember[]> {
   const { namespace } = clusterRef(cluster);
   const kept = await cache.list(PersistentVolumeClaim, {
@@ -94,8 +96,8 @@ export async function observeRecoveryMembers(
       if (member.survivorMark === true && (phase === "force" || phase === "unforce"))
         member.recoveryPhase = phase;
       if (ip === undefined) return member;
-      const endpoint = `http://${ip}:${CLIENT_PORT}`;
-      const client = etcdClient([endpoint]);
+      const endpoint = `${clientScheme(cluster)}://${ip}:${CLIENT_PORT}`;
+      const client = etcdClient([endpoint], tls);
       const [status, list, health] = await Promise.all([
         client.status(endpoint, call).catch(() => undefined),
         client.memberList(call).catch(() => undefined),
@@ -235,10 +237,11 @@ export async function reconcileRecovery(
   obs: Observation,
   restore: EtcdRestore,
   etcdClient: EtcdClientFactory,
+  tls?: EtcdClientTLS,
 ): Promise<Result> {
   const { namespace, name } = clusterRef(cluster);
   const request = restore.metadata.name ?? "";
-  const members = await observeRecoveryMembers(cluster, request, ctx.cache, obs, etcdClient, ctx.signal);
+  const members = await observeRecoveryMembers(cluster, request, ctx.cache, obs, etcdClient, ctx.signal, tls);
   const step = planRestoreRequest(restore, obs, members);
   const now = new Date();
   const fields = await actRecovery(
