@@ -109,7 +109,7 @@ wait_core() {
   [ "$(cat "$marks/core")" = 0 ]
 }
 # SeaweedFS (the etcd suites' S3 server; a Go build, cold or found in CI's background build) from the start, so
-# the etcd lane, which needs it first, waits the least.
+# the second etcd lane's S3 suites wait the least.
 seaweedfs_lane() {
   renice -n 5 -p "$BASHPID" >/dev/null
   if images seaweedfs; then echo ok >"$marks/seaweedfs-image"; else
@@ -117,10 +117,9 @@ seaweedfs_lane() {
     echo "the SeaweedFS image did not build or import" >&2 && return 1
   fi
 }
-etcd_lane() { # [vitest args...]
+wait_seaweedfs() {
   until [ -f "$marks/seaweedfs-image" ]; do sleep 2; done
   [ "$(cat "$marks/seaweedfs-image")" = ok ] || { echo "no SeaweedFS image (its lane failed to make it)" >&2; return 1; }
-  npx vitest run suites/etcd "$@"
 }
 lane seaweedfs seaweedfs_lane &
 lanes+=($!)
@@ -132,16 +131,20 @@ code=0 && npx vitest run suites/core suites/smoke || code=$?
 echo "$code" >"$marks/core"
 if [ "$code" != 0 ]; then exit "$code"; fi
 failed=()
-# etcd's suites in two lanes side by side (each suite installs its own namespace-scoped operator): the failures
-# suite alone takes about 15 minutes. The first waits for the SeaweedFS image (its backup suites talk S3); the second
-# ends with `capstan new operator` end to end: generated into a scratch directory, built, unit-tested, its image
-# imported, its chart installed and its sample reconciled by its own suite (about a minute and a half; skipped on kwok).
-etcd_second=(upgrade.test.ts operator-faults.test.ts)
+# etcd's suites in two lanes side by side (each suite installs its own namespace-scoped operator). The first runs
+# lifecycle, failures (about 15 minutes alone) and invalid-spec; the second every other etcd suite (a new one joins
+# it), those that talk S3 last, after the SeaweedFS image, then `capstan new operator` end to end: generated into a
+# scratch directory, built, unit-tested, its image imported, its chart installed and its sample reconciled by its own
+# suite (about a minute and a half; skipped on kwok).
+etcd_first=(lifecycle.test.ts failures.test.ts invalid-spec.test.ts)
+etcd_s3=(s3-server.test.ts backup.test.ts)
 etcd_second_lane() {
-  npx vitest run "${etcd_second[@]/#/suites/etcd/}" || return 1
+  npx vitest run suites/etcd "${etcd_first[@]/#/--exclude=**/}" "${etcd_s3[@]/#/--exclude=**/}" || return 1
+  wait_seaweedfs || return 1
+  npx vitest run "${etcd_s3[@]/#/suites/etcd/}" || return 1
   npx vitest run suites/scaffold
 }
-lane etcd etcd_lane "${etcd_second[@]/#/--exclude=**/}" &
+lane etcd npx vitest run "${etcd_first[@]/#/suites/etcd/}" &
 lanes+=($!)
 lane etcd-2 etcd_second_lane || failed+=(etcd-2)
 wait "${lanes[3]}" || failed+=(etcd)
