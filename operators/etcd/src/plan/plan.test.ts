@@ -967,6 +967,38 @@ const safetyCases: Case[] = [
     },
     { type: "ReplaceMember", name: "demo-d", reason: "LearnerStalled" },
   ],
+  [
+    'a learner that never started exited with "cannot fetch cluster info" (its peers\' DNS not yet resolvable): a failed join, not lost data: kept, the kubelet restarts it',
+    spec({ replicas: 4 }),
+    {
+      ...cluster([
+        ...three(),
+        withoutRaftIndex(member("demo-d", { isLearner: true, started: false, healthy: false })),
+      ]),
+      pods: [
+        ...three().map((m) => pod(m.name)),
+        pod("demo-d", { ready: false, dataLost: true, notReadySince: minutesAgo(1) }),
+      ],
+      learnerProgress: { "demo-d": minutesAgo(1) },
+    },
+    { type: "Wait", reason: "LearnerCatchingUp" },
+  ],
+  [
+    "a learner that never started and keeps failing to join past spec.recovery.learnerStallSeconds: replaced as stalled",
+    spec({ replicas: 4 }),
+    {
+      ...cluster([
+        ...three(),
+        withoutRaftIndex(member("demo-d", { isLearner: true, started: false, healthy: false })),
+      ]),
+      pods: [
+        ...three().map((m) => pod(m.name)),
+        pod("demo-d", { ready: false, dataLost: true, notReadySince: minutesAgo(11) }),
+      ],
+      learnerProgress: { "demo-d": minutesAgo(11) },
+    },
+    { type: "ReplaceMember", name: "demo-d", reason: "LearnerStalled" },
+  ],
 
   // disk
   [

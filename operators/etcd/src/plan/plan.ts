@@ -575,7 +575,10 @@ class View {
       this.removal(m, { type: "ReplaceMember", id: m.id, name: m.name, reason, message });
     for (const m of this.members) {
       const pod = this.pods.get(m.name);
-      if (pod?.dataLost === true) {
+      // Only a member that has run before can have lost data: a learner that never started and exited with
+      // "cannot fetch cluster info" failed to join (e.g. its peers' names did not resolve yet); the kubelet
+      // restarts it, and the learner stall rule below replaces it if it never gets in.
+      if (pod?.dataLost === true && m.started) {
         return replace(
           m,
           "DataLost",
