@@ -74,6 +74,8 @@ spec:
               valueFrom:
                 fieldRef:
                   fieldPath: metadata.namespace
+            - name: POD_SELECTOR_LABELS
+              value: {{ include "capstan-operator.selectorLabels" $ | fromYaml | toJson | quote }}
             - name: LOG_LEVEL
               value: {{ $values.logLevel | quote }}
             - name: MAX_CONCURRENT_RECONCILES

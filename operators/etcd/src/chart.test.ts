@@ -9,6 +9,8 @@ import {
   chartCrdDrift,
   crdPermissions,
   dashboardQueries,
+  deploymentPodSpec,
+  envValue,
   findHelm,
   helmLint,
   helmTemplate,
@@ -24,9 +26,11 @@ import {
   renderedDashboard,
   restrictedViolations,
   ruleExpressions,
+  single,
 } from "@capstan/cli/chart";
 import { describe, expect, it } from "vitest";
 import { crds } from "./api/crds.ts";
+import { podSelectorLabels } from "./desired/network-policy.ts";
 import { EtcdOperatorMetrics } from "./reconcile/metrics.ts";
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url));
@@ -141,6 +145,23 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
 
   it("leaves the CRD out with crds.enabled=false", () => {
     expect(ofKind(render("crds.enabled=false"), "CustomResourceDefinition")).toEqual([]);
+  });
+
+  it("tells the operator its pods' selector labels, which the clusters' NetworkPolicies let in (nameOverride too)", () => {
+    for (const set of [[], ["nameOverride=etcd-ops"]]) {
+      const objects = render(...set);
+      const container = deploymentPodSpec(objects).containers[0]!;
+      const labels = podSelectorLabels(envValue(container, "POD_SELECTOR_LABELS"));
+      const deployment = single(objects, "Deployment").spec as { selector: { matchLabels: object } };
+      expect(labels).toEqual(deployment.selector.matchLabels);
+    }
+    expect(
+      podSelectorLabels(
+        envValue(deploymentPodSpec(render("nameOverride=etcd-ops")).containers[0]!, "POD_SELECTOR_LABELS"),
+      ),
+    ).toMatchObject({
+      "app.kubernetes.io/name": "etcd-ops",
+    });
   });
 });
 

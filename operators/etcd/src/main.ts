@@ -7,6 +7,7 @@
 // `node main.js backup-upload ...` is the last step of a backup Job (src/backup/upload.ts), and
 // `node main.js backup-delete ...` the Job removing a deleted PVC backup's file (src/backup/delete.ts): not the operator.
 import { createLogger, Manager, operatorCommandLine, shutdownSignal } from "@capstan/core";
+import { podSelectorLabels } from "./desired/network-policy.ts";
 import { etcdBackupController } from "./reconcile/backup-controller.ts";
 import { etcdBackupScheduleController } from "./reconcile/backup-schedule-controller.ts";
 import {
@@ -67,8 +68,10 @@ const mgr = new Manager({
 });
 const metrics = new EtcdOperatorMetrics(mgr.metrics.registry);
 // The NetworkPolicy of a cluster lets the operator's pods reach the client port: they are found by the chart's
-// name label in the operator's namespace (POD_NAMESPACE, set by the chart; unset when run outside the cluster).
+// selector labels (POD_SELECTOR_LABELS, JSON) in the operator's namespace (POD_NAMESPACE); both are set by the chart
+// and unset when the operator runs outside the cluster.
 const operatorNamespace = process.env.POD_NAMESPACE;
+const operatorLabels = podSelectorLabels(process.env.POD_SELECTOR_LABELS);
 mgr.add(
   etcdClusterController({
     metrics,
@@ -79,7 +82,7 @@ mgr.add(
       : {
           operatorPods: {
             namespace: operatorNamespace,
-            labels: { "app.kubernetes.io/name": "etcd-operator" },
+            labels: operatorLabels,
           },
         }),
   }),

@@ -23,6 +23,40 @@ export interface OperatorPods {
   labels: Record<string, string>;
 }
 
+/** The operator's pod labels when the chart does not say them (POD_SELECTOR_LABELS unset): its default name. */
+export const DEFAULT_OPERATOR_POD_LABELS: Readonly<Record<string, string>> = {
+  "app.kubernetes.io/name": "etcd-operator",
+};
+
+/**
+ * The operator's own pod labels from POD_SELECTOR_LABELS (a JSON object of strings, which the chart sets to its
+ * selector labels, so a nameOverride or a second release is matched exactly); the default name label when unset.
+ * Malformed JSON throws, naming the variable: a NetworkPolicy that locks the operator out is worse than not starting.
+ */
+export function podSelectorLabels(json: string | undefined): Record<string, string> {
+  if (json === undefined || json.trim() === "") return { ...DEFAULT_OPERATOR_POD_LABELS };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (err) {
+    throw new Error(
+      `POD_SELECTOR_LABELS must be a JSON object of label names to values: ${(err as Error).message}`,
+    );
+  }
+  if (
+    parsed === null ||
+    typeof parsed !== "object" ||
+    Array.isArray(parsed) ||
+    Object.keys(parsed).length === 0 ||
+    !Object.values(parsed).every((v) => typeof v === "string")
+  ) {
+    throw new Error(
+      `POD_SELECTOR_LABELS must be a non-empty JSON object of label names to string values, got ${json}`,
+    );
+  }
+  return parsed as Record<string, string>;
+}
+
 /** The NetworkPolicy of a cluster. */
 export function networkPolicyName(cluster: EtcdCluster): string {
   return `${clusterRef(cluster).name}-etcd`;
