@@ -53,8 +53,8 @@ if [ "$#" -gt 0 ]; then
       *vault*) images+=(vault) ;;
       *prometheus*) images+=(prometheus vault) ;; # its operators suite runs a VaultCluster
     esac
-    # The etcd suites that talk S3 (fixtures/s3.ts) run SeaweedFS: the etcd directory, or a file about S3/backups.
-    case "$a" in suites/etcd | suites/etcd/ | *etcd*s3* | *etcd*backup* | *etcd*restore*) images+=(seaweedfs) ;; esac
+    # The etcd suites that talk S3 (fixtures/s3.ts) run versitygw: the etcd directory, or a file about S3/backups.
+    case "$a" in suites/etcd | suites/etcd/ | *etcd*s3* | *etcd*backup* | *etcd*restore*) images+=(versitygw) ;; esac
     # An operator made by `capstan new operator` (suites/<name>/...): its suite runs its image.
     n="${a#suites/}" && n="${n%%/*}"
     if [ -f "$here/images/$n-operator/build.sh" ] && [[ " ${images[*]} " != *" $n-operator "* ]]; then images+=("$n-operator"); fi
@@ -108,21 +108,21 @@ wait_core() {
   until [ -f "$marks/core" ]; do sleep 2; done
   [ "$(cat "$marks/core")" = 0 ]
 }
-# SeaweedFS (the etcd suites' S3 server; a Go build, cold or found in CI's background build) from the start, so
+# versitygw (the etcd suites' S3 server; a Go build, cold or found in CI's background build) from the start, so
 # the etcd lane, which needs it first, waits the least.
-seaweedfs_lane() {
+versitygw_lane() {
   renice -n 5 -p "$BASHPID" >/dev/null
-  if images seaweedfs; then echo ok >"$marks/seaweedfs-image"; else
-    echo failed >"$marks/seaweedfs-image"
-    echo "the SeaweedFS image did not build or import" >&2 && return 1
+  if images versitygw; then echo ok >"$marks/versitygw-image"; else
+    echo failed >"$marks/versitygw-image"
+    echo "the versitygw image did not build or import" >&2 && return 1
   fi
 }
 etcd_lane() {
-  until [ -f "$marks/seaweedfs-image" ]; do sleep 2; done
-  [ "$(cat "$marks/seaweedfs-image")" = ok ] || { echo "no SeaweedFS image (its lane failed to make it)" >&2; return 1; }
+  until [ -f "$marks/versitygw-image" ]; do sleep 2; done
+  [ "$(cat "$marks/versitygw-image")" = ok ] || { echo "no versitygw image (its lane failed to make it)" >&2; return 1; }
   npx vitest run suites/etcd
 }
-lane seaweedfs seaweedfs_lane &
+lane versitygw versitygw_lane &
 lanes+=($!)
 lane vault vault_lane &
 lanes+=($!)
@@ -136,7 +136,7 @@ lane etcd etcd_lane || failed+=(etcd)
 # `capstan new operator` end to end: generated into a scratch directory, built, unit-tested, its image imported, its
 # chart installed and its sample reconciled by its own suite (about a minute and a half; skipped on kwok).
 lane scaffold npx vitest run suites/scaffold || failed+=(scaffold)
-wait "${lanes[0]}" || failed+=(seaweedfs)
+wait "${lanes[0]}" || failed+=(versitygw)
 wait "${lanes[1]}" || failed+=(vault)
 wait "${lanes[2]}" || failed+=(prometheus)
 lanes=()
