@@ -65,8 +65,8 @@ if [ "$#" -gt 0 ]; then
   exit 0
 fi
 
-# Everything: core and smoke alone (a core suite restarts the API server), then three lanes side by side, as
-# they mostly wait on pods: etcd's suites, Vault's and Prometheus's. The Vault and Prometheus lanes start at once,
+# Everything: core and smoke alone (a core suite restarts the API server), then four lanes side by side, as
+# they mostly wait on pods: etcd's suites in two, Vault's and Prometheus's. The Vault and Prometheus lanes start at once,
 # niced: their images (cold, Go builds of a cut-down Vault and of Prometheus with only Kubernetes discovery; CI
 # starts them earlier still) and the operators' tests against real Vault processes and the real promtool overlap core's suites, then
 # their suites wait for core's to end. Each lane's output is prefixed with its name; the run fails if any part
@@ -109,7 +109,7 @@ wait_core() {
   [ "$(cat "$marks/core")" = 0 ]
 }
 # versitygw (the etcd suites' S3 server; a Go build, cold or found in CI's background build) from the start, so
-# the etcd lane, which needs it first, waits the least.
+# the first etcd lane, whose backup suites need it, waits the least.
 versitygw_lane() {
   renice -n 5 -p "$BASHPID" >/dev/null
   if images versitygw; then echo ok >"$marks/versitygw-image"; else
@@ -120,7 +120,7 @@ versitygw_lane() {
 etcd_lane() {
   until [ -f "$marks/versitygw-image" ]; do sleep 2; done
   [ "$(cat "$marks/versitygw-image")" = ok ] || { echo "no versitygw image (its lane failed to make it)" >&2; return 1; }
-  npx vitest run suites/etcd
+  npx vitest run suites/etcd "${etcd_second[@]/#/--exclude=**/}"
 }
 lane versitygw versitygw_lane &
 lanes+=($!)
@@ -132,10 +132,19 @@ code=0 && npx vitest run suites/core suites/smoke || code=$?
 echo "$code" >"$marks/core"
 if [ "$code" != 0 ]; then exit "$code"; fi
 failed=()
-lane etcd etcd_lane || failed+=(etcd)
-# `capstan new operator` end to end: generated into a scratch directory, built, unit-tested, its image imported, its
-# chart installed and its sample reconciled by its own suite (about a minute and a half; skipped on kwok).
-lane scaffold npx vitest run suites/scaffold || failed+=(scaffold)
+# etcd's suites in two lanes side by side (each suite installs its own namespace-scoped operator): the failures
+# suite alone takes about 15 minutes. The second lane ends with `capstan new operator` end to end: generated into a
+# scratch directory, built, unit-tested, its image imported, its chart installed and its sample reconciled by its
+# own suite (about a minute and a half; skipped on kwok).
+etcd_second=(upgrade.test.ts operator-faults.test.ts)
+etcd_second_lane() {
+  npx vitest run "${etcd_second[@]/#/suites/etcd/}" || return 1
+  npx vitest run suites/scaffold
+}
+lane etcd etcd_lane &
+lanes+=($!)
+lane etcd-2 etcd_second_lane || failed+=(etcd-2)
+wait "${lanes[3]}" || failed+=(etcd)
 wait "${lanes[0]}" || failed+=(versitygw)
 wait "${lanes[1]}" || failed+=(vault)
 wait "${lanes[2]}" || failed+=(prometheus)
