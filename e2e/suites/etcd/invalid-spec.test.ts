@@ -1,11 +1,21 @@
 // The API server rejects bad EtcdCluster specs with the schema's message: bounds, version format, storage rules,
-// operator-owned etcd flags.
-// Needs only the CRD (no operator): every object created here is paused, so an operator elsewhere leaves it alone.
+// operator-owned etcd flags; and bad EtcdBackup and EtcdBackupSchedule specs: two destinations or none, a changed
+// backup spec, an unknown deletionPolicy.
+// Needs only the CRDs (no operator): every cluster created here is paused, so an operator elsewhere leaves it
+// alone; the backups name a cluster that does not exist.
 import { type Client, isInvalid } from "@capstan/core";
 import { connect, createNamespace, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { etcdCluster } from "./fixtures/etcd-cluster.ts";
-import { type EtcdCluster, EtcdClusterKind, type EtcdClusterSpec } from "./fixtures/operator-api.ts";
+import {
+  type EtcdBackup,
+  EtcdBackupKind,
+  type EtcdBackupSchedule,
+  EtcdBackupScheduleKind,
+  type EtcdCluster,
+  EtcdClusterKind,
+  type EtcdClusterSpec,
+} from "./fixtures/operator-api.ts";
 import { ensureEtcdCrd, etcdSuitesEnabled } from "./fixtures/operator-release.ts";
 
 let client: Client;
@@ -174,5 +184,127 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster validation by the API server", 
         client.create(EtcdClusterKind, paused("defrag", { maintenance: { defragThresholdPercent: 99 } })),
       ),
     ).toMatch(/spec\.maintenance\.defragThresholdPercent.*less than or equal to 90/);
+  });
+
+  const s3 = { bucket: "backups", credentialsSecret: { name: "creds" } };
+  const pvc = { claimName: "backups" };
+  const backup = (name: string, spec: Record<string, unknown>): EtcdBackup => ({
+    apiVersion: EtcdBackupKind.apiVersion,
+    kind: EtcdBackupKind.kind,
+    metadata: { name, namespace: ns.name },
+    spec: { clusterName: "absent", ...spec } as EtcdBackup["spec"],
+  });
+  const schedule = (name: string, spec: Record<string, unknown>): EtcdBackupSchedule => ({
+    apiVersion: EtcdBackupScheduleKind.apiVersion,
+    kind: EtcdBackupScheduleKind.kind,
+    metadata: { name, namespace: ns.name },
+    spec: {
+      schedule: "@daily",
+      suspend: true,
+      backupTemplate: { spec: { clusterName: "absent", ...spec } },
+    } as EtcdBackupSchedule["spec"],
+  });
+
+  it("rejects an EtcdBackup or a schedule's template with two destinations or none", async () => {
+    const rule = "destination: set exactly one of s3 or pvc";
+    expect(
+      await rejection(client.create(EtcdBackupKind, backup("both", { destination: { s3, pvc } }))),
+    ).toContain(rule);
+    expect(await rejection(client.create(EtcdBackupKind, backup("none", { destination: {} })))).toContain(
+      rule,
+    );
+    const templated = await rejection(
+      client.create(EtcdBackupScheduleKind, schedule("both", { destination: { s3, pvc } })),
+    );
+    expect(templated).toMatch(/spec\.backupTemplate\.spec\.destination/);
+    expect(templated).toContain(rule);
+  });
+
+  it("defaults deletionPolicy to Retain for an EtcdBackup and Delete in a schedule's template; refuses others", async () => {
+    const one = await client.create(EtcdBackupKind, backup("defaults", { destination: { pvc } }));
+    expect(one.spec.deletionPolicy).toBe("Retain");
+    const sched = await client.create(EtcdBackupScheduleKind, schedule("defaults", { destination: { s3 } }));
+    expect(sched.spec.backupTemplate.spec.deletionPolicy).toBe("Delete");
+    expect(
+      await rejection(
+        client.create(EtcdBackupKind, backup("bad-policy", { destination: { pvc }, deletionPolicy: "Keep" })),
+      ),
+    ).toMatch(/spec\.deletionPolicy.*Unsupported value: "Keep"/);
+  });
+
+  it("rejects any change of an EtcdBackup's spec, deletionPolicy included", async () => {
+    await client.create(EtcdBackupKind, backup("frozen", { destination: { pvc } }));
+    const policy = await rejection(
+      client.patch(EtcdBackupKind, "frozen", ns.name, { spec: { deletionPolicy: "Delete" } }),
+    );
+    expect(policy).toContain("spec is immutable: create another EtcdBackup for another snapshot");
+    const dest = await rejection(
+      client.patch(EtcdBackupKind, "frozen", ns.name, {
+        spec: { destination: { pvc: { claimName: "other" } } },
+      }),
+    );
+    expect(dest).toContain("spec is immutable");
+    const live = await client.get(EtcdBackupKind, "frozen", ns.name);
+    expect(live.spec).toMatchObject({
+      deletionPolicy: "Retain",
+      destination: { pvc: { claimName: "backups" } },
+    });
+  });
+
+  it("TLS: defaults the lifetimes, refuses renewBefore >= validity and two sources, and is fixed once created", async () => {
+    const created = await client.create(
+      EtcdClusterKind,
+      paused("tls", { tls: { peer: {}, client: { operatorManaged: {} } } }),
+    );
+    expect(created.spec.tls?.client?.operatorManaged).toEqual({ validity: "2160h", renewBefore: "720h" });
+    expect(
+      await rejection(
+        client.create(
+          EtcdClusterKind,
+          paused("tls-short", {
+            tls: { client: { operatorManaged: { validity: "10m", renewBefore: "1h" } } },
+          }),
+        ),
+      ),
+    ).toMatch(/renewBefore must be shorter than validity/);
+    expect(
+      await rejection(
+        client.create(
+          EtcdClusterKind,
+          paused("tls-both", { tls: { peer: { operatorManaged: {}, secretRef: { name: "x" } } } }),
+        ),
+      ),
+    ).toMatch(/set at most one of operatorManaged and secretRef/);
+    expect(
+      await rejection(client.patch(EtcdClusterKind, "tls", ns.name, { spec: { tls: { peer: null } } })),
+    ).toMatch(/cannot be turned on or off later/);
+    expect(
+      await rejection(
+        client.patch(EtcdClusterKind, "tls", ns.name, {
+          spec: { tls: { client: { operatorManaged: null, secretRef: { name: "mine" } } } },
+        }),
+      ),
+    ).toMatch(/source of the client port certificates .* is immutable/);
+    const plain = await client.create(EtcdClusterKind, paused("plain", {}));
+    expect(plain.spec.tls).toBeUndefined();
+    expect(
+      await rejection(client.patch(EtcdClusterKind, "plain", ns.name, { spec: { tls: { client: {} } } })),
+    ).toMatch(/cannot be turned on or off later/);
+    // The lifetimes may change (the next renewal uses them).
+    const longer = await client.patch(EtcdClusterKind, "tls", ns.name, {
+      spec: { tls: { client: { operatorManaged: { validity: "4320h" } } } },
+    });
+    expect(longer.spec.tls?.client?.operatorManaged?.validity).toBe("4320h");
+  });
+
+  it("network: each client selector needs a pod or namespace selector", async () => {
+    expect(
+      await rejection(
+        client.create(
+          EtcdClusterKind,
+          paused("net", { network: { networkPolicy: true, clientSelectors: [{}] } }),
+        ),
+      ),
+    ).toMatch(/each entry needs a podSelector or a namespaceSelector/);
   });
 });

@@ -92,6 +92,9 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
       "ClusterRoleBinding",
       "ClusterRoleBinding",
       "CustomResourceDefinition",
+      "CustomResourceDefinition",
+      "CustomResourceDefinition",
+      "CustomResourceDefinition",
       "Deployment",
       "Role",
       "RoleBinding",
@@ -105,11 +108,16 @@ describe.skipIf(helm === undefined)("the chart with helm", () => {
     // Without secure metrics (whose two ClusterRoles the library renders), the operator's own is the only one.
     expect(names(render("metrics.secure=false"), "ClusterRole")).toEqual(["ops-ns-ops-etcd-operator"]);
 
-    const [crd] = ofKind(objs, "CustomResourceDefinition");
-    expect(crd!.metadata).toMatchObject({
-      name: "etcdclusters.etcd.capstan.dev",
-      annotations: { "helm.sh/resource-policy": "keep" },
-    });
+    const crdObjects = ofKind(objs, "CustomResourceDefinition");
+    expect(crdObjects.map((c) => c.metadata.name).sort()).toEqual([
+      "etcdbackups.etcd.capstan.dev",
+      "etcdbackupschedules.etcd.capstan.dev",
+      "etcdclusters.etcd.capstan.dev",
+      "etcdrestores.etcd.capstan.dev",
+    ]);
+    for (const crd of crdObjects) {
+      expect(crd.metadata).toMatchObject({ annotations: { "helm.sh/resource-policy": "keep" } });
+    }
   });
 
   it("renders a Role and RoleBinding in the watched namespace in namespaced mode", () => {
@@ -171,9 +179,43 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
     expect(JSON.stringify(rule)).toContain("{{ $labels.object_namespace }}/{{ $labels.object_name }}");
   });
 
+  it("adds the stale-backup alert only when asked, with its threshold", () => {
+    const alertsOf = (...set: string[]) =>
+      (
+        ofKind(render("prometheusRule.enabled=true", ...set), "PrometheusRule") as (K8sObject & {
+          spec: { groups: { rules: Record<string, unknown>[] }[] };
+        })[]
+      ).flatMap((r) => r.spec.groups.flatMap((g) => g.rules));
+    expect(alertsOf().map((a) => a.alert)).not.toContain("EtcdBackupStale");
+    // Without the PrometheusRule there is no alert at all.
+    expect(ofKind(render("backup.staleAlert.enabled=true"), "PrometheusRule")).toEqual([]);
+    const stale = alertsOf("backup.staleAlert.enabled=true", "backup.staleAlert.thresholdSeconds=7200").find(
+      (a) => a.alert === "EtcdBackupStale",
+    );
+    expect(stale?.expr).toBe(
+      'time() - max by (object_namespace, object_name) (capstan_etcd_backup_last_success_timestamp_seconds{job="ops-etcd-operator-metrics", namespace="ops-ns"}) > 7200',
+    );
+    expect(JSON.stringify(stale)).toContain("{{ $labels.object_namespace }}/{{ $labels.object_name }}");
+  });
+
+  it("passes the operator's own image to the backup Jobs unless backup.image names another", () => {
+    const envOf = (...set: string[]) => {
+      const [pod] = podSpecs(render(...set));
+      const env = (pod?.spec.containers?.[0] as { env?: { name: string; value?: string }[] } | undefined)
+        ?.env;
+      return env?.find((e) => e.name === "ETCD_OPERATOR_BACKUP_IMAGE")?.value;
+    };
+    expect(envOf("image.tag=1.2.3")).toBe("capstan.local/etcd-operator:1.2.3");
+    expect(envOf("backup.image=mirror.example/etcd-operator:9")).toBe("mirror.example/etcd-operator:9");
+  });
+
   it("has only queries and alerts that parse and use metrics the operator exports", async () => {
     const known = await operatorSeriesNames((registry) => new EtcdOperatorMetrics(registry));
-    const objs = render("prometheusRule.enabled=true", "dashboard.enabled=true");
+    const objs = render(
+      "prometheusRule.enabled=true",
+      "backup.staleAlert.enabled=true",
+      "dashboard.enabled=true",
+    );
     const queries = [
       ...dashboardQueries(renderedDashboard(objs, "etcd-operator").json),
       ...ruleExpressions(objs),

@@ -21,6 +21,7 @@ export {
   KubeEvent,
   Lease,
   Namespace,
+  NetworkPolicy,
   type ObjectOf,
   PersistentVolumeClaim,
   Pod,
@@ -152,6 +153,24 @@ export {
   or,
   type Predicate,
 } from "./controller/predicates.ts";
+export {
+  CA_VALIDITY_MS,
+  type CertificateInfo,
+  type CertificatePair,
+  type CertificateUsage,
+  type CreateCAOptions,
+  certificateInfo,
+  createCA,
+  type IssueOptions,
+  issueCertificate,
+  parseGoDuration,
+  type RenewalCriteria,
+  renewalReason,
+  type SelfSignedOptions,
+  selfSignedCertificate,
+  signedBy,
+  splitPemBundle,
+} from "./helpers/certificates.ts";
 // helpers: status conditions, finalizers, owner references, events
 export {
   type Condition,

@@ -5,8 +5,10 @@ import { fileURLToPath } from "node:url";
 import { crdDrift, formatDrift } from "@capstan/cli";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { etcdBackupCrd, etcdBackupScheduleCrd } from "./backup.ts";
 import { crds } from "./crds.ts";
 import { etcdClusterCrd } from "./etcd-cluster.ts";
+import { etcdRestoreCrd } from "./etcd-restore.ts";
 
 const packageDir = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -16,12 +18,19 @@ describe("generated CRD files", () => {
     expect(drift.map((d) => formatDrift(d, packageDir))).toEqual([]);
   });
 
-  it("declare the EtcdCluster CRD, and crds/ parses back to it", () => {
-    expect(crds.map((c) => c.metadata.name)).toEqual(["etcdclusters.etcd.capstan.dev"]);
-    const committed = readFileSync(
-      new URL("../../crds/etcdclusters.etcd.capstan.dev.yaml", import.meta.url),
-      "utf8",
-    );
-    expect(parse(committed)).toEqual(etcdClusterCrd());
+  it("declare the EtcdCluster, EtcdBackup, EtcdBackupSchedule and EtcdRestore CRDs, and crds/ parses back to them", () => {
+    expect(crds.map((c) => c.metadata.name)).toEqual([
+      "etcdclusters.etcd.capstan.dev",
+      "etcdbackups.etcd.capstan.dev",
+      "etcdbackupschedules.etcd.capstan.dev",
+      "etcdrestores.etcd.capstan.dev",
+    ]);
+    for (const crd of [etcdClusterCrd(), etcdBackupCrd(), etcdBackupScheduleCrd(), etcdRestoreCrd()]) {
+      const committed = readFileSync(
+        new URL(`../../crds/${crd.metadata.name}.yaml`, import.meta.url),
+        "utf8",
+      );
+      expect(parse(committed)).toEqual(crd);
+    }
   });
 });

@@ -1,7 +1,41 @@
 // The CRDs this operator owns, as `capstan crd` reads them (package.json "capstan.crds"): it writes crds/*.yaml,
-// the reference in docs/operators/etcd.md and the chart's copies from this list.
+// the reference in docs/operators/etcd.md and the chart's copies from this list, and the chart's own values schema.
+import type { ChartValuesSpec } from "@capstan/cli";
 import type { CustomResourceDefinitionObject } from "@capstan/core";
+import { etcdBackupCrd, etcdBackupScheduleCrd } from "./backup.ts";
 import { etcdClusterCrd } from "./etcd-cluster.ts";
+import { etcdRestoreCrd } from "./etcd-restore.ts";
 
 /** Every CRD of the etcd operator. */
-export const crds: CustomResourceDefinitionObject[] = [etcdClusterCrd()];
+export const crds: CustomResourceDefinitionObject[] = [
+  etcdClusterCrd(),
+  etcdBackupCrd(),
+  etcdBackupScheduleCrd(),
+  etcdRestoreCrd(),
+];
+
+/** The chart's own values, beside those of every operator chart (capstan crd writes values.schema.json). */
+export const chartValues: ChartValuesSpec = {
+  properties: {
+    backup: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        image: {
+          description:
+            "Image whose backup-upload subcommand the backup Jobs run; empty: the operator's own image.",
+          type: "string",
+          pattern: "^[^\\s]*$",
+        },
+        staleAlert: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            enabled: { type: "boolean" },
+            thresholdSeconds: { type: "integer", minimum: 60 },
+          },
+        },
+      },
+    },
+  },
+};

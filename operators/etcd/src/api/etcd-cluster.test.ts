@@ -23,6 +23,9 @@ const specKeys: Record<keyof EtcdClusterSpec, true> = {
   maintenance: true,
   extraArgs: true,
   extraEnv: true,
+  bootstrap: true,
+  tls: true,
+  network: true,
 };
 const storageKeys: Record<keyof EtcdStorage, true> = { size: true, storageClassName: true, ephemeral: true };
 const podTemplateKeys: Record<keyof EtcdPodTemplate, true> = {
@@ -48,6 +51,7 @@ const statusKeys: Record<keyof EtcdClusterStatus, true> = {
   clusterID: true,
   selector: true,
   clientEndpoint: true,
+  restore: true,
 };
 const memberKeys: Record<keyof EtcdMemberStatus, true> = {
   name: true,

@@ -4,6 +4,7 @@ import {
   type CustomResourceDefinitionObject,
   conditionsSchema,
   defineKind,
+  goDurationSchema,
   type JSONSchemaProps,
   type KubeObject,
   type PodPlacement,
@@ -11,13 +12,21 @@ import {
   type ResourceQuantities,
   resourcesSchema,
   STORAGE_SIZE_PATTERN,
+  stringMapSchema,
   type Toleration,
 } from "@capstan/core";
 
-/** The API group of every etcd operator resource. */
-export const GROUP = "etcd.capstan.dev";
-/** The served and stored version. */
-export const VERSION = "v1alpha1";
+import { GROUP, VERSION } from "./group.ts";
+import {
+  bootstrapSchema,
+  type EtcdBootstrap,
+  type EtcdClusterRestoreStatus,
+  RESTORE_BOOTSTRAP_RULES,
+  restoreStatusSchema,
+} from "./restore-source.ts";
+
+export type { EtcdBootstrap, EtcdClusterRestoreStatus };
+export { GROUP, VERSION };
 /** The etcd release a new EtcdCluster runs unless `spec.version` says otherwise. */
 export const DEFAULT_ETCD_VERSION = "3.6.15";
 /** The image repository used unless `spec.repository` says otherwise; the tag is `v<version>`. */
@@ -116,6 +125,56 @@ export interface EtcdEnvVar {
   value: string;
 }
 
+/** Certificates the operator makes and renews: a CA per cluster and per endpoint, and leaves it signs. */
+export interface EtcdOperatorManagedTLS {
+  /** Lifetime of each leaf certificate, a Go duration (default "2160h", 90 days). */
+  validity?: string;
+  /** A leaf with less than this left is issued again (default "720h", 30 days); must be below validity. */
+  renewBefore?: string;
+}
+
+/** Where one endpoint's (peer or client) certificates come from: exactly one of the two (default operatorManaged). */
+export interface EtcdTLSEndpoint {
+  operatorManaged?: EtcdOperatorManagedTLS;
+  /**
+   * An existing Secret in the cluster's namespace with ca.crt, tls.crt and tls.key; the operator reads it and
+   * never writes it. tls.crt must be usable as both server and client certificate, for every member's name.
+   */
+  secretRef?: { name: string };
+}
+
+/** TLS of the peer and client ports; each is immutable once the cluster is created. */
+export interface EtcdTLS {
+  /** Member to member (port 2380): mutual TLS, only certificates of the peer CA are accepted. */
+  peer?: EtcdTLSEndpoint;
+  /** Clients (port 2379): HTTPS with client certificate authentication (--client-cert-auth). */
+  client?: EtcdTLSEndpoint;
+}
+
+/** Pods allowed to reach the client port when spec.network.networkPolicy is on (either selector may be omitted). */
+export interface EtcdClientSelector {
+  /** Pods with these labels (in the cluster's namespace, or in the namespaces namespaceSelector picks). */
+  podSelector?: LabelSelectorSpec;
+  /** Pods in namespaces with these labels. */
+  namespaceSelector?: LabelSelectorSpec;
+}
+
+/** A Kubernetes label selector (matchLabels and matchExpressions). */
+export interface LabelSelectorSpec {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+/** Network isolation of the members. */
+export interface EtcdNetwork {
+  /**
+   * Create a NetworkPolicy: the peer port only from members, the client port only from the operator, the
+   * cluster's backup Jobs and clientSelectors (needs a CNI that enforces NetworkPolicy).
+   */
+  networkPolicy?: boolean;
+  clientSelectors?: EtcdClientSelector[];
+}
+
 /** The desired state of an etcd cluster; defaulted fields are always present on objects read from the API server. */
 export interface EtcdClusterSpec {
   /** Number of voting members, 1 to 9. */
@@ -134,6 +193,10 @@ export interface EtcdClusterSpec {
   extraArgs?: Record<string, string>;
   /** Extra environment variables of the etcd container; ETCD_* forms of the operator's flags are refused. */
   extraEnv?: EtcdEnvVar[];
+  /** How a new cluster starts (e.g. restored from a snapshot); immutable. */
+  bootstrap?: EtcdBootstrap;
+  tls?: EtcdTLS;
+  network?: EtcdNetwork;
 }
 
 /** The life-cycle phase shown in `kubectl get etcd`. */
@@ -199,6 +262,8 @@ export interface EtcdClusterStatus {
   selector?: string;
   /** URL clients use to reach the cluster, e.g. "http://demo-client.ns.svc:2379". */
   clientEndpoint?: string;
+  /** What the restore from spec.bootstrap.restore did. */
+  restore?: EtcdClusterRestoreStatus;
 }
 
 /** An EtcdCluster object. */
@@ -412,6 +477,103 @@ const extraEnvSchema: JSONSchemaProps = {
   ],
 };
 
+const operatorManagedSchema: JSONSchemaProps = {
+  type: "object",
+  description: "The operator makes a CA and certificates it signs, and renews them before they expire.",
+  properties: {
+    validity: goDurationSchema("Lifetime of each leaf certificate (Go duration).", "2160h"),
+    renewBefore: goDurationSchema("Renew a certificate with less than this left (Go duration).", "720h"),
+  },
+  "x-kubernetes-validations": [
+    {
+      rule: "duration(self.renewBefore) < duration(self.validity)",
+      message: "tls.operatorManaged: renewBefore must be shorter than validity",
+    },
+  ],
+};
+
+function tlsEndpointSchema(what: string): JSONSchemaProps {
+  return {
+    type: "object",
+    description: `TLS of the ${what}: operatorManaged (the default when neither is set) or secretRef.`,
+    properties: {
+      operatorManaged: operatorManagedSchema,
+      secretRef: {
+        type: "object",
+        description:
+          "An existing Secret (ca.crt, tls.crt, tls.key) in the cluster's namespace; read, never written.",
+        required: ["name"],
+        properties: { name: { type: "string", minLength: 1, maxLength: 253 } },
+      },
+    },
+    "x-kubernetes-validations": [
+      {
+        rule: "!(has(self.operatorManaged) && has(self.secretRef))",
+        message: `tls: set at most one of operatorManaged and secretRef for the ${what}`,
+      },
+      {
+        rule: "has(self.secretRef) == has(oldSelf.secretRef) && (!has(self.secretRef) || self.secretRef.name == oldSelf.secretRef.name)",
+        message: `tls: the source of the ${what} certificates (operatorManaged or secretRef and its name) is immutable`,
+      },
+    ],
+  };
+}
+
+const tlsSchema: JSONSchemaProps = {
+  type: "object",
+  description:
+    "TLS of the peer and client ports. Set when the cluster is created: turning TLS on or off later is not supported yet.",
+  properties: { peer: tlsEndpointSchema("peer port"), client: tlsEndpointSchema("client port") },
+};
+
+const labelSelectorSchema: JSONSchemaProps = {
+  type: "object",
+  description: "A label selector (matchLabels, matchExpressions).",
+  properties: {
+    matchLabels: stringMapSchema("Labels to match."),
+    matchExpressions: {
+      type: "array",
+      maxItems: 16,
+      items: {
+        type: "object",
+        required: ["key", "operator"],
+        properties: {
+          key: { type: "string", maxLength: 317 },
+          operator: { type: "string", enum: ["In", "NotIn", "Exists", "DoesNotExist"] },
+          values: { type: "array", items: { type: "string", maxLength: 63 }, maxItems: 64 },
+        },
+      },
+    },
+  },
+};
+
+const networkSchema: JSONSchemaProps = {
+  type: "object",
+  description: "Network isolation of the members.",
+  properties: {
+    networkPolicy: {
+      type: "boolean",
+      description:
+        "Create a NetworkPolicy: peer port only from members; client port only from the operator, backup Jobs and clientSelectors. Needs a CNI that enforces NetworkPolicy.",
+    },
+    clientSelectors: {
+      type: "array",
+      description: "Pods allowed to reach the client port (a podSelector, a namespaceSelector, or both).",
+      maxItems: 32,
+      items: {
+        type: "object",
+        properties: { podSelector: labelSelectorSchema, namespaceSelector: labelSelectorSchema },
+        "x-kubernetes-validations": [
+          {
+            rule: "has(self.podSelector) || has(self.namespaceSelector)",
+            message: "network.clientSelectors: each entry needs a podSelector or a namespaceSelector",
+          },
+        ],
+      },
+    },
+  },
+};
+
 const specSchema: JSONSchemaProps = {
   type: "object",
   description: "The desired etcd cluster.",
@@ -450,7 +612,18 @@ const specSchema: JSONSchemaProps = {
     maintenance: maintenanceSchema,
     extraArgs: extraArgsSchema,
     extraEnv: extraEnvSchema,
+    bootstrap: bootstrapSchema,
+    tls: tlsSchema,
+    network: networkSchema,
   },
+  "x-kubernetes-validations": [
+    ...RESTORE_BOOTSTRAP_RULES,
+    {
+      rule: "has(self.tls) == has(oldSelf.tls) && (!has(self.tls) || (has(self.tls.peer) == has(oldSelf.tls.peer) && has(self.tls.client) == has(oldSelf.tls.client)))",
+      message:
+        "tls: peer and client TLS are set when the cluster is created and cannot be turned on or off later (not supported yet)",
+    },
+  ],
 };
 
 const memberSchema: JSONSchemaProps = {
@@ -506,6 +679,7 @@ const statusSchema: JSONSchemaProps = {
     clusterID: { type: "string", description: "Cluster ID in hexadecimal." },
     selector: { type: "string", description: "Label selector of the member pods." },
     clientEndpoint: { type: "string", description: "URL clients use to reach the cluster." },
+    restore: restoreStatusSchema,
   },
 };
 

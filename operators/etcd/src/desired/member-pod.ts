@@ -13,6 +13,7 @@ import {
 import { DEFAULT_STORAGE_SIZE, type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import {
   CLIENT_PORT,
+  clientScheme,
   clientURL,
   clusterRef,
   dataClaimName,
@@ -24,6 +25,7 @@ import {
   selectorLabels,
 } from "./names.ts";
 import { quotaBackendBytes } from "./quota.ts";
+import { clientTLS, memberTLSVolumes, tlsArgs } from "./tls.ts";
 
 /** A Pod object. */
 export type PodObject = ObjectOf<typeof Pod>;
@@ -87,8 +89,8 @@ export function etcdArgs(input: MemberPodInput): string[] {
   return [
     `--name=${member}`,
     `--data-dir=${DATA_DIR}`,
-    `--listen-peer-urls=http://0.0.0.0:${PEER_PORT}`,
-    `--listen-client-urls=http://0.0.0.0:${CLIENT_PORT}`,
+    `--listen-peer-urls=${cluster.spec.tls?.peer === undefined ? "http" : "https"}://0.0.0.0:${PEER_PORT}`,
+    `--listen-client-urls=${clientScheme(cluster)}://0.0.0.0:${CLIENT_PORT}`,
     `--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`,
     `--initial-advertise-peer-urls=${peerURL(cluster, member)}`,
     `--advertise-client-urls=${clientURL(cluster, member)}`,
@@ -96,6 +98,7 @@ export function etcdArgs(input: MemberPodInput): string[] {
     `--initial-cluster-state=${input.initialClusterState}`,
     `--initial-cluster-token=${cluster.metadata.uid ?? clusterRef(cluster).name}`,
     ...diskArgs(cluster),
+    ...tlsArgs(cluster),
     ...Object.entries(cluster.spec.extraArgs ?? {})
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([k, v]) => `--${k}=${v}`),
@@ -119,8 +122,12 @@ export function memberPod(input: MemberPodInput): PodObject {
   const { cluster, member } = input;
   const { namespace } = clusterRef(cluster);
   const template = cluster.spec.podTemplate ?? {};
+  // With client TLS the client port wants a certificate the kubelet does not have: probe the metrics port
+  // (plain HTTP, it serves /livez and /readyz too).
+  const probePort = clientTLS(cluster) === undefined ? "client" : "metrics";
+  const tls = memberTLSVolumes(cluster, member);
   const probe = (path: string, periodSeconds: number, failureThreshold: number) => ({
-    httpGet: { path, port: "client" },
+    httpGet: { path, port: probePort },
     periodSeconds,
     timeoutSeconds: 5,
     failureThreshold,
@@ -157,13 +164,14 @@ export function memberPod(input: MemberPodInput): PodObject {
         livenessProbe: probe("/livez", 10, 3),
         readinessProbe: probe("/readyz", 5, 3),
         securityContext: restrictedContainerSecurityContext(),
-        volumeMounts: [{ name: "data", mountPath: "/var/lib/etcd" }],
+        volumeMounts: [{ name: "data", mountPath: "/var/lib/etcd" }, ...tls.mounts],
       },
     ],
     volumes: [
       cluster.spec.storage.ephemeral === true
         ? { name: "data", emptyDir: {} }
         : { name: "data", persistentVolumeClaim: { claimName: dataClaimName(member) } },
+      ...tls.volumes,
     ],
     affinity: (template.affinity as Affinity | undefined) ?? spreadMembers(cluster),
     topologySpreadConstraints:
@@ -207,4 +215,28 @@ function spreadMembers(cluster: EtcdCluster): Affinity {
     selectorLabels(cluster),
     cluster.spec.podTemplate?.antiAffinity === "Required" ? "Required" : "Preferred",
   );
+}
+
+/** Annotation on a survivor's pod started with --force-new-cluster: the EtcdRestore that asked for it. */
+export const FORCE_NEW_CLUSTER_ANNOTATION = "etcd.capstan.dev/force-new-cluster";
+
+/**
+ * `pod` (a member pod on its own data) started once with --force-new-cluster for the EtcdRestore `request`: etcd
+ * rewrites the membership to itself alone, keeping its data and cluster ID. The recovery removes the flag again.
+ */
+export function withForceNewCluster(pod: PodObject, request: string): PodObject {
+  const spec = pod.spec!;
+  return {
+    ...pod,
+    metadata: {
+      ...pod.metadata,
+      annotations: { ...pod.metadata.annotations, [FORCE_NEW_CLUSTER_ANNOTATION]: request },
+    },
+    spec: {
+      ...spec,
+      containers: spec.containers.map((c) =>
+        c.name === "etcd" ? { ...c, args: [...(c.args ?? []), "--force-new-cluster"] } : c,
+      ),
+    },
+  };
 }

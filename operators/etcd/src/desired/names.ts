@@ -51,17 +51,22 @@ function memberHost(cluster: EtcdCluster, member: string): string {
 
 /** The peer URL a member advertises; its first DNS label is the member's name. */
 export function peerURL(cluster: EtcdCluster, member: string): string {
-  return `http://${memberHost(cluster, member)}:${PEER_PORT}`;
+  return `${cluster.spec.tls?.peer === undefined ? "http" : "https"}://${memberHost(cluster, member)}:${PEER_PORT}`;
 }
 
 /** The client URL a member advertises. */
 export function clientURL(cluster: EtcdCluster, member: string): string {
-  return `http://${memberHost(cluster, member)}:${CLIENT_PORT}`;
+  return `${clientScheme(cluster)}://${memberHost(cluster, member)}:${CLIENT_PORT}`;
+}
+
+/** "https" when the client port has TLS (spec.tls.client), else "http". */
+export function clientScheme(cluster: EtcdCluster): "http" | "https" {
+  return cluster.spec.tls?.client === undefined ? "http" : "https";
 }
 
 /** The URL clients use for the whole cluster (status.clientEndpoint). */
 export function clientEndpoint(cluster: EtcdCluster): string {
-  return `http://${clientServiceName(cluster)}.${clusterRef(cluster).namespace}.svc:${CLIENT_PORT}`;
+  return `${clientScheme(cluster)}://${clientServiceName(cluster)}.${clusterRef(cluster).namespace}.svc:${CLIENT_PORT}`;
 }
 
 /**

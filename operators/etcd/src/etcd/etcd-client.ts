@@ -1,16 +1,64 @@
 // A small typed client for etcd's v3 API through its JSON gateway (POST /v3/..., base64 keys and values).
-// Plain HTTP only: TLS (client certificates, a CA) is not supported yet.
-import { request } from "undici";
+// HTTPS endpoints with a CA and a client certificate are supported (the tls option); plain HTTP otherwise.
+import { createHash } from "node:crypto";
+import { Agent, type Dispatcher, request } from "undici";
 
 /** Default timeout of one request to one endpoint. */
 export const DEFAULT_ETCD_TIMEOUT_MS = 5_000;
 
 /** Options of an {@link EtcdClient}. */
 export interface EtcdClientOptions {
-  /** Client URLs (e.g. "http://10.0.0.1:2379"), tried in order until one answers. Plain HTTP only. */
+  /** Client URLs (e.g. "http://10.0.0.1:2379", or https:// with `tls`), tried in order until one answers. */
   endpoints: string[];
+  /** For https:// endpoints: the CA that signed the members' certificates, and a client certificate. */
+  tls?: EtcdClientTLS;
   /** Timeout of one request to one endpoint (default {@link DEFAULT_ETCD_TIMEOUT_MS}). */
   timeoutMs?: number;
+}
+
+/** PEM texts of an etcd client's TLS: the CA (bundle) to trust, and the client certificate and key. */
+export interface EtcdClientTLS {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+/** Agents by TLS material, so clients made per reconcile share connections (bounded: renewals add entries). */
+const agents = new Map<string, Agent>();
+const MAX_AGENTS = 64;
+
+/**
+ * The undici Agent for `tls`. Members are reached by pod IP, which no certificate names: the server
+ * certificate is verified against the CA (the per-cluster CA is the identity), not against the address.
+ */
+export function tlsAgent(tls: EtcdClientTLS): Agent {
+  const id = createHash("sha256")
+    .update(tls.ca)
+    .update("\0")
+    .update(tls.cert)
+    .update("\0")
+    .update(tls.key)
+    .digest("hex");
+  const existing = agents.get(id);
+  if (existing !== undefined) return existing;
+  const agent = new Agent({
+    connect: {
+      ca: tls.ca,
+      cert: tls.cert,
+      key: tls.key,
+      rejectUnauthorized: true,
+      checkServerIdentity: () => undefined,
+    },
+  });
+  agents.set(id, agent);
+  if (agents.size > MAX_AGENTS) {
+    const [oldest] = agents;
+    if (oldest !== undefined) {
+      agents.delete(oldest[0]);
+      void oldest[1].close();
+    }
+  }
+  return agent;
 }
 
 /** Per-call options. */
@@ -136,17 +184,24 @@ export function memberIdToHex(id: string): string {
 /**
  * A client of etcd's v3 JSON gateway. Cluster-wide calls try the endpoints in order until one answers
  * (a connection error, a timeout or an UNAVAILABLE answer moves to the next one); calls that take an
- * endpoint ask only that member. TLS is not supported yet.
+ * endpoint ask only that member. With `tls`, https:// endpoints are reached with the client certificate.
  */
 export class EtcdClient {
   /** The client URLs, in the order they are tried. */
   readonly endpoints: string[];
   readonly #timeoutMs: number;
+  readonly #dispatcher: Dispatcher | undefined;
 
   constructor(options: EtcdClientOptions) {
     if (options.endpoints.length === 0) throw new Error("EtcdClient needs at least one endpoint");
     this.endpoints = options.endpoints.map((e) => e.replace(/\/+$/, ""));
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_ETCD_TIMEOUT_MS;
+    this.#dispatcher = options.tls === undefined ? undefined : tlsAgent(options.tls);
+  }
+
+  /** undici options shared by every request: the TLS agent, when there is one. */
+  #via(): { dispatcher?: Dispatcher } {
+    return this.#dispatcher === undefined ? {} : { dispatcher: this.#dispatcher };
   }
 
   /**
@@ -266,7 +321,11 @@ export class EtcdClient {
   async health(endpoint: string, options: CallOptions = {}): Promise<EtcdHealth> {
     const url = trimUrl(endpoint);
     try {
-      const res = await request(`${url}/readyz`, { method: "GET", signal: this.#signal(options) });
+      const res = await request(`${url}/readyz`, {
+        method: "GET",
+        signal: this.#signal(options),
+        ...this.#via(),
+      });
       const text = (await res.body.text()).trim();
       if (res.statusCode === 200) return { endpoint: url, healthy: true };
       return { endpoint: url, healthy: false, reason: `HTTP ${res.statusCode}: ${text}` };
@@ -361,6 +420,7 @@ export class EtcdClient {
           headers: { "content-type": "application/json" },
           body: JSON.stringify(body),
           signal: this.#signal(options),
+          ...this.#via(),
         });
         statusCode = r.statusCode;
         res = parseJson(await r.body.text());

@@ -8,6 +8,7 @@ import {
   parseEtcdVersion,
   unsupportedVersionChange,
 } from "./etcd-version.ts";
+import { type ObservedRestore, planRestore, type RestoreStep } from "./restore.ts";
 
 /** One entry of etcd's member list, joined with the member's status endpoint. */
 export interface ObservedMember {
@@ -104,6 +105,8 @@ export interface Observed {
   terminating?: TerminatingPod[];
   /** For each learner, when its raft index was last seen to advance (or when it was first seen). */
   learnerProgress?: Record<string, Date>;
+  /** What the operator observed of spec.bootstrap.restore (plan/restore.ts). */
+  restore?: ObservedRestore;
 }
 
 /** Planner settings. */
@@ -173,7 +176,9 @@ export type Step =
   /** Fewer than a quorum of voters is healthy: report only, never remove or delete anything. */
   | { type: "QuorumLost"; message: string }
   /** The cluster matches the spec. */
-  | { type: "InSync"; message: string };
+  | { type: "InSync"; message: string }
+  /** Restoring a new cluster's seed from a snapshot (plan/restore.ts). */
+  | RestoreStep;
 
 /** Votes needed for a quorum among `voters` voting members. */
 export function quorum(voters: number): number {
@@ -191,7 +196,8 @@ export function quorum(voters: number): number {
  *     QuorumLost. Never bootstrapped (no status.clusterID): data claims exist -> the same restart on them (a lost
  *     status must never lead to a second cluster: no seed while any owned data claim exists, except the seed's
  *     own claim when it is the only one and has no pod: CreateSeed again on it); pods exist -> Wait for the
- *     seed; nothing -> CreateSeed.
+ *     seed; nothing -> CreateSeed. With spec.bootstrap.restore, plan/restore.ts decides first (the seed's claim
+ *     is restored before CreateSeed starts it), and only while no data but its own claim exists.
  *  3. A member answers with another cluster ID than the one recorded -> Degraded naming both; nothing is done.
  *  4. Fewer healthy voters than a quorum -> the same restart of a started member on its kept data (version
  *     gate first), else QuorumLost: nothing is removed, added or deleted.
@@ -256,6 +262,8 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
         }
       );
     }
+    const restoring = planRestore(spec, observed, options);
+    if (restoring !== undefined) return restoring;
     const seed = observed.volumes.length === 1 ? observed.volumes[0] : undefined;
     if (
       seed !== undefined &&

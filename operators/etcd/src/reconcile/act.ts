@@ -4,10 +4,19 @@ import { type Client, isAlreadyExists, isNotFound, PersistentVolumeClaim, Pod } 
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
 import { memberDataClaim } from "../desired/cluster-objects.ts";
 import { etcdImage, memberPod } from "../desired/member-pod.ts";
-import { CLIENT_PORT, clusterRef, dataClaimName, memberNameFromPeerURL, peerURL } from "../desired/names.ts";
-import { EtcdClient } from "../etcd/etcd-client.ts";
+import {
+  CLIENT_PORT,
+  clientScheme,
+  clusterRef,
+  dataClaimName,
+  memberNameFromPeerURL,
+  peerURL,
+} from "../desired/names.ts";
+import { CERTIFICATES_ANNOTATION } from "../desired/tls.ts";
+import { EtcdClient, type EtcdClientTLS } from "../etcd/etcd-client.ts";
 import type { Step } from "../plan/plan.ts";
 import type { Observation } from "./observe.ts";
+import { finishRestore, type RestoreObservation, startRestore } from "./restore.ts";
 
 /** Timeout of one membership call (MemberAdd, MemberPromote, MemberRemove, MoveLeader) to one member. */
 export const MEMBERSHIP_TIMEOUT_MS = 10_000;
@@ -25,8 +34,14 @@ export interface ActContext {
   cluster: EtcdCluster;
   obs: Observation;
   /** Creates the etcd client for membership calls (replaced in tests). */
-  etcdClient?: (endpoints: string[]) => EtcdClient;
+  etcdClient?: (endpoints: string[], tls?: EtcdClientTLS) => EtcdClient;
+  /** The operator's client TLS, when the cluster's client port has it. */
+  tls?: EtcdClientTLS;
+  /** Called before a member's pod is created (issues its certificate); returns the pod's certificates annotation. */
+  beforePod?: (member: string) => Promise<string>;
   signal?: AbortSignal;
+  /** What the reconcile observed of spec.bootstrap.restore. */
+  restore?: RestoreObservation;
 }
 
 /** Decimal member ID (etcd's JSON gateway) from the hexadecimal form the planner and status use. */
@@ -37,9 +52,15 @@ export function memberIdToDecimal(hex: string): string {
 /** Performs `step`. Steps that only report (Wait, InSync, Degraded, QuorumLost) do nothing. */
 export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
   const etcd = (without?: string) =>
-    (ctx.etcdClient ?? ((e) => new EtcdClient({ endpoints: e, timeoutMs: MEMBERSHIP_TIMEOUT_MS })))(
-      endpointsWithout(ctx, without),
-    );
+    (
+      ctx.etcdClient ??
+      ((e, tls) =>
+        new EtcdClient({
+          endpoints: e,
+          timeoutMs: MEMBERSHIP_TIMEOUT_MS,
+          ...(tls === undefined ? {} : { tls }),
+        }))
+    )(endpointsWithout(ctx, without), ctx.tls);
   const call = ctx.signal === undefined ? {} : { signal: ctx.signal };
   switch (step.type) {
     case "CreateSeed":
@@ -116,11 +137,18 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
           message: `member ${step.name} has no pod IP to defragment`,
         };
       }
-      await etcd().defragment(`http://${ip}:${CLIENT_PORT}`, { ...call, timeoutMs: DEFRAG_TIMEOUT_MS });
+      await etcd().defragment(`${clientScheme(ctx.cluster)}://${ip}:${CLIENT_PORT}`, {
+        ...call,
+        timeoutMs: DEFRAG_TIMEOUT_MS,
+      });
       return DONE;
     }
     case "UpgradeMember":
       return upgradeMember(ctx, step.name);
+    case "StartRestore":
+      return startRestore(ctx, ctx.restore, step.name);
+    case "FinishRestore":
+      return finishRestore(ctx, step.name);
     case "RestartMember":
       // Rule 6 starts it again from the current podTemplate, on its data, once the old pod is gone.
       await deleteIgnoringMissing(ctx, Pod, step.name);
@@ -168,8 +196,16 @@ async function startMember(
     initialCluster,
     initialClusterState: state,
   });
+  const certificates = (await ctx.beforePod?.(name)) ?? "";
+  const annotations =
+    certificates === ""
+      ? pod.metadata.annotations
+      : { ...pod.metadata.annotations, [CERTIFICATES_ANNOTATION]: certificates };
   await ctx.client
-    .create(Pod, { ...pod, metadata: { ...pod.metadata, namespace } })
+    .create(Pod, {
+      ...pod,
+      metadata: { ...pod.metadata, namespace, ...(annotations === undefined ? {} : { annotations }) },
+    })
     .catch(ignore(isAlreadyExists));
   return DONE;
 }

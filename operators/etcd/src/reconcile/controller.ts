@@ -1,13 +1,18 @@
 // The EtcdCluster controller: observe -> plan one step -> act -> write status, conditions, events and metrics.
 import { randomInt } from "node:crypto";
 import {
+  annotatePods,
   applyIfChanged,
   type CacheSelector,
   type Controller,
   controller,
   findCondition,
   generationChanged,
+  isNotFound,
+  Job,
+  type KubeObject,
   managedBySelectors,
+  NetworkPolicy,
   PersistentVolumeClaim,
   Pod,
   PodDisruptionBudget,
@@ -18,14 +23,20 @@ import {
   statusMergePatch,
 } from "@capstan/core";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
+import { type EtcdRestore, EtcdRestoreKind } from "../api/etcd-restore.ts";
 import { clientService, peerService, podDisruptionBudget } from "../desired/cluster-objects.ts";
 import { clusterRef, MANAGED_BY, memberName } from "../desired/names.ts";
+import { networkPolicy, networkPolicyName, type OperatorPods } from "../desired/network-policy.ts";
+import { CERTIFICATES_ANNOTATION } from "../desired/tls.ts";
 import { EtcdError } from "../etcd/etcd-client.ts";
 import { planNext, quorum, type Step } from "../plan/plan.ts";
 import { act } from "./act.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, type Observation, observe } from "./observe.ts";
+import { activeRestore, reconcileRecovery } from "./recovery.ts";
+import { observeRestore, restoreStatusOf } from "./restore.ts";
 import { statusOf } from "./status.ts";
+import { type ClusterTLS, isTLSProblem, prepareTLS } from "./tls.ts";
 
 /** The field manager of every object the operator applies. */
 export const FIELD_MANAGER = "capstan-etcd-operator";
@@ -44,12 +55,23 @@ export const REQUEUE = {
   degraded: 60_000,
 } as const;
 
+/** The image backup Jobs run `backup-upload` from when none is given: the chart's default operator image. */
+export const DEFAULT_BACKUP_IMAGE = "capstan.local/etcd-operator:0.1.0";
+
 /**
- * What the manager's cache needs to hold for this controller: only the Pods, PVCs, Services and
- * PodDisruptionBudgets the operator created (labelled managed-by), not every one in the cluster.
+ * What the manager's cache needs to hold for the operator's controllers: only the Pods, PVCs, Services,
+ * PodDisruptionBudgets and Jobs the operator created (labelled managed-by), not every one in the cluster. The
+ * backup Jobs' pods carry the same label.
  */
 export function etcdClusterCacheSelectors(): CacheSelector[] {
-  return managedBySelectors(MANAGED_BY, [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget]);
+  return managedBySelectors(MANAGED_BY, [
+    Pod,
+    PersistentVolumeClaim,
+    Service,
+    PodDisruptionBudget,
+    Job,
+    NetworkPolicy,
+  ]);
 }
 
 /** Options of {@link etcdClusterController}. */
@@ -61,6 +83,10 @@ export interface EtcdClusterControllerOptions {
   deadAfterMs?: number;
   /** Creates etcd clients (tests replace it). */
   etcdClient?: EtcdClientFactory;
+  /** The operator's own image: a restore Job's download and finish steps run it (spec.bootstrap.restore). */
+  operatorImage?: string;
+  /** The operator's own pods, allowed to the client port by the NetworkPolicy (from the chart's labels). */
+  operatorPods?: OperatorPods;
 }
 
 /** A random member-name suffix: 5 characters of [a-z0-9] (60 million names; the planner refuses one in use). */
@@ -74,7 +100,16 @@ export function etcdClusterController(options: EtcdClusterControllerOptions): Co
   return controller({
     name: "etcdcluster",
     for: EtcdClusterKind,
-    owns: [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget],
+    owns: [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget, Job, NetworkPolicy],
+    // An EtcdRestore is acted on by its cluster's reconcile (one writer of the member pods).
+    watches: [
+      {
+        kind: EtcdRestoreKind,
+        map: (r: KubeObject) => [
+          { namespace: r.metadata.namespace ?? "", name: (r as EtcdRestore).spec.clusterName },
+        ],
+      },
+    ],
     // Our own status writes do not trigger a reconcile; spec edits, creation and deletion do.
     predicates: [generationChanged()],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,
@@ -96,14 +131,27 @@ export async function reconcileEtcdCluster(
   }
   const signal = ctx.signal;
   await applyServices(ctx, cluster);
+  await applyNetworkPolicy(ctx, cluster, options.operatorPods);
 
-  const obs = await observe(cluster, ctx.cache, options.etcdClient ?? defaultEtcdClient, signal);
+  // Certificates first: the operator's client certificate is needed to observe a TLS cluster.
+  const tls = await prepareTLS(ctx.client, cluster, new Date(), signal);
+  const clientTLS = isTLSProblem(tls) ? undefined : tls.client;
+  const obs = await observe(cluster, ctx.cache, options.etcdClient ?? defaultEtcdClient, signal, clientTLS);
+  if (!isTLSProblem(tls)) await refreshCertificates(ctx, cluster, obs, tls);
+  const recovery = await activeRestore(cluster, ctx.cache);
+  if (recovery !== undefined) {
+    return reconcileRecovery(ctx, cluster, obs, recovery, options.etcdClient ?? defaultEtcdClient);
+  }
+  const restore = await observeRestore(cluster, ctx.cache, obs.claims, options.operatorImage);
+  if (restore !== undefined) obs.observed.restore = restore.observed;
   await applyDisruptionBudget(ctx, cluster, votersOf(cluster, obs));
   recordMetrics(options.metrics, cluster, obs);
-  const step = planNext(cluster.spec, obs.observed, new Date(), {
-    freshName: memberName(cluster, randomSuffix()),
-    ...(options.deadAfterMs === undefined ? {} : { deadAfterMs: options.deadAfterMs }),
-  });
+  const step: Step = isTLSProblem(tls)
+    ? { type: "Degraded", reason: tls.reason, field: tls.field, message: tls.message }
+    : planNext(cluster.spec, obs.observed, new Date(), {
+        freshName: memberName(cluster, randomSuffix()),
+        ...(options.deadAfterMs === undefined ? {} : { deadAfterMs: options.deadAfterMs }),
+      });
 
   let reported: Step = step;
   let requeueAfter = requeueFor(step);
@@ -114,6 +162,9 @@ export async function reconcileEtcdCluster(
         cluster,
         obs,
         ...(options.etcdClient === undefined ? {} : { etcdClient: options.etcdClient }),
+        ...(restore === undefined ? {} : { restore }),
+        ...(clientTLS === undefined ? {} : { tls: clientTLS }),
+        ...(isTLSProblem(tls) ? {} : { beforePod: (member: string) => tls.ensureMember(member) }),
         signal,
       });
       if (result.done) {
@@ -143,11 +194,71 @@ export async function reconcileEtcdCluster(
     }
   }
 
-  const patch = statusMergePatch(cluster.status, statusOf(cluster, obs, reported, new Date()));
+  const status = statusOf(cluster, obs, reported, new Date());
+  const restored = restoreStatusOf(cluster, cluster.status?.restore, restore, obs.claims, status.clusterID);
+  if (restored !== undefined) {
+    status.restore = restored;
+    if (restored.clusterID !== undefined && cluster.status?.restore?.clusterID === undefined) {
+      const message = `restored from ${restored.source}${restored.revision === undefined ? "" : ` at revision ${restored.snapshotRevision}, now starting from revision ${restored.revision}`}: cluster ID ${restored.clusterID}`;
+      ctx.log.info({ clusterID: restored.clusterID, revision: restored.revision }, message);
+      ctx.recorder.event(cluster, "Normal", "Restored", "Restore", message);
+    }
+  }
+  const patch = statusMergePatch(cluster.status, status);
   if (patch !== undefined) {
     await ctx.client.patchStatus(EtcdClusterKind, req.name, req.namespace, patch, "merge", { signal });
   }
   return requeueAfter === undefined ? undefined : { requeueAfter };
+}
+
+/**
+ * Issues or renews the certificates of the members that have a pod or a claim, annotates each live pod with its
+ * certificates' fingerprints (the kubelet then refreshes the mounted Secret within seconds; etcd reads the files
+ * at each handshake), deletes the certificates of members that are gone, and records what was issued.
+ */
+async function refreshCertificates(
+  ctx: ReconcileContext,
+  cluster: EtcdCluster,
+  obs: Observation,
+  tls: ClusterTLS,
+): Promise<void> {
+  const members = new Set([
+    ...obs.pods.keys(),
+    ...obs.claims.keys(),
+    ...(cluster.status?.members ?? []).map((m) => m.name),
+  ]);
+  for (const [member, pod] of obs.pods) {
+    const value = await tls.ensureMember(member);
+    await annotatePods(ctx.client, [pod], CERTIFICATES_ANNOTATION, value, { fieldManager: FIELD_MANAGER });
+  }
+  await tls.forgetMembersExcept(members);
+  for (const { reason, message } of tls.issued.splice(0)) {
+    ctx.log.info({ reason }, message);
+    ctx.recorder.event(cluster, "Normal", reason, "Certificates", message);
+  }
+}
+
+/** The cluster's NetworkPolicy when spec.network.networkPolicy is on (deleted when it is turned off). */
+async function applyNetworkPolicy(
+  ctx: ReconcileContext,
+  cluster: EtcdCluster,
+  operatorPods: OperatorPods | undefined,
+): Promise<void> {
+  const { namespace } = clusterRef(cluster);
+  const name = networkPolicyName(cluster);
+  const live = await ctx.cache.get(NetworkPolicy, name, namespace);
+  if (cluster.spec.network?.networkPolicy !== true) {
+    if (live !== undefined) {
+      await ctx.client
+        .delete(NetworkPolicy, name, namespace, { signal: ctx.signal })
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+    }
+    return;
+  }
+  const apply = { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal };
+  await applyIfChanged(ctx.client, NetworkPolicy, networkPolicy(cluster, operatorPods), live, apply);
 }
 
 /** The peer and client Services; no request when they already match. */

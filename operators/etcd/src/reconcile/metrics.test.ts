@@ -27,4 +27,25 @@ describe("EtcdOperatorMetrics", () => {
       "object_name=",
     );
   });
+
+  it("keeps the newest successful backup's time per cluster and counts failed backups", async () => {
+    const registry = new Registry();
+    const metrics = new EtcdOperatorMetrics(registry);
+    metrics.backupSucceeded("apps", "main", new Date("2026-12-01T10:00:00Z"));
+    // An older backup reconciled later (after a restart, in any order) does not move the time back.
+    metrics.backupSucceeded("apps", "main", new Date("2026-12-01T09:00:00Z"));
+    metrics.backupSucceeded("apps", "other", new Date("2026-12-01T08:00:00Z"));
+    metrics.backupFailed("apps", "main");
+    metrics.backupFailed("apps", "main");
+    const text = await registry.metrics();
+    expect(text).toContain(
+      'capstan_etcd_backup_last_success_timestamp_seconds{object_namespace="apps",object_name="main"} 1796119200',
+    );
+    expect(text).toContain(
+      'capstan_etcd_backup_last_success_timestamp_seconds{object_namespace="apps",object_name="other"} 1796112000',
+    );
+    expect(text).toContain(
+      'capstan_etcd_backup_failures_total{object_namespace="apps",object_name="main"} 2',
+    );
+  });
 });

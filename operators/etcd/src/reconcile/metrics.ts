@@ -16,6 +16,16 @@ export class EtcdOperatorMetrics {
   readonly hasLeader: Gauge<"object_namespace" | "object_name">;
   /** capstan_etcd_membership_changes_total{object_namespace,object_name,step}: membership and pod steps taken. */
   readonly steps: Counter<"object_namespace" | "object_name" | "step">;
+  /**
+   * capstan_etcd_backup_last_success_timestamp_seconds{object_namespace,object_name}: completion time of the
+   * newest successful EtcdBackup of the EtcdCluster object_name (set again from every succeeded backup after a
+   * restart).
+   */
+  readonly lastBackupSuccess: Gauge<"object_namespace" | "object_name">;
+  /** capstan_etcd_backup_failures_total{object_namespace,object_name}: EtcdBackups of the cluster that ended Failed. */
+  readonly backupFailures: Counter<"object_namespace" | "object_name">;
+  /** The value of lastBackupSuccess per "namespace/cluster" (prom-client reads its values asynchronously). */
+  readonly #lastSuccess = new Map<string, number>();
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -43,6 +53,33 @@ export class EtcdOperatorMetrics {
       labelNames: ["object_namespace", "object_name", "step"],
       registers,
     });
+    this.lastBackupSuccess = new Gauge({
+      name: "capstan_etcd_backup_last_success_timestamp_seconds",
+      help: "Unix time the newest successful EtcdBackup of an EtcdCluster completed.",
+      labelNames: ["object_namespace", "object_name"],
+      registers,
+    });
+    this.backupFailures = new Counter({
+      name: "capstan_etcd_backup_failures_total",
+      help: "EtcdBackups of an EtcdCluster that ended Failed.",
+      labelNames: ["object_namespace", "object_name"],
+      registers,
+    });
+  }
+
+  /** Records a successful backup of cluster `namespace/cluster` completed at `completed`; an older one changes nothing. */
+  backupSucceeded(namespace: string, cluster: string, completed: Date): void {
+    const key = `${namespace}/${cluster}`;
+    const seconds = Math.floor(completed.getTime() / 1000);
+    const current = this.#lastSuccess.get(key);
+    if (current !== undefined && current >= seconds) return;
+    this.#lastSuccess.set(key, seconds);
+    this.lastBackupSuccess.set({ object_namespace: namespace, object_name: cluster }, seconds);
+  }
+
+  /** Counts one backup of cluster `namespace/cluster` that ended Failed. */
+  backupFailed(namespace: string, cluster: string): void {
+    this.backupFailures.inc({ object_namespace: namespace, object_name: cluster });
   }
 
   /** Counts one step the operator took on cluster `ref`. */

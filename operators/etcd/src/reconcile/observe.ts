@@ -10,13 +10,14 @@ import {
 } from "../desired/member-pod.ts";
 import {
   CLIENT_PORT,
+  clientScheme,
   clusterRef,
   MEMBER_LABEL,
   memberNameFromPeerURL,
   SEED_CLAIM_ANNOTATION,
   selectorLabels,
 } from "../desired/names.ts";
-import { EtcdClient, type EtcdMember, memberIdToHex } from "../etcd/etcd-client.ts";
+import { EtcdClient, type EtcdClientTLS, type EtcdMember, memberIdToHex } from "../etcd/etcd-client.ts";
 import type { Observed, ObservedAlarm, ObservedMember, ObservedPod, TerminatingPod } from "../plan/plan.ts";
 
 /** Timeout of each etcd call made while observing: a dead member must not stall the reconcile. */
@@ -40,12 +41,12 @@ export interface Observation {
   endpoints: string[];
 }
 
-/** Creates the etcd client for a set of endpoints (replaced in tests). */
-export type EtcdClientFactory = (endpoints: string[]) => EtcdClient;
+/** Creates the etcd client for a set of endpoints, with the client TLS when the cluster has it (replaced in tests). */
+export type EtcdClientFactory = (endpoints: string[], tls?: EtcdClientTLS) => EtcdClient;
 
 /** The default {@link EtcdClientFactory}. */
-export const defaultEtcdClient: EtcdClientFactory = (endpoints) =>
-  new EtcdClient({ endpoints, timeoutMs: OBSERVE_TIMEOUT_MS });
+export const defaultEtcdClient: EtcdClientFactory = (endpoints, tls) =>
+  new EtcdClient({ endpoints, timeoutMs: OBSERVE_TIMEOUT_MS, ...(tls === undefined ? {} : { tls }) });
 
 /** Member name of a pod or claim (its member label; pods are also named after their member). */
 function memberOf(obj: PodObject | PersistentVolumeClaimObject): string | undefined {
@@ -119,6 +120,7 @@ export async function observe(
   cache: Cache,
   etcdClient: EtcdClientFactory,
   signal?: AbortSignal,
+  tls?: EtcdClientTLS,
 ): Promise<Observation> {
   const { namespace } = clusterRef(cluster);
   const uid = cluster.metadata.uid;
@@ -146,7 +148,7 @@ export async function observe(
     .filter(([, p]) => p.metadata.deletionTimestamp !== undefined)
     .map(([name, p]) => ({ name, since: new Date(p.metadata.deletionTimestamp!) }));
   const endpointOf = (pod: PodObject) =>
-    pod.status?.podIP ? `http://${pod.status.podIP}:${CLIENT_PORT}` : undefined;
+    pod.status?.podIP ? `${clientScheme(cluster)}://${pod.status.podIP}:${CLIENT_PORT}` : undefined;
   const endpoints = live
     .sort(([, a], [, b]) => Number(podReady(b)) - Number(podReady(a)))
     .map(([, pod]) => endpointOf(pod))
@@ -185,7 +187,7 @@ export async function observe(
     };
   }
 
-  const client = etcdClient(endpoints);
+  const client = etcdClient(endpoints, tls);
   let list: Awaited<ReturnType<EtcdClient["memberList"]>>;
   try {
     list = await client.memberList(signal === undefined ? {} : { signal });

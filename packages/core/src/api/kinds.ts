@@ -8,6 +8,10 @@ import type {
   V1Job,
   V1Lease,
   V1Namespace,
+  V1NetworkPolicy,
+  V1NetworkPolicyIngressRule,
+  V1NetworkPolicyPeer,
+  V1NetworkPolicySpec,
   V1PersistentVolumeClaim,
   V1Pod,
   V1PodDisruptionBudget,
@@ -145,6 +149,20 @@ export const PodDisruptionBudget = defineKind<K<V1PodDisruptionBudget>>({
   version: "v1",
   kind: "PodDisruptionBudget",
   plural: "poddisruptionbudgets",
+  namespaced: true,
+});
+/** client-node names an ingress rule's `from` `_from` (a reserved word in its generator); the wire says `from`. */
+type NetworkPolicyIngressRule = Omit<Wire<V1NetworkPolicyIngressRule>, "_from"> & {
+  from?: Wire<V1NetworkPolicyPeer>[];
+};
+type NetworkPolicyWire = Omit<K<V1NetworkPolicy>, "spec"> & {
+  spec?: Omit<Wire<V1NetworkPolicySpec>, "ingress"> & { ingress?: NetworkPolicyIngressRule[] };
+};
+export const NetworkPolicy = defineKind<NetworkPolicyWire>({
+  group: "networking.k8s.io",
+  version: "v1",
+  kind: "NetworkPolicy",
+  plural: "networkpolicies",
   namespaced: true,
 });
 export const Role = defineKind<K<V1Role>>({

@@ -1,0 +1,184 @@
+// A TLS cluster on the real node (peer and client certificates operator-managed, validity 10m, renewBefore 8m):
+// clients without a certificate are refused; the operator scales it 3 -> 4 and reads its status over TLS; the
+// members' certificates are renewed (served by etcd at the next handshake, no restart) while a sequential writer
+// runs, and no request fails. The NetworkPolicy is not tested here: the local cluster's CNI (the bridge plugin)
+// does not enforce NetworkPolicy, so a test of it would prove nothing (its builder has golden files).
+import { connect as tlsConnect } from "node:tls";
+import { type Client, certificateInfo, Secret } from "@capstan/core";
+import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
+import { Agent, request } from "undici";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import {
+  etcdCluster,
+  memberPods,
+  podReady,
+  printFailureReport,
+  tearDownSuite,
+  waitAvailable,
+} from "./fixtures/etcd-cluster.ts";
+import {
+  backupClientSecretName,
+  EtcdClient,
+  type EtcdClientTLS,
+  EtcdClusterKind,
+  memberTLSSecretName,
+} from "./fixtures/operator-api.ts";
+import { etcdSuitesEnabled, installOperator, type OperatorRelease } from "./fixtures/operator-release.ts";
+import { compareWrites, startWriter } from "./fixtures/sequential-writer.ts";
+
+const name = "sec";
+const minutes = (n: number) => n * 60_000;
+
+let client: Client;
+let nsObj: TestNamespace;
+let op: OperatorRelease | undefined;
+let ns = "";
+
+/** A Secret's PEM texts. */
+async function secretPem(secretName: string): Promise<Record<string, string>> {
+  const s = await client.get(Secret, secretName, ns);
+  return Object.fromEntries(
+    Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]),
+  );
+}
+
+/** The test's client certificate: the backup Jobs' (issued by the operator, renewed like the others). */
+async function clientTLS(): Promise<EtcdClientTLS> {
+  const d = await secretPem(backupClientSecretName(etcdCluster(ns, name)));
+  return { ca: d["ca.crt"] ?? "", cert: d["tls.crt"] ?? "", key: d["tls.key"] ?? "" };
+}
+
+/** https client URLs of the ready member pods, by IP. */
+async function readyTLSEndpoints(): Promise<string[]> {
+  return (await memberPods(client, ns, name))
+    .filter((p) => podReady(p) && p.status?.podIP)
+    .map((p) => `https://${p.status?.podIP}:2379`);
+}
+
+/** The fingerprint of the certificate etcd serves at `ip:2379` (a fresh handshake). */
+function servedFingerprint(ip: string, tls: EtcdClientTLS): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: ip, port: 2379, ...tls, checkServerIdentity: () => undefined });
+    socket.on("secureConnect", () => {
+      resolve(socket.getPeerCertificate().fingerprint256.replaceAll(":", "").toLowerCase());
+      socket.end();
+    });
+    socket.on("error", reject);
+  });
+}
+
+/** The keys under `prefix`, read over TLS from a ready member. */
+async function keysOverTLS(prefix: string): Promise<string[]> {
+  const b64 = (x: string | Buffer) => Buffer.from(x).toString("base64");
+  const end = Buffer.from(prefix);
+  end[end.length - 1] = (end[end.length - 1] ?? 0) + 1;
+  const tls = await clientTLS();
+  const dispatcher = new Agent({ connect: { ...tls, checkServerIdentity: () => undefined } });
+  try {
+    const [endpoint] = await readyTLSEndpoints();
+    const res = await request(`${endpoint}/v3/kv/range`, {
+      method: "POST",
+      body: JSON.stringify({ key: b64(prefix), range_end: b64(end), keys_only: true }),
+      dispatcher,
+    });
+    const body = (await res.body.json()) as { kvs?: { key: string }[] };
+    return (body.kvs ?? []).map((kv) => Buffer.from(kv.key, "base64").toString("utf8"));
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+describe.skipIf(!etcdSuitesEnabled)("EtcdCluster with TLS", () => {
+  beforeAll(async () => {
+    ({ client } = connect());
+    nsObj = await createNamespace(client, "etcd-tls");
+    ns = nsObj.name;
+    op = await installOperator(client, ns, { watchNamespace: ns });
+    const tls = { operatorManaged: { validity: "10m", renewBefore: "8m" } };
+    await client.create(EtcdClusterKind, etcdCluster(ns, name, { tls: { peer: tls, client: tls } }));
+  }, minutes(5));
+
+  afterAll(() => tearDownSuite(client, { namespace: ns, name }, op, [nsObj]), minutes(5));
+
+  beforeEach(({ onTestFailed }) => {
+    onTestFailed(() => printFailureReport(client, ns, name, op));
+  });
+
+  it(
+    "refuses clients without a certificate, scales 3 -> 4 over TLS, renews every member's certificate under writes with no failed request",
+    async () => {
+      await waitAvailable(client, ns, name, 3, minutes(4));
+      const tls = await clientTLS();
+      const [endpoint] = await readyTLSEndpoints();
+      if (endpoint === undefined) throw new Error("no ready member");
+
+      // Refused: plain HTTP, and HTTPS without a client certificate (the server's CA is trusted).
+      const range = {
+        method: "POST" as const,
+        body: JSON.stringify({ key: Buffer.from("k").toString("base64") }),
+      };
+      const plain = await request(`${endpoint.replace("https:", "http:")}/v3/kv/range`, range).then(
+        (r) => `HTTP ${r.statusCode}`,
+        (err: Error) => `refused: ${err.message}`,
+      );
+      expect(plain).not.toBe("HTTP 200");
+      const noCert = new Agent({ connect: { ca: tls.ca, checkServerIdentity: () => undefined } });
+      const anonymous = await request(`${endpoint}/v3/kv/range`, { ...range, dispatcher: noCert }).then(
+        (r) => `HTTP ${r.statusCode}`,
+        (err: Error) => `refused: ${err.message}`,
+      );
+      await noCert.close();
+      expect(anonymous).toMatch(/^refused: /);
+      expect(await new EtcdClient({ endpoints: [endpoint], tls }).memberList()).toBeDefined();
+
+      // The members' certificates as first issued.
+      const firstMembers = (await memberPods(client, ns, name)).map((p) => p.metadata.name ?? "");
+      const issued = new Map<string, string>();
+      for (const m of firstMembers) {
+        const cert = (await secretPem(memberTLSSecretName(m)))["tls.crt"] ?? "";
+        issued.set(m, certificateInfo(cert)?.fingerprint ?? "");
+      }
+
+      const prefix = "/tls/writes/";
+      const writer = startWriter({ prefix, endpoints: readyTLSEndpoints, tls: clientTLS, pauseMs: 50 });
+      try {
+        await eventually(() => writer.stats().acked > 0, { timeoutMs: 30_000, message: "the writer writes" });
+        await client.patch(EtcdClusterKind, name, ns, { spec: { replicas: 4 } });
+        await waitAvailable(client, ns, name, 4, minutes(4));
+
+        // Each first member's Secret renewed, and etcd serving the renewed certificate (no restart).
+        await eventually(
+          async () => {
+            const pods = await memberPods(client, ns, name);
+            const waiting: string[] = [];
+            for (const m of firstMembers) {
+              const cert = (await secretPem(memberTLSSecretName(m)))["tls.crt"] ?? "";
+              const now = certificateInfo(cert)?.fingerprint ?? "";
+              const ip = pods.find((p) => p.metadata.name === m)?.status?.podIP ?? "";
+              const served = ip === "" ? "" : await servedFingerprint(ip, await clientTLS());
+              if (now === issued.get(m) || served !== now)
+                waiting.push(`${m} (secret renewed: ${now !== issued.get(m)}, served: ${served === now})`);
+            }
+            if (waiting.length > 0) throw new Error(`not yet renewed and served: ${waiting.join(", ")}`);
+          },
+          {
+            timeoutMs: minutes(4),
+            intervalMs: 5_000,
+            message: "every first member's certificate is renewed and served",
+          },
+        );
+        const restarts = (await memberPods(client, ns, name))
+          .filter((p) => firstMembers.includes(p.metadata.name ?? ""))
+          .map((p) => p.status?.containerStatuses?.[0]?.restartCount ?? 0);
+        expect(restarts).toEqual(firstMembers.map(() => 0));
+      } finally {
+        const stats = await writer.stop();
+        expect(stats.failures, `failed requests: ${stats.lastError}`).toBe(0);
+        const found = await keysOverTLS(prefix);
+        expect(compareWrites(found, prefix, stats).missing).toEqual([]);
+        expect(stats.acked).toBeGreaterThan(0);
+      }
+    },
+    minutes(12),
+  );
+});

@@ -1,0 +1,191 @@
+// EtcdCluster.spec.bootstrap.restore: a new cluster whose seed member starts from a snapshot (an EtcdBackup, an S3
+// object or a file on a PersistentVolumeClaim), and status.restore, what the restore did. Schema and types.
+import type { JSONSchemaProps } from "@capstan/core";
+import { type S3CredentialsSecret, type SecretKeyRef, s3Schema } from "./backup.ts";
+
+/** Revisions added to the snapshot's on restore unless `bumpRevision` says otherwise (etcd's docs suggest 1e9). */
+export const DEFAULT_BUMP_REVISION = 1_000_000_000;
+/** The largest bumpRevision accepted (revisions stay exact JavaScript numbers). */
+export const MAX_BUMP_REVISION = 1_000_000_000_000;
+
+/** An EtcdBackup in the cluster's namespace, phase Succeeded. */
+export interface RestoreBackupRef {
+  name: string;
+}
+
+/** An S3 object holding a snapshot. */
+export interface S3Source {
+  endpoint?: string;
+  bucket: string;
+  /** The object's key, e.g. "etcd/prod/ns/demo/demo-1.db". */
+  key: string;
+  region?: string;
+  forcePathStyle?: boolean;
+  credentialsSecret: S3CredentialsSecret;
+  caSecret?: SecretKeyRef;
+}
+
+/** A snapshot file on a PersistentVolumeClaim no EtcdCluster owns (mounted read-only). */
+export interface PVCSource {
+  claimName: string;
+  /** The file's path inside the volume, without a leading "/". */
+  path: string;
+}
+
+/** Where the seed's snapshot comes from (exactly one of backup, s3, pvc), and how it is restored. */
+export interface EtcdBootstrapRestore {
+  backup?: RestoreBackupRef;
+  s3?: S3Source;
+  pvc?: PVCSource;
+  /** The snapshot's expected SHA-256 (hexadecimal); a backup's status.sha256 when restoring from a backup. */
+  sha256?: string;
+  /** Added to the snapshot's revision (etcdutl --bump-revision), so watchers never see revisions go back. */
+  bumpRevision?: number;
+}
+
+/** How a new cluster starts; immutable. */
+export interface EtcdBootstrap {
+  restore?: EtcdBootstrapRestore;
+}
+
+/** What a restore did (status.restore). */
+export interface EtcdClusterRestoreStatus {
+  /** The snapshot restored: backup/<name>, s3://<bucket>/<key> or pvc://<claim>/<path>. */
+  source: string;
+  /** The snapshot's revision (known when restored from an EtcdBackup). */
+  snapshotRevision?: number;
+  /** The revision the restored cluster starts from: snapshotRevision + bumpRevision. */
+  revision?: number;
+  bumpRevision?: number;
+  /** When the snapshot was restored into the seed's volume. */
+  completionTime?: string;
+  /** The restored cluster's ID (hexadecimal), once its seed answers. */
+  clusterID?: string;
+}
+
+const SHA256_PATTERN = "^[0-9a-f]{64}$";
+const relativePath = (field: string): JSONSchemaProps["x-kubernetes-validations"] => [
+  {
+    rule: "!self.startsWith('/') && !self.endsWith('/') && !self.split('/').exists(p, p == '..' || p == '')",
+    message: `${field} must be a relative file path without "..", e.g. ns/demo/demo-1.db`,
+  },
+];
+
+const { prefix: _prefix, ...s3Properties } = (s3Schema.properties ?? {}) as Record<string, JSONSchemaProps>;
+
+const restoreSchema: JSONSchemaProps = {
+  type: "object",
+  description:
+    "Start the new cluster from a snapshot: exactly one of backup, s3 or pvc. The seed member's data is restored from it (revision bumped, old revisions marked compacted), then the cluster grows with learners. Needs persistent storage.",
+  properties: {
+    backup: {
+      type: "object",
+      description: "An EtcdBackup in this namespace whose phase is Succeeded.",
+      required: ["name"],
+      properties: { name: { type: "string", minLength: 1, maxLength: 253 } },
+    },
+    s3: {
+      ...s3Schema,
+      description: "An S3 object holding the snapshot (as an EtcdBackup's status.location names it).",
+      required: ["bucket", "key", "credentialsSecret"],
+      properties: {
+        ...s3Properties,
+        key: {
+          type: "string",
+          description: "The object's key.",
+          minLength: 1,
+          maxLength: 1024,
+          "x-kubernetes-validations": relativePath("bootstrap.restore.s3.key"),
+        },
+      },
+    },
+    pvc: {
+      type: "object",
+      description: "A snapshot file on a PersistentVolumeClaim no EtcdCluster owns, mounted read-only.",
+      required: ["claimName", "path"],
+      properties: {
+        claimName: { type: "string", minLength: 1, maxLength: 253 },
+        path: {
+          type: "string",
+          description: 'The file inside the volume, without a leading "/".',
+          minLength: 1,
+          maxLength: 1024,
+          "x-kubernetes-validations": relativePath("bootstrap.restore.pvc.path"),
+        },
+      },
+    },
+    sha256: {
+      type: "string",
+      description:
+        "Expected SHA-256 of the snapshot (hexadecimal); the download is refused when it differs. With backup: checked against the backup's status.sha256 too.",
+      pattern: SHA256_PATTERN,
+    },
+    bumpRevision: {
+      type: "integer",
+      format: "int64",
+      description:
+        "Added to the snapshot's revision (etcdutl --bump-revision; old revisions are marked compacted), so watchers of the old cluster never see a revision go backwards: more than the writes made since the snapshot.",
+      default: DEFAULT_BUMP_REVISION,
+      minimum: 0,
+      maximum: MAX_BUMP_REVISION,
+    },
+  },
+  "x-kubernetes-validations": [
+    {
+      rule: "(has(self.backup) ? 1 : 0) + (has(self.s3) ? 1 : 0) + (has(self.pvc) ? 1 : 0) == 1",
+      message: "bootstrap.restore: set exactly one of backup, s3 or pvc",
+    },
+  ],
+};
+
+/** The schema of spec.bootstrap. */
+export const bootstrapSchema: JSONSchemaProps = {
+  type: "object",
+  description: "How a new cluster starts; immutable. Without it the cluster starts empty.",
+  properties: { restore: restoreSchema },
+  "x-kubernetes-validations": [
+    {
+      rule: "self == oldSelf",
+      message:
+        "spec.bootstrap is immutable: it only says how the cluster started; create a new EtcdCluster to restore another snapshot",
+    },
+  ],
+};
+
+/** CEL rules on spec for bootstrap (added or removed after creation; restore needs persistent storage). */
+export const RESTORE_BOOTSTRAP_RULES: { rule: string; message: string; fieldPath?: string }[] = [
+  {
+    rule: "has(self.bootstrap) == has(oldSelf.bootstrap)",
+    message: "spec.bootstrap is immutable: it cannot be added to or removed from an existing EtcdCluster",
+    fieldPath: ".bootstrap",
+  },
+  {
+    rule: "!has(self.bootstrap) || !has(self.bootstrap.restore) || !has(self.storage) || !has(self.storage.ephemeral) || !self.storage.ephemeral",
+    message:
+      "spec.bootstrap.restore needs persistent storage (storage.size): the snapshot is restored into the seed's claim before it starts",
+    fieldPath: ".bootstrap.restore",
+  },
+];
+
+/** The schema of status.restore. */
+export const restoreStatusSchema: JSONSchemaProps = {
+  type: "object",
+  description: "What the restore from spec.bootstrap.restore did.",
+  required: ["source"],
+  properties: {
+    source: { type: "string", description: "backup/<name>, s3://<bucket>/<key> or pvc://<claim>/<path>." },
+    snapshotRevision: { type: "integer", format: "int64", description: "The snapshot's revision." },
+    revision: {
+      type: "integer",
+      format: "int64",
+      description: "The revision the restored cluster starts from (snapshot revision + bumpRevision).",
+    },
+    bumpRevision: { type: "integer", format: "int64", description: "Revisions added on restore." },
+    completionTime: {
+      type: "string",
+      format: "date-time",
+      description: "When the snapshot was restored.",
+    },
+    clusterID: { type: "string", description: "The restored cluster's ID, in hexadecimal." },
+  },
+};

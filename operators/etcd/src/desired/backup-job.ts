@@ -1,0 +1,487 @@
+// Builds the Job that takes one EtcdBackup: `etcdctl snapshot save` from the chosen member into a scratch volume,
+// `etcdutl snapshot status` to verify the file (its JSON line in the container log gives revision and version),
+// then the operator image's `backup-upload` subcommand, which stores the file (S3 multipart upload, or a copy on a
+// PersistentVolumeClaim) and writes {location, size, sha256} as its termination message. The etcd image has no
+// shell: each step is one binary, run as init containers in order. Also the upload arguments' contract and the
+// parsers of the Job's results, so builder, subcommand and reconciler cannot disagree; and the Job that removes a
+// PVC backup's file when the EtcdBackup is deleted with deletionPolicy Delete (`backup-delete`).
+import { createHash } from "node:crypto";
+import {
+  type Job,
+  type ObjectOf,
+  restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
+  setControllerReference,
+} from "@capstan/core";
+import {
+  DEFAULT_ACCESS_KEY_ID_KEY,
+  DEFAULT_BACKUP_DEADLINE_SECONDS,
+  DEFAULT_CA_KEY,
+  DEFAULT_S3_REGION,
+  DEFAULT_SECRET_ACCESS_KEY_KEY,
+  type EtcdBackup,
+  EtcdBackupKind,
+} from "../api/backup.ts";
+import { DEFAULT_STORAGE_SIZE, type EtcdCluster } from "../api/etcd-cluster.ts";
+import { ETCD_UID, etcdImage } from "./member-pod.ts";
+import { CLUSTER_LABEL, clientURL, MANAGED_BY } from "./names.ts";
+import { backupTLS } from "./tls.ts";
+
+/** A Job object. */
+export type JobObject = ObjectOf<typeof Job>;
+type PodSpec = NonNullable<NonNullable<JobObject["spec"]>["template"]["spec"]>;
+
+/** Label carrying the EtcdBackup's name on its Job and pod. */
+export const BACKUP_LABEL = "etcd.capstan.dev/backup";
+/** Annotation on the Job: the member the snapshot is taken from. */
+export const BACKUP_MEMBER_ANNOTATION = "etcd.capstan.dev/member";
+/** Where the snapshot is written inside the Job's pod. */
+export const SNAPSHOT_PATH = "/scratch/snapshot.db";
+/** Where a PVC destination is mounted in the upload container. */
+export const DESTINATION_MOUNT = "/destination";
+/** Where the S3 CA bundle is mounted in the upload container. */
+export const CA_FILE = "/etc/capstan/s3-ca/ca.crt";
+/** Names of the Job's containers, in the order they run. */
+export const SNAPSHOT_CONTAINER = "snapshot";
+export const VERIFY_CONTAINER = "verify";
+export const UPLOAD_CONTAINER = "upload";
+/** Attempts of the Job's pod before the backup fails (each attempt takes a fresh snapshot). */
+export const BACKUP_BACKOFF_LIMIT = 2;
+
+/** What the backup Job is built from. */
+export interface BackupJobInput {
+  /** The EtcdBackup as read from the API server (defaults applied, uid set). */
+  backup: EtcdBackup;
+  /** The EtcdCluster it backs up (for the image, its storage size and the member's URL). */
+  cluster: EtcdCluster;
+  /** The member to snapshot (chooseBackupMember). */
+  member: string;
+  /** The operator's own image, which runs `backup-upload`. */
+  operatorImage: string;
+}
+
+/** Name and namespace of the backup; throws when the object lacks them. */
+function backupRef(backup: EtcdBackup): { name: string; namespace: string } {
+  const { name, namespace } = backup.metadata;
+  if (!name || !namespace) throw new Error("EtcdBackup: metadata.name and metadata.namespace are required");
+  return { name, namespace };
+}
+
+/** The Job of a backup: named after it (a backup has exactly one Job). */
+export function backupJobName(backup: EtcdBackup): string {
+  return backupRef(backup).name;
+}
+
+/** The object or file path of the snapshot below its destination: `<namespace>/<cluster>/<backup>.db`. */
+function relativePath(backup: EtcdBackup): string {
+  const { name, namespace } = backupRef(backup);
+  return `${namespace}/${backup.spec.clusterName}/${name}.db`;
+}
+
+const joinPath = (dir: string | undefined, rest: string) =>
+  dir === undefined || dir === "" ? rest : `${dir.replace(/\/+$/, "")}/${rest}`;
+
+/** Where the backup's snapshot is stored: s3://<bucket>/<key> or pvc://<claim>/<path>. */
+export function backupLocation(backup: EtcdBackup): string {
+  const { s3, pvc } = backup.spec.destination;
+  if (s3 !== undefined) return `s3://${s3.bucket}/${joinPath(s3.prefix, relativePath(backup))}`;
+  if (pvc !== undefined) return `pvc://${pvc.claimName}/${joinPath(pvc.directory, relativePath(backup))}`;
+  throw new Error(`EtcdBackup ${backupRef(backup).name}: spec.destination must set s3 or pvc`);
+}
+
+/** Where `backup-upload` puts the file. */
+export type UploadTarget =
+  | {
+      kind: "s3";
+      bucket: string;
+      key: string;
+      region: string;
+      endpoint?: string;
+      forcePathStyle: boolean;
+      /** A PEM CA bundle to trust. */
+      caFile?: string;
+    }
+  | { kind: "file"; path: string };
+
+/** The arguments of `backup-upload`. */
+export interface UploadArgs {
+  /** The snapshot to store. */
+  file: string;
+  target: UploadTarget;
+}
+
+/** The upload of `backup`'s snapshot. */
+export function uploadTarget(backup: EtcdBackup): UploadArgs {
+  const { s3, pvc } = backup.spec.destination;
+  if (s3 !== undefined) {
+    return {
+      file: SNAPSHOT_PATH,
+      target: {
+        kind: "s3",
+        bucket: s3.bucket,
+        key: joinPath(s3.prefix, relativePath(backup)),
+        region: s3.region ?? DEFAULT_S3_REGION,
+        ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),
+        forcePathStyle: s3.forcePathStyle === true,
+        ...(s3.caSecret === undefined ? {} : { caFile: CA_FILE }),
+      },
+    };
+  }
+  if (pvc !== undefined) {
+    return {
+      file: SNAPSHOT_PATH,
+      target: { kind: "file", path: `${DESTINATION_MOUNT}/${joinPath(pvc.directory, relativePath(backup))}` },
+    };
+  }
+  throw new Error(`EtcdBackup ${backupRef(backup).name}: spec.destination must set s3 or pvc`);
+}
+
+/** `backup-upload`'s command line (after the subcommand name). */
+export function uploadArgs(u: UploadArgs): string[] {
+  const t = u.target;
+  if (t.kind === "file") return [`--file=${u.file}`, `--to-file=${t.path}`];
+  return [
+    `--file=${u.file}`,
+    `--s3-bucket=${t.bucket}`,
+    `--s3-key=${t.key}`,
+    `--s3-region=${t.region}`,
+    ...(t.endpoint === undefined ? [] : [`--s3-endpoint=${t.endpoint}`]),
+    ...(t.forcePathStyle ? ["--s3-force-path-style"] : []),
+    ...(t.caFile === undefined ? [] : [`--ca-file=${t.caFile}`]),
+  ];
+}
+
+/** Reads `backup-upload`'s command line back; throws naming the flag that is missing or unknown. */
+export function parseUploadArgs(args: string[]): UploadArgs {
+  const flags = new Map<string, string>();
+  for (const arg of args) {
+    const m = /^--([a-z0-9-]+)(?:=(.*))?$/s.exec(arg);
+    if (m === null) throw new Error(`backup-upload: unexpected argument "${arg}": flags are --name=value`);
+    flags.set(m[1]!, m[2] ?? "true");
+  }
+  const known = new Set([
+    "file",
+    "to-file",
+    "s3-bucket",
+    "s3-key",
+    "s3-region",
+    "s3-endpoint",
+    "s3-force-path-style",
+    "ca-file",
+  ]);
+  for (const name of flags.keys()) {
+    if (!known.has(name)) throw new Error(`backup-upload: unknown flag --${name}`);
+  }
+  const need = (name: string): string => {
+    const v = flags.get(name);
+    if (v === undefined || v === "") throw new Error(`backup-upload: --${name} is required`);
+    return v;
+  };
+  const file = need("file");
+  const toFile = flags.get("to-file");
+  if (toFile !== undefined) {
+    if (flags.has("s3-bucket")) throw new Error("backup-upload: give --to-file or --s3-bucket, not both");
+    return { file, target: { kind: "file", path: toFile } };
+  }
+  const endpoint = flags.get("s3-endpoint");
+  const caFile = flags.get("ca-file");
+  return {
+    file,
+    target: {
+      kind: "s3",
+      bucket: need("s3-bucket"),
+      key: need("s3-key"),
+      region: flags.get("s3-region") ?? DEFAULT_S3_REGION,
+      ...(endpoint === undefined ? {} : { endpoint }),
+      forcePathStyle: flags.get("s3-force-path-style") === "true",
+      ...(caFile === undefined ? {} : { caFile }),
+    },
+  };
+}
+
+/** What `backup-upload` reports in its termination message. */
+export interface UploadResult {
+  location: string;
+  size: number;
+  sha256: string;
+}
+
+/** The upload container's termination message, or undefined when it is not an {@link UploadResult}. */
+export function parseUploadResult(message: string | undefined): UploadResult | undefined {
+  if (message === undefined) return undefined;
+  try {
+    const v = JSON.parse(message) as Partial<UploadResult>;
+    if (
+      typeof v.location === "string" &&
+      typeof v.size === "number" &&
+      Number.isSafeInteger(v.size) &&
+      typeof v.sha256 === "string" &&
+      /^[0-9a-f]{64}$/.test(v.sha256)
+    ) {
+      return { location: v.location, size: v.size, sha256: v.sha256 };
+    }
+  } catch {
+    // not JSON: e.g. the log tail of a failed upload
+  }
+  return undefined;
+}
+
+/** `etcdutl snapshot status --write-out=json` of the snapshot. */
+export interface SnapshotStatus {
+  hash: number;
+  revision: number;
+  totalKey: number;
+  totalSize: number;
+  /** The storage version (etcd 3.6 writes it; a 3.5 snapshot has none). */
+  version?: string;
+}
+
+/** The verify container's log: the last line that is etcdutl's JSON status, or undefined. */
+export function parseSnapshotStatus(log: string): SnapshotStatus | undefined {
+  for (const line of log.trim().split("\n").reverse()) {
+    try {
+      const v = JSON.parse(line) as Partial<SnapshotStatus>;
+      if (typeof v.revision === "number" && typeof v.hash === "number" && typeof v.totalSize === "number") {
+        return {
+          hash: v.hash,
+          revision: v.revision,
+          totalKey: typeof v.totalKey === "number" ? v.totalKey : 0,
+          totalSize: v.totalSize,
+          ...(typeof v.version === "string" && v.version !== "" ? { version: v.version } : {}),
+        };
+      }
+    } catch {
+      // a log line of another shape
+    }
+  }
+  return undefined;
+}
+
+/** Labels on a backup's Job and pod; never the member selector (app.kubernetes.io/name is etcd-backup). */
+export function backupLabels(backup: EtcdBackup): Record<string, string> {
+  return {
+    "app.kubernetes.io/name": "etcd-backup",
+    "app.kubernetes.io/instance": backup.spec.clusterName,
+    "app.kubernetes.io/managed-by": MANAGED_BY,
+    [CLUSTER_LABEL]: backup.spec.clusterName,
+    [BACKUP_LABEL]: backupRef(backup).name,
+  };
+}
+
+const SMALL = { requests: { cpu: "50m", memory: "64Mi" } };
+
+/** The Job taking `backup`, controlled by the EtcdBackup. */
+export function backupJob(input: BackupJobInput): JobObject {
+  const { backup, cluster, member, operatorImage } = input;
+  const { namespace } = backupRef(backup);
+  if (cluster.metadata.name !== backup.spec.clusterName || cluster.metadata.namespace !== namespace) {
+    throw new Error(
+      `EtcdBackup ${namespace}/${backupRef(backup).name}: spec.clusterName is ${backup.spec.clusterName}, not the EtcdCluster ${cluster.metadata.namespace}/${cluster.metadata.name} given`,
+    );
+  }
+  const deadline = backup.spec.activeDeadlineSeconds ?? DEFAULT_BACKUP_DEADLINE_SECONDS;
+  const { s3, pvc } = backup.spec.destination;
+  const upload = uploadTarget(backup);
+  const scratchMount = [{ name: "scratch", mountPath: "/scratch" }];
+  const { storage } = cluster.spec;
+  const tls = backupTLS(cluster);
+  const spec: PodSpec = {
+    restartPolicy: "Never",
+    enableServiceLinks: false,
+    automountServiceAccountToken: false,
+    // Every container runs as etcd's user: etcdctl writes the snapshot with mode 0600.
+    securityContext: restrictedPodSecurityContext(ETCD_UID),
+    initContainers: [
+      {
+        name: SNAPSHOT_CONTAINER,
+        image: etcdImage(cluster),
+        command: ["/usr/local/bin/etcdctl"],
+        // etcdctl applies --command-timeout (default 5s) to the whole snapshot stream.
+        args: [
+          `--endpoints=${clientURL(cluster, member)}`,
+          "--dial-timeout=10s",
+          `--command-timeout=${deadline}s`,
+          ...tls.args,
+          "snapshot",
+          "save",
+          SNAPSHOT_PATH,
+        ],
+        resources: SMALL,
+        terminationMessagePolicy: "FallbackToLogsOnError",
+        securityContext: restrictedContainerSecurityContext(),
+        volumeMounts: [...scratchMount, ...tls.mounts],
+      },
+      {
+        name: VERIFY_CONTAINER,
+        image: etcdImage(cluster),
+        command: ["/usr/local/bin/etcdutl"],
+        args: ["snapshot", "status", SNAPSHOT_PATH, "--write-out=json"],
+        resources: SMALL,
+        terminationMessagePolicy: "FallbackToLogsOnError",
+        securityContext: restrictedContainerSecurityContext(),
+        volumeMounts: [{ name: "scratch", mountPath: "/scratch", readOnly: true }],
+      },
+    ],
+    containers: [
+      {
+        name: UPLOAD_CONTAINER,
+        image: operatorImage,
+        args: ["backup-upload", ...uploadArgs(upload)],
+        ...(s3 === undefined
+          ? {}
+          : {
+              env: [
+                {
+                  name: "AWS_ACCESS_KEY_ID",
+                  valueFrom: {
+                    secretKeyRef: {
+                      name: s3.credentialsSecret.name,
+                      key: s3.credentialsSecret.accessKeyIDKey ?? DEFAULT_ACCESS_KEY_ID_KEY,
+                    },
+                  },
+                },
+                {
+                  name: "AWS_SECRET_ACCESS_KEY",
+                  valueFrom: {
+                    secretKeyRef: {
+                      name: s3.credentialsSecret.name,
+                      key: s3.credentialsSecret.secretAccessKeyKey ?? DEFAULT_SECRET_ACCESS_KEY_KEY,
+                    },
+                  },
+                },
+              ],
+            }),
+        resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "256Mi" } },
+        terminationMessagePolicy: "FallbackToLogsOnError",
+        securityContext: restrictedContainerSecurityContext(),
+        volumeMounts: [
+          { name: "scratch", mountPath: "/scratch", readOnly: true },
+          ...(pvc === undefined ? [] : [{ name: "destination", mountPath: DESTINATION_MOUNT }]),
+          ...(s3?.caSecret === undefined
+            ? []
+            : [{ name: "s3-ca", mountPath: CA_FILE.slice(0, CA_FILE.lastIndexOf("/")), readOnly: true }]),
+        ],
+      },
+    ],
+    volumes: [
+      {
+        name: "scratch",
+        // The snapshot is at most the member's database, which the quota (from storage.size) bounds.
+        emptyDir: storage.ephemeral === true ? {} : { sizeLimit: storage.size ?? DEFAULT_STORAGE_SIZE },
+      },
+      ...(pvc === undefined
+        ? []
+        : [{ name: "destination", persistentVolumeClaim: { claimName: pvc.claimName } }]),
+      ...tls.volumes,
+      ...(s3?.caSecret === undefined
+        ? []
+        : [
+            {
+              name: "s3-ca",
+              secret: {
+                secretName: s3.caSecret.name,
+                items: [{ key: s3.caSecret.key ?? DEFAULT_CA_KEY, path: "ca.crt" }],
+              },
+            },
+          ]),
+    ],
+  };
+  const labels = backupLabels(backup);
+  const job: JobObject = {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name: backupJobName(backup),
+      namespace,
+      labels,
+      annotations: { [BACKUP_MEMBER_ANNOTATION]: member },
+    },
+    spec: {
+      backoffLimit: BACKUP_BACKOFF_LIMIT,
+      activeDeadlineSeconds: deadline,
+      template: { metadata: { labels }, spec },
+    },
+  };
+  setControllerReference(backup, EtcdBackupKind, job);
+  return job;
+}
+
+/** Label on the Job (and pod) that removes a backup's file from its claim; carries the backup's name. */
+export const DELETE_LABEL = "etcd.capstan.dev/backup-delete";
+/** The container of the removal Job. */
+export const DELETE_CONTAINER = "delete";
+
+/** The Job removing a PVC backup's file: `<backup>-delete`, shortened with a hash for long names (63 at most). */
+export function deleteJobName(backup: EtcdBackup): string {
+  const { name } = backupRef(backup);
+  if (name.length <= 56) return `${name}-delete`;
+  return `${name.slice(0, 45)}-${createHash("sha256").update(name).digest("hex").slice(0, 8)}-delete`;
+}
+
+/** `backup-delete`'s command line (after the subcommand name): the file to remove, below the claim's mount. */
+export function deleteArgs(backup: EtcdBackup): string[] {
+  const u = uploadTarget(backup);
+  if (u.target.kind !== "file")
+    throw new Error(`EtcdBackup ${backupRef(backup).name}: only a pvc destination is removed by a Job`);
+  return [`--file=${u.target.path}`];
+}
+
+/** Reads `backup-delete`'s command line back: the file, which must be below the claim's mount. */
+export function parseDeleteArgs(args: string[]): { file: string } {
+  const [arg, ...rest] = args;
+  const m = arg === undefined ? null : /^--file=(.+)$/s.exec(arg);
+  if (m === null || rest.length > 0) throw new Error("backup-delete: usage: backup-delete --file=PATH");
+  const file = m[1]!;
+  if (!file.startsWith(`${DESTINATION_MOUNT}/`) || file.split("/").includes(".."))
+    throw new Error(`backup-delete: --file ${file} must be below ${DESTINATION_MOUNT} without ".."`);
+  return { file };
+}
+
+/** The Job removing a PVC backup's file (and a leftover .partial) with the operator image's `backup-delete`. */
+export function deleteJob(backup: EtcdBackup, operatorImage: string): JobObject {
+  const { namespace, name } = backupRef(backup);
+  const pvc = backup.spec.destination.pvc;
+  if (pvc === undefined) throw new Error(`EtcdBackup ${name}: only a pvc destination is removed by a Job`);
+  const labels = {
+    "app.kubernetes.io/name": "etcd-backup-delete",
+    "app.kubernetes.io/instance": backup.spec.clusterName,
+    "app.kubernetes.io/managed-by": MANAGED_BY,
+    [CLUSTER_LABEL]: backup.spec.clusterName,
+    [DELETE_LABEL]: name,
+  };
+  const job: JobObject = {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: { name: deleteJobName(backup), namespace, labels },
+    spec: {
+      backoffLimit: BACKUP_BACKOFF_LIMIT,
+      activeDeadlineSeconds: 300,
+      ttlSecondsAfterFinished: 3600,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: "Never",
+          enableServiceLinks: false,
+          automountServiceAccountToken: false,
+          // The backup Job wrote the file as etcd's user.
+          securityContext: restrictedPodSecurityContext(ETCD_UID),
+          containers: [
+            {
+              name: DELETE_CONTAINER,
+              image: operatorImage,
+              args: ["backup-delete", ...deleteArgs(backup)],
+              resources: SMALL,
+              terminationMessagePolicy: "FallbackToLogsOnError",
+              securityContext: restrictedContainerSecurityContext(),
+              volumeMounts: [{ name: "destination", mountPath: DESTINATION_MOUNT }],
+            },
+          ],
+          volumes: [{ name: "destination", persistentVolumeClaim: { claimName: pvc.claimName } }],
+        },
+      },
+    },
+  };
+  // Not owned by the backup: a foreground deletion of the backup would delete it before it ran. The reconciler
+  // deletes it once it succeeded; the TTL removes one left behind.
+  return job;
+}

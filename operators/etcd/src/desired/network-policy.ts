@@ -1,0 +1,81 @@
+// Builds a cluster's NetworkPolicy (spec.network.networkPolicy): members' peer port only from members; the client
+// port only from members, the operator's pods, the cluster's backup Jobs and spec.network.clientSelectors; the
+// metrics port (probes, Prometheus) stays open. Only ingress is restricted. Enforced only by a CNI that implements
+// NetworkPolicy (not the local cluster's bridge plugin).
+import { type NetworkPolicy, type ObjectOf, setControllerReference } from "@capstan/core";
+import { type EtcdCluster, EtcdClusterKind, type LabelSelectorSpec } from "../api/etcd-cluster.ts";
+import {
+  CLIENT_PORT,
+  CLUSTER_LABEL,
+  clusterLabels,
+  clusterRef,
+  METRICS_PORT,
+  PEER_PORT,
+  selectorLabels,
+} from "./names.ts";
+
+/** A NetworkPolicy object. */
+export type NetworkPolicyObject = ObjectOf<typeof NetworkPolicy>;
+
+/** Where the operator's pods run and their labels (the chart's selector labels). */
+export interface OperatorPods {
+  namespace: string;
+  labels: Record<string, string>;
+}
+
+/** The NetworkPolicy of a cluster. */
+export function networkPolicyName(cluster: EtcdCluster): string {
+  return `${clusterRef(cluster).name}-etcd`;
+}
+
+type Peer = NonNullable<
+  NonNullable<NonNullable<NetworkPolicyObject["spec"]>["ingress"]>[number]["from"]
+>[number];
+
+function selector(s: LabelSelectorSpec): LabelSelectorSpec {
+  return {
+    ...(s.matchLabels === undefined ? {} : { matchLabels: s.matchLabels }),
+    ...(s.matchExpressions === undefined ? {} : { matchExpressions: s.matchExpressions }),
+  };
+}
+
+/** The cluster's NetworkPolicy; `operator` unset: no rule for the operator (it runs outside the cluster). */
+export function networkPolicy(cluster: EtcdCluster, operator?: OperatorPods): NetworkPolicyObject {
+  const { name, namespace } = clusterRef(cluster);
+  const members: Peer = { podSelector: { matchLabels: selectorLabels(cluster) } };
+  const backups: Peer = {
+    podSelector: { matchLabels: { "app.kubernetes.io/name": "etcd-backup", [CLUSTER_LABEL]: name } },
+  };
+  const operatorPeer: Peer[] =
+    operator === undefined
+      ? []
+      : [
+          {
+            podSelector: { matchLabels: operator.labels },
+            namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": operator.namespace } },
+          },
+        ];
+  const clients: Peer[] = (cluster.spec.network?.clientSelectors ?? []).map((c) => ({
+    ...(c.podSelector === undefined ? {} : { podSelector: selector(c.podSelector) }),
+    ...(c.namespaceSelector === undefined ? {} : { namespaceSelector: selector(c.namespaceSelector) }),
+  }));
+  const policy: NetworkPolicyObject = {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: { name: networkPolicyName(cluster), namespace, labels: clusterLabels(cluster) },
+    spec: {
+      podSelector: { matchLabels: selectorLabels(cluster) },
+      policyTypes: ["Ingress"],
+      ingress: [
+        { from: [members], ports: [{ protocol: "TCP", port: PEER_PORT }] },
+        {
+          from: [members, ...operatorPeer, backups, ...clients],
+          ports: [{ protocol: "TCP", port: CLIENT_PORT }],
+        },
+        { ports: [{ protocol: "TCP", port: METRICS_PORT }] },
+      ],
+    },
+  };
+  setControllerReference(cluster, EtcdClusterKind, policy);
+  return policy;
+}

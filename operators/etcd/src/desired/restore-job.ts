@@ -1,0 +1,400 @@
+// Builds the Job that restores a new cluster's seed member from a snapshot (spec.bootstrap.restore), into the seed's
+// data claim before the seed's pod exists: the operator image's `backup-download` fetches the snapshot (S3, or a
+// read-only mounted claim) into a work directory on the claim, checking size and sha256, and refuses when the data
+// directory already holds a member; `etcdutl snapshot restore` (revision bumped, old revisions marked compacted)
+// writes a data directory next to it; `restore-finish` renames it into place. A Job killed at any point leaves
+// only the work directory, which the next attempt clears: a partial restore is never taken for member data.
+// Also the download arguments' contract, so builder, subcommand and tests cannot disagree.
+import {
+  restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
+  setControllerReference,
+} from "@capstan/core";
+import {
+  DEFAULT_ACCESS_KEY_ID_KEY,
+  DEFAULT_CA_KEY,
+  DEFAULT_S3_REGION,
+  DEFAULT_SECRET_ACCESS_KEY_KEY,
+  type EtcdBackup,
+} from "../api/backup.ts";
+import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
+import { DEFAULT_BUMP_REVISION, type EtcdBootstrapRestore, type S3Source } from "../api/restore-source.ts";
+import type { JobObject } from "./backup-job.ts";
+import { DATA_DIR, ETCD_UID, etcdImage } from "./member-pod.ts";
+import { CLUSTER_LABEL, clusterRef, dataClaimName, MANAGED_BY, peerURL } from "./names.ts";
+
+type PodSpec = NonNullable<NonNullable<JobObject["spec"]>["template"]["spec"]>;
+
+/** Where the seed's claim is mounted (as in a member pod). */
+export const DATA_MOUNT = "/var/lib/etcd";
+/** The restore's work directory on the seed's claim: the snapshot and the data directory being written. */
+export const RESTORE_WORK_DIR = `${DATA_MOUNT}/restore`;
+/** The downloaded snapshot. */
+export const RESTORE_SNAPSHOT = `${RESTORE_WORK_DIR}/snapshot.db`;
+/** Where etcdutl writes the restored data directory, renamed to DATA_DIR when complete. */
+export const RESTORE_DATA_DIR = `${RESTORE_WORK_DIR}/data`;
+/** Where a PVC source is mounted (read-only). */
+export const SOURCE_MOUNT = "/source";
+/** Where an S3 CA bundle is mounted. */
+export const RESTORE_CA_FILE = "/etc/capstan/s3-ca/ca.crt";
+/** Annotation on the seed's claim: "pending" while the restore runs, "done" once its data directory is in place. */
+export const RESTORE_CLAIM_ANNOTATION = "etcd.capstan.dev/restore";
+/** Annotation on the seed's claim: when the restore finished (RFC 3339). */
+export const RESTORE_TIME_ANNOTATION = "etcd.capstan.dev/restore-time";
+/** Names of the Job's containers, in the order they run. */
+export const DOWNLOAD_CONTAINER = "download";
+export const RESTORE_CONTAINER = "restore";
+export const FINISH_CONTAINER = "finish";
+/** Attempts of the Job's pod (a failed download is retried) before the restore is reported failed. */
+export const RESTORE_BACKOFF_LIMIT = 3;
+/** Seconds the restore Job may run. */
+export const RESTORE_DEADLINE_SECONDS = 3600;
+
+/** Where the snapshot is read from, resolved from spec.bootstrap.restore (and the EtcdBackup it names). */
+export type RestoreFrom =
+  | { kind: "s3"; s3: S3Source; sha256?: string; size?: number }
+  | { kind: "pvc"; claimName: string; path: string; sha256?: string; size?: number };
+
+/** The source as one string, for status and messages: backup/<name>, s3://<bucket>/<key>, pvc://<claim>/<path>. */
+export function restoreSourceName(restore: EtcdBootstrapRestore): string {
+  if (restore.backup !== undefined) return `backup/${restore.backup.name}`;
+  if (restore.s3 !== undefined) return `s3://${restore.s3.bucket}/${restore.s3.key}`;
+  if (restore.pvc !== undefined) return `pvc://${restore.pvc.claimName}/${restore.pvc.path}`;
+  return "(no source)";
+}
+
+/**
+ * Where to read the snapshot: spec.bootstrap.restore's s3 or pvc, or the location of the EtcdBackup it names
+ * (which must be given when it names one). Throws naming the field when it cannot say.
+ */
+export function resolveRestoreSource(restore: EtcdBootstrapRestore, backup?: EtcdBackup): RestoreFrom {
+  const expect = restore.sha256 === undefined ? {} : { sha256: restore.sha256 };
+  if (restore.s3 !== undefined) return { kind: "s3", s3: restore.s3, ...expect };
+  if (restore.pvc !== undefined) return { kind: "pvc", ...restore.pvc, ...expect };
+  if (restore.backup === undefined || backup === undefined) {
+    throw new Error("spec.bootstrap.restore: set one of backup (with the EtcdBackup given), s3 or pvc");
+  }
+  const location = backup.status?.location ?? "";
+  const m = /^(s3|pvc):\/\/([^/]+)\/(.+)$/.exec(location);
+  const { s3, pvc } = backup.spec.destination;
+  const known = {
+    ...((restore.sha256 ?? backup.status?.sha256) === undefined
+      ? {}
+      : { sha256: (restore.sha256 ?? backup.status?.sha256) as string }),
+    ...(backup.status?.size === undefined ? {} : { size: backup.status.size }),
+  };
+  if (m?.[1] === "s3" && s3 !== undefined && m[2] === s3.bucket) {
+    const { prefix: _prefix, ...rest } = s3;
+    return { kind: "s3", s3: { ...rest, key: m[3]! }, ...known };
+  }
+  if (m?.[1] === "pvc" && pvc !== undefined && m[2] === pvc.claimName) {
+    return { kind: "pvc", claimName: pvc.claimName, path: m[3]!, ...known };
+  }
+  throw new Error(
+    `EtcdBackup ${backup.metadata.name}: status.location "${location}" does not name its spec.destination; restore from spec.bootstrap.restore.s3 or pvc instead`,
+  );
+}
+
+/** The arguments of `backup-download`. */
+export interface DownloadArgs {
+  /** Where the snapshot is written. */
+  to: string;
+  /** The data directory that must not hold a member yet. */
+  dataDir: string;
+  /** The work directory cleared before the download. */
+  workDir: string;
+  sha256?: string;
+  size?: number;
+  from:
+    | { kind: "file"; path: string }
+    | {
+        kind: "s3";
+        bucket: string;
+        key: string;
+        region: string;
+        endpoint?: string;
+        forcePathStyle: boolean;
+        caFile?: string;
+      };
+}
+
+/** The download of `from`. */
+export function downloadArgsOf(from: RestoreFrom): DownloadArgs {
+  const base = {
+    to: RESTORE_SNAPSHOT,
+    dataDir: DATA_DIR,
+    workDir: RESTORE_WORK_DIR,
+    ...(from.sha256 === undefined ? {} : { sha256: from.sha256 }),
+    ...(from.size === undefined ? {} : { size: from.size }),
+  };
+  if (from.kind === "pvc") {
+    return { ...base, from: { kind: "file", path: `${SOURCE_MOUNT}/${from.path}` } };
+  }
+  const { s3 } = from;
+  return {
+    ...base,
+    from: {
+      kind: "s3",
+      bucket: s3.bucket,
+      key: s3.key,
+      region: s3.region ?? DEFAULT_S3_REGION,
+      ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),
+      forcePathStyle: s3.forcePathStyle === true,
+      ...(s3.caSecret === undefined ? {} : { caFile: RESTORE_CA_FILE }),
+    },
+  };
+}
+
+/** `backup-download`'s command line (after the subcommand name). */
+export function downloadArgs(d: DownloadArgs): string[] {
+  const f = d.from;
+  return [
+    `--to=${d.to}`,
+    `--data-dir=${d.dataDir}`,
+    `--work-dir=${d.workDir}`,
+    ...(d.sha256 === undefined ? [] : [`--sha256=${d.sha256}`]),
+    ...(d.size === undefined ? [] : [`--size=${d.size}`]),
+    ...(f.kind === "file"
+      ? [`--from-file=${f.path}`]
+      : [
+          `--s3-bucket=${f.bucket}`,
+          `--s3-key=${f.key}`,
+          `--s3-region=${f.region}`,
+          ...(f.endpoint === undefined ? [] : [`--s3-endpoint=${f.endpoint}`]),
+          ...(f.forcePathStyle ? ["--s3-force-path-style"] : []),
+          ...(f.caFile === undefined ? [] : [`--ca-file=${f.caFile}`]),
+        ]),
+  ];
+}
+
+/** Reads `backup-download`'s command line back; throws naming the flag that is missing, unknown or malformed. */
+export function parseDownloadArgs(args: string[]): DownloadArgs {
+  const flags = new Map<string, string>();
+  for (const arg of args) {
+    const m = /^--([a-z0-9-]+)(?:=(.*))?$/s.exec(arg);
+    if (m === null) throw new Error(`backup-download: unexpected argument "${arg}": flags are --name=value`);
+    flags.set(m[1]!, m[2] ?? "true");
+  }
+  const known = new Set([
+    "to",
+    "data-dir",
+    "work-dir",
+    "sha256",
+    "size",
+    "from-file",
+    "s3-bucket",
+    "s3-key",
+    "s3-region",
+    "s3-endpoint",
+    "s3-force-path-style",
+    "ca-file",
+  ]);
+  for (const name of flags.keys()) {
+    if (!known.has(name)) throw new Error(`backup-download: unknown flag --${name}`);
+  }
+  const need = (name: string): string => {
+    const v = flags.get(name);
+    if (v === undefined || v === "") throw new Error(`backup-download: --${name} is required`);
+    return v;
+  };
+  const sha256 = flags.get("sha256");
+  if (sha256 !== undefined && !/^[0-9a-f]{64}$/.test(sha256)) {
+    throw new Error("backup-download: --sha256 must be 64 lowercase hexadecimal digits");
+  }
+  const sizeFlag = flags.get("size");
+  const size = sizeFlag === undefined ? undefined : Number(sizeFlag);
+  if (size !== undefined && !(Number.isSafeInteger(size) && size >= 0)) {
+    throw new Error(`backup-download: --size must be a byte count, not "${sizeFlag}"`);
+  }
+  const base = {
+    to: need("to"),
+    dataDir: need("data-dir"),
+    workDir: need("work-dir"),
+    ...(sha256 === undefined ? {} : { sha256 }),
+    ...(size === undefined ? {} : { size }),
+  };
+  const fromFile = flags.get("from-file");
+  if (fromFile !== undefined) {
+    if (flags.has("s3-bucket")) throw new Error("backup-download: give --from-file or --s3-bucket, not both");
+    return { ...base, from: { kind: "file", path: fromFile } };
+  }
+  const endpoint = flags.get("s3-endpoint");
+  const caFile = flags.get("ca-file");
+  return {
+    ...base,
+    from: {
+      kind: "s3",
+      bucket: need("s3-bucket"),
+      key: need("s3-key"),
+      region: flags.get("s3-region") ?? DEFAULT_S3_REGION,
+      ...(endpoint === undefined ? {} : { endpoint }),
+      forcePathStyle: flags.get("s3-force-path-style") === "true",
+      ...(caFile === undefined ? {} : { caFile }),
+    },
+  };
+}
+
+/** `etcdutl snapshot restore`'s arguments: the seed alone in a new cluster, the revision bumped. */
+export function etcdutlRestoreArgs(cluster: EtcdCluster, seed: string, bumpRevision: number): string[] {
+  const url = peerURL(cluster, seed);
+  return [
+    "snapshot",
+    "restore",
+    RESTORE_SNAPSHOT,
+    `--data-dir=${RESTORE_DATA_DIR}`,
+    `--name=${seed}`,
+    `--initial-cluster=${seed}=${url}`,
+    `--initial-advertise-peer-urls=${url}`,
+    // The token the seed's own flags give (member-pod.ts): etcd ignores them on a restored data directory anyway.
+    `--initial-cluster-token=${cluster.metadata.uid ?? clusterRef(cluster).name}`,
+    ...(bumpRevision > 0 ? [`--bump-revision=${bumpRevision}`, "--mark-compacted"] : []),
+  ];
+}
+
+/** `restore-finish`'s arguments. */
+export function finishArgs(): string[] {
+  return [`--from=${RESTORE_DATA_DIR}`, `--to=${DATA_DIR}`, `--work-dir=${RESTORE_WORK_DIR}`];
+}
+
+/** The restore Job's name: one per cluster. */
+export function restoreJobName(cluster: EtcdCluster): string {
+  return `${clusterRef(cluster).name}-restore`;
+}
+
+/** Labels of the restore Job and its pod; never the member selector (app.kubernetes.io/name is etcd-restore). */
+export function restoreLabels(cluster: EtcdCluster): Record<string, string> {
+  const { name } = clusterRef(cluster);
+  return {
+    "app.kubernetes.io/name": "etcd-restore",
+    "app.kubernetes.io/instance": name,
+    "app.kubernetes.io/managed-by": MANAGED_BY,
+    [CLUSTER_LABEL]: name,
+  };
+}
+
+/** What the restore Job is built from. */
+export interface RestoreJobInput {
+  /** The EtcdCluster as read from the API server (defaults applied, uid set). */
+  cluster: EtcdCluster;
+  /** The seed member whose claim receives the data. */
+  seed: string;
+  from: RestoreFrom;
+  /** The operator's own image, which runs `backup-download` and `restore-finish`. */
+  operatorImage: string;
+}
+
+const SMALL = { requests: { cpu: "50m", memory: "64Mi" } };
+
+/** The Job restoring the seed's data, controlled by the EtcdCluster. */
+export function restoreJob(input: RestoreJobInput): JobObject {
+  const { cluster, seed, from, operatorImage } = input;
+  const { namespace } = clusterRef(cluster);
+  const bump = cluster.spec.bootstrap?.restore?.bumpRevision ?? DEFAULT_BUMP_REVISION;
+  const dataMount = [{ name: "data", mountPath: DATA_MOUNT }];
+  const s3 = from.kind === "s3" ? from.s3 : undefined;
+  const spec: PodSpec = {
+    restartPolicy: "Never",
+    enableServiceLinks: false,
+    automountServiceAccountToken: false,
+    // As etcd's user, like the member pod: the data directory it writes is etcd's.
+    securityContext: restrictedPodSecurityContext(ETCD_UID),
+    initContainers: [
+      {
+        name: DOWNLOAD_CONTAINER,
+        image: operatorImage,
+        args: ["backup-download", ...downloadArgs(downloadArgsOf(from))],
+        ...(s3 === undefined
+          ? {}
+          : {
+              env: [
+                {
+                  name: "AWS_ACCESS_KEY_ID",
+                  valueFrom: {
+                    secretKeyRef: {
+                      name: s3.credentialsSecret.name,
+                      key: s3.credentialsSecret.accessKeyIDKey ?? DEFAULT_ACCESS_KEY_ID_KEY,
+                    },
+                  },
+                },
+                {
+                  name: "AWS_SECRET_ACCESS_KEY",
+                  valueFrom: {
+                    secretKeyRef: {
+                      name: s3.credentialsSecret.name,
+                      key: s3.credentialsSecret.secretAccessKeyKey ?? DEFAULT_SECRET_ACCESS_KEY_KEY,
+                    },
+                  },
+                },
+              ],
+            }),
+        resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "256Mi" } },
+        terminationMessagePolicy: "FallbackToLogsOnError",
+        securityContext: restrictedContainerSecurityContext(),
+        volumeMounts: [
+          ...dataMount,
+          ...(from.kind === "pvc" ? [{ name: "source", mountPath: SOURCE_MOUNT, readOnly: true }] : []),
+          ...(s3?.caSecret === undefined
+            ? []
+            : [
+                {
+                  name: "s3-ca",
+                  mountPath: RESTORE_CA_FILE.slice(0, RESTORE_CA_FILE.lastIndexOf("/")),
+                  readOnly: true,
+                },
+              ]),
+        ],
+      },
+      {
+        name: RESTORE_CONTAINER,
+        image: etcdImage(cluster),
+        command: ["/usr/local/bin/etcdutl"],
+        args: etcdutlRestoreArgs(cluster, seed, bump),
+        resources: SMALL,
+        terminationMessagePolicy: "FallbackToLogsOnError",
+        securityContext: restrictedContainerSecurityContext(),
+        volumeMounts: dataMount,
+      },
+    ],
+    containers: [
+      {
+        name: FINISH_CONTAINER,
+        image: operatorImage,
+        args: ["restore-finish", ...finishArgs()],
+        resources: SMALL,
+        terminationMessagePolicy: "FallbackToLogsOnError",
+        securityContext: restrictedContainerSecurityContext(),
+        volumeMounts: dataMount,
+      },
+    ],
+    volumes: [
+      { name: "data", persistentVolumeClaim: { claimName: dataClaimName(seed) } },
+      ...(from.kind === "pvc"
+        ? [{ name: "source", persistentVolumeClaim: { claimName: from.claimName, readOnly: true } }]
+        : []),
+      ...(s3?.caSecret === undefined
+        ? []
+        : [
+            {
+              name: "s3-ca",
+              secret: {
+                secretName: s3.caSecret.name,
+                items: [{ key: s3.caSecret.key ?? DEFAULT_CA_KEY, path: "ca.crt" }],
+              },
+            },
+          ]),
+    ],
+  };
+  const labels = restoreLabels(cluster);
+  const job: JobObject = {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: { name: restoreJobName(cluster), namespace, labels },
+    spec: {
+      backoffLimit: RESTORE_BACKOFF_LIMIT,
+      activeDeadlineSeconds: RESTORE_DEADLINE_SECONDS,
+      template: { metadata: { labels }, spec },
+    },
+  };
+  setControllerReference(cluster, EtcdClusterKind, job);
+  return job;
+}

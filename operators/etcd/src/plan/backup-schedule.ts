@@ -1,0 +1,228 @@
+// The backup schedule planner: from an EtcdBackupSchedule, the clock and the EtcdBackups it owns, what to do now:
+// create the backup due (named after its scheduled time, so a retry after a lost status write never makes two),
+// wait, or report a missed time; and which backups retention deletes. Pure: `now` is an input, cron times come
+// from croner (no timers are started).
+import { Cron } from "croner";
+import {
+  DEFAULT_FAILED_HISTORY,
+  DEFAULT_KEEP_LAST,
+  type EtcdBackupPhase,
+  type EtcdBackupScheduleSpec,
+} from "../api/backup.ts";
+
+/** Annotation on a scheduled EtcdBackup: the scheduled time it was created for (RFC 3339). */
+export const SCHEDULED_TIME_ANNOTATION = "etcd.capstan.dev/scheduled-time";
+
+/** Missed scheduled times are counted up to this many (the count is only reported; a month down is not 43200 steps). */
+export const MAX_COUNTED_MISSED = 100;
+
+/** An EtcdBackup the schedule owns. */
+export interface OwnedBackup {
+  name: string;
+  /** Unset until the backup's reconciler first writes status: counted as running. */
+  phase?: EtcdBackupPhase;
+  /** Its scheduled time (annotation), or its creation time. */
+  scheduledTime: Date;
+  completionTime?: Date;
+}
+
+/** What the planner reads. */
+export interface ScheduleInput {
+  /** The schedule's metadata.name. */
+  name: string;
+  spec: EtcdBackupScheduleSpec;
+  /** The schedule's creationTimestamp: times before it are never due. */
+  createdAt: Date;
+  /** status.lastScheduleTime. */
+  lastScheduleTime?: Date;
+  /** status.lastMissedTime. */
+  lastMissedTime?: Date;
+  backups: OwnedBackup[];
+  now: Date;
+}
+
+/** What to do about the next backup. */
+export type ScheduleDecision =
+  /** The schedule cannot be read; `field` names the spec field, `message` what is wrong and what to write. */
+  | { type: "Invalid"; field: string; message: string }
+  | { type: "Suspended" }
+  /** No scheduled time has come since the last one handled. */
+  | { type: "NotDue" }
+  /** Create the backup `name` for `scheduledTime`; `missed` earlier times since the last handled one are skipped. */
+  | { type: "Create"; name: string; scheduledTime: Date; missed: number }
+  /** The backup for the due time exists already (created before a status write was lost): record it. */
+  | { type: "AlreadyCreated"; name: string; scheduledTime: Date }
+  /** A backup is due but `active` still runs (concurrency Forbid); planned again when it ends. */
+  | { type: "Running"; active: string; scheduledTime: Date }
+  /** The due time passed its starting deadline: skip it and report it. */
+  | { type: "Missed"; scheduledTime: Date; missed: number };
+
+/** A backup retention deletes, and why. */
+export interface RetentionDelete {
+  name: string;
+  reason: string;
+}
+
+/** The planner's answer. */
+export interface SchedulePlan {
+  decision: ScheduleDecision;
+  /** Backups to delete (never a running one, never the newest successful one). */
+  deletes: RetentionDelete[];
+  /** The first scheduled time after now and after the last handled time (unset when suspended or invalid). */
+  next?: Date;
+  /** The backup running now, if any. */
+  active?: string;
+}
+
+/** The deterministic name of the backup scheduled at `time`: `<schedule>-<minutes since 1970, UTC>`. */
+export function scheduledBackupName(schedule: string, time: Date): string {
+  return `${schedule}-${Math.floor(time.getTime() / 60_000)}`;
+}
+
+const UNIT_MS: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 };
+
+/** Milliseconds of a retention age such as "7d" or "1d12h"; undefined when it is not one. */
+export function parseMaxAge(text: string): number | undefined {
+  if (!/^([0-9]+[dhms])+$/.test(text)) return undefined;
+  let ms = 0;
+  for (const [, n, unit] of text.matchAll(/([0-9]+)([dhms])/g)) ms += Number(n) * UNIT_MS[unit!]!;
+  return ms;
+}
+
+/** The cron schedule of `spec` in its time zone, or the problem naming the field. */
+export function parseSchedule(
+  spec: Pick<EtcdBackupScheduleSpec, "schedule" | "timeZone">,
+): Cron | { field: string; message: string } {
+  const timezone = spec.timeZone ?? "UTC";
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: timezone });
+  } catch {
+    return {
+      field: "spec.timeZone",
+      message: `spec.timeZone "${timezone}" is not an IANA time zone: write one such as UTC or Europe/Berlin`,
+    };
+  }
+  let cron: Cron;
+  try {
+    cron = new Cron(spec.schedule, { timezone, mode: "5-part" });
+  } catch (err) {
+    return {
+      field: "spec.schedule",
+      message: `spec.schedule "${spec.schedule}" is not a cron expression (${(err as Error).message}): write five fields, minute hour day-of-month month day-of-week, e.g. "0 3 * * *", or @hourly, @daily, @weekly`,
+    };
+  }
+  if (cron.nextRun(new Date(0)) === null) {
+    return {
+      field: "spec.schedule",
+      message: `spec.schedule "${spec.schedule}" matches no date (e.g. February 31st): it would never take a backup`,
+    };
+  }
+  return cron;
+}
+
+const running = (b: OwnedBackup) => b.phase === undefined || b.phase === "Pending" || b.phase === "Running";
+const newestFirst = (a: OwnedBackup, b: OwnedBackup) =>
+  (b.completionTime ?? b.scheduledTime).getTime() - (a.completionTime ?? a.scheduledTime).getTime() ||
+  b.scheduledTime.getTime() - a.scheduledTime.getTime() ||
+  (a.name < b.name ? 1 : -1);
+
+/**
+ * The backups retention deletes: successful ones beyond `keepLast` or older than `maxAge` (their completion
+ * time; the newest successful backup is always kept), and failed ones beyond `failedBackupsHistoryLimit`.
+ * Pending and running backups are never deleted.
+ */
+export function retentionDeletes(
+  spec: Pick<EtcdBackupScheduleSpec, "retention" | "failedBackupsHistoryLimit">,
+  backups: OwnedBackup[],
+  now: Date,
+): RetentionDelete[] {
+  const retention = spec.retention ?? { keepLast: DEFAULT_KEEP_LAST };
+  const maxAgeMs = retention.maxAge === undefined ? undefined : parseMaxAge(retention.maxAge);
+  const out: RetentionDelete[] = [];
+  const succeeded = backups.filter((b) => b.phase === "Succeeded").sort(newestFirst);
+  succeeded.forEach((b, i) => {
+    if (i === 0) return;
+    if (retention.keepLast !== undefined && i >= retention.keepLast) {
+      out.push({ name: b.name, reason: `beyond retention.keepLast ${retention.keepLast}` });
+    } else if (
+      maxAgeMs !== undefined &&
+      now.getTime() - (b.completionTime ?? b.scheduledTime).getTime() > maxAgeMs
+    ) {
+      out.push({ name: b.name, reason: `older than retention.maxAge ${retention.maxAge}` });
+    }
+  });
+  const failedLimit = spec.failedBackupsHistoryLimit ?? DEFAULT_FAILED_HISTORY;
+  backups
+    .filter((b) => b.phase === "Failed")
+    .sort(newestFirst)
+    .slice(failedLimit)
+    .forEach((b) => {
+      out.push({ name: b.name, reason: `failed, beyond failedBackupsHistoryLimit ${failedLimit}` });
+    });
+  return out;
+}
+
+/** Scheduled times strictly between `after` and `before`, counted up to {@link MAX_COUNTED_MISSED}. */
+function countBetween(cron: Cron, after: Date, before: Date): number {
+  let n = 0;
+  for (let t = cron.nextRun(after); t !== null && t < before && n < MAX_COUNTED_MISSED; t = cron.nextRun(t))
+    n++;
+  return n;
+}
+
+/** Plans one reconcile of an EtcdBackupSchedule. */
+export function planSchedule(input: ScheduleInput): SchedulePlan {
+  const { spec, now, backups } = input;
+  const active = backups
+    .filter(running)
+    .sort((a, b) => a.scheduledTime.getTime() - b.scheduledTime.getTime())[0]?.name;
+  const base = { deletes: retentionDeletes(spec, backups, now), ...(active === undefined ? {} : { active }) };
+  const maxAge = spec.retention?.maxAge;
+  if (maxAge !== undefined && parseMaxAge(maxAge) === undefined) {
+    return {
+      ...base,
+      deletes: [],
+      decision: {
+        type: "Invalid",
+        field: "spec.retention.maxAge",
+        message: `spec.retention.maxAge "${maxAge}" is not an age: write whole numbers with d, h, m or s, e.g. 7d or 36h`,
+      },
+    };
+  }
+  const cron = parseSchedule(spec);
+  if (!(cron instanceof Cron)) return { ...base, decision: { type: "Invalid", ...cron } };
+  if (spec.suspend) return { ...base, decision: { type: "Suspended" } };
+
+  // Everything up to `handled` has been created or reported missed (or predates the schedule).
+  const handled = new Date(
+    Math.max(
+      input.createdAt.getTime(),
+      input.lastScheduleTime?.getTime() ?? 0,
+      input.lastMissedTime?.getTime() ?? 0,
+    ),
+  );
+  // previousRuns is exclusive of its reference and works in whole seconds: one second past now includes now.
+  const latest = cron.previousRuns(1, new Date(now.getTime() + 1000)).find((t) => t <= now);
+  const nextAfter = (t: Date) =>
+    cron.nextRun(new Date(Math.max(t.getTime(), now.getTime(), handled.getTime())));
+  const withNext = (plan: Omit<SchedulePlan, "next">, after: Date): SchedulePlan => {
+    const next = nextAfter(after);
+    return next === null ? plan : { ...plan, next };
+  };
+  if (latest === undefined || latest <= handled)
+    return withNext({ ...base, decision: { type: "NotDue" } }, now);
+
+  const name = scheduledBackupName(input.name, latest);
+  if (backups.some((b) => b.name === name)) {
+    return withNext({ ...base, decision: { type: "AlreadyCreated", name, scheduledTime: latest } }, latest);
+  }
+  const missed = countBetween(cron, handled, latest);
+  const deadline = spec.startingDeadlineSeconds;
+  if (deadline !== undefined && now.getTime() - latest.getTime() > deadline * 1000) {
+    return withNext({ ...base, decision: { type: "Missed", scheduledTime: latest, missed } }, latest);
+  }
+  if (active !== undefined) {
+    return withNext({ ...base, decision: { type: "Running", active, scheduledTime: latest } }, latest);
+  }
+  return withNext({ ...base, decision: { type: "Create", name, scheduledTime: latest, missed } }, latest);
+}

@@ -1,0 +1,364 @@
+// One reconcile of the EtcdBackup controller against the in-memory API server (core's test kit) and a scripted
+// etcd: the Job is created once on a follower, a running Job changes nothing, the Job's results become status,
+// a failed Job fails the backup, and a claim holding member data is refused without a Job. With deletionPolicy
+// Delete: the finalizer comes before the Job; a deleted backup's S3 object is deleted with its Secret's credentials,
+// or the finalizer stays (Degraded, Warning) when they are gone or the storage fails; a PVC backup gets its Job.
+import { Job, type KubeObject, PersistentVolumeClaim } from "@capstan/core";
+import { reconcileOnce } from "@capstan/core/testing";
+import { describe, expect, it } from "vitest";
+import { type EtcdBackup, EtcdBackupKind } from "../api/backup.ts";
+import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
+import type { S3ObjectRef } from "../backup/delete.ts";
+import { BACKUP_LABEL, DELETE_LABEL, UPLOAD_CONTAINER } from "../desired/backup-job.ts";
+import { memberDataClaim } from "../desired/cluster-objects.ts";
+import { memberPod } from "../desired/member-pod.ts";
+import { peerURL } from "../desired/names.ts";
+import type { EtcdClient, EtcdMember } from "../etcd/etcd-client.ts";
+import { SNAPSHOT_FINALIZER } from "../plan/backup-deletion.ts";
+import { type EtcdBackupControllerOptions, reconcileEtcdBackup } from "./backup-controller.ts";
+
+const names = ["demo-a", "demo-b", "demo-c"];
+const SHA = "0f".repeat(32);
+
+const cluster: EtcdCluster = {
+  apiVersion: EtcdClusterKind.apiVersion,
+  kind: EtcdClusterKind.kind,
+  metadata: { name: "demo", namespace: "ns", uid: "u1", generation: 1 },
+  spec: { replicas: 3, version: "3.6.15", repository: "r", storage: { size: "1Gi" } },
+  status: { clusterID: "ff", observedGeneration: 1 },
+};
+
+const backup = (pvc = false): EtcdBackup => ({
+  apiVersion: EtcdBackupKind.apiVersion,
+  kind: EtcdBackupKind.kind,
+  metadata: { name: "b1", namespace: "ns", uid: "ub1", generation: 1 },
+  spec: {
+    clusterName: "demo",
+    destination: pvc
+      ? { pvc: { claimName: "demo-a-data" } }
+      : { s3: { bucket: "bk", credentialsSecret: { name: "c" } } },
+  },
+});
+
+/** The running member pods and claims of the 3-member cluster. */
+function members(): KubeObject[] {
+  const initial = names.map((n) => ({ name: n, peerURL: peerURL(cluster, n) }));
+  return names.flatMap((n, i) => {
+    const pod = memberPod({ cluster, member: n, initialCluster: initial, initialClusterState: "existing" });
+    pod.status = {
+      phase: "Running",
+      podIP: `10.0.0.${i + 1}`,
+      conditions: [{ type: "Ready", status: "True", lastTransitionTime: "2026-11-30T00:00:00Z" }],
+    };
+    return [pod, memberDataClaim(cluster, n)!];
+  });
+}
+
+/** A healthy 3-voter etcd led by demo-a, every member at raft index 100. */
+function fakeEtcd() {
+  const list: EtcdMember[] = names.map((n, i) => ({
+    id: String(101 + i),
+    name: n,
+    peerURLs: [peerURL(cluster, n)],
+    clientURLs: [],
+    isLearner: false,
+  }));
+  const header = { clusterId: "255", memberId: "101", revision: 1, raftTerm: 1 };
+  return () =>
+    ({
+      memberList: async () => ({ header, members: list }),
+      status: async (endpoint: string) => ({
+        endpoint,
+        header,
+        memberId: "0",
+        leader: "101",
+        version: "3.6.15",
+        dbSize: 1,
+        dbSizeInUse: 1,
+        raftIndex: 100,
+        raftTerm: 1,
+        raftAppliedIndex: 100,
+        isLearner: false,
+        errors: [],
+      }),
+      health: async (endpoint: string) => ({ endpoint, healthy: true }),
+      alarmList: async () => [],
+    }) as unknown as EtcdClient;
+}
+
+const logs: string[] = [];
+const options: EtcdBackupControllerOptions = {
+  operatorImage: "capstan.local/etcd-operator:0.1.0",
+  etcdClient: fakeEtcd(),
+  readLog: async (_ns, pod, container) => {
+    logs.push(`${pod}/${container}`);
+    return '{"level":"info"}\n{"hash":7,"revision":42,"totalKey":3,"totalSize":28672,"version":"3.6.0"}\n';
+  },
+};
+
+const reconcile = (objects: readonly KubeObject[]) =>
+  reconcileOnce((req, ctx) => reconcileEtcdBackup(req, ctx, options), {
+    kinds: [EtcdClusterKind, EtcdBackupKind],
+    objects,
+    request: backup(),
+  });
+
+/** The Job of `objects` marked finished, and (when it succeeded) its succeeded pod with the upload's message. */
+function finish(objects: KubeObject[], succeeded: boolean): KubeObject[] {
+  const out = objects.map((o) => {
+    if (o.kind !== "Job") return o;
+    const job = structuredClone(o) as KubeObject & { status?: unknown };
+    job.status = {
+      startTime: "2026-11-30T01:00:00Z",
+      ...(succeeded ? { completionTime: "2026-11-30T01:00:40Z" } : {}),
+      conditions: [
+        succeeded
+          ? { type: "Complete", status: "True", lastTransitionTime: "2026-11-30T01:00:40Z" }
+          : {
+              type: "Failed",
+              status: "True",
+              reason: "BackoffLimitExceeded",
+              message: "Job has reached the specified backoff limit",
+              lastTransitionTime: "2026-11-30T01:02:00Z",
+            },
+      ],
+    };
+    return job;
+  });
+  if (!succeeded) return out;
+  const pod = {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "b1-x7k2p", namespace: "ns", labels: { [BACKUP_LABEL]: "b1" } },
+    spec: { containers: [{ name: UPLOAD_CONTAINER, image: "i" }] },
+    status: {
+      phase: "Succeeded",
+      containerStatuses: [
+        {
+          name: UPLOAD_CONTAINER,
+          image: "i",
+          imageID: "",
+          ready: false,
+          restartCount: 0,
+          state: {
+            terminated: {
+              exitCode: 0,
+              message: JSON.stringify({ location: "uploader-view", size: 28704, sha256: SHA }),
+            },
+          },
+        },
+      ],
+    },
+  };
+  return [...out, pod as KubeObject];
+}
+
+describe("reconcileEtcdBackup", () => {
+  it("creates the Job on a follower and marks the backup Running; a second reconcile writes nothing", async () => {
+    const run = await reconcile([cluster, ...members(), backup()]);
+    run.expectNoError();
+    const jobs = run.writesOf(Job);
+    expect(jobs.map((w) => w.verb)).toEqual(["create"]);
+    const job = run.get(Job, "b1", "ns");
+    expect(job?.metadata?.annotations?.["etcd.capstan.dev/member"]).toBe("demo-b");
+    expect(run.get(EtcdBackupKind, "b1", "ns")?.status).toMatchObject({
+      phase: "Running",
+      member: "demo-b",
+      jobName: "b1",
+      clusterID: "ff",
+      etcdVersion: "3.6.15",
+    });
+    expect(run.events.map((e) => e.reason)).toEqual(["BackupStarted"]);
+
+    const again = await reconcile(run.objects);
+    again.expectNoError();
+    again.expectNoWrites();
+  });
+
+  it("turns the succeeded Job's results into status", async () => {
+    const first = await reconcile([cluster, ...members(), backup()]);
+    logs.length = 0;
+    const run = await reconcile(finish(first.objects, true));
+    run.expectNoError();
+    expect(logs).toEqual(["b1-x7k2p/verify"]);
+    expect(run.get(EtcdBackupKind, "b1", "ns")?.status).toMatchObject({
+      phase: "Succeeded",
+      revision: 42,
+      size: 28704,
+      sha256: SHA,
+      location: "s3://bk/ns/demo/b1.db",
+      completionTime: "2026-11-30T01:00:40.000Z",
+    });
+    const available = run
+      .get(EtcdBackupKind, "b1", "ns")
+      ?.status?.conditions?.find((c) => c.type === "Available");
+    expect(available?.status).toBe("True");
+    expect(run.writesOf(Job)).toEqual([]);
+
+    const after = await reconcile(run.objects);
+    after.expectNoWrites();
+  });
+
+  it("fails the backup with the Job's reason", async () => {
+    const first = await reconcile([cluster, ...members(), backup()]);
+    const run = await reconcile(finish(first.objects, false));
+    run.expectNoError();
+    const status = run.get(EtcdBackupKind, "b1", "ns")?.status;
+    expect(status?.phase).toBe("Failed");
+    expect(status?.conditions?.find((c) => c.type === "Degraded")).toMatchObject({
+      status: "True",
+      reason: "JobBackoffLimitExceeded",
+    });
+    expect(run.events.map((e) => [e.type, e.reason])).toEqual([["Warning", "JobBackoffLimitExceeded"]]);
+  });
+
+  it("refuses a destination claim holding a member's data, without a Job", async () => {
+    const run = await reconcileOnce((req, ctx) => reconcileEtcdBackup(req, ctx, options), {
+      kinds: [EtcdClusterKind, EtcdBackupKind],
+      objects: [cluster, ...members(), backup(true)],
+      request: backup(true),
+    });
+    run.expectNoError();
+    expect(run.writesOf(Job)).toEqual([]);
+    expect(run.get(EtcdBackupKind, "b1", "ns")?.status?.phase).toBe("Failed");
+    expect(run.get(PersistentVolumeClaim, "demo-a-data", "ns")).toBeDefined();
+  });
+
+  it("waits, Degraded, while the cluster does not exist", async () => {
+    const run = await reconcile([backup()]);
+    run.expectNoError();
+    expect(run.writesOf(Job)).toEqual([]);
+    const status = run.get(EtcdBackupKind, "b1", "ns")?.status;
+    expect(status?.phase).toBe("Pending");
+    expect(status?.conditions?.find((c) => c.type === "Degraded")?.reason).toBe("ClusterNotFound");
+    expect(run.result).toEqual({ requeueAfter: 60_000 });
+  });
+});
+
+describe("reconcileEtcdBackup with deletionPolicy Delete", () => {
+  const SUCCEEDED = { phase: "Succeeded" as const, jobName: "b1", completionTime: "2026-11-30T01:00:40Z" };
+  const deleteBackup = (o: { pvc?: boolean; deleting?: boolean } = {}): EtcdBackup => {
+    const b = backup(o.pvc === true);
+    if (o.pvc === true) b.spec.destination = { pvc: { claimName: "backups" } };
+    else
+      b.spec.destination = {
+        s3: {
+          bucket: "bk",
+          endpoint: "http://s3.test:8333",
+          forcePathStyle: true,
+          credentialsSecret: { name: "c" },
+        },
+      };
+    b.spec.deletionPolicy = "Delete";
+    if (o.deleting === true) {
+      b.metadata.finalizers = [SNAPSHOT_FINALIZER];
+      b.metadata.deletionTimestamp = "2026-11-30T02:00:00Z";
+      b.status = SUCCEEDED;
+    }
+    return b;
+  };
+  const creds: KubeObject = {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "c", namespace: "ns" },
+    data: {
+      AWS_ACCESS_KEY_ID: Buffer.from("id").toString("base64"),
+      AWS_SECRET_ACCESS_KEY: Buffer.from("secret").toString("base64"),
+    },
+  } as KubeObject;
+  const claim: KubeObject = {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: { name: "backups", namespace: "ns" },
+    spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+  } as KubeObject;
+
+  const run = (
+    objects: KubeObject[],
+    request: EtcdBackup,
+    deleteObject?: (ref: S3ObjectRef) => Promise<void>,
+  ) =>
+    reconcileOnce(
+      (req, ctx) =>
+        reconcileEtcdBackup(req, ctx, {
+          ...options,
+          ...(deleteObject === undefined ? {} : { deleteObject: async (ref) => deleteObject(ref) }),
+        }),
+      { kinds: [EtcdClusterKind, EtcdBackupKind], objects, request },
+    );
+
+  it("adds the finalizer before creating the Job", async () => {
+    const r = await run([cluster, ...members(), deleteBackup()], deleteBackup());
+    r.expectNoError();
+    expect(r.get(EtcdBackupKind, "b1", "ns")?.metadata.finalizers).toEqual([SNAPSHOT_FINALIZER]);
+    expect(r.writesOf(Job).map((w) => w.verb)).toEqual(["create"]);
+  });
+
+  it("deletes the S3 object with the Secret's credentials, then lets the backup go", async () => {
+    const refs: S3ObjectRef[] = [];
+    const r = await run(
+      [creds, deleteBackup({ deleting: true })],
+      deleteBackup({ deleting: true }),
+      async (ref) => {
+        refs.push(ref);
+      },
+    );
+    r.expectNoError();
+    expect(refs).toEqual([
+      {
+        bucket: "bk",
+        key: "ns/demo/b1.db",
+        region: "us-east-1",
+        endpoint: "http://s3.test:8333",
+        forcePathStyle: true,
+        credentials: { accessKeyId: "id", secretAccessKey: "secret" },
+      },
+    ]);
+    expect(r.get(EtcdBackupKind, "b1", "ns")?.metadata.finalizers ?? []).not.toContain(SNAPSHOT_FINALIZER);
+    expect(r.events.map((e) => e.reason)).toEqual(["SnapshotDeleted"]);
+  });
+
+  it("keeps the finalizer, Degraded with a Warning naming the Secret, when the credentials are gone", async () => {
+    const refs: S3ObjectRef[] = [];
+    const r = await run([deleteBackup({ deleting: true })], deleteBackup({ deleting: true }), async (ref) => {
+      refs.push(ref);
+    });
+    r.expectNoError();
+    expect(refs).toEqual([]);
+    const b = r.get(EtcdBackupKind, "b1", "ns");
+    expect(b?.metadata.finalizers).toEqual([SNAPSHOT_FINALIZER]);
+    expect(b?.status?.conditions?.find((c) => c.type === "Degraded")).toMatchObject({
+      status: "True",
+      reason: "CredentialsNotFound",
+    });
+    expect(r.events.map((e) => [e.type, e.reason])).toEqual([["Warning", "CredentialsNotFound"]]);
+    expect(r.events[0]?.note).toContain("Secret ns/c does not exist");
+    expect(r.result).toEqual({ requeueAfter: 60_000 });
+  });
+
+  it("keeps the finalizer, Degraded StorageUnreachable, when the storage does not answer", async () => {
+    const r = await run(
+      [creds, deleteBackup({ deleting: true })],
+      deleteBackup({ deleting: true }),
+      async () => {
+        throw Object.assign(new Error("connect ECONNREFUSED 10.0.0.9:8333"), { name: "Error" });
+      },
+    );
+    r.expectNoError();
+    const b = r.get(EtcdBackupKind, "b1", "ns");
+    expect(b?.metadata.finalizers).toEqual([SNAPSHOT_FINALIZER]);
+    expect(b?.status?.conditions?.find((c) => c.type === "Degraded")?.reason).toBe("StorageUnreachable");
+    expect(r.events[0]?.note).toContain("ECONNREFUSED");
+  });
+
+  it("runs the Job removing a PVC backup's file, and keeps the finalizer meanwhile", async () => {
+    const b = deleteBackup({ pvc: true, deleting: true });
+    const r = await run([claim, b], b);
+    r.expectNoError();
+    const created = r.writesOf(Job).map((w) => w.verb);
+    expect(created).toEqual(["create"]);
+    const job = r.get(Job, "b1-delete", "ns");
+    expect(job?.metadata?.labels?.[DELETE_LABEL]).toBe("b1");
+    expect(r.get(EtcdBackupKind, "b1", "ns")?.metadata.finalizers).toEqual([SNAPSHOT_FINALIZER]);
+  });
+});
