@@ -53,8 +53,8 @@ if [ "$#" -gt 0 ]; then
       *vault*) images+=(vault) ;;
       *prometheus*) images+=(prometheus vault) ;; # its operators suite runs a VaultCluster
     esac
-    # The etcd suites that talk S3 (fixtures/s3.ts) run SeaweedFS: the etcd directory, or a file about S3/backups.
-    case "$a" in suites/etcd | suites/etcd/ | *etcd*s3* | *etcd*backup* | *etcd*restore*) images+=(seaweedfs) ;; esac
+    # The etcd suites that talk S3 (fixtures/s3.ts) run versitygw: the etcd directory, or a file about S3/backups.
+    case "$a" in suites/etcd | suites/etcd/ | *etcd*s3* | *etcd*backup* | *etcd*restore*) images+=(versitygw) ;; esac
     # An operator made by `capstan new operator` (suites/<name>/...): its suite runs its image.
     n="${a#suites/}" && n="${n%%/*}"
     if [ -f "$here/images/$n-operator/build.sh" ] && [[ " ${images[*]} " != *" $n-operator "* ]]; then images+=("$n-operator"); fi
@@ -108,20 +108,20 @@ wait_core() {
   until [ -f "$marks/core" ]; do sleep 2; done
   [ "$(cat "$marks/core")" = 0 ]
 }
-# SeaweedFS (the etcd suites' S3 server; a Go build, cold or found in CI's background build) from the start, so
+# versitygw (the etcd suites' S3 server; a Go build, cold or found in CI's background build) from the start, so
 # the second etcd lane's S3 suites wait the least.
-seaweedfs_lane() {
+versitygw_lane() {
   renice -n 5 -p "$BASHPID" >/dev/null
-  if images seaweedfs; then echo ok >"$marks/seaweedfs-image"; else
-    echo failed >"$marks/seaweedfs-image"
-    echo "the SeaweedFS image did not build or import" >&2 && return 1
+  if images versitygw; then echo ok >"$marks/versitygw-image"; else
+    echo failed >"$marks/versitygw-image"
+    echo "the versitygw image did not build or import" >&2 && return 1
   fi
 }
-wait_seaweedfs() {
-  until [ -f "$marks/seaweedfs-image" ]; do sleep 2; done
-  [ "$(cat "$marks/seaweedfs-image")" = ok ] || { echo "no SeaweedFS image (its lane failed to make it)" >&2; return 1; }
+wait_versitygw() {
+  until [ -f "$marks/versitygw-image" ]; do sleep 2; done
+  [ "$(cat "$marks/versitygw-image")" = ok ] || { echo "no versitygw image (its lane failed to make it)" >&2; return 1; }
 }
-lane seaweedfs seaweedfs_lane &
+lane versitygw versitygw_lane &
 lanes+=($!)
 lane vault vault_lane &
 lanes+=($!)
@@ -133,14 +133,14 @@ if [ "$code" != 0 ]; then exit "$code"; fi
 failed=()
 # etcd's suites in two lanes side by side (each suite installs its own namespace-scoped operator). The first runs
 # lifecycle, failures (about 15 minutes alone) and invalid-spec; the second every other etcd suite (a new one joins
-# it), those that talk S3 last, after the SeaweedFS image, then `capstan new operator` end to end: generated into a
+# it), those that talk S3 last, after the versitygw image, then `capstan new operator` end to end: generated into a
 # scratch directory, built, unit-tested, its image imported, its chart installed and its sample reconciled by its own
 # suite (about a minute and a half; skipped on kwok).
 etcd_first=(lifecycle.test.ts failures.test.ts invalid-spec.test.ts)
 etcd_s3=(s3-server.test.ts backup.test.ts)
 etcd_second_lane() {
   npx vitest run suites/etcd "${etcd_first[@]/#/--exclude=**/}" "${etcd_s3[@]/#/--exclude=**/}" || return 1
-  wait_seaweedfs || return 1
+  wait_versitygw || return 1
   npx vitest run "${etcd_s3[@]/#/suites/etcd/}" || return 1
   npx vitest run suites/scaffold
 }
@@ -148,7 +148,7 @@ lane etcd npx vitest run "${etcd_first[@]/#/suites/etcd/}" &
 lanes+=($!)
 lane etcd-2 etcd_second_lane || failed+=(etcd-2)
 wait "${lanes[3]}" || failed+=(etcd)
-wait "${lanes[0]}" || failed+=(seaweedfs)
+wait "${lanes[0]}" || failed+=(versitygw)
 wait "${lanes[1]}" || failed+=(vault)
 wait "${lanes[2]}" || failed+=(prometheus)
 lanes=()

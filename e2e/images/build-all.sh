@@ -3,7 +3,7 @@
 # ($CAPSTAN_CACHE/images, default ~/.cache/capstan/images), without a registry: each image's build.sh
 # skips a tarball that is newer than its inputs, so a warm run only lists them. Prints the tarballs.
 #   e2e/images/build-all.sh [--import] [--verify] [IMAGE...]
-#     IMAGE      only these (pause busybox etcd prometheus node vault seaweedfs etcd-operator vault-operator
+#     IMAGE      only these (pause busybox etcd prometheus node vault versitygw etcd-operator vault-operator
 #                prometheus-operator coredns local-path, and <name>-operator for each operator made by
 #                capstan new operator); default all
 #     --import   also imports them into the local node (e2e/cluster/local/node.sh import TAR...)
@@ -12,7 +12,7 @@
 # :v3.6.16 (ETCD_IMAGE_VERSIONS), quay.io/prometheus/prometheus:v3.16.0, capstan.local/node:24, and
 # registry.k8s.io/coredns/coredns and rancher/local-path-provisioner (the add-ons), hashicorp/vault:1.14.8 and
 # :1.14.6 (VAULT_IMAGE_VERSIONS; the Vault upgrade test goes from the second to the first),
-# capstan.local/seaweedfs:4.53 (SeaweedFS's weed: the S3 server of the etcd backup suites),
+# capstan.local/versitygw:v1.8.0 (the Versity S3 Gateway, posix backend: the S3 server of the etcd backup suites),
 # capstan.local/etcd-operator:<package version> (on capstan.local/node:24; builds operators/etcd when stale),
 # capstan.local/vault-operator:<package version> (likewise, from operators/vault),
 # capstan.local/prometheus-operator:<package version> (likewise, from operators/prometheus),
@@ -21,7 +21,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${CAPSTAN_CACHE:-$HOME/.cache/capstan}/images"
 import=0 verify=0 only=()
-all=(pause busybox etcd prometheus node vault seaweedfs etcd-operator vault-operator prometheus-operator coredns local-path)
+all=(pause busybox etcd prometheus node vault versitygw etcd-operator vault-operator prometheus-operator coredns local-path)
 # Operators made by `capstan new operator` (their <name>-operator/build.sh) are built like the three above.
 generated=()
 for f in "$here"/*-operator/build.sh; do
@@ -59,7 +59,7 @@ build_vault() { # OUT_DIR
   # shellcheck disable=SC2086
   for v in ${VAULT_IMAGE_VERSIONS:-v1.14.8 v1.14.6}; do VAULT_VERSION="$v" "$here/vault/build.sh" "$1" || return 1; done
 }
-for img in etcd prometheus node vault seaweedfs etcd-operator vault-operator prometheus-operator "${generated[@]}"; do
+for img in etcd prometheus node vault versitygw etcd-operator vault-operator prometheus-operator "${generated[@]}"; do
   wanted "$img" || continue
   start=$SECONDS
   if [ "$img" = vault ]; then build=(build_vault); else build=("$here/$img/build.sh"); fi
@@ -92,7 +92,7 @@ if [ "$verify" = 1 ]; then
       etcd-operator_* | vault-operator_* | prometheus-operator_*) cmd=(/usr/bin/node -p '"bundle /app/main.js: " + require("fs").statSync("/app/main.js").size + " bytes"') ;;
       openbao_*) cmd=(/usr/bin/bao version) ;;
       vault_*) cmd=(/bin/vault version) ;;
-      seaweedfs_*) cmd=(/usr/bin/weed version) ;;
+      versitygw_*) cmd=(/usr/local/bin/versitygw --version) ;;
       *) cmd=() ;;
     esac
     if [ "${#cmd[@]}" = 0 ]; then log "unverified $(basename "$t")"

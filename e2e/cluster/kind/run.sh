@@ -23,9 +23,9 @@ cd "$repo"
 npm run build
 images="${CAPSTAN_CACHE:-$HOME/.cache/capstan}/images"
 # The operators' images (their bundles on capstan.local/node:24), busybox (the reloader sidecars of Vault and
-# Prometheus) and capstan.local/seaweedfs (the etcd backup suites' S3 server: its tag is ours, no registry has it);
+# Prometheus) and capstan.local/versitygw (the etcd backup suites' S3 server: its tag is ours, no registry has it);
 # the operands (etcd, hashicorp/vault, quay.io/prometheus/prometheus) come from their registries.
-bash e2e/images/build-all.sh busybox seaweedfs etcd-operator vault-operator prometheus-operator | while read -r tar; do
+bash e2e/images/build-all.sh busybox versitygw etcd-operator vault-operator prometheus-operator | while read -r tar; do
   kind load image-archive "$tar" --name "$name"
 done
 # The operator suites install charts with Helm.

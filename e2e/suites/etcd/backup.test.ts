@@ -2,7 +2,7 @@
 // "restricted": a one-shot backup of a one-member cluster to a PersistentVolumeClaim succeeds with revision, size
 // and sha256 in its status, and a pod reading the claim finds the file with that size and digest; deleting a
 // Retain backup leaves its file, deleting a Delete backup removes its file before the EtcdBackup goes; a schedule
-// every minute to a real S3 server (SeaweedFS) with keepLast 2 puts backups in the bucket, and retention deletes
+// every minute to a real S3 server (versitygw) with keepLast 2 puts backups in the bucket, and retention deletes
 // the oldest EtcdBackup and its object.
 import { type Client, PersistentVolumeClaim, Pod, restrictedContainerSecurityContext } from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
