@@ -14,17 +14,15 @@ import {
   setControllerReference,
 } from "@capstan/core";
 import {
-  DEFAULT_ACCESS_KEY_ID_KEY,
   DEFAULT_BACKUP_DEADLINE_SECONDS,
-  DEFAULT_CA_KEY,
   DEFAULT_S3_REGION,
-  DEFAULT_SECRET_ACCESS_KEY_KEY,
   type EtcdBackup,
   EtcdBackupKind,
 } from "../api/backup.ts";
 import { DEFAULT_STORAGE_SIZE, type EtcdCluster } from "../api/etcd-cluster.ts";
 import { ETCD_UID, etcdImage } from "./member-pod.ts";
 import { CLUSTER_LABEL, clientURL, MANAGED_BY } from "./names.ts";
+import { S3_CA_FILE, s3CaMounts, s3CaVolumes, s3CredentialsEnv } from "./s3-access.ts";
 import { backupTLS } from "./tls.ts";
 
 /** A Job object. */
@@ -40,7 +38,6 @@ export const SNAPSHOT_PATH = "/scratch/snapshot.db";
 /** Where a PVC destination is mounted in the upload container. */
 export const DESTINATION_MOUNT = "/destination";
 /** Where the S3 CA bundle is mounted in the upload container. */
-export const CA_FILE = "/etc/capstan/s3-ca/ca.crt";
 /** Names of the Job's containers, in the order they run. */
 export const SNAPSHOT_CONTAINER = "snapshot";
 export const VERIFY_CONTAINER = "verify";
@@ -123,7 +120,7 @@ export function uploadTarget(backup: EtcdBackup): UploadArgs {
         region: s3.region ?? DEFAULT_S3_REGION,
         ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),
         forcePathStyle: s3.forcePathStyle === true,
-        ...(s3.caSecret === undefined ? {} : { caFile: CA_FILE }),
+        ...(s3.caSecret === undefined ? {} : { caFile: S3_CA_FILE }),
       },
     };
   }
@@ -327,39 +324,14 @@ export function backupJob(input: BackupJobInput): JobObject {
         name: UPLOAD_CONTAINER,
         image: operatorImage,
         args: ["backup-upload", ...uploadArgs(upload)],
-        ...(s3 === undefined
-          ? {}
-          : {
-              env: [
-                {
-                  name: "AWS_ACCESS_KEY_ID",
-                  valueFrom: {
-                    secretKeyRef: {
-                      name: s3.credentialsSecret.name,
-                      key: s3.credentialsSecret.accessKeyIDKey ?? DEFAULT_ACCESS_KEY_ID_KEY,
-                    },
-                  },
-                },
-                {
-                  name: "AWS_SECRET_ACCESS_KEY",
-                  valueFrom: {
-                    secretKeyRef: {
-                      name: s3.credentialsSecret.name,
-                      key: s3.credentialsSecret.secretAccessKeyKey ?? DEFAULT_SECRET_ACCESS_KEY_KEY,
-                    },
-                  },
-                },
-              ],
-            }),
+        ...s3CredentialsEnv(s3),
         resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "256Mi" } },
         terminationMessagePolicy: "FallbackToLogsOnError",
         securityContext: restrictedContainerSecurityContext(),
         volumeMounts: [
           { name: "scratch", mountPath: "/scratch", readOnly: true },
           ...(pvc === undefined ? [] : [{ name: "destination", mountPath: DESTINATION_MOUNT }]),
-          ...(s3?.caSecret === undefined
-            ? []
-            : [{ name: "s3-ca", mountPath: CA_FILE.slice(0, CA_FILE.lastIndexOf("/")), readOnly: true }]),
+          ...s3CaMounts(s3),
         ],
       },
     ],
@@ -373,17 +345,7 @@ export function backupJob(input: BackupJobInput): JobObject {
         ? []
         : [{ name: "destination", persistentVolumeClaim: { claimName: pvc.claimName } }]),
       ...tls.volumes,
-      ...(s3?.caSecret === undefined
-        ? []
-        : [
-            {
-              name: "s3-ca",
-              secret: {
-                secretName: s3.caSecret.name,
-                items: [{ key: s3.caSecret.key ?? DEFAULT_CA_KEY, path: "ca.crt" }],
-              },
-            },
-          ]),
+      ...s3CaVolumes(s3),
     ],
   };
   const labels = backupLabels(backup);

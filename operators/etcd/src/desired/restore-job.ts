@@ -10,18 +10,13 @@ import {
   restrictedPodSecurityContext,
   setControllerReference,
 } from "@capstan/core";
-import {
-  DEFAULT_ACCESS_KEY_ID_KEY,
-  DEFAULT_CA_KEY,
-  DEFAULT_S3_REGION,
-  DEFAULT_SECRET_ACCESS_KEY_KEY,
-  type EtcdBackup,
-} from "../api/backup.ts";
+import { DEFAULT_S3_REGION, type EtcdBackup } from "../api/backup.ts";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import { DEFAULT_BUMP_REVISION, type EtcdBootstrapRestore, type S3Source } from "../api/restore-source.ts";
 import type { JobObject } from "./backup-job.ts";
 import { DATA_DIR, ETCD_UID, etcdImage } from "./member-pod.ts";
 import { CLUSTER_LABEL, clusterRef, dataClaimName, MANAGED_BY, peerURL } from "./names.ts";
+import { S3_CA_FILE, s3CaMounts, s3CaVolumes, s3CredentialsEnv } from "./s3-access.ts";
 
 type PodSpec = NonNullable<NonNullable<JobObject["spec"]>["template"]["spec"]>;
 
@@ -36,7 +31,6 @@ export const RESTORE_DATA_DIR = `${RESTORE_WORK_DIR}/data`;
 /** Where a PVC source is mounted (read-only). */
 export const SOURCE_MOUNT = "/source";
 /** Where an S3 CA bundle is mounted. */
-export const RESTORE_CA_FILE = "/etc/capstan/s3-ca/ca.crt";
 /** Annotation on the seed's claim: "pending" while the restore runs, "done" once its data directory is in place. */
 export const RESTORE_CLAIM_ANNOTATION = "etcd.capstan.dev/restore";
 /** Annotation on the seed's claim: when the restore finished (RFC 3339). */
@@ -140,7 +134,7 @@ export function downloadArgsOf(from: RestoreFrom): DownloadArgs {
       region: s3.region ?? DEFAULT_S3_REGION,
       ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),
       forcePathStyle: s3.forcePathStyle === true,
-      ...(s3.caSecret === undefined ? {} : { caFile: RESTORE_CA_FILE }),
+      ...(s3.caSecret === undefined ? {} : { caFile: S3_CA_FILE }),
     },
   };
 }
@@ -303,45 +297,14 @@ export function restoreJob(input: RestoreJobInput): JobObject {
         name: DOWNLOAD_CONTAINER,
         image: operatorImage,
         args: ["backup-download", ...downloadArgs(downloadArgsOf(from))],
-        ...(s3 === undefined
-          ? {}
-          : {
-              env: [
-                {
-                  name: "AWS_ACCESS_KEY_ID",
-                  valueFrom: {
-                    secretKeyRef: {
-                      name: s3.credentialsSecret.name,
-                      key: s3.credentialsSecret.accessKeyIDKey ?? DEFAULT_ACCESS_KEY_ID_KEY,
-                    },
-                  },
-                },
-                {
-                  name: "AWS_SECRET_ACCESS_KEY",
-                  valueFrom: {
-                    secretKeyRef: {
-                      name: s3.credentialsSecret.name,
-                      key: s3.credentialsSecret.secretAccessKeyKey ?? DEFAULT_SECRET_ACCESS_KEY_KEY,
-                    },
-                  },
-                },
-              ],
-            }),
+        ...s3CredentialsEnv(s3),
         resources: { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "256Mi" } },
         terminationMessagePolicy: "FallbackToLogsOnError",
         securityContext: restrictedContainerSecurityContext(),
         volumeMounts: [
           ...dataMount,
           ...(from.kind === "pvc" ? [{ name: "source", mountPath: SOURCE_MOUNT, readOnly: true }] : []),
-          ...(s3?.caSecret === undefined
-            ? []
-            : [
-                {
-                  name: "s3-ca",
-                  mountPath: RESTORE_CA_FILE.slice(0, RESTORE_CA_FILE.lastIndexOf("/")),
-                  readOnly: true,
-                },
-              ]),
+          ...s3CaMounts(s3),
         ],
       },
       {
@@ -371,17 +334,7 @@ export function restoreJob(input: RestoreJobInput): JobObject {
       ...(from.kind === "pvc"
         ? [{ name: "source", persistentVolumeClaim: { claimName: from.claimName, readOnly: true } }]
         : []),
-      ...(s3?.caSecret === undefined
-        ? []
-        : [
-            {
-              name: "s3-ca",
-              secret: {
-                secretName: s3.caSecret.name,
-                items: [{ key: s3.caSecret.key ?? DEFAULT_CA_KEY, path: "ca.crt" }],
-              },
-            },
-          ]),
+      ...s3CaVolumes(s3),
     ],
   };
   const labels = restoreLabels(cluster);
