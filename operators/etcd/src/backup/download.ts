@@ -1,19 +1,11 @@
-// `backup-download` and `restore-finish`, the operator-image steps of a restore Job (desired/restore-job.ts).
-// backup-download refuses a data directory that already holds a member (unless a finished restore put it there),
-// clears the work directory, fetches the snapshot (a file on a read-only claim, or an S3 object) through a
-// .partial file, checks size and sha256, and prints {size, sha256}. restore-finish marks the data directory etcdutl
-// wrote and renames it into place (one atomic rename), then removes the work directory: a restore interrupted at
-// any point leaves either no data directory or a complete one.
-import { createHash } from "node:crypto";
-import { createReadStream, createWriteStream, existsSync } from "node:fs";
+import { createReadStream, existsSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { Agent } from "node:https";
 import { dirname, join } from "node:path";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { Readable } from "node:stream";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { type DownloadArgs, parseDownloadArgs } from "../desired/restore-job.ts";
-import { TERMINATION_LOG } from "./upload.ts";
+import { TERMINATION_LOG, writeAtomically } from "./upload.ts";
 
 /** The file restore-finish writes into the restored data directory before it is renamed into place. */
 export const RESTORE_MARKER = "capstan-restore.json";
@@ -33,38 +25,6 @@ async function nonEmpty(dir: string): Promise<boolean> {
     throw err;
   });
   return entries.length > 0;
-}
-
-/** Writes `source` to `to` through `to`.partial, fsync and rename; hashes on the way. */
-async function writeVerified(
-  source: NodeJS.ReadableStream,
-  to: string,
-): Promise<{ sha256: string; size: number }> {
-  await mkdir(dirname(to), { recursive: true, mode: 0o700 });
-  const partial = `${to}.partial`;
-  const hash = createHash("sha256");
-  let size = 0;
-  const tap = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      hash.update(chunk);
-      size += chunk.length;
-      done(null, chunk);
-    },
-  });
-  try {
-    await pipeline(source, tap, createWriteStream(partial, { mode: 0o600 }));
-    const fh = await open(partial, "r");
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(partial, to);
-  } catch (err) {
-    await rm(partial, { force: true });
-    throw err;
-  }
-  return { sha256: hash.digest("hex"), size };
 }
 
 /** The snapshot's bytes from its source. */
@@ -126,7 +86,7 @@ export async function downloadSnapshot(
   }
   await rm(args.workDir, { recursive: true, force: true });
   await mkdir(args.workDir, { recursive: true, mode: 0o700 });
-  const got = await writeVerified(await openSource(args, env), args.to);
+  const got = await writeAtomically(await openSource(args, env), args.to, 0o700);
   const fail = (what: string) => rm(args.to, { force: true }).then(() => Promise.reject(new Error(what)));
   if (args.size !== undefined && got.size !== args.size) {
     await fail(

@@ -29,9 +29,16 @@ export async function digestFile(path: string): Promise<{ sha256: string; size: 
   return { sha256: hash.digest("hex"), size };
 }
 
-/** Copies `from` to `to` (creating its directory) through `to`.partial, fsync and rename; hashes on the way. */
-async function copyFile(from: string, to: string): Promise<{ sha256: string; size: number }> {
-  await mkdir(dirname(to), { recursive: true });
+/**
+ * Writes `source` to `to` (creating its directory with `dirMode`) through `to`.partial, fsync and rename, hashing
+ * on the way: a reader never sees a partial file under the final name, and a failure removes the partial one.
+ */
+export async function writeAtomically(
+  source: NodeJS.ReadableStream,
+  to: string,
+  dirMode?: number,
+): Promise<{ sha256: string; size: number }> {
+  await mkdir(dirname(to), { recursive: true, ...(dirMode === undefined ? {} : { mode: dirMode }) });
   const partial = `${to}.partial`;
   const hash = createHash("sha256");
   let size = 0;
@@ -43,7 +50,7 @@ async function copyFile(from: string, to: string): Promise<{ sha256: string; siz
     },
   });
   try {
-    await pipeline(createReadStream(from), tap, createWriteStream(partial, { mode: 0o600 }));
+    await pipeline(source, tap, createWriteStream(partial, { mode: 0o600 }));
     const fh = await open(partial, "r");
     try {
       await fh.sync();
@@ -68,7 +75,7 @@ export async function storeSnapshot(
     throw new Error(`backup-upload: --file ${args.file} is not a file`);
   const t = args.target;
   if (t.kind === "file") {
-    const { sha256, size } = await copyFile(args.file, t.path);
+    const { sha256, size } = await writeAtomically(createReadStream(args.file), t.path);
     return { location: `file://${t.path}`, size, sha256 };
   }
   const accessKeyId = env.AWS_ACCESS_KEY_ID;
