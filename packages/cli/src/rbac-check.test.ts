@@ -271,17 +271,17 @@ describe.skipIf(helm === undefined)("capstan rbac --check with helm", () => {
   it("fails naming a rule the operator does not need, cluster-wide and namespaced", async () => {
     const extra = original.replace(
       "  - apiGroups: [events.k8s.io]",
-      '  - apiGroups: [""]\n    resources: [secrets]\n    verbs: [get]\n  - apiGroups: [events.k8s.io]',
+      '  - apiGroups: [""]\n    resources: [configmaps]\n    verbs: [get]\n  - apiGroups: [events.k8s.io]',
     );
     expect(extra).not.toBe(original);
     writeFileSync(rbacYaml(), extra);
     const { code, err } = await check(dir);
     expect(code).toBe(1);
     expect(err).toMatch(
-      /^cluster-wide \(default values\): the chart grants get on core\/secrets cluster-wide \(ClusterRole ops-ns-ops-etcd-operator\), which the operator does not need/m,
+      /^cluster-wide \(default values\): the chart grants get on core\/configmaps cluster-wide \(ClusterRole ops-ns-ops-etcd-operator\), which the operator does not need/m,
     );
     expect(err).toMatch(
-      /^namespaced \(watchNamespace=apps\): the chart grants get on core\/secrets in namespace apps \(Role ops-ns-ops-etcd-operator\)/m,
+      /^namespaced \(watchNamespace=apps\): the chart grants get on core\/configmaps in namespace apps \(Role ops-ns-ops-etcd-operator\)/m,
     );
   });
 
