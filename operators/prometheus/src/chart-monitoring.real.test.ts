@@ -63,6 +63,9 @@ function cases(): ChartCase[] {
   // One member down of three, and the quorum lost with it.
   etcdOwn.observe("apps", "main", { healthy: 1, unhealthy: 2, learner: 0 }, false, true);
   etcdOwn.countStep({ namespace: "apps", name: "main" }, "AddLearner");
+  // A backup an hour ago (not stale), and one that failed since.
+  etcdOwn.backupSucceeded("apps", "main", new Date(Date.now() - 3_600_000));
+  etcdOwn.backupFailed("apps", "main");
 
   const vault = new CoreMetrics();
   coreSeries(vault, "vaultcluster");
