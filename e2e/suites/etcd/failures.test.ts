@@ -10,7 +10,13 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type Client, PersistentVolumeClaim, Pod, PodDisruptionBudget } from "@capstan/core";
-import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
+import {
+  connect,
+  createNamespace,
+  eventually,
+  TEST_POD_RESOURCES,
+  type TestNamespace,
+} from "@capstan/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   checkEtcd,
@@ -186,7 +192,9 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster under the failures an SRE meets
         );
         const ackedAtReplace = writer.stats().acked;
         // Give the cluster a schedulable template back: it converges on fresh members.
-        await client.patch(EtcdClusterKind, current, ns, { spec: { podTemplate: { resources: null } } });
+        await client.patch(EtcdClusterKind, current, ns, {
+          spec: { podTemplate: { resources: TEST_POD_RESOURCES } },
+        });
         const after = await waitEtcdHealthy(client, ns, current, 3, minutes(8));
         const stats = await writer.stop();
         expect(stats.acked - ackedAtReplace).toBeGreaterThan(0);

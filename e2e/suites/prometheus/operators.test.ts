@@ -21,6 +21,7 @@ import {
   createNamespace,
   type HelmRelease,
   installChart,
+  TEST_CHART_RESOURCES,
   type TestNamespace,
   waitFor,
 } from "@capstan/testing";
@@ -107,6 +108,7 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
       "serviceMonitor.interval": "5s",
       "prometheusRule.enabled": true,
       logLevel: "debug",
+      ...TEST_CHART_RESOURCES,
     };
     const pin = { "nodeSelector.kubernetes\\.io/hostname": nodeName };
     releases.push(
@@ -169,9 +171,15 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
       },
     } as PodMonitor);
     await client.create(PrometheusKind, server());
-    await waitAvailable(client, server(), 1);
-    await etcdAvailable(client, etcdNs.name, "etcd", 3, minutes(5));
-    await vaultAvailable(client, vaultOpNs.name, "vault", 1, minutes(5));
+    try {
+      await waitAvailable(client, server(), 1);
+      await etcdAvailable(client, etcdNs.name, "etcd", 3, minutes(5));
+      await vaultAvailable(client, vaultOpNs.name, "vault", 1, minutes(5));
+    } catch (err) {
+      // onTestFailed does not cover beforeAll: report here, then fail the suite.
+      await printFailureReport(client, server(), promOp);
+      throw err;
+    }
   }, minutes(12));
 
   afterAll(async () => {

@@ -11,4 +11,5 @@ export * from "./cluster.ts";
 export * from "./eventually.ts";
 export * from "./helm.ts";
 export * from "./local-process.ts";
+export * from "./requests.ts";
 export * from "./wait-for.ts";
