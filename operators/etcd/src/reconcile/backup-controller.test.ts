@@ -5,6 +5,7 @@
 // or the finalizer stays (Degraded, Warning) when they are gone or the storage fails; a PVC backup gets its Job.
 import { Job, type KubeObject, PersistentVolumeClaim } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
+import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { type EtcdBackup, EtcdBackupKind } from "../api/backup.ts";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
@@ -16,6 +17,7 @@ import { peerURL } from "../desired/names.ts";
 import type { EtcdClient, EtcdMember } from "../etcd/etcd-client.ts";
 import { SNAPSHOT_FINALIZER } from "../plan/backup-deletion.ts";
 import { type EtcdBackupControllerOptions, reconcileEtcdBackup } from "./backup-controller.ts";
+import { EtcdOperatorMetrics } from "./metrics.ts";
 
 const names = ["demo-a", "demo-b", "demo-c"];
 const SHA = "0f".repeat(32);
@@ -232,6 +234,40 @@ describe("reconcileEtcdBackup", () => {
     expect(status?.phase).toBe("Pending");
     expect(status?.conditions?.find((c) => c.type === "Degraded")?.reason).toBe("ClusterNotFound");
     expect(run.result).toEqual({ requeueAfter: 60_000 });
+  });
+});
+
+describe("reconcileEtcdBackup's metrics", () => {
+  const succeeded = (): EtcdBackup => ({
+    ...backup(),
+    status: { phase: "Succeeded", jobName: "b1", completionTime: "2026-11-30T01:00:40Z" },
+  });
+  const failed = (): EtcdBackup => ({ ...backup(), status: { phase: "Running", jobName: "b1" } });
+  const run = async (objects: KubeObject[], request: EtcdBackup) => {
+    const registry = new Registry();
+    const metrics = new EtcdOperatorMetrics(registry);
+    const r = await reconcileOnce((req, ctx) => reconcileEtcdBackup(req, ctx, { ...options, metrics }), {
+      kinds: [EtcdClusterKind, EtcdBackupKind],
+      objects,
+      request,
+    });
+    r.expectNoError();
+    return registry.metrics();
+  };
+
+  it("records a succeeded backup's time while its cluster exists, and nothing once it is gone", async () => {
+    expect(await run([cluster, succeeded()], succeeded())).toContain(
+      'capstan_etcd_backup_last_success_timestamp_seconds{object_namespace="ns",object_name="demo"} 1796000440',
+    );
+    expect(await run([succeeded()], succeeded())).not.toContain('object_name="demo"');
+  });
+
+  it("counts a failed backup while its cluster exists", async () => {
+    const first = await reconcile([cluster, ...members(), backup()]);
+    const objects = finish(first.objects, false);
+    expect(await run(objects, failed())).toContain(
+      'capstan_etcd_backup_failures_total{object_namespace="ns",object_name="demo"} 1',
+    );
   });
 });
 
