@@ -32,6 +32,9 @@ const backup = (namespace: string, name: string, phase?: "Succeeded"): EtcdBacku
   ...(phase === undefined ? {} : { status: { phase } }),
 });
 
+/** How long a reconcile may take to show up on a loaded machine (a bound, not a timing assertion). */
+const WAIT = { timeout: 30_000, interval: 20 };
+
 describe("restoreBackupKeys", () => {
   it.each([
     [cluster("ns", "a", "b1"), ["ns/b1"]],
@@ -60,7 +63,7 @@ describe("the EtcdCluster controller's EtcdBackup watch", () => {
     await server.stop();
   });
 
-  it("enqueues the clusters restoring from the backup, and no other", async () => {
+  it("enqueues the clusters restoring from the backup, and no other", { timeout: 120_000 }, async () => {
     for (const c of [
       cluster("ns", "restoring", "b1"),
       cluster("ns", "also-restoring", "b1"),
@@ -88,19 +91,19 @@ describe("the EtcdCluster controller's EtcdBackup watch", () => {
     mgr.add(controller);
     running = mgr.start(stop.signal);
     // Every cluster once, from the initial list.
-    await vi.waitFor(() => expect(seen).toHaveLength(5));
+    await vi.waitFor(() => expect(seen).toHaveLength(5), WAIT);
     seen.length = 0;
 
     // A backup no cluster names, then b1 succeeding: one worker takes the keys in the order they were queued, so
     // b1's clusters arriving first means the unnamed backup enqueued none.
     server.put(EtcdBackupKind, backup("ns", "unnamed"));
     server.put(EtcdBackupKind, backup("ns", "b1", "Succeeded"));
-    await vi.waitFor(() => expect(seen).toHaveLength(2));
+    await vi.waitFor(() => expect(seen).toHaveLength(2), WAIT);
     expect(seen.sort()).toEqual(["ns/also-restoring", "ns/restoring"]);
 
     seen.length = 0;
     server.put(EtcdBackupKind, backup("ns", "b2"));
-    await vi.waitFor(() => expect(seen).toEqual(["ns/other-backup"]));
+    await vi.waitFor(() => expect(seen).toEqual(["ns/other-backup"]), WAIT);
     const informer = mgr.informers.informerFor(EtcdClusterKind);
     expect(informer.store.byIndex(RESTORE_BACKUP_INDEX, "elsewhere/b1").map((c) => c.metadata.name)).toEqual([
       "same-name-elsewhere",
