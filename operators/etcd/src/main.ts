@@ -17,28 +17,19 @@ import {
 } from "./reconcile/controller.ts";
 import { EtcdOperatorMetrics } from "./reconcile/metrics.ts";
 
-// `backup-download` and `restore-finish` are steps of a restore Job (src/backup/download.ts).
-if (process.argv[2] === "backup-download" || process.argv[2] === "restore-finish") {
-  const { backupDownloadCommand, restoreFinishCommand } = await import("./backup/download.ts");
-  const command = process.argv[2] === "backup-download" ? backupDownloadCommand : restoreFinishCommand;
-  await command(process.argv.slice(3)).then(
+// The steps of the backup and restore Jobs (src/backup/): not the operator. Each prints its error on stderr, which
+// FallbackToLogsOnError makes the termination message the operator reports.
+const jobSteps = new Map<string, () => Promise<(argv: string[]) => Promise<unknown>>>([
+  ["backup-upload", async () => (await import("./backup/upload.ts")).backupUploadCommand],
+  ["backup-delete", async () => (await import("./backup/delete.ts")).backupDeleteCommand],
+  ["backup-download", async () => (await import("./backup/download.ts")).backupDownloadCommand],
+  ["restore-finish", async () => (await import("./backup/download.ts")).restoreFinishCommand],
+]);
+const step = jobSteps.get(process.argv[2] ?? "");
+if (step !== undefined) {
+  await (await step())(process.argv.slice(3)).then(
     () => process.exit(0),
     (err: unknown) => {
-      process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
-const subcommand = process.argv[2];
-if (subcommand === "backup-upload" || subcommand === "backup-delete") {
-  const run =
-    subcommand === "backup-upload"
-      ? (await import("./backup/upload.ts")).backupUploadCommand
-      : (await import("./backup/delete.ts")).backupDeleteCommand;
-  await run(process.argv.slice(3)).then(
-    () => process.exit(0),
-    (err: unknown) => {
-      // FallbackToLogsOnError makes this the termination message the operator reports.
       process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
       process.exit(1);
     },

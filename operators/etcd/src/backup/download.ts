@@ -4,6 +4,7 @@ import { Agent } from "node:https";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { parseFlags } from "../desired/job-args.ts";
 import { type DownloadArgs, parseDownloadArgs } from "../desired/restore-job.ts";
 import { TERMINATION_LOG, writeAtomically } from "./upload.ts";
 
@@ -108,22 +109,16 @@ export interface FinishArgs {
   workDir: string;
 }
 
-/** Reads `restore-finish`'s command line; throws naming the missing or unknown flag. */
+const FINISH_FLAGS = {
+  from: { type: "string" },
+  to: { type: "string" },
+  "work-dir": { type: "string" },
+} as const;
+
+/** Reads `restore-finish`'s command line; throws naming the flag that is missing or unknown. */
 export function parseFinishArgs(args: string[]): FinishArgs {
-  const flags = new Map<string, string>();
-  for (const arg of args) {
-    const m = /^--(from|to|work-dir)=(.+)$/s.exec(arg);
-    if (m === null) {
-      throw new Error(`restore-finish: unexpected argument "${arg}": give --from, --to and --work-dir`);
-    }
-    flags.set(m[1]!, m[2]!);
-  }
-  const need = (name: string) => {
-    const v = flags.get(name);
-    if (v === undefined) throw new Error(`restore-finish: --${name} is required`);
-    return v;
-  };
-  return { from: need("from"), to: need("to"), workDir: need("work-dir") };
+  const parsed = parseFlags("restore-finish", args, FINISH_FLAGS, "--from=DIR --to=DIR --work-dir=DIR");
+  return { from: parsed.need("from"), to: parsed.need("to"), workDir: parsed.need("work-dir") };
 }
 
 /** Moves the restored data directory into place; `finished` is when (recorded in the marker). */

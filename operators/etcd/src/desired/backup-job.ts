@@ -13,16 +13,12 @@ import {
   restrictedPodSecurityContext,
   setControllerReference,
 } from "@capstan/core";
-import {
-  DEFAULT_BACKUP_DEADLINE_SECONDS,
-  DEFAULT_S3_REGION,
-  type EtcdBackup,
-  EtcdBackupKind,
-} from "../api/backup.ts";
+import { DEFAULT_BACKUP_DEADLINE_SECONDS, type EtcdBackup, EtcdBackupKind } from "../api/backup.ts";
 import { DEFAULT_STORAGE_SIZE, type EtcdCluster } from "../api/etcd-cluster.ts";
+import { type FileOrS3, fileOrS3Flags, parseFileOrS3, parseFlags, S3_FLAGS, s3ObjectOf } from "./job-args.ts";
 import { ETCD_UID, etcdImage } from "./member-pod.ts";
 import { CLUSTER_LABEL, clientURL, MANAGED_BY } from "./names.ts";
-import { S3_CA_FILE, s3CaMounts, s3CaVolumes, s3CredentialsEnv } from "./s3-access.ts";
+import { s3CaMounts, s3CaVolumes, s3CredentialsEnv } from "./s3-access.ts";
 import { backupTLS } from "./tls.ts";
 
 /** A Job object. */
@@ -87,18 +83,7 @@ export function backupLocation(backup: EtcdBackup): string {
 }
 
 /** Where `backup-upload` puts the file. */
-export type UploadTarget =
-  | {
-      kind: "s3";
-      bucket: string;
-      key: string;
-      region: string;
-      endpoint?: string;
-      forcePathStyle: boolean;
-      /** A PEM CA bundle to trust. */
-      caFile?: string;
-    }
-  | { kind: "file"; path: string };
+export type UploadTarget = FileOrS3;
 
 /** The arguments of `backup-upload`. */
 export interface UploadArgs {
@@ -113,15 +98,7 @@ export function uploadTarget(backup: EtcdBackup): UploadArgs {
   if (s3 !== undefined) {
     return {
       file: SNAPSHOT_PATH,
-      target: {
-        kind: "s3",
-        bucket: s3.bucket,
-        key: joinPath(s3.prefix, relativePath(backup)),
-        region: s3.region ?? DEFAULT_S3_REGION,
-        ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),
-        forcePathStyle: s3.forcePathStyle === true,
-        ...(s3.caSecret === undefined ? {} : { caFile: S3_CA_FILE }),
-      },
+      target: { kind: "s3", ...s3ObjectOf(s3, joinPath(s3.prefix, relativePath(backup))) },
     };
   }
   if (pvc !== undefined) {
@@ -133,67 +110,18 @@ export function uploadTarget(backup: EtcdBackup): UploadArgs {
   throw new Error(`EtcdBackup ${backupRef(backup).name}: spec.destination must set s3 or pvc`);
 }
 
+const UPLOAD_FLAGS = { file: { type: "string" }, "to-file": { type: "string" }, ...S3_FLAGS } as const;
+
 /** `backup-upload`'s command line (after the subcommand name). */
 export function uploadArgs(u: UploadArgs): string[] {
-  const t = u.target;
-  if (t.kind === "file") return [`--file=${u.file}`, `--to-file=${t.path}`];
-  return [
-    `--file=${u.file}`,
-    `--s3-bucket=${t.bucket}`,
-    `--s3-key=${t.key}`,
-    `--s3-region=${t.region}`,
-    ...(t.endpoint === undefined ? [] : [`--s3-endpoint=${t.endpoint}`]),
-    ...(t.forcePathStyle ? ["--s3-force-path-style"] : []),
-    ...(t.caFile === undefined ? [] : [`--ca-file=${t.caFile}`]),
-  ];
+  return [`--file=${u.file}`, ...fileOrS3Flags("to-file", u.target)];
 }
 
 /** Reads `backup-upload`'s command line back; throws naming the flag that is missing or unknown. */
 export function parseUploadArgs(args: string[]): UploadArgs {
-  const flags = new Map<string, string>();
-  for (const arg of args) {
-    const m = /^--([a-z0-9-]+)(?:=(.*))?$/s.exec(arg);
-    if (m === null) throw new Error(`backup-upload: unexpected argument "${arg}": flags are --name=value`);
-    flags.set(m[1]!, m[2] ?? "true");
-  }
-  const known = new Set([
-    "file",
-    "to-file",
-    "s3-bucket",
-    "s3-key",
-    "s3-region",
-    "s3-endpoint",
-    "s3-force-path-style",
-    "ca-file",
-  ]);
-  for (const name of flags.keys()) {
-    if (!known.has(name)) throw new Error(`backup-upload: unknown flag --${name}`);
-  }
-  const need = (name: string): string => {
-    const v = flags.get(name);
-    if (v === undefined || v === "") throw new Error(`backup-upload: --${name} is required`);
-    return v;
-  };
-  const file = need("file");
-  const toFile = flags.get("to-file");
-  if (toFile !== undefined) {
-    if (flags.has("s3-bucket")) throw new Error("backup-upload: give --to-file or --s3-bucket, not both");
-    return { file, target: { kind: "file", path: toFile } };
-  }
-  const endpoint = flags.get("s3-endpoint");
-  const caFile = flags.get("ca-file");
-  return {
-    file,
-    target: {
-      kind: "s3",
-      bucket: need("s3-bucket"),
-      key: need("s3-key"),
-      region: flags.get("s3-region") ?? DEFAULT_S3_REGION,
-      ...(endpoint === undefined ? {} : { endpoint }),
-      forcePathStyle: flags.get("s3-force-path-style") === "true",
-      ...(caFile === undefined ? {} : { caFile }),
-    },
-  };
+  const parsed = parseFlags("backup-upload", args, UPLOAD_FLAGS);
+  const file = parsed.need("file");
+  return { file, target: parseFileOrS3(parsed, "to-file") };
 }
 
 /** What `backup-upload` reports in its termination message. */
@@ -390,10 +318,8 @@ export function deleteArgs(backup: EtcdBackup): string[] {
 
 /** Reads `backup-delete`'s command line back: the file, which must be below the claim's mount. */
 export function parseDeleteArgs(args: string[]): { file: string } {
-  const [arg, ...rest] = args;
-  const m = arg === undefined ? null : /^--file=(.+)$/s.exec(arg);
-  if (m === null || rest.length > 0) throw new Error("backup-delete: usage: backup-delete --file=PATH");
-  const file = m[1]!;
+  const parsed = parseFlags("backup-delete", args, { file: { type: "string" } }, "--file=PATH");
+  const file = parsed.need("file");
   if (!file.startsWith(`${DESTINATION_MOUNT}/`) || file.split("/").includes(".."))
     throw new Error(`backup-delete: --file ${file} must be below ${DESTINATION_MOUNT} without ".."`);
   return { file };

@@ -10,13 +10,14 @@ import {
   restrictedPodSecurityContext,
   setControllerReference,
 } from "@capstan/core";
-import { DEFAULT_S3_REGION, type EtcdBackup } from "../api/backup.ts";
+import type { EtcdBackup } from "../api/backup.ts";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import { DEFAULT_BUMP_REVISION, type EtcdBootstrapRestore, type S3Source } from "../api/restore-source.ts";
 import type { JobObject } from "./backup-job.ts";
+import { type FileOrS3, fileOrS3Flags, parseFileOrS3, parseFlags, S3_FLAGS, s3ObjectOf } from "./job-args.ts";
 import { DATA_DIR, ETCD_UID, etcdImage } from "./member-pod.ts";
 import { CLUSTER_LABEL, clusterRef, dataClaimName, MANAGED_BY, peerURL } from "./names.ts";
-import { S3_CA_FILE, s3CaMounts, s3CaVolumes, s3CredentialsEnv } from "./s3-access.ts";
+import { s3CaMounts, s3CaVolumes, s3CredentialsEnv } from "./s3-access.ts";
 
 type PodSpec = NonNullable<NonNullable<JobObject["spec"]>["template"]["spec"]>;
 
@@ -99,17 +100,7 @@ export interface DownloadArgs {
   workDir: string;
   sha256?: string;
   size?: number;
-  from:
-    | { kind: "file"; path: string }
-    | {
-        kind: "s3";
-        bucket: string;
-        key: string;
-        region: string;
-        endpoint?: string;
-        forcePathStyle: boolean;
-        caFile?: string;
-      };
+  from: FileOrS3;
 }
 
 /** The download of `from`. */
@@ -124,107 +115,49 @@ export function downloadArgsOf(from: RestoreFrom): DownloadArgs {
   if (from.kind === "pvc") {
     return { ...base, from: { kind: "file", path: `${SOURCE_MOUNT}/${from.path}` } };
   }
-  const { s3 } = from;
-  return {
-    ...base,
-    from: {
-      kind: "s3",
-      bucket: s3.bucket,
-      key: s3.key,
-      region: s3.region ?? DEFAULT_S3_REGION,
-      ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),
-      forcePathStyle: s3.forcePathStyle === true,
-      ...(s3.caSecret === undefined ? {} : { caFile: S3_CA_FILE }),
-    },
-  };
+  return { ...base, from: { kind: "s3", ...s3ObjectOf(from.s3, from.s3.key) } };
 }
+
+const DOWNLOAD_FLAGS = {
+  to: { type: "string" },
+  "data-dir": { type: "string" },
+  "work-dir": { type: "string" },
+  sha256: { type: "string" },
+  size: { type: "string" },
+  "from-file": { type: "string" },
+  ...S3_FLAGS,
+} as const;
 
 /** `backup-download`'s command line (after the subcommand name). */
 export function downloadArgs(d: DownloadArgs): string[] {
-  const f = d.from;
   return [
     `--to=${d.to}`,
     `--data-dir=${d.dataDir}`,
     `--work-dir=${d.workDir}`,
     ...(d.sha256 === undefined ? [] : [`--sha256=${d.sha256}`]),
     ...(d.size === undefined ? [] : [`--size=${d.size}`]),
-    ...(f.kind === "file"
-      ? [`--from-file=${f.path}`]
-      : [
-          `--s3-bucket=${f.bucket}`,
-          `--s3-key=${f.key}`,
-          `--s3-region=${f.region}`,
-          ...(f.endpoint === undefined ? [] : [`--s3-endpoint=${f.endpoint}`]),
-          ...(f.forcePathStyle ? ["--s3-force-path-style"] : []),
-          ...(f.caFile === undefined ? [] : [`--ca-file=${f.caFile}`]),
-        ]),
+    ...fileOrS3Flags("from-file", d.from),
   ];
 }
 
 /** Reads `backup-download`'s command line back; throws naming the flag that is missing, unknown or malformed. */
 export function parseDownloadArgs(args: string[]): DownloadArgs {
-  const flags = new Map<string, string>();
-  for (const arg of args) {
-    const m = /^--([a-z0-9-]+)(?:=(.*))?$/s.exec(arg);
-    if (m === null) throw new Error(`backup-download: unexpected argument "${arg}": flags are --name=value`);
-    flags.set(m[1]!, m[2] ?? "true");
-  }
-  const known = new Set([
-    "to",
-    "data-dir",
-    "work-dir",
-    "sha256",
-    "size",
-    "from-file",
-    "s3-bucket",
-    "s3-key",
-    "s3-region",
-    "s3-endpoint",
-    "s3-force-path-style",
-    "ca-file",
-  ]);
-  for (const name of flags.keys()) {
-    if (!known.has(name)) throw new Error(`backup-download: unknown flag --${name}`);
-  }
-  const need = (name: string): string => {
-    const v = flags.get(name);
-    if (v === undefined || v === "") throw new Error(`backup-download: --${name} is required`);
-    return v;
-  };
-  const sha256 = flags.get("sha256");
+  const parsed = parseFlags("backup-download", args, DOWNLOAD_FLAGS);
+  const { sha256, size: sizeFlag } = parsed.values;
   if (sha256 !== undefined && !/^[0-9a-f]{64}$/.test(sha256)) {
-    throw new Error("backup-download: --sha256 must be 64 lowercase hexadecimal digits");
+    parsed.fail("--sha256 must be 64 lowercase hexadecimal digits");
   }
-  const sizeFlag = flags.get("size");
   const size = sizeFlag === undefined ? undefined : Number(sizeFlag);
-  if (size !== undefined && !(Number.isSafeInteger(size) && size >= 0)) {
-    throw new Error(`backup-download: --size must be a byte count, not "${sizeFlag}"`);
+  if (size !== undefined && !(sizeFlag !== "" && Number.isSafeInteger(size) && size >= 0)) {
+    parsed.fail(`--size must be a byte count, not "${sizeFlag}"`);
   }
-  const base = {
-    to: need("to"),
-    dataDir: need("data-dir"),
-    workDir: need("work-dir"),
+  return {
+    to: parsed.need("to"),
+    dataDir: parsed.need("data-dir"),
+    workDir: parsed.need("work-dir"),
     ...(sha256 === undefined ? {} : { sha256 }),
     ...(size === undefined ? {} : { size }),
-  };
-  const fromFile = flags.get("from-file");
-  if (fromFile !== undefined) {
-    if (flags.has("s3-bucket")) throw new Error("backup-download: give --from-file or --s3-bucket, not both");
-    return { ...base, from: { kind: "file", path: fromFile } };
-  }
-  const endpoint = flags.get("s3-endpoint");
-  const caFile = flags.get("ca-file");
-  return {
-    ...base,
-    from: {
-      kind: "s3",
-      bucket: need("s3-bucket"),
-      key: need("s3-key"),
-      region: flags.get("s3-region") ?? DEFAULT_S3_REGION,
-      ...(endpoint === undefined ? {} : { endpoint }),
-      forcePathStyle: flags.get("s3-force-path-style") === "true",
-      ...(caFile === undefined ? {} : { caFile }),
-    },
+    from: parseFileOrS3(parsed, "from-file"),
   };
 }
 

@@ -1,4 +1,3 @@
-import type { Client, KubeObject } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
 import type { PodObject } from "../desired/member-pod.ts";
@@ -6,6 +5,7 @@ import { SEED_CLAIM_ANNOTATION } from "../desired/names.ts";
 import type { EtcdClient, EtcdMember } from "../etcd/etcd-client.ts";
 import { act, memberIdToDecimal } from "./act.ts";
 import type { Observation } from "./observe.ts";
+import { recordingClient } from "./test-fixture.ts";
 
 const cluster: EtcdCluster = {
   apiVersion: "etcd.capstan.dev/v1alpha1",
@@ -44,31 +44,6 @@ function etcdMember(name: string, id: string, started = true): EtcdMember {
     clientURLs: [],
     isLearner: !started,
   };
-}
-
-/** Records every API call; answers like an empty API server. */
-function recordingClient() {
-  const calls: { verb: string; kind: string; name: string; body?: unknown }[] = [];
-  const client = {
-    create: async (kind: { kind: string }, obj: KubeObject) => {
-      calls.push({ verb: "create", kind: kind.kind, name: obj.metadata.name ?? "", body: obj });
-      return obj;
-    },
-    delete: async (
-      kind: { kind: string },
-      name: string,
-      _ns: string,
-      options: { gracePeriodSeconds?: number },
-    ) => {
-      const force = options?.gracePeriodSeconds === 0 ? { body: "force" } : {};
-      calls.push({ verb: "delete", kind: kind.kind, name, ...force });
-    },
-    patch: async (kind: { kind: string }, name: string, _ns: string, body: unknown) => {
-      calls.push({ verb: "patch", kind: kind.kind, name, body });
-      return {};
-    },
-  };
-  return { client: client as unknown as Client, calls };
 }
 
 /** Records every etcd call; the member list answers `listed` (decimal IDs), or throws when it is an Error. */

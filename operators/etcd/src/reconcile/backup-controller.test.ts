@@ -5,28 +5,20 @@
 // or the finalizer stays (Degraded, Warning) when they are gone or the storage fails; a PVC backup gets its Job.
 import { Job, type KubeObject, PersistentVolumeClaim } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
+import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { type EtcdBackup, EtcdBackupKind } from "../api/backup.ts";
-import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
+import { EtcdClusterKind } from "../api/etcd-cluster.ts";
 import type { S3ObjectRef } from "../backup/delete.ts";
 import { BACKUP_LABEL, DELETE_LABEL, UPLOAD_CONTAINER } from "../desired/backup-job.ts";
-import { memberDataClaim } from "../desired/cluster-objects.ts";
-import { memberPod } from "../desired/member-pod.ts";
-import { peerURL } from "../desired/names.ts";
-import type { EtcdClient, EtcdMember } from "../etcd/etcd-client.ts";
 import { SNAPSHOT_FINALIZER } from "../plan/backup-deletion.ts";
 import { type EtcdBackupControllerOptions, reconcileEtcdBackup } from "./backup-controller.ts";
+import { EtcdOperatorMetrics } from "./metrics.ts";
+import { healthyEtcd, runningMembers, testCluster } from "./test-fixture.ts";
 
-const names = ["demo-a", "demo-b", "demo-c"];
 const SHA = "0f".repeat(32);
 
-const cluster: EtcdCluster = {
-  apiVersion: EtcdClusterKind.apiVersion,
-  kind: EtcdClusterKind.kind,
-  metadata: { name: "demo", namespace: "ns", uid: "u1", generation: 1 },
-  spec: { replicas: 3, version: "3.6.15", repository: "r", storage: { size: "1Gi" } },
-  status: { clusterID: "ff", observedGeneration: 1 },
-};
+const cluster = testCluster();
 
 const backup = (pvc = false): EtcdBackup => ({
   apiVersion: EtcdBackupKind.apiVersion,
@@ -40,56 +32,10 @@ const backup = (pvc = false): EtcdBackup => ({
   },
 });
 
-/** The running member pods and claims of the 3-member cluster. */
-function members(): KubeObject[] {
-  const initial = names.map((n) => ({ name: n, peerURL: peerURL(cluster, n) }));
-  return names.flatMap((n, i) => {
-    const pod = memberPod({ cluster, member: n, initialCluster: initial, initialClusterState: "existing" });
-    pod.status = {
-      phase: "Running",
-      podIP: `10.0.0.${i + 1}`,
-      conditions: [{ type: "Ready", status: "True", lastTransitionTime: "2026-11-30T00:00:00Z" }],
-    };
-    return [pod, memberDataClaim(cluster, n)!];
-  });
-}
-
-/** A healthy 3-voter etcd led by demo-a, every member at raft index 100. */
-function fakeEtcd() {
-  const list: EtcdMember[] = names.map((n, i) => ({
-    id: String(101 + i),
-    name: n,
-    peerURLs: [peerURL(cluster, n)],
-    clientURLs: [],
-    isLearner: false,
-  }));
-  const header = { clusterId: "255", memberId: "101", revision: 1, raftTerm: 1 };
-  return () =>
-    ({
-      memberList: async () => ({ header, members: list }),
-      status: async (endpoint: string) => ({
-        endpoint,
-        header,
-        memberId: "0",
-        leader: "101",
-        version: "3.6.15",
-        dbSize: 1,
-        dbSizeInUse: 1,
-        raftIndex: 100,
-        raftTerm: 1,
-        raftAppliedIndex: 100,
-        isLearner: false,
-        errors: [],
-      }),
-      health: async (endpoint: string) => ({ endpoint, healthy: true }),
-      alarmList: async () => [],
-    }) as unknown as EtcdClient;
-}
-
 const logs: string[] = [];
 const options: EtcdBackupControllerOptions = {
   operatorImage: "capstan.local/etcd-operator:0.1.0",
-  etcdClient: fakeEtcd(),
+  etcdClient: healthyEtcd(cluster),
   readLog: async (_ns, pod, container) => {
     logs.push(`${pod}/${container}`);
     return '{"level":"info"}\n{"hash":7,"revision":42,"totalKey":3,"totalSize":28672,"version":"3.6.0"}\n';
@@ -155,7 +101,7 @@ function finish(objects: KubeObject[], succeeded: boolean): KubeObject[] {
 
 describe("reconcileEtcdBackup", () => {
   it("creates the Job on a follower and marks the backup Running; a second reconcile writes nothing", async () => {
-    const run = await reconcile([cluster, ...members(), backup()]);
+    const run = await reconcile([cluster, ...runningMembers(cluster), backup()]);
     run.expectNoError();
     const jobs = run.writesOf(Job);
     expect(jobs.map((w) => w.verb)).toEqual(["create"]);
@@ -176,7 +122,7 @@ describe("reconcileEtcdBackup", () => {
   });
 
   it("turns the succeeded Job's results into status", async () => {
-    const first = await reconcile([cluster, ...members(), backup()]);
+    const first = await reconcile([cluster, ...runningMembers(cluster), backup()]);
     logs.length = 0;
     const run = await reconcile(finish(first.objects, true));
     run.expectNoError();
@@ -200,7 +146,7 @@ describe("reconcileEtcdBackup", () => {
   });
 
   it("fails the backup with the Job's reason", async () => {
-    const first = await reconcile([cluster, ...members(), backup()]);
+    const first = await reconcile([cluster, ...runningMembers(cluster), backup()]);
     const run = await reconcile(finish(first.objects, false));
     run.expectNoError();
     const status = run.get(EtcdBackupKind, "b1", "ns")?.status;
@@ -215,7 +161,7 @@ describe("reconcileEtcdBackup", () => {
   it("refuses a destination claim holding a member's data, without a Job", async () => {
     const run = await reconcileOnce((req, ctx) => reconcileEtcdBackup(req, ctx, options), {
       kinds: [EtcdClusterKind, EtcdBackupKind],
-      objects: [cluster, ...members(), backup(true)],
+      objects: [cluster, ...runningMembers(cluster), backup(true)],
       request: backup(true),
     });
     run.expectNoError();
@@ -232,6 +178,40 @@ describe("reconcileEtcdBackup", () => {
     expect(status?.phase).toBe("Pending");
     expect(status?.conditions?.find((c) => c.type === "Degraded")?.reason).toBe("ClusterNotFound");
     expect(run.result).toEqual({ requeueAfter: 60_000 });
+  });
+});
+
+describe("reconcileEtcdBackup's metrics", () => {
+  const succeeded = (): EtcdBackup => ({
+    ...backup(),
+    status: { phase: "Succeeded", jobName: "b1", completionTime: "2026-11-30T01:00:40Z" },
+  });
+  const failed = (): EtcdBackup => ({ ...backup(), status: { phase: "Running", jobName: "b1" } });
+  const run = async (objects: KubeObject[], request: EtcdBackup) => {
+    const registry = new Registry();
+    const metrics = new EtcdOperatorMetrics(registry);
+    const r = await reconcileOnce((req, ctx) => reconcileEtcdBackup(req, ctx, { ...options, metrics }), {
+      kinds: [EtcdClusterKind, EtcdBackupKind],
+      objects,
+      request,
+    });
+    r.expectNoError();
+    return registry.metrics();
+  };
+
+  it("records a succeeded backup's time while its cluster exists, and nothing once it is gone", async () => {
+    expect(await run([cluster, succeeded()], succeeded())).toContain(
+      'capstan_etcd_backup_last_success_timestamp_seconds{object_namespace="ns",object_name="demo"} 1796000440',
+    );
+    expect(await run([succeeded()], succeeded())).not.toContain('object_name="demo"');
+  });
+
+  it("counts a failed backup while its cluster exists", async () => {
+    const first = await reconcile([cluster, ...runningMembers(cluster), backup()]);
+    const objects = finish(first.objects, false);
+    expect(await run(objects, failed())).toContain(
+      'capstan_etcd_backup_failures_total{object_namespace="ns",object_name="demo"} 1',
+    );
   });
 });
 
@@ -288,7 +268,7 @@ describe("reconcileEtcdBackup with deletionPolicy Delete", () => {
     );
 
   it("adds the finalizer before creating the Job", async () => {
-    const r = await run([cluster, ...members(), deleteBackup()], deleteBackup());
+    const r = await run([cluster, ...runningMembers(cluster), deleteBackup()], deleteBackup());
     r.expectNoError();
     expect(r.get(EtcdBackupKind, "b1", "ns")?.metadata.finalizers).toEqual([SNAPSHOT_FINALIZER]);
     expect(r.writesOf(Job).map((w) => w.verb)).toEqual(["create"]);

@@ -208,15 +208,17 @@ export async function reconcileEtcdBackup(
   }
 
   const phase = backup.status?.phase;
+  // The backup metrics are series of the cluster: none for one that does not exist (deleted, its series forgotten).
+  const cluster = await ctx.cache.get(EtcdClusterKind, backup.spec.clusterName, namespace);
+  const metrics = cluster === undefined ? undefined : options.metrics;
   if (phase === "Succeeded" || phase === "Failed") {
     // Every succeeded backup is reconciled after a restart: the gauge comes back with the newest one's time.
     const done = backup.status?.completionTime;
     if (phase === "Succeeded" && done !== undefined)
-      options.metrics?.backupSucceeded(namespace, backup.spec.clusterName, new Date(done));
+      metrics?.backupSucceeded(namespace, backup.spec.clusterName, new Date(done));
     return undefined;
   }
 
-  const cluster = await ctx.cache.get(EtcdClusterKind, backup.spec.clusterName, namespace);
   const claim = job === undefined ? await observeClaim(ctx, backup) : undefined;
   let members: Parameters<typeof planBackup>[0]["members"];
   if (job === undefined && cluster !== undefined) {
@@ -251,12 +253,8 @@ export async function reconcileEtcdBackup(
   }
   await writeStatus(ctx, backup, plan, now);
   if (plan.status.phase === "Succeeded")
-    options.metrics?.backupSucceeded(
-      namespace,
-      backup.spec.clusterName,
-      new Date(plan.status.completionTime ?? now),
-    );
-  if (plan.status.phase === "Failed") options.metrics?.backupFailed(namespace, backup.spec.clusterName);
+    metrics?.backupSucceeded(namespace, backup.spec.clusterName, new Date(plan.status.completionTime ?? now));
+  if (plan.status.phase === "Failed") metrics?.backupFailed(namespace, backup.spec.clusterName);
   return plan.requeueAfter === undefined ? undefined : { requeueAfter: plan.requeueAfter };
 }
 

@@ -4,13 +4,12 @@ import {
   annotatePods,
   applyIfChanged,
   type CacheSelector,
-  type Controller,
-  controller,
+  Controller,
+  type ControllerOptions,
   findCondition,
   generationChanged,
   isNotFound,
   Job,
-  type KubeObject,
   managedBySelectors,
   NetworkPolicy,
   PersistentVolumeClaim,
@@ -18,12 +17,15 @@ import {
   PodDisruptionBudget,
   type ReconcileContext,
   type ReconcileRequest,
+  type Reconciler,
   type Result,
   Service,
   statusMergePatch,
+  watch,
 } from "@capstan/core";
+import { EtcdBackupKind } from "../api/backup.ts";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
-import { type EtcdRestore, EtcdRestoreKind } from "../api/etcd-restore.ts";
+import { EtcdRestoreKind } from "../api/etcd-restore.ts";
 import { clientService, peerService, podDisruptionBudget } from "../desired/cluster-objects.ts";
 import { clusterRef, MANAGED_BY, memberName } from "../desired/names.ts";
 import { networkPolicy, networkPolicyName, type OperatorPods } from "../desired/network-policy.ts";
@@ -35,6 +37,7 @@ import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, type Observation, observe } from "./observe.ts";
 import { activeRestore, reconcileRecovery } from "./recovery.ts";
 import { observeRestore, restoreStatusOf } from "./restore.ts";
+import { RestoringClusters } from "./restore-index.ts";
 import { statusOf } from "./status.ts";
 import { type ClusterTLS, isTLSProblem, prepareTLS } from "./tls.ts";
 
@@ -87,6 +90,8 @@ export interface EtcdClusterControllerOptions {
   operatorImage?: string;
   /** The operator's own pods, allowed to the client port by the NetworkPolicy (from the chart's labels). */
   operatorPods?: OperatorPods;
+  /** Replaces {@link reconcileEtcdCluster} (tests: to see what the watches enqueue). */
+  reconcile?: Reconciler;
 }
 
 /** A random member-name suffix: 5 characters of [a-z0-9] (60 million names; the planner refuses one in use). */
@@ -95,26 +100,48 @@ export function randomSuffix(): string {
   return Array.from({ length: 5 }, () => alphabet[randomInt(alphabet.length)]).join("");
 }
 
+/**
+ * The EtcdCluster controller: binding it also indexes the clusters by the backup they restore from, which its
+ * EtcdBackup watch looks up.
+ */
+class EtcdClusterController extends Controller<EtcdCluster> {
+  private readonly restoring: RestoringClusters;
+
+  constructor(options: ControllerOptions<EtcdCluster>, restoring: RestoringClusters) {
+    super(options);
+    this.restoring = restoring;
+  }
+
+  override bind(env: Parameters<Controller<EtcdCluster>["bind"]>[0]): void {
+    super.bind(env);
+    // The informer the controller's own events come from (same kind and scope: the shared instance).
+    this.restoring.attach(
+      env.informers.informerFor(EtcdClusterKind, env.namespace ? { namespace: env.namespace } : {}),
+    );
+  }
+}
+
 /** The controller that reconciles EtcdClusters. */
 export function etcdClusterController(options: EtcdClusterControllerOptions): Controller<EtcdCluster> {
-  return controller({
-    name: "etcdcluster",
-    for: EtcdClusterKind,
-    owns: [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget, Job, NetworkPolicy],
-    // An EtcdRestore is acted on by its cluster's reconcile (one writer of the member pods).
-    watches: [
-      {
-        kind: EtcdRestoreKind,
-        map: (r: KubeObject) => [
-          { namespace: r.metadata.namespace ?? "", name: (r as EtcdRestore).spec.clusterName },
-        ],
-      },
-    ],
-    // Our own status writes do not trigger a reconcile; spec edits, creation and deletion do.
-    predicates: [generationChanged()],
-    maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,
-    reconcile: (req, ctx) => reconcileEtcdCluster(req, ctx, options),
-  });
+  const restoring = new RestoringClusters();
+  return new EtcdClusterController(
+    {
+      name: "etcdcluster",
+      for: EtcdClusterKind,
+      owns: [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget, Job, NetworkPolicy],
+      watches: [
+        // An EtcdRestore is acted on by its cluster's reconcile (one writer of the member pods).
+        watch(EtcdRestoreKind, (r) => [{ namespace: r.metadata.namespace ?? "", name: r.spec.clusterName }]),
+        // A cluster restoring from a backup starts as soon as the backup succeeds (not at its next requeue).
+        watch(EtcdBackupKind, restoring.of),
+      ],
+      // Our own status writes do not trigger a reconcile; spec edits, creation and deletion do.
+      predicates: [generationChanged()],
+      maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,
+      reconcile: options.reconcile ?? ((req, ctx) => reconcileEtcdCluster(req, ctx, options)),
+    },
+    restoring,
+  );
 }
 
 /** One reconcile of one EtcdCluster. */

@@ -48,4 +48,32 @@ describe("EtcdOperatorMetrics", () => {
       'capstan_etcd_backup_failures_total{object_namespace="apps",object_name="main"} 2',
     );
   });
+
+  it("forgets a deleted cluster's backup and step series too, and only that cluster's", async () => {
+    const registry = new Registry();
+    const metrics = new EtcdOperatorMetrics(registry);
+    for (const name of ["gone", "kept"]) {
+      metrics.backupSucceeded("apps", name, new Date("2026-12-01T10:00:00Z"));
+      metrics.backupFailed("apps", name);
+      metrics.countStep({ namespace: "apps", name }, "AddLearner");
+      metrics.countStep({ namespace: "apps", name }, "PromoteLearner");
+    }
+    metrics.forget("apps", "gone");
+    const text = await registry.metrics();
+    expect(text).not.toContain('object_name="gone"');
+    for (const family of [
+      "capstan_etcd_backup_last_success_timestamp_seconds",
+      "capstan_etcd_backup_failures_total",
+      "capstan_etcd_membership_changes_total",
+    ]) {
+      expect(text).toMatch(new RegExp(`^${family}\\{object_namespace="apps",object_name="kept"`, "m"));
+    }
+    // A cluster of the same name created again starts afresh: an older backup's time is recorded again.
+    metrics.backupSucceeded("apps", "gone", new Date("2026-12-01T09:00:00Z"));
+    expect(
+      await registry.getSingleMetricAsString("capstan_etcd_backup_last_success_timestamp_seconds"),
+    ).toContain(
+      'capstan_etcd_backup_last_success_timestamp_seconds{object_namespace="apps",object_name="gone"} 1796115600',
+    );
+  });
 });

@@ -26,6 +26,8 @@ export class EtcdOperatorMetrics {
   readonly backupFailures: Counter<"object_namespace" | "object_name">;
   /** The value of lastBackupSuccess per "namespace/cluster" (prom-client reads its values asynchronously). */
   readonly #lastSuccess = new Map<string, number>();
+  /** The steps counted per "namespace/cluster", so that forget() can remove each one's series. */
+  readonly #steps = new Map<string, Set<string>>();
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -84,6 +86,9 @@ export class EtcdOperatorMetrics {
 
   /** Counts one step the operator took on cluster `ref`. */
   countStep(ref: { namespace: string; name: string }, step: string): void {
+    const key = `${ref.namespace}/${ref.name}`;
+    const steps = this.#steps.get(key) ?? new Set<string>();
+    this.#steps.set(key, steps.add(step));
     this.steps.inc({ object_namespace: ref.namespace, object_name: ref.name, step });
   }
 
@@ -101,11 +106,20 @@ export class EtcdOperatorMetrics {
     this.hasLeader.set({ object_namespace: namespace, object_name: name }, hasLeader ? 1 : 0);
   }
 
-  /** Drops every series of a deleted cluster. */
+  /**
+   * Drops every series of a deleted cluster: its members, quorum and leader, the steps taken on it, and its backups'
+   * (its EtcdBackups outlive it, but the backup controller records nothing for a cluster that does not exist).
+   */
   forget(namespace: string, name: string): void {
-    for (const state of MEMBER_STATES)
-      this.members.remove({ object_namespace: namespace, object_name: name, state });
-    this.quorum.remove({ object_namespace: namespace, object_name: name });
-    this.hasLeader.remove({ object_namespace: namespace, object_name: name });
+    const labels = { object_namespace: namespace, object_name: name };
+    const key = `${namespace}/${name}`;
+    for (const state of MEMBER_STATES) this.members.remove({ ...labels, state });
+    this.quorum.remove(labels);
+    this.hasLeader.remove(labels);
+    for (const step of this.#steps.get(key) ?? []) this.steps.remove({ ...labels, step });
+    this.#steps.delete(key);
+    this.lastBackupSuccess.remove(labels);
+    this.#lastSuccess.delete(key);
+    this.backupFailures.remove(labels);
   }
 }

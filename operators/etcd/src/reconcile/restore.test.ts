@@ -1,6 +1,6 @@
 // The restore's I/O: StartRestore makes the seed's claim (marked pending) and the Job, and only what is missing;
 // FinishRestore marks the claim; status.restore is built from the claim's mark and kept once set.
-import type { Client, KubeObject } from "@capstan/core";
+import type { Client } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { EtcdBackup } from "../api/backup.ts";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
@@ -10,6 +10,7 @@ import { RESTORE_CLAIM_ANNOTATION, RESTORE_TIME_ANNOTATION } from "../desired/re
 import type { ActContext } from "./act.ts";
 import type { Observation } from "./observe.ts";
 import { finishRestore, type RestoreObservation, restoreStatusOf, startRestore } from "./restore.ts";
+import { recordingClient } from "./test-fixture.ts";
 
 const cluster: EtcdCluster = {
   apiVersion: "etcd.capstan.dev/v1alpha1",
@@ -38,21 +39,6 @@ const restore: RestoreObservation = {
   from: { kind: "pvc", claimName: "snaps", path: "ns/old/nightly.db" },
   operatorImage: "op:1",
 };
-
-function recordingClient() {
-  const calls: { verb: string; kind: string; name: string; body?: unknown }[] = [];
-  const client = {
-    create: async (kind: { kind: string }, obj: KubeObject) => {
-      calls.push({ verb: "create", kind: kind.kind, name: obj.metadata.name ?? "", body: obj });
-      return obj;
-    },
-    patch: async (kind: { kind: string }, name: string, _ns: string, body: unknown, type: string) => {
-      calls.push({ verb: `patch:${type}`, kind: kind.kind, name, body });
-      return {};
-    },
-  };
-  return { client: client as unknown as Client, calls };
-}
 
 const claim = (name: string, annotations: Record<string, string>): PersistentVolumeClaimObject => ({
   apiVersion: "v1",

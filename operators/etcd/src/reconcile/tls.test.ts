@@ -11,97 +11,34 @@ import {
   Secret,
   signedBy,
 } from "@capstan/core";
-import { reconcileOnce } from "@capstan/core/testing";
-import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { type EtcdCluster, EtcdClusterKind, type EtcdClusterSpec } from "../api/etcd-cluster.ts";
-import { memberDataClaim } from "../desired/cluster-objects.ts";
-import { memberPod } from "../desired/member-pod.ts";
-import { peerURL } from "../desired/names.ts";
+import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import { CERTIFICATES_ANNOTATION, memberHosts, tlsSecret } from "../desired/tls.ts";
-import type { EtcdClient, EtcdClientTLS, EtcdMember } from "../etcd/etcd-client.ts";
-import { reconcileEtcdCluster } from "./controller.ts";
-import { EtcdOperatorMetrics } from "./metrics.ts";
+import {
+  type EtcdRecord,
+  etcdRecord,
+  healthyEtcd,
+  reconcileCluster,
+  runningMembers,
+  testCluster,
+} from "./test-fixture.ts";
 import { secretData } from "./tls.ts";
 
-const names = ["demo-a", "demo-b", "demo-c"];
+const managed = testCluster({ tls: { peer: {}, client: {} } });
 
-const clusterWith = (spec: Partial<EtcdClusterSpec>): EtcdCluster => ({
-  apiVersion: EtcdClusterKind.apiVersion,
-  kind: EtcdClusterKind.kind,
-  metadata: { name: "demo", namespace: "ns", uid: "u1", generation: 1 },
-  spec: { replicas: 3, version: "3.6.15", repository: "r", storage: { size: "1Gi" }, ...spec },
-  status: { clusterID: "ff", observedGeneration: 1 },
-});
-const managed = clusterWith({ tls: { peer: {}, client: {} } });
-
-function objects(cluster: EtcdCluster): KubeObject[] {
-  const initial = names.map((n) => ({ name: n, peerURL: peerURL(cluster, n) }));
-  return names.flatMap((n, i) => {
-    const pod = memberPod({ cluster, member: n, initialCluster: initial, initialClusterState: "existing" });
-    pod.status = {
-      phase: "Running",
-      podIP: `10.0.0.${i + 1}`,
-      conditions: [{ type: "Ready", status: "True", lastTransitionTime: "2026-11-30T00:00:00Z" }],
-    };
-    return [pod, memberDataClaim(cluster, n)!];
+/** One reconcile of `cluster` among `objs`, the operator's pods in ns "ops"; records the etcd clients made. */
+async function reconcile(cluster: EtcdCluster, objs: KubeObject[], etcd: EtcdRecord = etcdRecord()) {
+  return reconcileCluster(cluster, objs, {
+    etcdClient: healthyEtcd(cluster, etcd),
+    operatorPods: { namespace: "ops", labels: { "app.kubernetes.io/name": "etcd-operator" } },
   });
-}
-
-/** A healthy 3-voter etcd; records the endpoints and TLS each client was made with. */
-function fakeEtcd(cluster: EtcdCluster, seen: { endpoints: string[]; tls: EtcdClientTLS | undefined }[]) {
-  const members: EtcdMember[] = names.map((n, i) => ({
-    id: String(101 + i),
-    name: n,
-    peerURLs: [peerURL(cluster, n)],
-    clientURLs: [],
-    isLearner: false,
-  }));
-  const header = { clusterId: "255", memberId: "101", revision: 1, raftTerm: 1 };
-  return (endpoints: string[], tls?: EtcdClientTLS) => {
-    seen.push({ endpoints, tls });
-    return {
-      memberList: async () => ({ header, members }),
-      status: async (endpoint: string) => ({
-        endpoint,
-        header,
-        memberId: "0",
-        leader: "101",
-        version: "3.6.15",
-        dbSize: 1,
-        dbSizeInUse: 1,
-        raftIndex: 100,
-        raftTerm: 1,
-        raftAppliedIndex: 100,
-        isLearner: false,
-        errors: [],
-      }),
-      health: async (endpoint: string) => ({ endpoint, healthy: true }),
-      alarmList: async () => [],
-    } as unknown as EtcdClient;
-  };
-}
-
-async function reconcile(
-  cluster: EtcdCluster,
-  objs: KubeObject[],
-  seen: Parameters<typeof fakeEtcd>[1] = [],
-) {
-  return reconcileOnce(
-    (req, ctx) =>
-      reconcileEtcdCluster(req, ctx, {
-        metrics: new EtcdOperatorMetrics(new Registry()),
-        etcdClient: fakeEtcd(cluster, seen),
-        operatorPods: { namespace: "ops", labels: { "app.kubernetes.io/name": "etcd-operator" } },
-      }),
-    { kinds: [EtcdClusterKind], objects: [cluster, ...objs], request: cluster },
-  );
 }
 
 describe("operator-managed TLS in the reconcile", () => {
   it("issues the CA, the client and member certificates once, and talks to etcd over https with its own", async () => {
-    const seen: Parameters<typeof fakeEtcd>[1] = [];
-    const first = await reconcile(managed, objects(managed), seen);
+    const etcd = etcdRecord();
+    const seen = etcd.clients;
+    const first = await reconcile(managed, runningMembers(managed), etcd);
     first.expectNoError();
     expect(first.writesOf(Secret).map((w) => `${w.verb} ${w.name}`)).toEqual([
       "create demo-ca",
@@ -130,7 +67,7 @@ describe("operator-managed TLS in the reconcile", () => {
   });
 
   it("renews a member certificate within renewBefore and re-annotates its pod only", async () => {
-    const first = await reconcile(managed, objects(managed));
+    const first = await reconcile(managed, runningMembers(managed));
     const caSecret = first.get(Secret, "demo-ca", "ns");
     const ca = secretData(caSecret);
     const expiring = await issueCertificate(
@@ -154,8 +91,8 @@ describe("operator-managed TLS in the reconcile", () => {
   });
 
   it("a missing user Secret: Degraded TLSSecretMissing, and no step taken", async () => {
-    const cluster = clusterWith({ tls: { client: { secretRef: { name: "mine" } } } });
-    const run = await reconcile(cluster, objects(cluster));
+    const cluster = testCluster({ tls: { client: { secretRef: { name: "mine" } } } });
+    const run = await reconcile(cluster, runningMembers(cluster));
     run.expectNoError();
     const status = run.get(EtcdClusterKind, "demo", "ns")?.status;
     const degraded = status?.conditions?.find((c) => c.type === "Degraded");
@@ -165,23 +102,24 @@ describe("operator-managed TLS in the reconcile", () => {
   });
 
   it("a user Secret: read, never written; the operator's client uses it", async () => {
-    const cluster = clusterWith({ tls: { client: { secretRef: { name: "mine" } } } });
+    const cluster = testCluster({ tls: { client: { secretRef: { name: "mine" } } } });
     const ca = await createCA({ commonName: "user CA" });
     const pair = await issueCertificate(ca, { hosts: ["x"], validityMs: 3_600_000 });
     const user = {
       ...tlsSecret(cluster, "mine", pair, ca.cert),
       metadata: { name: "mine", namespace: "ns" },
     };
-    const seen: Parameters<typeof fakeEtcd>[1] = [];
-    const run = await reconcile(cluster, [...objects(cluster), user], seen);
+    const etcd = etcdRecord();
+    const seen = etcd.clients;
+    const run = await reconcile(cluster, [...runningMembers(cluster), user], etcd);
     run.expectNoError();
     expect(run.writesOf(Secret)).toEqual([]);
     expect(seen[0]?.tls).toEqual({ ca: ca.cert, ...pair });
   });
 
   it("applies the NetworkPolicy when spec.network.networkPolicy is on", async () => {
-    const cluster = clusterWith({ network: { networkPolicy: true } });
-    const run = await reconcile(cluster, objects(cluster));
+    const cluster = testCluster({ network: { networkPolicy: true } });
+    const run = await reconcile(cluster, runningMembers(cluster));
     run.expectNoError();
     const policy = run.get(NetworkPolicy, "demo-etcd", "ns");
     expect(policy?.spec?.ingress?.[1]?.from).toContainEqual({
