@@ -127,6 +127,7 @@ describe("reconcileVaultCluster", () => {
       objects: [cluster()],
       request: cluster(),
     });
+    first.expectNoError();
     const issued = fingerprint(first.objects);
     expect(issued).toMatch(/^[0-9a-f]{64}$/);
     // A pod is created carrying the certificate it will serve: no patch needed after it.

@@ -61,7 +61,8 @@ export interface ReconcileOnceOptions {
   namespace?: string;
   /**
    * Aborts `ctx.signal` after this many ms, and bounds how long a cache read waits for a kind to sync;
-   * default 10 s (a unit-test reconcile should never need it).
+   * default 60 s: never reached by a healthy unit-test reconcile, even on a loaded CI machine (a reconcile that
+   * generates keys took over 10 s at load 30 on 2 cores).
    */
   timeoutMs?: number;
   /** `ctx.log`; default silent. */
@@ -157,7 +158,7 @@ export async function reconcileOnce(
   const cacheClient = server.client({ userAgent: CACHE_USER_AGENT });
   const logger = options.logger ?? silentLogger;
   const factory = new InformerFactory({ client: cacheClient, logger });
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? 60_000;
   const cache = new Cache(factory, {
     ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
     syncTimeoutMs: timeoutMs,
