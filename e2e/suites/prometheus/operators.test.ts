@@ -7,8 +7,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dashboardQueries } from "@capstan/cli/chart";
-import type { Client } from "@capstan/core";
-import { EtcdClusterKind } from "@capstan/etcd-operator";
+import { type Client, PersistentVolumeClaim } from "@capstan/core";
+import { EtcdBackupKind, EtcdClusterKind } from "@capstan/etcd-operator";
 import {
   type PodMonitor,
   PodMonitorKind,
@@ -174,7 +174,30 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
     try {
       await waitAvailable(client, server(), 1);
       await etcdAvailable(client, etcdNs.name, "etcd", 3, minutes(5));
+      // One backup to a claim, so the etcd dashboard's Backups row has series.
+      await client.create(PersistentVolumeClaim, {
+        apiVersion: "v1",
+        kind: "PersistentVolumeClaim",
+        metadata: { name: "backups", namespace: etcdNs.name },
+        spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+      });
+      await client.create(EtcdBackupKind, {
+        apiVersion: EtcdBackupKind.apiVersion,
+        kind: EtcdBackupKind.kind,
+        metadata: { name: "once", namespace: etcdNs.name },
+        spec: { clusterName: "etcd", destination: { pvc: { claimName: "backups", directory: "etcd" } } },
+      });
       await vaultAvailable(client, vaultOpNs.name, "vault", 1, minutes(5));
+      await waitFor(
+        "EtcdBackup once Succeeded",
+        async () => {
+          const b = await client.get(EtcdBackupKind, "once", etcdNs.name);
+          if (b.status?.phase === "Failed") throw new Error(`EtcdBackup once failed: ${b.status.message}`);
+          return b.status?.phase === "Succeeded" ? b : undefined;
+        },
+        minutes(3),
+        2_000,
+      );
     } catch (err) {
       // onTestFailed does not cover beforeAll: report here, then fail the suite.
       await printFailureReport(client, server(), promOp);
@@ -194,15 +217,15 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
   });
 
   it("up == 1 for each operator's ServiceMonitor, with its controller-runtime metrics", async () => {
-    for (const [ns, controller, job] of [
-      [etcdOpNs.name, "etcdcluster", "etcd-operator-metrics"],
-      [vaultOpNs.name, "vaultcluster", "vault-operator-metrics"],
-      [promOpNs.name, "prometheus", "prometheus-operator-metrics"],
+    for (const [ns, controllers, job] of [
+      [etcdOpNs.name, ["etcdcluster", "etcdbackup", "etcdbackupschedule"], "etcd-operator-metrics"],
+      [vaultOpNs.name, ["vaultcluster"], "vault-operator-metrics"],
+      [promOpNs.name, ["prometheus"], "prometheus-operator-metrics"],
     ] as const) {
       const up = await series(`up{namespace="${ns}", job="${job}"} == 1`);
       expect(up.map((s) => s.metric.job)).toEqual([job]);
       const reconciles = await series(`controller_runtime_reconcile_total{namespace="${ns}", job="${job}"}`);
-      expect(new Set(reconciles.map((s) => s.metric.controller))).toEqual(new Set([controller]));
+      expect(new Set(reconciles.map((s) => s.metric.controller))).toEqual(new Set(controllers));
     }
   });
 
@@ -251,31 +274,35 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
     ]);
   });
 
-  it("every query of the three charts' dashboards returns series", async () => {
-    const queries = ["etcd-operator", "vault-operator", "prometheus-operator"].flatMap((name) =>
-      dashboardQueries(readFileSync(`${chart(name)}/dashboards/${name}.json`, "utf8")).map((q) => ({
-        ...q,
-        where: `${name} ${q.where}`,
-      })),
-    );
-    expect(queries.length).toBeGreaterThan(20);
-    // Rates need two samples in their window: wait for the last ones, then report every empty query at once.
-    let empty: string[] = [];
-    await waitFor(
-      "series for every dashboard query",
-      async () => {
-        const [ip] = await serverIps(client, server());
-        empty = [];
-        for (const q of queries) {
-          if ((await query(ip!, q.expr)).length === 0) empty.push(`${q.where}: ${q.expr}`);
-        }
-        return empty.length === 0 ? true : undefined;
-      },
-      minutes(3),
-      5_000,
-    ).catch(() => undefined);
-    expect(empty).toEqual([]);
-  });
+  it(
+    "every query of the three charts' dashboards returns series",
+    async () => {
+      const queries = ["etcd-operator", "vault-operator", "prometheus-operator"].flatMap((name) =>
+        dashboardQueries(readFileSync(`${chart(name)}/dashboards/${name}.json`, "utf8")).map((q) => ({
+          ...q,
+          where: `${name} ${q.where}`,
+        })),
+      );
+      expect(queries.length).toBeGreaterThan(20);
+      // Rates need two samples in their window: wait for the last ones, then report every empty query at once.
+      let empty: string[] = [];
+      await waitFor(
+        "series for every dashboard query",
+        async () => {
+          const [ip] = await serverIps(client, server());
+          empty = [];
+          for (const q of queries) {
+            if ((await query(ip!, q.expr)).length === 0) empty.push(`${q.where}: ${q.expr}`);
+          }
+          return empty.length === 0 ? true : undefined;
+        },
+        minutes(3),
+        5_000,
+      ).catch(() => undefined);
+      expect(empty).toEqual([]);
+    },
+    minutes(5),
+  );
 
   it("a shipped alert fires and resolves: PrometheusServerNotReady for a server whose pod cannot be scheduled, which says why", async () => {
     const stuck = prometheus(serverNs.name, "stuck", {

@@ -47,6 +47,10 @@ describe("EtcdOperatorMetrics", () => {
     expect(text).toContain(
       'capstan_etcd_backup_failures_total{object_namespace="apps",object_name="main"} 2',
     );
+    // A cluster with backups and no failure reads 0 failures, not "no data" (a dashboard panel shows 0).
+    expect(text).toContain(
+      'capstan_etcd_backup_failures_total{object_namespace="apps",object_name="other"} 0',
+    );
   });
 
   it("forgets a deleted cluster's backup and step series too, and only that cluster's", async () => {

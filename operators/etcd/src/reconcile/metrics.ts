@@ -77,6 +77,9 @@ export class EtcdOperatorMetrics {
     if (current !== undefined && current >= seconds) return;
     this.#lastSuccess.set(key, seconds);
     this.lastBackupSuccess.set({ object_namespace: namespace, object_name: cluster }, seconds);
+    // The failure counter starts at 0 for a cluster with backups, so "failures in the last hour" reads 0, not "no
+    // data" (Prometheus's advice: initialize labelled counters you know of).
+    this.backupFailures.inc({ object_namespace: namespace, object_name: cluster }, 0);
   }
 
   /** Counts one backup of cluster `namespace/cluster` that ended Failed. */
