@@ -192,7 +192,8 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
         "EtcdBackup once Succeeded",
         async () => {
           const b = await client.get(EtcdBackupKind, "once", etcdNs.name);
-          if (b.status?.phase === "Failed") throw new Error(`EtcdBackup once failed: ${b.status.message}`);
+          if (b.status?.phase === "Failed")
+            throw new Error(`EtcdBackup once failed: ${JSON.stringify(b.status.conditions)}`);
           return b.status?.phase === "Succeeded" ? b : undefined;
         },
         minutes(3),
