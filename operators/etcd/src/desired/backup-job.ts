@@ -20,6 +20,7 @@ import {
   EtcdBackupKind,
 } from "../api/backup.ts";
 import { DEFAULT_STORAGE_SIZE, type EtcdCluster } from "../api/etcd-cluster.ts";
+import { etcdctlAuthEnv } from "./auth.ts";
 import { ETCD_UID, etcdImage } from "./member-pod.ts";
 import { CLUSTER_LABEL, clientURL, MANAGED_BY } from "./names.ts";
 import { S3_CA_FILE, s3CaMounts, s3CaVolumes, s3CredentialsEnv } from "./s3-access.ts";
@@ -303,6 +304,8 @@ export function backupJob(input: BackupJobInput): JobObject {
           "save",
           SNAPSHOT_PATH,
         ],
+        // With spec.auth: the user and the password (from the root Secret) in etcdctl's environment, never in args.
+        ...(cluster.spec.auth?.enabled === true ? { env: etcdctlAuthEnv(cluster) } : {}),
         resources: SMALL,
         terminationMessagePolicy: "FallbackToLogsOnError",
         securityContext: restrictedContainerSecurityContext(),

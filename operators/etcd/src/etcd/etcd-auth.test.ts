@@ -1,10 +1,20 @@
 // The etcd client against a real etcd with authentication on (skipped when the binary is missing): turning auth
 // on step by step, what an unauthenticated client is refused, every call the operator makes working with a token,
 // a wrong password reported as such, a token invalidated by a member restart fetched again, and auth turned off.
+import { execFile } from "node:child_process";
+import { statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { waitFor } from "@capstan/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EtcdAuthError, EtcdClient, EtcdError } from "./etcd-client.ts";
-import { haveLocalEtcd, LocalEtcd, type LocalMember, type LocalMemberSpec } from "./local-etcd.ts";
+import {
+  haveLocalEtcd,
+  LocalEtcd,
+  type LocalMember,
+  type LocalMemberSpec,
+  localEtcdBinary,
+} from "./local-etcd.ts";
 
 const available = haveLocalEtcd();
 const ROOT = { username: "root", password: "s3cret-root-pw" };
@@ -42,11 +52,13 @@ describe.skipIf(!available)("EtcdClient with etcd authentication", () => {
     expect(await anonymous.userRoles("root")).toBeUndefined();
     // etcd refuses to enable auth without a root user: the operator's steps must come in this order.
     await expect(anonymous.authEnable()).rejects.toThrow(/root user does not exist/);
-    await anonymous.userAdd("root", ROOT.password);
+    await anonymous.userAdd("root", "an-older-password");
     await expect(anonymous.userAdd("root", ROOT.password)).rejects.toThrow(/user name already exists/);
     expect(await anonymous.userRoles("root")).toEqual([]);
     await anonymous.userGrantRole("root", "root");
     expect(await anonymous.userRoles("root")).toEqual(["root"]);
+    // What EnableAuth does first: the password is the Secret's even when root existed with another one.
+    await anonymous.userChangePassword("root", ROOT.password);
     // A client with credentials works while auth is still off (it sends no token until asked for one).
     await root.put("auth/before", "1");
     await anonymous.authEnable();
@@ -132,6 +144,17 @@ describe.skipIf(!available)("EtcdClient with etcd authentication", () => {
     });
     expect(await root.get("auth/restart")).toBe("after");
   }, 90_000);
+
+  it("lets etcdctl take a snapshot with the backup Job's ETCDCTL_USER and ETCDCTL_PASSWORD (and refuses it without)", async () => {
+    const etcdctl = join(dirname(localEtcdBinary()), "etcdctl");
+    const file = join(etcd.dir, "snapshot.db");
+    const args = [`--endpoints=${seedSpec.clientURL}`, "snapshot", "save", file];
+    const run = (env: Record<string, string>) =>
+      promisify(execFile)(etcdctl, args, { env: { PATH: process.env.PATH ?? "", ...env } });
+    await expect(run({})).rejects.toThrow(/user name is empty/);
+    await run({ ETCDCTL_USER: "root", ETCDCTL_PASSWORD: ROOT.password });
+    expect(statSync(file).size).toBeGreaterThan(0);
+  });
 
   it("turns auth off with root's token; anyone may write again", async () => {
     await expect(anonymous.authDisable()).rejects.toBeInstanceOf(EtcdAuthError);

@@ -401,6 +401,11 @@ export class EtcdClient {
     await this.#call(`user add ${name}`, "/v3/auth/user/add", { name, password }, options);
   }
 
+  /** Sets user `name`'s password. */
+  async userChangePassword(name: string, password: string, options: CallOptions = {}): Promise<void> {
+    await this.#call(`change password of ${name}`, "/v3/auth/user/changepw", { name, password }, options);
+  }
+
   /** The roles of user `name`, or undefined when there is no such user. */
   async userRoles(name: string, options: CallOptions = {}): Promise<string[] | undefined> {
     try {
