@@ -1,4 +1,4 @@
-// etcd authentication on the real node: the API server refuses a malformed spec.auth; a cluster of 3 with
+// etcd authentication on the real node: the API server defaults spec.auth.enabled and refuses a malformed Secret name; a cluster of 3 with
 // spec.auth.enabled gets a root Secret the operator made (not owned by the cluster), auth on, and status.auth
 // Enabled; an unauthenticated put is refused while the Secret's root password works; a wrong password named in
 // spec.auth.rootSecretRef is reported as Degraded naming the field, and the right one clears it; the operator
@@ -63,15 +63,13 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster with etcd authentication", () =
     onTestFailed(() => printFailureReport(client, ns, name, op));
   });
 
-  it("refuses a spec.auth without enabled or with a malformed Secret name", async () => {
-    const paused = (n: string, auth: unknown) =>
-      client.create(EtcdClusterKind, {
-        ...etcdCluster(ns, n, { paused: true }),
-        spec: { ...etcdCluster(ns, n, { paused: true }).spec, auth } as never,
-      });
-    expect(await rejection(paused("no-enabled", { rootSecretRef: { name: "x" } }))).toMatch(
-      /spec\.auth\.enabled: Required value/,
-    );
+  it("defaults spec.auth.enabled to false and refuses a malformed Secret name", async () => {
+    const paused = (n: string, auth: unknown) => {
+      const obj = etcdCluster(ns, n, { paused: true });
+      return client.create(EtcdClusterKind, { ...obj, spec: { ...obj.spec, auth } as typeof obj.spec });
+    };
+    const defaulted = await paused("defaulted", { rootSecretRef: { name: "x" } });
+    expect(defaulted.spec.auth).toEqual({ enabled: false, rootSecretRef: { name: "x" } });
     expect(
       await rejection(paused("bad-name", { enabled: true, rootSecretRef: { name: "Not_A_Name" } })),
     ).toMatch(/auth\.rootSecretRef\.name must be a Secret name/);
