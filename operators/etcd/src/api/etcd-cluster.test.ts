@@ -26,6 +26,7 @@ const specKeys: Record<keyof EtcdClusterSpec, true> = {
   bootstrap: true,
   tls: true,
   network: true,
+  auth: true,
 };
 const storageKeys: Record<keyof EtcdStorage, true> = { size: true, storageClassName: true, ephemeral: true };
 const podTemplateKeys: Record<keyof EtcdPodTemplate, true> = {
@@ -52,6 +53,7 @@ const statusKeys: Record<keyof EtcdClusterStatus, true> = {
   selector: true,
   clientEndpoint: true,
   restore: true,
+  auth: true,
 };
 const memberKeys: Record<keyof EtcdMemberStatus, true> = {
   name: true,

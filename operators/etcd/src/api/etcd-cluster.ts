@@ -175,6 +175,26 @@ export interface EtcdNetwork {
   clientSelectors?: EtcdClientSelector[];
 }
 
+/** The Secret key holding the root user's password. */
+export const ROOT_PASSWORD_KEY = "password";
+/** The etcd user the operator creates and authenticates as. */
+export const ROOT_USER = "root";
+
+/**
+ * etcd authentication (etcd's own users and roles, on top of any client TLS). The root user's password lives in a
+ * Secret in the cluster's namespace, key `password`; the operator never writes it to a log, an argument or status.
+ */
+export interface EtcdAuth {
+  /** Auth on: the operator creates user root (role root) and enables auth; false disables it again. */
+  enabled: boolean;
+  /**
+   * The Secret with the root password. Default: `<cluster>-root`, created by the operator with a random password
+   * when missing and NOT owned by the cluster (deleting the cluster keeps it: a restore of its backups needs it).
+   * A cluster restored from a backup of an auth-enabled cluster must name the source cluster's root Secret here.
+   */
+  rootSecretRef?: { name: string };
+}
+
 /** The desired state of an etcd cluster; defaulted fields are always present on objects read from the API server. */
 export interface EtcdClusterSpec {
   /** Number of voting members, 1 to 9. */
@@ -197,6 +217,7 @@ export interface EtcdClusterSpec {
   bootstrap?: EtcdBootstrap;
   tls?: EtcdTLS;
   network?: EtcdNetwork;
+  auth?: EtcdAuth;
 }
 
 /** The life-cycle phase shown in `kubectl get etcd`. */
@@ -264,6 +285,8 @@ export interface EtcdClusterStatus {
   clientEndpoint?: string;
   /** What the restore from spec.bootstrap.restore did. */
   restore?: EtcdClusterRestoreStatus;
+  /** Whether etcd authentication is on, as etcd last answered (absent until known). */
+  auth?: "Enabled" | "Disabled";
 }
 
 /** An EtcdCluster object. */
@@ -574,6 +597,36 @@ const networkSchema: JSONSchemaProps = {
   },
 };
 
+const authSchema: JSONSchemaProps = {
+  type: "object",
+  description:
+    "etcd authentication: user root (role root) with the password of a Secret (key password), auth enabled once the cluster is available; enabled: false disables it again.",
+  required: ["enabled"],
+  properties: {
+    enabled: { type: "boolean", default: false, description: "Authentication on (true) or off (false)." },
+    rootSecretRef: {
+      type: "object",
+      description:
+        "Secret in the cluster's namespace with key password (the root user's password); read, never written. Default: <cluster>-root, made by the operator with a random password when missing and kept when the cluster is deleted. A cluster restored from a backup of an auth-enabled cluster needs the source's root Secret here.",
+      required: ["name"],
+      properties: {
+        name: {
+          type: "string",
+          minLength: 1,
+          maxLength: 253,
+          "x-kubernetes-validations": [
+            {
+              rule: "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",
+              message:
+                "auth.rootSecretRef.name must be a Secret name (lowercase letters, digits, '-' and '.')",
+            },
+          ],
+        },
+      },
+    },
+  },
+};
+
 const specSchema: JSONSchemaProps = {
   type: "object",
   description: "The desired etcd cluster.",
@@ -615,6 +668,7 @@ const specSchema: JSONSchemaProps = {
     bootstrap: bootstrapSchema,
     tls: tlsSchema,
     network: networkSchema,
+    auth: authSchema,
   },
   "x-kubernetes-validations": [
     ...RESTORE_BOOTSTRAP_RULES,
@@ -680,6 +734,11 @@ const statusSchema: JSONSchemaProps = {
     selector: { type: "string", description: "Label selector of the member pods." },
     clientEndpoint: { type: "string", description: "URL clients use to reach the cluster." },
     restore: restoreStatusSchema,
+    auth: {
+      type: "string",
+      enum: ["Enabled", "Disabled"],
+      description: "Whether etcd authentication is on, as etcd last answered.",
+    },
   },
 };
 

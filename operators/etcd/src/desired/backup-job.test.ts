@@ -105,7 +105,33 @@ describe("golden files", () => {
       () => backupJob(input(pvc, cluster({ storage: { ephemeral: true } }))),
     ],
     ["job-backup-delete-pvc", () => deleteJob(pvc, OPERATOR_IMAGE)],
+    [
+      "job-backup-auth",
+      () =>
+        backupJob(
+          input(s3Minimal, cluster({ auth: { enabled: true, rootSecretRef: { name: "demo-creds" } } })),
+        ),
+    ],
   ])("%s", (name, build) => golden(name, build()));
+});
+
+describe("etcd authentication", () => {
+  const containerOf = (c: EtcdCluster) =>
+    backupJob(input(s3Minimal, c)).spec?.template.spec?.initContainers?.find((x) => x.name === "snapshot");
+
+  it("gives etcdctl the root user and the password from the root Secret in its environment, never in args", () => {
+    const snapshot = containerOf(cluster({ auth: { enabled: true } }));
+    expect(snapshot?.env).toEqual([
+      { name: "ETCDCTL_USER", value: "root" },
+      { name: "ETCDCTL_PASSWORD", valueFrom: { secretKeyRef: { name: "demo-root", key: "password" } } },
+    ]);
+    expect(snapshot?.args?.join(" ")).not.toMatch(/user|password/);
+  });
+
+  it("sets no credentials when auth is off", () => {
+    expect(containerOf(cluster())?.env).toBeUndefined();
+    expect(containerOf(cluster({ auth: { enabled: false } }))?.env).toBeUndefined();
+  });
 });
 
 describe("deleteJob", () => {

@@ -15,6 +15,7 @@ import {
 } from "@capstan/core";
 import { DEFAULT_BACKUP_DEADLINE_SECONDS, type EtcdBackup, EtcdBackupKind } from "../api/backup.ts";
 import { DEFAULT_STORAGE_SIZE, type EtcdCluster } from "../api/etcd-cluster.ts";
+import { etcdctlAuthEnv } from "./auth.ts";
 import { type FileOrS3, fileOrS3Flags, parseFileOrS3, parseFlags, S3_FLAGS, s3ObjectOf } from "./job-args.ts";
 import { ETCD_UID, etcdImage } from "./member-pod.ts";
 import { CLUSTER_LABEL, clientURL, MANAGED_BY } from "./names.ts";
@@ -231,6 +232,8 @@ export function backupJob(input: BackupJobInput): JobObject {
           "save",
           SNAPSHOT_PATH,
         ],
+        // With spec.auth: the user and the password (from the root Secret) in etcdctl's environment, never in args.
+        ...(cluster.spec.auth?.enabled === true ? { env: etcdctlAuthEnv(cluster) } : {}),
         resources: SMALL,
         terminationMessagePolicy: "FallbackToLogsOnError",
         securityContext: restrictedContainerSecurityContext(),

@@ -1,5 +1,7 @@
 // A small typed client for etcd's v3 API through its JSON gateway (POST /v3/..., base64 keys and values).
-// HTTPS endpoints with a CA and a client certificate are supported (the tls option); plain HTTP otherwise.
+// HTTPS endpoints with a CA and a client certificate are supported (the tls option); plain HTTP otherwise. With the
+// auth option, a cluster with authentication on is called with a token (POST /v3/auth/authenticate), fetched when
+// etcd asks for one and fetched again once per request when etcd calls it invalid or stale.
 import { createHash } from "node:crypto";
 import { Agent, type Dispatcher, request } from "undici";
 
@@ -14,6 +16,14 @@ export interface EtcdClientOptions {
   tls?: EtcdClientTLS;
   /** Timeout of one request to one endpoint (default {@link DEFAULT_ETCD_TIMEOUT_MS}). */
   timeoutMs?: number;
+  /** A user and password to authenticate with when the cluster has authentication on. */
+  auth?: EtcdClientAuth;
+}
+
+/** An etcd user's credentials (the password is never put in a message or log). */
+export interface EtcdClientAuth {
+  username: string;
+  password: string;
 }
 
 /** PEM texts of an etcd client's TLS: the CA (bundle) to trust, and the client certificate and key. */
@@ -162,6 +172,47 @@ export class EtcdError extends Error {
   }
 }
 
+/**
+ * etcd refused a call for want of credentials: `NoCredentials` (authentication is on and the client has none),
+ * `WrongPassword` (etcd rejected the user and password).
+ */
+export class EtcdAuthError extends EtcdError {
+  readonly reason: "NoCredentials" | "WrongPassword";
+
+  constructor(
+    reason: "NoCredentials" | "WrongPassword",
+    message: string,
+    endpoints: string[],
+    etcdMessage?: string,
+    code?: number,
+  ) {
+    super(message, endpoints, etcdMessage, code);
+    this.name = "EtcdAuthError";
+    this.reason = reason;
+  }
+}
+
+/** Tokens by credentials and endpoints, so clients made per reconcile do not authenticate each time (bounded). */
+const tokens = new Map<string, string>();
+const MAX_TOKENS = 256;
+
+/** gRPC codes of etcd's auth answers. */
+const GRPC_INVALID_ARGUMENT = 3;
+const GRPC_FAILED_PRECONDITION = 9;
+const GRPC_UNAUTHENTICATED = 16;
+
+/**
+ * True when etcd refused the call for want of a (valid, current) token: "user name is empty" (none sent while auth
+ * is on), "invalid auth token" (expired, or from another member's restart) or "revision of auth store is old".
+ */
+export function needsToken(code: number | undefined, message: string): boolean {
+  if (code === GRPC_UNAUTHENTICATED) return true;
+  return (
+    code === GRPC_INVALID_ARGUMENT &&
+    (message.includes("user name is empty") || message.includes("auth store is old"))
+  );
+}
+
 /** Marks a #call that changes cluster membership (see #call). */
 const MUTATES = true;
 
@@ -191,12 +242,31 @@ export class EtcdClient {
   readonly endpoints: string[];
   readonly #timeoutMs: number;
   readonly #dispatcher: Dispatcher | undefined;
+  readonly #auth: EtcdClientAuth | undefined;
+  /** Key of this client's token in the shared cache (undefined without auth). */
+  readonly #tokenKey: string | undefined;
 
   constructor(options: EtcdClientOptions) {
     if (options.endpoints.length === 0) throw new Error("EtcdClient needs at least one endpoint");
     this.endpoints = options.endpoints.map((e) => e.replace(/\/+$/, ""));
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_ETCD_TIMEOUT_MS;
     this.#dispatcher = options.tls === undefined ? undefined : tlsAgent(options.tls);
+    this.#auth = options.auth;
+    this.#tokenKey =
+      options.auth === undefined
+        ? undefined
+        : createHash("sha256")
+            .update(options.auth.username)
+            .update("\0")
+            .update(options.auth.password)
+            .update("\0")
+            .update([...this.endpoints].sort().join(","))
+            .digest("hex");
+  }
+
+  /** True when the client was given credentials. */
+  get authenticates(): boolean {
+    return this.#auth !== undefined;
   }
 
   /** undici options shared by every request: the TLS agent, when there is one. */
@@ -317,6 +387,51 @@ export class EtcdClient {
     };
   }
 
+  /**
+   * Whether authentication is on. Without auth etcd answers anyone; with it on only root may ask (a client without
+   * credentials gets an EtcdAuthError "NoCredentials", which also says auth is on).
+   */
+  async authStatus(options: CallOptions = {}): Promise<{ enabled: boolean; authRevision: number }> {
+    const res = await this.#call("auth status", "/v3/auth/status", {}, options);
+    return { enabled: res.enabled === true, authRevision: num(res.authRevision) };
+  }
+
+  /** Adds user `name` with `password` (etcd answers "user name already exists" when it does). */
+  async userAdd(name: string, password: string, options: CallOptions = {}): Promise<void> {
+    await this.#call(`user add ${name}`, "/v3/auth/user/add", { name, password }, options);
+  }
+
+  /** Sets user `name`'s password. */
+  async userChangePassword(name: string, password: string, options: CallOptions = {}): Promise<void> {
+    await this.#call(`change password of ${name}`, "/v3/auth/user/changepw", { name, password }, options);
+  }
+
+  /** The roles of user `name`, or undefined when there is no such user. */
+  async userRoles(name: string, options: CallOptions = {}): Promise<string[] | undefined> {
+    try {
+      const res = await this.#call(`user get ${name}`, "/v3/auth/user/get", { name }, options);
+      return Array.isArray(res.roles) ? res.roles.map(String) : [];
+    } catch (err) {
+      if (err instanceof EtcdError && err.etcdMessage?.includes("user name not found")) return undefined;
+      throw err;
+    }
+  }
+
+  /** Grants `role` to user `user` (repeating it is harmless). */
+  async userGrantRole(user: string, role: string, options: CallOptions = {}): Promise<void> {
+    await this.#call(`grant role ${role} to ${user}`, "/v3/auth/user/grant", { user, role }, options);
+  }
+
+  /** Turns authentication on (etcd refuses it while there is no user root with role root). */
+  async authEnable(options: CallOptions = {}): Promise<void> {
+    await this.#call("auth enable", "/v3/auth/enable", {}, options);
+  }
+
+  /** Turns authentication off (only root may). */
+  async authDisable(options: CallOptions = {}): Promise<void> {
+    await this.#call("auth disable", "/v3/auth/disable", {}, options);
+  }
+
   /** Health of the member at `endpoint` (GET /readyz). Never throws for an unhealthy or unreachable member. */
   async health(endpoint: string, options: CallOptions = {}): Promise<EtcdHealth> {
     const url = trimUrl(endpoint);
@@ -415,16 +530,14 @@ export class EtcdClient {
       let res: Json;
       let statusCode: number;
       try {
-        const r = await request(`${endpoint}${path}`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(body),
-          signal: this.#signal(options),
-          ...this.#via(),
-        });
-        statusCode = r.statusCode;
-        res = parseJson(await r.body.text());
+        ({ statusCode, res } = await this.#post(endpoint, path, body, options));
+        if (statusCode !== 200 && needsToken(numOrUndefined(res.code), str(res.message, ""))) {
+          // Refused before it was applied: authenticate (once per request) and send it again to the same member.
+          const token = await this.#authenticate(endpoint, what, res, options);
+          ({ statusCode, res } = await this.#post(endpoint, path, body, options, token));
+        }
       } catch (err) {
+        if (err instanceof EtcdAuthError) throw err;
         options.signal?.throwIfAborted();
         if (mutates && !connectionRefused(err)) {
           throw new EtcdError(
@@ -446,6 +559,76 @@ export class EtcdClient {
     }
     const tried = endpoints.join(", ");
     throw new EtcdError(`${what}: no etcd endpoint answered (${tried}): ${failures.join("; ")}`, endpoints);
+  }
+
+  /** One POST to one endpoint, with the cached token (or `token`) when the client authenticates. */
+  async #post(
+    endpoint: string,
+    path: string,
+    body: Json,
+    options: CallOptions,
+    token = this.#tokenKey === undefined ? undefined : tokens.get(this.#tokenKey),
+  ): Promise<{ statusCode: number; res: Json }> {
+    const r = await request(`${endpoint}${path}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(token === undefined || token === "" ? {} : { authorization: token }),
+      },
+      body: JSON.stringify(body),
+      signal: this.#signal(options),
+      ...this.#via(),
+    });
+    return { statusCode: r.statusCode, res: parseJson(await r.body.text()) };
+  }
+
+  /**
+   * Gets a token from `endpoint` after it refused `what` with `refusal`, and caches it. Throws an EtcdAuthError
+   * when the client has no credentials or etcd rejects them; the message never carries the password.
+   */
+  async #authenticate(endpoint: string, what: string, refusal: Json, options: CallOptions): Promise<string> {
+    const refused = str(refusal.message, "authentication required");
+    const code = numOrUndefined(refusal.code);
+    if (this.#auth === undefined || this.#tokenKey === undefined) {
+      throw new EtcdAuthError(
+        "NoCredentials",
+        `etcd ${endpoint}: ${what}: ${refused} (authentication is on and the operator has no credentials)`,
+        [endpoint],
+        refused,
+        code,
+      );
+    }
+    tokens.delete(this.#tokenKey);
+    const { username, password } = this.#auth;
+    const { statusCode, res } = await this.#post(
+      endpoint,
+      "/v3/auth/authenticate",
+      { name: username, password },
+      options,
+      undefined,
+    );
+    const token = str(res.token, "");
+    if (statusCode === 200 && token !== "") {
+      tokens.set(this.#tokenKey, token);
+      if (tokens.size > MAX_TOKENS) {
+        const [oldest] = tokens.keys();
+        if (oldest !== undefined) tokens.delete(oldest);
+      }
+      return token;
+    }
+    const message = str(res.message, `HTTP ${statusCode}`);
+    const resCode = numOrUndefined(res.code);
+    if (resCode === GRPC_FAILED_PRECONDITION && message.includes("not enabled")) {
+      // Auth was turned off between the two answers: the request goes again without a token.
+      return "";
+    }
+    throw new EtcdAuthError(
+      message.includes("authentication failed") ? "WrongPassword" : "NoCredentials",
+      `etcd ${endpoint}: authenticate as ${username}: ${message}`,
+      [endpoint],
+      message,
+      resCode,
+    );
   }
 
   #signal(options: CallOptions): AbortSignal {
@@ -484,6 +667,10 @@ function b64(s: string): string {
 
 function str(v: unknown, fallback: string): string {
   return typeof v === "string" ? v : fallback;
+}
+
+function numOrUndefined(v: unknown): number | undefined {
+  return typeof v === "number" ? v : undefined;
 }
 
 /** Reads a number the gateway sends as a JSON number or (int64/uint64) a decimal string; absent -> fallback. */

@@ -1,6 +1,7 @@
 // The membership planner: from the spec and what the operator observed, the ONE next step to take. Pure: no I/O,
 // no clock, no randomness; the reconciler performs the step and plans again from fresh observations next time.
 import { type EtcdClusterSpec, flagEnvName, OPERATOR_OWNED_FLAGS } from "../api/etcd-cluster.ts";
+import { type AuthStep, authFailure, type ObservedAuth, planAuth } from "./auth.ts";
 import {
   compareEtcdVersions,
   type EtcdVersion,
@@ -107,6 +108,8 @@ export interface Observed {
   learnerProgress?: Record<string, Date>;
   /** What the operator observed of spec.bootstrap.restore (plan/restore.ts). */
   restore?: ObservedRestore;
+  /** etcd's authentication as observed (plan/auth.ts). */
+  auth?: ObservedAuth;
 }
 
 /** Planner settings. */
@@ -178,7 +181,9 @@ export type Step =
   /** The cluster matches the spec. */
   | { type: "InSync"; message: string }
   /** Restoring a new cluster's seed from a snapshot (plan/restore.ts). */
-  | RestoreStep;
+  | RestoreStep
+  /** Turning etcd authentication on or off (plan/auth.ts). */
+  | AuthStep;
 
 /** Votes needed for a quorum among `voters` voting members. */
 export function quorum(voters: number): number {
@@ -188,7 +193,8 @@ export function quorum(voters: number): number {
 /**
  * Plans the next step. The rules, in order (the first that applies wins):
  *  1. Paused: Wait. spec.extraArgs/extraEnv overriding an operator-owned flag (an object older than the CEL rule
- *     that refuses it) -> Degraded naming the field.
+ *     that refuses it) -> Degraded naming the field. etcd refusing the operator's credentials (auth on and no
+ *     root password, or a wrong one) -> Degraded naming spec.auth.rootSecretRef (plan/auth.ts).
  *  2. etcd unreachable: bootstrapped -> (after the version gate of rule 5, judged from the version the data was
  *     last seen on) a known member, or any member with a data claim (status.members may be wiped or stale),
  *     whose pod is gone but whose data volume is kept -> StartMemberPod (restarting a
@@ -222,6 +228,8 @@ export function quorum(voters: number): number {
  *     then followers (by name, last first); the leader only if nothing else is left.
  * 12. A learner: caught up (raft index >= 90% of the leader's) -> PromoteLearner; else Wait.
  * 13. Any member unhealthy or its pod not ready -> Wait (no scale-out or upgrade on a sick cluster).
+ * 13a. etcd's authentication differs from spec.auth -> AddRootUser, GrantRootRole, EnableAuth, or DisableAuth, one
+ *     at a time (plan/auth.ts).
  * 14. Members not on spec.version -> UpgradeMember, one at a time: followers first (by name), the leader last,
  *     after MoveLeader to an upgraded member when there is one.
  * 15. A member whose pod was built from an older spec.podTemplate or spec.repository -> RestartMember, one at a
@@ -244,6 +252,8 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
 
   const owned = ownedFlagOverride(spec);
   if (owned !== undefined) return owned;
+  const refusedCredentials = authFailure(observed);
+  if (refusedCredentials !== undefined) return refusedCredentials;
 
   const { etcd } = observed;
   if (!etcd.reachable) {
@@ -347,6 +357,7 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
     view.scaleIn() ??
     view.learners() ??
     view.unhealthy() ??
+    planAuth(spec, observed.auth) ??
     view.upgrade(target) ??
     view.roll() ??
     view.scaleOut() ??

@@ -13,8 +13,9 @@ import {
   peerURL,
 } from "../desired/names.ts";
 import { CERTIFICATES_ANNOTATION } from "../desired/tls.ts";
-import { EtcdClient, type EtcdClientTLS } from "../etcd/etcd-client.ts";
+import { EtcdClient, type EtcdClientAuth, type EtcdClientTLS } from "../etcd/etcd-client.ts";
 import type { Step } from "../plan/plan.ts";
+import { actAuth } from "./auth.ts";
 import type { Observation } from "./observe.ts";
 import { finishRestore, type RestoreObservation, startRestore } from "./restore.ts";
 
@@ -34,9 +35,11 @@ export interface ActContext {
   cluster: EtcdCluster;
   obs: Observation;
   /** Creates the etcd client for membership calls (replaced in tests). */
-  etcdClient?: (endpoints: string[], tls?: EtcdClientTLS) => EtcdClient;
+  etcdClient?: (endpoints: string[], tls?: EtcdClientTLS, auth?: EtcdClientAuth) => EtcdClient;
   /** The operator's client TLS, when the cluster's client port has it. */
   tls?: EtcdClientTLS;
+  /** The root credentials, when the cluster has (or is to have) etcd authentication. */
+  auth?: EtcdClientAuth;
   /** Called before a member's pod is created (issues its certificate); returns the pod's certificates annotation. */
   beforePod?: (member: string) => Promise<string>;
   signal?: AbortSignal;
@@ -54,13 +57,14 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
   const etcd = (without?: string) =>
     (
       ctx.etcdClient ??
-      ((e, tls) =>
+      ((e, tls, auth) =>
         new EtcdClient({
           endpoints: e,
           timeoutMs: MEMBERSHIP_TIMEOUT_MS,
           ...(tls === undefined ? {} : { tls }),
+          ...(auth === undefined ? {} : { auth }),
         }))
-    )(endpointsWithout(ctx, without), ctx.tls);
+    )(endpointsWithout(ctx, without), ctx.tls, ctx.auth);
   const call = ctx.signal === undefined ? {} : { signal: ctx.signal };
   switch (step.type) {
     case "CreateSeed":
@@ -149,6 +153,11 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
       return startRestore(ctx, ctx.restore, step.name);
     case "FinishRestore":
       return finishRestore(ctx, step.name);
+    case "AddRootUser":
+    case "GrantRootRole":
+    case "EnableAuth":
+    case "DisableAuth":
+      return actAuth(step, etcd(), ctx.auth, ctx.signal);
     case "RestartMember":
       // Rule 6 starts it again from the current podTemplate, on its data, once the old pod is gone.
       await deleteIgnoringMissing(ctx, Pod, step.name);

@@ -61,6 +61,7 @@ import {
   planObjectDeleted,
   SNAPSHOT_FINALIZER,
 } from "../plan/backup-deletion.ts";
+import { prepareAuth } from "./auth.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, observe } from "./observe.ts";
 import { readClientTLS } from "./tls.ts";
@@ -223,7 +224,10 @@ export async function reconcileEtcdBackup(
   let members: Parameters<typeof planBackup>[0]["members"];
   if (job === undefined && cluster !== undefined) {
     const tls = await readClientTLS(ctx.client, cluster, ctx.signal);
-    const obs = await observe(cluster, ctx.cache, options.etcdClient ?? defaultEtcdClient, ctx.signal, tls);
+    // With etcd auth the members' status needs the root password (read only: the cluster controller makes it).
+    const { credentials } = await prepareAuth(ctx.client, cluster, { create: false, signal: ctx.signal });
+    const factory = options.etcdClient ?? defaultEtcdClient;
+    const obs = await observe(cluster, ctx.cache, factory, ctx.signal, tls, credentials);
     members = obs.observed.etcd.reachable ? obs.observed.etcd.members : undefined;
   }
   const results =

@@ -33,6 +33,7 @@ import { CERTIFICATES_ANNOTATION } from "../desired/tls.ts";
 import { EtcdError } from "../etcd/etcd-client.ts";
 import { planNext, quorum, type Step } from "../plan/plan.ts";
 import { act } from "./act.ts";
+import { prepareAuth } from "./auth.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, type Observation, observe } from "./observe.ts";
 import { activeRestore, reconcileRecovery } from "./recovery.ts";
@@ -163,11 +164,20 @@ export async function reconcileEtcdCluster(
   // Certificates first: the operator's client certificate is needed to observe a TLS cluster.
   const tls = await prepareTLS(ctx.client, cluster, new Date(), signal);
   const clientTLS = isTLSProblem(tls) ? undefined : tls.client;
-  const obs = await observe(cluster, ctx.cache, options.etcdClient ?? defaultEtcdClient, signal, clientTLS);
+  // The root password (spec.auth), read (or its Secret made) before etcd is asked anything.
+  const auth = await prepareAuth(ctx.client, cluster, { create: true, signal });
+  if (auth.created !== undefined) {
+    ctx.log.info({ secret: auth.created }, auth.created);
+    ctx.recorder.event(cluster, "Normal", "RootSecretCreated", "Auth", auth.created);
+  }
+  const credentials = auth.credentials;
+  const etcdClient = options.etcdClient ?? defaultEtcdClient;
+  const obs = await observe(cluster, ctx.cache, etcdClient, signal, clientTLS, credentials);
   if (!isTLSProblem(tls)) await refreshCertificates(ctx, cluster, obs, tls);
   const recovery = await activeRestore(cluster, ctx.cache);
   if (recovery !== undefined) {
-    return reconcileRecovery(ctx, cluster, obs, recovery, options.etcdClient ?? defaultEtcdClient, clientTLS);
+    const withCredentials: typeof etcdClient = (e, t) => etcdClient(e, t, credentials);
+    return reconcileRecovery(ctx, cluster, obs, recovery, withCredentials, clientTLS);
   }
   const restore = await observeRestore(cluster, ctx.cache, obs.claims, options.operatorImage);
   if (restore !== undefined) obs.observed.restore = restore.observed;
@@ -175,10 +185,12 @@ export async function reconcileEtcdCluster(
   recordMetrics(options.metrics, cluster, obs);
   const step: Step = isTLSProblem(tls)
     ? { type: "Degraded", reason: tls.reason, field: tls.field, message: tls.message }
-    : planNext(cluster.spec, obs.observed, new Date(), {
-        freshName: memberName(cluster, randomSuffix()),
-        ...(options.deadAfterMs === undefined ? {} : { deadAfterMs: options.deadAfterMs }),
-      });
+    : auth.problem !== undefined
+      ? { type: "Degraded", ...auth.problem }
+      : planNext(cluster.spec, obs.observed, new Date(), {
+          freshName: memberName(cluster, randomSuffix()),
+          ...(options.deadAfterMs === undefined ? {} : { deadAfterMs: options.deadAfterMs }),
+        });
 
   let reported: Step = step;
   let requeueAfter = requeueFor(step);
@@ -191,6 +203,7 @@ export async function reconcileEtcdCluster(
         ...(options.etcdClient === undefined ? {} : { etcdClient: options.etcdClient }),
         ...(restore === undefined ? {} : { restore }),
         ...(clientTLS === undefined ? {} : { tls: clientTLS }),
+        ...(credentials === undefined ? {} : { auth: credentials }),
         ...(isTLSProblem(tls) ? {} : { beforePod: (member: string) => tls.ensureMember(member) }),
         signal,
       });

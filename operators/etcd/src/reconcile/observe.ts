@@ -17,8 +17,16 @@ import {
   SEED_CLAIM_ANNOTATION,
   selectorLabels,
 } from "../desired/names.ts";
-import { EtcdClient, type EtcdClientTLS, type EtcdMember, memberIdToHex } from "../etcd/etcd-client.ts";
+import {
+  EtcdAuthError,
+  EtcdClient,
+  type EtcdClientAuth,
+  type EtcdClientTLS,
+  type EtcdMember,
+  memberIdToHex,
+} from "../etcd/etcd-client.ts";
 import type { Observed, ObservedAlarm, ObservedMember, ObservedPod, TerminatingPod } from "../plan/plan.ts";
+import { observeAuth } from "./auth.ts";
 
 /** Timeout of each etcd call made while observing: a dead member must not stall the reconcile. */
 export const OBSERVE_TIMEOUT_MS = 3_000;
@@ -41,12 +49,24 @@ export interface Observation {
   endpoints: string[];
 }
 
-/** Creates the etcd client for a set of endpoints, with the client TLS when the cluster has it (replaced in tests). */
-export type EtcdClientFactory = (endpoints: string[], tls?: EtcdClientTLS) => EtcdClient;
+/**
+ * Creates the etcd client for a set of endpoints, with the client TLS when the cluster has it and the root
+ * credentials when it has auth (replaced in tests).
+ */
+export type EtcdClientFactory = (
+  endpoints: string[],
+  tls?: EtcdClientTLS,
+  auth?: EtcdClientAuth,
+) => EtcdClient;
 
 /** The default {@link EtcdClientFactory}. */
-export const defaultEtcdClient: EtcdClientFactory = (endpoints, tls) =>
-  new EtcdClient({ endpoints, timeoutMs: OBSERVE_TIMEOUT_MS, ...(tls === undefined ? {} : { tls }) });
+export const defaultEtcdClient: EtcdClientFactory = (endpoints, tls, auth) =>
+  new EtcdClient({
+    endpoints,
+    timeoutMs: OBSERVE_TIMEOUT_MS,
+    ...(tls === undefined ? {} : { tls }),
+    ...(auth === undefined ? {} : { auth }),
+  });
 
 /** Member name of a pod or claim (its member label; pods are also named after their member). */
 function memberOf(obj: PodObject | PersistentVolumeClaimObject): string | undefined {
@@ -121,6 +141,7 @@ export async function observe(
   etcdClient: EtcdClientFactory,
   signal?: AbortSignal,
   tls?: EtcdClientTLS,
+  auth?: EtcdClientAuth,
 ): Promise<Observation> {
   const { namespace } = clusterRef(cluster);
   const uid = cluster.metadata.uid;
@@ -187,15 +208,23 @@ export async function observe(
     };
   }
 
-  const client = etcdClient(endpoints, tls);
+  const client = etcdClient(endpoints, tls, auth);
   let list: Awaited<ReturnType<EtcdClient["memberList"]>>;
   try {
     list = await client.memberList(signal === undefined ? {} : { signal });
   } catch (err) {
     signal?.throwIfAborted();
+    // etcd answered but refused the operator's credentials: auth is on, and the planner says so (Degraded).
+    const refused =
+      err instanceof EtcdAuthError
+        ? {
+            auth: { enabled: true, failure: { reason: err.reason, message: err.etcdMessage ?? err.message } },
+          }
+        : {};
     return {
       ...base,
       observed: {
+        ...refused,
         etcd: { reachable: false, error: err instanceof Error ? err.message : String(err) },
         pods: observedPods,
         volumes,
@@ -224,6 +253,7 @@ export async function observe(
     }),
   );
   const alarmList = await alarmsRead;
+  const authState = cluster.spec.auth === undefined ? undefined : await observeAuth(cluster, client, signal);
   signal?.throwIfAborted();
 
   const leaderId = probes.find((p) => p.status !== undefined && p.status.leader !== "0")?.status?.leader;
@@ -296,6 +326,7 @@ export async function observe(
       bootstrapped,
       knownMembers,
       learnerProgress,
+      ...(authState === undefined ? {} : { auth: authState }),
       ...known,
     },
   };

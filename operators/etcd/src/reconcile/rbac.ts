@@ -73,7 +73,7 @@ export const access: OperatorAccess = {
     {
       kind: Secret,
       verbs: ["get", "list", "create", "patch", "delete"],
-      why: "TLS: the user's certificate Secrets are read; the CA and the certificates the operator issues are created, renewed and deleted with their member; a deleted S3 backup's object is deleted with the credentials (and CA) Secret it names",
+      why: "TLS: the user's certificate Secrets are read; the CA and the certificates the operator issues are created, renewed and deleted with their member; a deleted S3 backup's object is deleted with the credentials (and CA) Secret it names; etcd auth: the root Secret is read, or created with a random password",
     },
     {
       kind: NetworkPolicy,

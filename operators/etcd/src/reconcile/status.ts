@@ -44,6 +44,10 @@ export function phaseOf(cluster: EtcdCluster, obs: Observation, step: Step): Etc
       phase = "Upgrading";
       break;
     case "RestartMember":
+    case "AddRootUser":
+    case "GrantRootRole":
+    case "EnableAuth":
+    case "DisableAuth":
       phase = "Updating";
       break;
     case "ReplaceMember":
@@ -68,8 +72,11 @@ export function phaseOf(cluster: EtcdCluster, obs: Observation, step: Step): Etc
       else phase = step.type === "MoveLeader" ? "Scaling" : "Recovering";
     }
   }
-  // A cluster that has not yet reached its size for the first time is still being created.
-  return phase === "Scaling" && (cluster.status?.phase ?? "Creating") === "Creating" ? "Creating" : phase;
+  // A cluster that has not yet reached its size for the first time is still being created (auth is turned on
+  // as soon as the seed serves, so its steps belong to the creation too).
+  const creating = (cluster.status?.phase ?? "Creating") === "Creating";
+  const authStep = ["AddRootUser", "GrantRootRole", "EnableAuth"].includes(step.type);
+  return (phase === "Scaling" || authStep) && creating ? "Creating" : phase;
 }
 
 /** Available, Progressing and Degraded for this step. */
@@ -165,6 +172,10 @@ export function statusOf(cluster: EtcdCluster, obs: Observation, step: Step, now
   // Kept once known: a member answering with another ID is refused (Degraded), never adopted.
   const clusterID = previous.clusterID ?? obs.clusterID;
   const currentVersion = lowest === undefined ? previous.currentVersion : formatEtcdVersion(lowest);
+  // etcd's auth as last answered; kept while etcd does not say (spec.auth unset, or no answer).
+  const authEnabled = obs.observed.auth?.enabled;
+  const auth =
+    authEnabled === undefined ? previous.auth : authEnabled ? ("Enabled" as const) : ("Disabled" as const);
   return {
     observedGeneration: cluster.metadata.generation ?? 0,
     phase: phaseOf(cluster, obs, step),
@@ -175,6 +186,7 @@ export function statusOf(cluster: EtcdCluster, obs: Observation, step: Step, now
     ...(leader === undefined ? {} : { leader }),
     ...(currentVersion === undefined ? {} : { currentVersion }),
     ...(clusterID === undefined ? {} : { clusterID }),
+    ...(auth === undefined ? {} : { auth }),
     selector: selectorString(cluster),
     clientEndpoint: clientEndpoint(cluster),
   };
