@@ -267,7 +267,9 @@ describe("observe", () => {
     '{"level":"fatal","msg":"discovery failed","error":"cannot fetch cluster info from peer urls: could not retrieve cluster information from the given URLs"}';
   const raftLost =
     "panic: tocommit(42) is out of range [lastIndex(0)]. Was the raft log corrupted, truncated, or lost?";
-  type ContainerState = NonNullable<NonNullable<PodObject["status"]>["containerStatuses"]>[number]["state"];
+  type ContainerState = NonNullable<
+    NonNullable<NonNullable<PodObject["status"]>["containerStatuses"]>[number]["state"]
+  >;
   it.each<[string, ContainerState, ContainerState, boolean]>([
     [
       "crash-looping after a failed start",
