@@ -2,7 +2,8 @@
 // clients without a certificate are refused; the operator scales it 3 -> 4 and reads its status over TLS; the
 // members' certificates are renewed (served by etcd at the next handshake, no restart) while a sequential writer
 // runs, and no request fails. Then a CA rotation asked for with the rotate-ca annotation, under the writer: members
-// restarted one at a time, no request fails, and at the end the old CA is trusted nowhere. The NetworkPolicy is not tested here: the local cluster's CNI (the bridge plugin)
+// restarted one at a time, no request fails, and at the end the old CA is trusted nowhere. Last, the operator
+// upgrades the TLS cluster 3.6.15 -> 3.6.16 under the writer, no write lost. The NetworkPolicy is not tested here: the local cluster's CNI (the bridge plugin)
 // does not enforce NetworkPolicy, so a test of it would prove nothing (its builder has golden files).
 import { connect as tlsConnect } from "node:tls";
 import { type Client, certificateInfo, Secret, splitPemBundle } from "@capstan/core";
@@ -264,5 +265,41 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster with TLS", () => {
       }
     },
     minutes(10),
+  );
+
+  it(
+    "upgrades the TLS cluster 3.6.15 -> 3.6.16 one member at a time under writes, none lost",
+    async () => {
+      await waitAvailable(client, ns, name, 4, minutes(2));
+      const prefix = "/tls/upgrade/";
+      const writer = startWriter({ prefix, endpoints: readyTLSEndpoints, tls: clientTLS, pauseMs: 50 });
+      const started = Date.now();
+      try {
+        await eventually(() => writer.stats().acked > 0, { timeoutMs: 30_000, message: "the writer writes" });
+        await client.patch(EtcdClusterKind, name, ns, { spec: { version: "3.6.16" } });
+        await eventually(
+          async () => {
+            const c = await client.get(EtcdClusterKind, name, ns);
+            const old = (c.status?.members ?? []).filter((m) => m.version !== "3.6.16").map((m) => m.name);
+            if (c.status?.currentVersion !== "3.6.16" || old.length > 0)
+              throw new Error(
+                `currentVersion ${c.status?.currentVersion}; not yet on 3.6.16: ${old.join(", ")}`,
+              );
+          },
+          { timeoutMs: minutes(6), intervalMs: 2_000, message: "every member runs 3.6.16" },
+        );
+        await waitAvailable(client, ns, name, 4, minutes(2));
+        console.log(`TLS upgrade of 4 members: ${Math.round((Date.now() - started) / 1000)}s`);
+      } finally {
+        const stats = await writer.stop();
+        console.log(`TLS upgrade writer: ${JSON.stringify(stats)}`);
+        expect(compareWrites(await keysOverTLS(prefix), prefix, stats).missing).toEqual([]);
+        expect(stats.acked).toBeGreaterThan(0);
+      }
+      for (const pod of await memberPods(client, ns, name)) {
+        expect(pod.spec?.containers[0]?.image, pod.metadata.name).toMatch(/:v3\.6\.16$/);
+      }
+    },
+    minutes(9),
   );
 });
