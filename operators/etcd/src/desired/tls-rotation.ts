@@ -15,6 +15,8 @@
 export const ROTATE_CA_ANNOTATION = "etcd.capstan.dev/rotate-ca";
 /** Annotation on the CA Secret: the rotate-ca value (or "expiry") the last rotation was started for. */
 export const ROTATED_FOR_ANNOTATION = "etcd.capstan.dev/ca-rotated-for";
+/** Annotation on the CA Secret: when the last rotation started (RFC 3339). */
+export const ROTATION_STARTED_ANNOTATION = "etcd.capstan.dev/ca-rotation-started";
 /** Annotation on a member pod: fingerprints (16 hex digits, comma-separated) of the CAs in ca.crt when it was made. */
 export const TRUSTED_CA_ANNOTATION = "etcd.capstan.dev/trusted-ca";
 /** Keys of the CA Secret holding the next CA while a rotation is under way. */

@@ -224,6 +224,30 @@ describe("CA rotation in the reconcile", () => {
     const again = await reconcile(clusterWith(), objs, state);
     again.expectNoError();
     again.expectNoWrites();
+
+    // A member pod without the trusted-ca record (made by a disaster recovery): made before the rotation started,
+    // it trusts what there was then and is left alone; made since, what it trusts is unknown: restarted once.
+    const unrecorded = (created: string) =>
+      objs.map((o) =>
+        o.kind === "Pod" && o.metadata.name === "demo-c"
+          ? {
+              ...o,
+              metadata: {
+                ...o.metadata,
+                annotations: Object.fromEntries(
+                  Object.entries(o.metadata.annotations ?? {}).filter(([k]) => k !== TRUSTED_CA_ANNOTATION),
+                ),
+                creationTimestamp: created,
+              },
+            }
+          : o,
+      );
+    const old = await reconcile(clusterWith(), unrecorded("2020-01-01T00:00:00Z"), state);
+    old.expectNoError();
+    expect(old.writesOf(Pod).filter((w) => w.verb === "delete")).toEqual([]);
+    const recent = await reconcile(clusterWith(), unrecorded(new Date().toISOString()), state);
+    recent.expectNoError();
+    expect(recent.writesOf(Pod).map((w) => `${w.verb} ${w.name}`)).toContain("delete demo-c");
   });
 
   it("steady state, no rotation asked: no write", async () => {

@@ -18,6 +18,7 @@ import {
   splitPemBundle,
 } from "@capstan/core";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
+import type { PodObject } from "../desired/member-pod.ts";
 import { CLUSTER_LABEL, clusterRef, MEMBER_LABEL } from "../desired/names.ts";
 import {
   BACKUP_CLIENT_CN,
@@ -43,6 +44,7 @@ import {
   planCARotation,
   ROTATE_CA_ANNOTATION,
   ROTATED_FOR_ANNOTATION,
+  ROTATION_STARTED_ANNOTATION,
   type RotationInput,
   type RotationMember,
   rotationRequested,
@@ -424,7 +426,12 @@ export async function rotateCA(
         now,
       });
       await patchCA({
-        metadata: { annotations: { [ROTATED_FOR_ANNOTATION]: servedFor } },
+        metadata: {
+          annotations: {
+            [ROTATED_FOR_ANNOTATION]: servedFor,
+            [ROTATION_STARTED_ANNOTATION]: now.toISOString(),
+          },
+        },
         data: {
           [NEXT_CA_CERT]: b64(nextCA.cert),
           [NEXT_CA_KEY]: b64(nextCA.key),
@@ -474,14 +481,26 @@ export function rotationInput(cluster: EtcdCluster, obs: Observation, ca: CAStat
     return by === undefined ? "unknown" : shortFingerprint(by);
   };
   const etcdMembers = obs.observed.etcd.reachable ? obs.observed.etcd.members : [];
+  const startedAt = ca.secret?.metadata.annotations?.[ROTATION_STARTED_ANNOTATION];
+  /**
+   * What a pod without the trusted-ca annotation trusts (one made by an operator that did not record it, or by a
+   * disaster recovery): made before any rotation started, the signing CA alone (the only one there was); made
+   * since, unknown, so it is restarted once.
+   */
+  const unrecorded = (pod: PodObject): string[] => {
+    if (startedAt === undefined) return [signingCA];
+    const made = pod.metadata.creationTimestamp;
+    // creationTimestamp has whole seconds: the same second counts as after.
+    const before = made !== undefined && Date.parse(made) < Date.parse(startedAt) - 1000;
+    return before ? [signingCA] : ["unknown"];
+  };
   const members: RotationMember[] = etcdMembers.map((m) => {
     const pod = obs.pods.get(m.name);
     const trusted = pod?.metadata.annotations?.[TRUSTED_CA_ANNOTATION];
     return {
       name: m.name,
       ready: pod !== undefined && !podGone(pod) && podReady(pod),
-      // A pod made before the operator recorded trust was made when the signing CA was the only one.
-      trusts: trusted ? trusted.split(",") : [signingCA],
+      trusts: trusted ? trusted.split(",") : pod === undefined ? [signingCA] : unrecorded(pod),
       leafIssuer: issuerOf(ca.leaves.get(memberTLSSecretName(m.name))),
     };
   });
