@@ -6,7 +6,7 @@
 // upgrades the TLS cluster 3.6.15 -> 3.6.16 under the writer, no write lost. The NetworkPolicy is not tested here: the local cluster's CNI (the bridge plugin)
 // does not enforce NetworkPolicy, so a test of it would prove nothing (its builder has golden files).
 import { connect as tlsConnect } from "node:tls";
-import { type Client, certificateInfo, Secret, splitPemBundle } from "@capstan/core";
+import { type Client, certificateInfo, issueCertificate, Secret, splitPemBundle } from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -193,8 +193,34 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster with TLS", () => {
     "rotates the CA when asked: members restarted one at a time under writes, no failed request, the old CA trusted nowhere at the end",
     async () => {
       await waitAvailable(client, ns, name, 4, minutes(2));
-      const oldCA = (await secretPem(`${name}-ca`))["tls.crt"] ?? "";
-      const oldClient = await clientTLS();
+      const caPem = await secretPem(`${name}-ca`);
+      const oldCA = caPem["tls.crt"] ?? "";
+      // A client certificate of the old CA that outlives the test (the operator's own ones live 10 minutes), so
+      // its refusal at the end is the old CA's, not an expiry; accepted by every member now.
+      const oldClient = await issueCertificate(
+        { cert: oldCA, key: caPem["tls.key"] ?? "" },
+        { hosts: [], commonName: "capstan-etcd-backup", usages: ["client"], validityMs: minutes(60) },
+      );
+      const withOldClient = async (endpoint: string, ca: string): Promise<string> => {
+        const agent = new Agent({
+          connect: { ca, cert: oldClient.cert, key: oldClient.key, checkServerIdentity: () => undefined },
+        });
+        try {
+          return await request(`${endpoint}/v3/kv/range`, {
+            method: "POST",
+            body: JSON.stringify({ key: Buffer.from("k").toString("base64") }),
+            dispatcher: agent,
+          }).then(
+            (r) => `HTTP ${r.statusCode}`,
+            (err: Error) => `refused: ${err.message}`,
+          );
+        } finally {
+          await agent.close();
+        }
+      };
+      for (const endpoint of await readyTLSEndpoints()) {
+        expect(await withOldClient(endpoint, oldCA), `${endpoint} before the rotation`).toBe("HTTP 200");
+      }
       const asked = `test-${Date.now()}`;
       const prefix = "/tls/rotation/";
       const writer = startWriter({ prefix, endpoints: readyTLSEndpoints, tls: clientTLS, pauseMs: 50 });
@@ -243,24 +269,10 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster with TLS", () => {
       const current = await clientTLS();
       for (const pod of await memberPods(client, ns, name)) {
         const endpoint = `https://${pod.status?.podIP}:2379`;
-        const old = new Agent({
-          connect: {
-            ca: current.ca,
-            cert: oldClient.cert,
-            key: oldClient.key,
-            checkServerIdentity: () => undefined,
-          },
-        });
-        const answer = await request(`${endpoint}/v3/kv/range`, {
-          method: "POST",
-          body: JSON.stringify({ key: Buffer.from("k").toString("base64") }),
-          dispatcher: old,
-        }).then(
-          (r) => `HTTP ${r.statusCode}`,
-          (err: Error) => `refused: ${err.message}`,
-        );
-        await old.close();
-        expect(answer, `${pod.metadata.name} with the old CA's client certificate`).toMatch(/^refused: /);
+        expect(
+          await withOldClient(endpoint, current.ca),
+          `${pod.metadata.name} with the old CA's client certificate`,
+        ).toMatch(/^refused: /);
         expect(await new EtcdClient({ endpoints: [endpoint], tls: current }).status(endpoint)).toBeDefined();
       }
     },
