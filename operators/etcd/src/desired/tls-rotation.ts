@@ -7,7 +7,40 @@
 //      reissued by the usual renewal (ReissueLeaf), served at the next handshake without a restart.
 //   4. DropOldCA once every leaf is the new CA's: the bundle becomes the new CA alone.
 //   5. RestartMember again, one at a time, so no member trusts the old CA any longer.
-// Not wired into the reconcile yet: see docs/operators/etcd.md ("CA rotation").
+// reconcile/tls.ts runs it (only while the membership planner finds the cluster in sync) and keeps every step's state
+// on objects: the CA Secret (tls.crt/tls.key sign, ca.crt is the bundle, next.crt/next.key the new CA while a rotation
+// is under way, an annotation naming the request it served) and each member pod (the CAs it was started trusting).
+
+/** Annotation on an EtcdCluster: a user asks for a CA rotation by setting it to a value not served yet. */
+export const ROTATE_CA_ANNOTATION = "etcd.capstan.dev/rotate-ca";
+/** Annotation on the CA Secret: the rotate-ca value (or "expiry") the last rotation was started for. */
+export const ROTATED_FOR_ANNOTATION = "etcd.capstan.dev/ca-rotated-for";
+/** Annotation on the CA Secret: when the last rotation started (RFC 3339). */
+export const ROTATION_STARTED_ANNOTATION = "etcd.capstan.dev/ca-rotation-started";
+/** Annotation on a member pod: fingerprints (16 hex digits, comma-separated) of the CAs in ca.crt when it was made. */
+export const TRUSTED_CA_ANNOTATION = "etcd.capstan.dev/trusted-ca";
+/** Keys of the CA Secret holding the next CA while a rotation is under way. */
+export const NEXT_CA_CERT = "next.crt";
+export const NEXT_CA_KEY = "next.key";
+
+/** How long before its end the CA is rotated without being asked: a year, or twice a leaf's lifetime if longer. */
+export function caRenewBeforeMs(leafValidityMs: number): number {
+  return Math.max(365 * 24 * 3_600_000, 2 * leafValidityMs);
+}
+
+/** True when a rotation is wanted: the user's rotate-ca value is not the one served last, or the CA nears its end. */
+export function rotationRequested(input: {
+  asked: string | undefined;
+  servedFor: string | undefined;
+  caNotAfter: Date | undefined;
+  now: Date;
+  renewBeforeMs: number;
+}): boolean {
+  const asked = input.asked !== undefined && input.asked !== "" && input.asked !== input.servedFor;
+  const expiring =
+    input.caNotAfter !== undefined && input.caNotAfter.getTime() - input.now.getTime() < input.renewBeforeMs;
+  return asked || expiring;
+}
 
 /** A member as the rotation sees it. */
 export interface RotationMember {

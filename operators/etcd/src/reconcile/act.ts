@@ -12,7 +12,6 @@ import {
   memberNameFromPeerURL,
   peerURL,
 } from "../desired/names.ts";
-import { CERTIFICATES_ANNOTATION } from "../desired/tls.ts";
 import { EtcdClient, type EtcdClientAuth, type EtcdClientTLS } from "../etcd/etcd-client.ts";
 import type { Step } from "../plan/plan.ts";
 import { actAuth } from "./auth.ts";
@@ -40,8 +39,11 @@ export interface ActContext {
   tls?: EtcdClientTLS;
   /** The root credentials, when the cluster has (or is to have) etcd authentication. */
   auth?: EtcdClientAuth;
-  /** Called before a member's pod is created (issues its certificate); returns the pod's certificates annotation. */
-  beforePod?: (member: string) => Promise<string>;
+  /**
+   * Called before a member's pod is created (issues its certificate); returns annotations for the pod (its
+   * certificates' fingerprints, the CAs it starts trusting).
+   */
+  beforePod?: (member: string) => Promise<Record<string, string>>;
   signal?: AbortSignal;
   /** What the reconcile observed of spec.bootstrap.restore. */
   restore?: RestoreObservation;
@@ -205,11 +207,9 @@ async function startMember(
     initialCluster,
     initialClusterState: state,
   });
-  const certificates = (await ctx.beforePod?.(name)) ?? "";
+  const extra = (await ctx.beforePod?.(name)) ?? {};
   const annotations =
-    certificates === ""
-      ? pod.metadata.annotations
-      : { ...pod.metadata.annotations, [CERTIFICATES_ANNOTATION]: certificates };
+    Object.keys(extra).length === 0 ? pod.metadata.annotations : { ...pod.metadata.annotations, ...extra };
   await ctx.client
     .create(Pod, {
       ...pod,

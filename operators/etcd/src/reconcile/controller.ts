@@ -2,6 +2,7 @@
 import { randomInt } from "node:crypto";
 import {
   annotatePods,
+  annotationsChanged,
   applyIfChanged,
   type CacheSelector,
   Controller,
@@ -12,6 +13,7 @@ import {
   Job,
   managedBySelectors,
   NetworkPolicy,
+  or,
   PersistentVolumeClaim,
   Pod,
   PodDisruptionBudget,
@@ -40,7 +42,7 @@ import { activeRestore, reconcileRecovery } from "./recovery.ts";
 import { observeRestore, restoreStatusOf } from "./restore.ts";
 import { RestoringClusters } from "./restore-index.ts";
 import { statusOf } from "./status.ts";
-import { type ClusterTLS, isTLSProblem, prepareTLS } from "./tls.ts";
+import { type ClusterTLS, isTLSProblem, prepareTLS, rotateCA } from "./tls.ts";
 
 /** The field manager of every object the operator applies. */
 export const FIELD_MANAGER = "capstan-etcd-operator";
@@ -136,8 +138,9 @@ export function etcdClusterController(options: EtcdClusterControllerOptions): Co
         // A cluster restoring from a backup starts as soon as the backup succeeds (not at its next requeue).
         watch(EtcdBackupKind, restoring.of),
       ],
-      // Our own status writes do not trigger a reconcile; spec edits, creation and deletion do.
-      predicates: [generationChanged()],
+      // Our own status writes do not trigger a reconcile; spec edits, creation and deletion do, and the
+      // rotate-ca annotation (a CA rotation asked for).
+      predicates: [or(generationChanged(), annotationsChanged())],
       maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,
       reconcile: options.reconcile ?? ((req, ctx) => reconcileEtcdCluster(req, ctx, options)),
     },
@@ -183,7 +186,7 @@ export async function reconcileEtcdCluster(
   if (restore !== undefined) obs.observed.restore = restore.observed;
   await applyDisruptionBudget(ctx, cluster, votersOf(cluster, obs));
   recordMetrics(options.metrics, cluster, obs);
-  const step: Step = isTLSProblem(tls)
+  let step: Step = isTLSProblem(tls)
     ? { type: "Degraded", reason: tls.reason, field: tls.field, message: tls.message }
     : auth.problem !== undefined
       ? { type: "Degraded", ...auth.problem }
@@ -191,6 +194,15 @@ export async function reconcileEtcdCluster(
           freshName: memberName(cluster, randomSuffix()),
           ...(options.deadAfterMs === undefined ? {} : { deadAfterMs: options.deadAfterMs }),
         });
+  // The CA rotation takes its steps only on a cluster in sync: never beside a scale, upgrade or replacement.
+  if (step.type === "InSync" && !isTLSProblem(tls)) {
+    const rotation = await rotateCA(ctx.client, cluster, obs, tls, new Date(), signal);
+    if (rotation?.event !== undefined) {
+      ctx.log.info({ step: rotation.event.reason }, rotation.event.message);
+      ctx.recorder.event(cluster, "Normal", rotation.event.reason, "CARotation", rotation.event.message);
+    }
+    if (rotation !== undefined) step = rotation.step;
+  }
 
   let reported: Step = step;
   let requeueAfter = requeueFor(step);
@@ -204,7 +216,7 @@ export async function reconcileEtcdCluster(
         ...(restore === undefined ? {} : { restore }),
         ...(clientTLS === undefined ? {} : { tls: clientTLS }),
         ...(credentials === undefined ? {} : { auth: credentials }),
-        ...(isTLSProblem(tls) ? {} : { beforePod: (member: string) => tls.ensureMember(member) }),
+        ...(isTLSProblem(tls) ? {} : { beforePod: (member: string) => tls.podAnnotations(member) }),
         signal,
       });
       if (result.done) {

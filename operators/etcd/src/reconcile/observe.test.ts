@@ -260,6 +260,57 @@ describe("observe", () => {
     expect(byName.get("demo-a")?.dataLost).toBeUndefined();
   });
 
+  // The etcd container's states -> dataLost. lastState is history once etcd runs again: a learner whose first join
+  // failed ("cannot fetch cluster info") and which joined on the kubelet's restart is not a member that lost data
+  // (the CI churn of tls.test.ts: such learners were replaced again and again).
+  const fetchFailed =
+    '{"level":"fatal","msg":"discovery failed","error":"cannot fetch cluster info from peer urls: could not retrieve cluster information from the given URLs"}';
+  const raftLost =
+    "panic: tocommit(42) is out of range [lastIndex(0)]. Was the raft log corrupted, truncated, or lost?";
+  type ContainerState = NonNullable<
+    NonNullable<NonNullable<PodObject["status"]>["containerStatuses"]>[number]["state"]
+  >;
+  it.each<[string, ContainerState, ContainerState, boolean]>([
+    [
+      "crash-looping after a failed start",
+      { waiting: { reason: "CrashLoopBackOff" } },
+      { terminated: { exitCode: 1, message: fetchFailed } },
+      true,
+    ],
+    ["terminated just now", { terminated: { exitCode: 1, message: raftLost } }, {}, true],
+    [
+      "terminated now, an older failure in lastState",
+      { terminated: { exitCode: 1, message: raftLost } },
+      { terminated: { exitCode: 1, message: "other" } },
+      true,
+    ],
+    [
+      "running again after a failed join (the learner joined on the restart)",
+      { running: { startedAt: "2026-12-02T08:07:30Z" } },
+      { terminated: { exitCode: 1, message: fetchFailed } },
+      false,
+    ],
+    [
+      "running again after a raft-log panic",
+      { running: { startedAt: "2026-12-02T08:07:30Z" } },
+      { terminated: { exitCode: 2, message: raftLost } },
+      false,
+    ],
+    [
+      "crash-looping for another reason",
+      { waiting: { reason: "CrashLoopBackOff" } },
+      { terminated: { exitCode: 1, message: "bind: address already in use" } },
+      false,
+    ],
+  ])("dataLost of a container %s", async (_, state, lastState, expected) => {
+    const p = pod("demo-d", "10.0.0.4", { ready: false });
+    p.status!.containerStatuses = [
+      { name: "etcd", image: "r:v3.6.15", imageID: "", ready: false, restartCount: 1, state, lastState },
+    ];
+    const obs = await observe(cluster, cacheOf([p]), fakeEtcd(new EtcdError("no answer", []), {}));
+    expect(obs.observed.pods.find((x) => x.name === "demo-d")?.dataLost === true).toBe(expected);
+  });
+
   it("reads alarms, each member's cluster ID and DB size, and what status remembers (cluster ID, version)", async () => {
     const remembered: EtcdCluster = { ...cluster, status: { ...cluster.status, currentVersion: "3.6.14" } };
     const obs = await observe(

@@ -121,7 +121,13 @@ function observedPod(name: string, pod: PodObject, templateHash: string, image: 
     waiting?.reason !== undefined && IMAGE_PULL_REASONS.has(waiting.reason)
       ? { image: podImage, reason: waiting.reason, current: podImage === image }
       : undefined;
-  const messages = [container?.state?.terminated?.message, container?.lastState?.terminated?.message];
+  // Only the latest failure counts: while etcd runs again, lastState is history. A learner whose first join
+  // failed ("cannot fetch cluster info": with peer TLS the leader refuses its handshake until its DNS name
+  // resolves to its new IP) and which joined on the kubelet's restart keeps that message in lastState.
+  const messages = [
+    container?.state?.terminated?.message,
+    container?.state?.running === undefined ? container?.lastState?.terminated?.message : undefined,
+  ];
   const dataLost = messages.some((m) => m !== undefined && DATA_LOST_MESSAGES.some((d) => m.includes(d)));
   return {
     name,

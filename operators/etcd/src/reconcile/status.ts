@@ -66,6 +66,7 @@ export function phaseOf(cluster: EtcdCluster, obs: Observation, step: Step): Etc
         return v !== undefined && target !== undefined && compareEtcdVersions(v, target) !== 0;
       });
       if (step.type === "Wait" && step.reason === "LearnerCatchingUp") phase = "Scaling";
+      else if (step.type === "Wait" && step.reason.startsWith("CARotation")) phase = "Updating";
       else if (members.length !== cluster.spec.replicas) phase = "Scaling";
       else if (outdated) phase = "Upgrading";
       else if (obs.observed.pods.some((p) => p.outdated === true)) phase = "Updating";

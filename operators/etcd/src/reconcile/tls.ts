@@ -2,6 +2,8 @@
 // the certificates it signs (a member's, the operator's client, the backup Jobs' client) issued when missing and
 // renewed when notAfter - now < renewBefore. Member pods are annotated with their certificates' fingerprints, so
 // the kubelet refreshes the mounted Secret at once; etcd reads the files at each TLS handshake, so nothing restarts.
+// The CA rotation (desired/tls-rotation.ts) runs here too, one step per reconcile, only when the membership planner
+// finds the cluster in sync; a new member pod is annotated with the CAs it starts trusting.
 import {
   type CertificatePair,
   type Client,
@@ -12,12 +14,16 @@ import {
   issueCertificate,
   renewalReason,
   Secret,
+  signedBy,
+  splitPemBundle,
 } from "@capstan/core";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
+import type { PodObject } from "../desired/member-pod.ts";
 import { CLUSTER_LABEL, clusterRef, MEMBER_LABEL } from "../desired/names.ts";
 import {
   BACKUP_CLIENT_CN,
   backupClientSecretName,
+  CERTIFICATES_ANNOTATION,
   caSecretName,
   clientTLS,
   memberCommonName,
@@ -31,7 +37,22 @@ import {
   type TLSSource,
   tlsSecret,
 } from "../desired/tls.ts";
+import {
+  caRenewBeforeMs,
+  NEXT_CA_CERT,
+  NEXT_CA_KEY,
+  planCARotation,
+  ROTATE_CA_ANNOTATION,
+  ROTATED_FOR_ANNOTATION,
+  ROTATION_STARTED_ANNOTATION,
+  type RotationInput,
+  type RotationMember,
+  rotationRequested,
+  TRUSTED_CA_ANNOTATION,
+} from "../desired/tls-rotation.ts";
 import type { EtcdClientTLS } from "../etcd/etcd-client.ts";
+import { quorum, type Step } from "../plan/plan.ts";
+import { type Observation, podGone, podReady } from "./observe.ts";
 
 /** Label on the Secrets of member certificates (value: the member), so the ones of removed members are found. */
 export const MEMBER_TLS_COMPONENT = "member-tls";
@@ -62,8 +83,36 @@ export interface ClusterTLS {
   ensureMember(member: string): Promise<string>;
   /** Deletes the certificate Secrets of members not in `keep`. */
   forgetMembersExcept(keep: ReadonlySet<string>): Promise<void>;
+  /**
+   * Annotations of a member pod about to be created (its certificate issued first): its certificates' fingerprints,
+   * and the CAs it will start trusting.
+   */
+  podAnnotations(member: string): Promise<Record<string, string>>;
   /** What was issued or renewed so far, for Events. */
   readonly issued: { reason: string; message: string }[];
+  /** The operator's CA and its leaves as they are now, when the operator keeps a CA (for the CA rotation). */
+  caState(): CAState | undefined;
+}
+
+/** The operator's CA of a cluster as this reconcile read (or made) it. */
+export interface CAState {
+  /** The CA Secret as read (undefined when this reconcile created it). */
+  secret?: SecretObject;
+  /** The CA that signs leaves now (tls.crt, tls.key). */
+  signing: CertificatePair;
+  /** The trusted bundle (ca.crt): the signing CA, and during a rotation the other one. */
+  bundle: string;
+  /** The new CA while a rotation is under way (next.crt, next.key). */
+  next?: CertificatePair;
+  /** Lifetime of the leaves it signs (the CA's renewal margin follows from it). */
+  leafValidityMs: number;
+  /** The current certificate (PEM) of each operator-managed leaf Secret, by Secret name. */
+  leaves: ReadonlyMap<string, string>;
+}
+
+/** The first 16 hex digits of a certificate's fingerprint ("" when it cannot be parsed). */
+export function shortFingerprint(pem: string): string {
+  return certificateInfo(pem)?.fingerprint.slice(0, 16) ?? "";
 }
 
 /** Why TLS is not in place (a user's Secret missing or incomplete): the cluster is Degraded until it is. */
@@ -76,6 +125,8 @@ export interface TLSProblem {
 const NO_TLS: ClusterTLS = {
   ensureMember: async () => "",
   forgetMembersExcept: async () => {},
+  podAnnotations: async () => ({}),
+  caState: () => undefined,
   issued: [],
 };
 
@@ -128,13 +179,18 @@ export async function prepareTLS(
     for (const s of list.items) if (s.metadata.name !== undefined) owned.set(s.metadata.name, s);
   }
 
-  // The CA (ten years; its rotation is a separate, deliberate step), created once.
+  // The CA (ten years; its rotation is a separate, deliberate step: rotateCA), created once.
   let ca: CertificatePair | undefined;
   let bundle = "";
+  let caSecret: SecretObject | undefined;
+  let next: CertificatePair | undefined;
   if (owned.size > 0 || peer?.kind === "operatorManaged" || clientSource?.kind === "operatorManaged") {
-    const caSecret = owned.get(caSecretName(cluster));
+    caSecret = owned.get(caSecretName(cluster));
     ca = pairOf(caSecret);
     bundle = secretData(caSecret)["ca.crt"] ?? ca?.cert ?? "";
+    const nextCert = secretData(caSecret)[NEXT_CA_CERT];
+    const nextKey = secretData(caSecret)[NEXT_CA_KEY];
+    if (ca !== undefined && nextCert && nextKey) next = { cert: nextCert, key: nextKey };
     if (ca === undefined) {
       ca = await createCA({
         commonName: `${name}.${namespace} etcd CA`,
@@ -146,6 +202,7 @@ export async function prepareTLS(
       await client.create(Secret, secret, call).catch((err: unknown) => {
         if (!isAlreadyExists(err)) throw err;
       });
+      caSecret = undefined;
       owned.set(caSecretName(cluster), secret);
       issued.push({
         reason: "CertificateIssued",
@@ -165,8 +222,9 @@ export async function prepareTLS(
       throw new Error(`EtcdCluster ${namespace}/${name}: no CA to sign ${secretName} with`);
     const existing = owned.get(secretName);
     const current = pairOf(existing);
+    // Signed by the CA that signs now: after a rotation switched it, every leaf is issued again.
     const why = renewalReason(current, {
-      ca: bundle,
+      ca: ca.cert,
       hosts: leaf.hosts,
       now,
       renewBeforeMs: source.renewBeforeMs,
@@ -231,26 +289,53 @@ export async function prepareTLS(
         ? clientSource
         : undefined;
   const userFingerprints = [...userSecrets.values()]
-    .map((d) => certificateInfo(d["tls.crt"] ?? "")?.fingerprint.slice(0, 16) ?? "")
+    .map((d) => shortFingerprint(d["tls.crt"] ?? ""))
     .join(",");
+  const trusted = ca === undefined ? "" : splitPemBundle(bundle).map(shortFingerprint).join(",");
 
+  const ensureMember = async (member: string): Promise<string> => {
+    if (memberSource === undefined) return userFingerprints;
+    const pair = await ensureLeaf(
+      memberTLSSecretName(member),
+      memberSource,
+      {
+        hosts: memberHosts(cluster, member),
+        commonName: memberCommonName(cluster),
+        usages: ["server", "client"],
+      },
+      { [MEMBER_LABEL]: member, "app.kubernetes.io/component": MEMBER_TLS_COMPONENT },
+    );
+    const own = shortFingerprint(pair.cert);
+    return userFingerprints === "" ? own : `${own},${userFingerprints}`;
+  };
+
+  const leafSource = memberSource ?? clientSource;
   return {
     ...(clientMaterial === undefined ? {} : { client: clientMaterial }),
     issued,
-    ensureMember: async (member) => {
-      if (memberSource === undefined) return userFingerprints;
-      const pair = await ensureLeaf(
-        memberTLSSecretName(member),
-        memberSource,
-        {
-          hosts: memberHosts(cluster, member),
-          commonName: memberCommonName(cluster),
-          usages: ["server", "client"],
-        },
-        { [MEMBER_LABEL]: member, "app.kubernetes.io/component": MEMBER_TLS_COMPONENT },
-      );
-      const own = certificateInfo(pair.cert)?.fingerprint.slice(0, 16) ?? "";
-      return userFingerprints === "" ? own : `${own},${userFingerprints}`;
+    ensureMember,
+    podAnnotations: async (member) => {
+      const certificates = await ensureMember(member);
+      return {
+        ...(certificates === "" ? {} : { [CERTIFICATES_ANNOTATION]: certificates }),
+        ...(trusted === "" ? {} : { [TRUSTED_CA_ANNOTATION]: trusted }),
+      };
+    },
+    caState: () => {
+      if (ca === undefined) return undefined;
+      const leaves = new Map<string, string>();
+      for (const [secretName, secret] of owned) {
+        const cert = secretData(secret)["tls.crt"];
+        if (secretName !== caSecretName(cluster) && cert) leaves.set(secretName, cert);
+      }
+      return {
+        ...(caSecret === undefined ? {} : { secret: caSecret }),
+        signing: ca,
+        bundle,
+        ...(next === undefined ? {} : { next }),
+        leafValidityMs: leafSource?.kind === "operatorManaged" ? leafSource.validityMs : 0,
+        leaves,
+      };
     },
     forgetMembersExcept: async (keep) => {
       for (const [secretName, secret] of owned) {
@@ -292,4 +377,191 @@ export async function readClientTLS(
   const data = secretData(secret);
   const [ca, cert, key] = [data["ca.crt"], data["tls.crt"], data["tls.key"]];
   return ca && cert && key ? { ca, cert, key } : undefined;
+}
+
+/** What one reconcile's turn of the CA rotation decided: the step to take or report, and an Event for a CA write. */
+export interface RotationOutcome {
+  step: Step;
+  event?: { reason: string; message: string };
+}
+
+/**
+ * One step of the CA rotation, for a cluster the membership planner found in sync (so it never runs beside a
+ * scale, upgrade, restart or replacement). The CA Secret's steps are written here; a member restart comes back as
+ * the planner's RestartMember (the pod is deleted and started again on its data), after MoveLeader when it leads.
+ * undefined: nothing to do (no operator-managed CA, or no rotation wanted or under way).
+ */
+export async function rotateCA(
+  client: Client,
+  cluster: EtcdCluster,
+  obs: Observation,
+  tls: ClusterTLS,
+  now: Date,
+  signal?: AbortSignal,
+): Promise<RotationOutcome | undefined> {
+  const ca = tls.caState();
+  const { etcd } = obs.observed;
+  if (ca?.secret === undefined || !etcd.reachable) return undefined;
+  const { name, namespace } = clusterRef(cluster);
+  const call = signal === undefined ? {} : { signal };
+  const input = rotationInput(cluster, obs, ca, now);
+  const step = planCARotation(input);
+  const caName = caSecretName(cluster);
+  const patchCA = (patch: Record<string, unknown>) =>
+    client.patch(Secret, caName, namespace, patch, "merge", call);
+  const b64 = (text: string) => Buffer.from(text).toString("base64");
+  const wait = (reason: string, message: string): Step => ({ type: "Wait", reason, message });
+
+  switch (step.type) {
+    case "None":
+      return undefined;
+    case "Wait":
+      return { step: wait(`CARotation${step.reason}`, `CA rotation: ${step.message}`) };
+    case "CreateNextCA": {
+      const asked = cluster.metadata.annotations?.[ROTATE_CA_ANNOTATION];
+      const servedFor = asked !== undefined && asked !== "" ? asked : "expiry";
+      const nextCA = await createCA({
+        commonName: `${name}.${namespace} etcd CA ${now.toISOString()}`,
+        organization: "capstan-etcd-operator",
+        now,
+      });
+      await patchCA({
+        metadata: {
+          annotations: {
+            [ROTATED_FOR_ANNOTATION]: servedFor,
+            [ROTATION_STARTED_ANNOTATION]: now.toISOString(),
+          },
+        },
+        data: {
+          [NEXT_CA_CERT]: b64(nextCA.cert),
+          [NEXT_CA_KEY]: b64(nextCA.key),
+          "ca.crt": b64(`${ca.bundle.trimEnd()}\n${nextCA.cert}`),
+        },
+      });
+      const why =
+        servedFor === "expiry"
+          ? `the CA expires at ${certificateInfo(ca.signing.cert)?.notAfter.toISOString()}`
+          : `${ROTATE_CA_ANNOTATION}=${servedFor}`;
+      const message = `CA rotation started (${why}): created the next CA in Secret ${caName}; every member trusts the old and the new CA after its restart, one member at a time`;
+      return { step: wait("CARotationStarted", message), event: { reason: "CARotationStarted", message } };
+    }
+    case "RestartMember":
+      return { step: restartForTrust(cluster, obs, step.name, step.message) };
+    case "SwitchSigningCA": {
+      const next = ca.next;
+      if (next === undefined) throw new Error(`EtcdCluster ${namespace}/${name}: no next CA to switch to`);
+      await patchCA({ data: { "tls.crt": b64(next.cert), "tls.key": b64(next.key) } });
+      const message = `CA rotation: every member trusts the new CA; it signs from now on (each certificate is issued again, served at the next handshake without a restart)`;
+      return { step: wait("CARotationSwitched", message), event: { reason: "CARotationSwitched", message } };
+    }
+    case "ReissueLeaf":
+      await tls.ensureMember(step.name);
+      return { step: wait("CARotationReissuing", `CA rotation: issuing ${step.name}'s certificate again`) };
+    case "DropOldCA": {
+      const next = ca.next;
+      if (next === undefined) throw new Error(`EtcdCluster ${namespace}/${name}: no next CA to keep`);
+      await patchCA({ data: { "ca.crt": b64(next.cert), [NEXT_CA_CERT]: null, [NEXT_CA_KEY]: null } });
+      const message = `CA rotation: every certificate is the new CA's; the old CA is dropped from the trusted bundle, and the members are restarted one at a time to stop trusting it`;
+      return {
+        step: wait("CARotationOldCADropped", message),
+        event: { reason: "CARotationOldCADropped", message },
+      };
+    }
+  }
+}
+
+/** The rotation planner's input, from the CA Secret, the leaf Secrets and the member pods' annotations. */
+export function rotationInput(cluster: EtcdCluster, obs: Observation, ca: CAState, now: Date): RotationInput {
+  const bundlePems = splitPemBundle(ca.bundle);
+  const known = [...bundlePems, ...(ca.next === undefined ? [] : [ca.next.cert])];
+  const signingCA = shortFingerprint(ca.signing.cert);
+  const issuerOf = (leaf: string | undefined): string => {
+    if (leaf === undefined) return signingCA;
+    const by = known.find((c) => signedBy(leaf, c));
+    return by === undefined ? "unknown" : shortFingerprint(by);
+  };
+  const etcdMembers = obs.observed.etcd.reachable ? obs.observed.etcd.members : [];
+  const startedAt = ca.secret?.metadata.annotations?.[ROTATION_STARTED_ANNOTATION];
+  /**
+   * What a pod without the trusted-ca annotation trusts (one made by an operator that did not record it, or by a
+   * disaster recovery): made before any rotation started, the signing CA alone (the only one there was); made
+   * since, unknown, so it is restarted once.
+   */
+  const unrecorded = (pod: PodObject): string[] => {
+    if (startedAt === undefined) return [signingCA];
+    const made = pod.metadata.creationTimestamp;
+    // creationTimestamp has whole seconds: the same second counts as after.
+    const before = made !== undefined && Date.parse(made) < Date.parse(startedAt) - 1000;
+    return before ? [signingCA] : ["unknown"];
+  };
+  const members: RotationMember[] = etcdMembers.map((m) => {
+    const pod = obs.pods.get(m.name);
+    const trusted = pod?.metadata.annotations?.[TRUSTED_CA_ANNOTATION];
+    return {
+      name: m.name,
+      ready: pod !== undefined && !podGone(pod) && podReady(pod),
+      trusts: trusted ? trusted.split(",") : pod === undefined ? [signingCA] : unrecorded(pod),
+      leafIssuer: issuerOf(ca.leaves.get(memberTLSSecretName(m.name))),
+    };
+  });
+  const clientIssuers =
+    clientTLS(cluster)?.kind === "operatorManaged"
+      ? [operatorClientSecretName(cluster), backupClientSecretName(cluster)].map((s) =>
+          issuerOf(ca.leaves.get(s)),
+        )
+      : [];
+  return {
+    requested: rotationRequested({
+      asked: cluster.metadata.annotations?.[ROTATE_CA_ANNOTATION],
+      servedFor: ca.secret?.metadata.annotations?.[ROTATED_FOR_ANNOTATION],
+      caNotAfter: certificateInfo(ca.signing.cert)?.notAfter,
+      now,
+      renewBeforeMs: caRenewBeforeMs(ca.leafValidityMs),
+    }),
+    signingCA,
+    bundle: bundlePems.map(shortFingerprint),
+    ...(ca.next === undefined ? {} : { nextCA: shortFingerprint(ca.next.cert) }),
+    clientIssuers,
+    members,
+  };
+}
+
+/**
+ * The planner's step that restarts member `name` so etcd reads the trusted bundle again: MoveLeader first when it
+ * leads, and only when the other voters keep a quorum (a lone member restarts on its data; with ephemeral storage
+ * a restart loses the member's data, so it is never the last one).
+ */
+function restartForTrust(cluster: EtcdCluster, obs: Observation, name: string, message: string): Step {
+  const members = obs.observed.etcd.reachable ? obs.observed.etcd.members : [];
+  const member = members.find((m) => m.name === name);
+  if (member === undefined) {
+    return {
+      type: "Wait",
+      reason: "CARotationMemberUnknown",
+      message: `CA rotation: ${name} is not a member`,
+    };
+  }
+  const voters = members.filter((m) => !m.isLearner);
+  const others = voters.filter((m) => m !== member && m.healthy);
+  if (member.leader) {
+    const to = others.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))[0];
+    if (to !== undefined) {
+      return {
+        type: "MoveLeader",
+        from: member.id,
+        to: to.id,
+        toName: to.name,
+        message: `moving leadership from ${name} to ${to.name} before restarting it for the CA rotation`,
+      };
+    }
+  }
+  const ephemeral = cluster.spec.storage.ephemeral === true;
+  if ((voters.length > 1 || ephemeral) && !member.isLearner && others.length < quorum(voters.length)) {
+    return {
+      type: "Wait",
+      reason: "CARotationQuorumAtRisk",
+      message: `CA rotation: not restarting ${name}: ${others.length} of ${voters.length} voters would stay healthy, below a quorum`,
+    };
+  }
+  return { type: "RestartMember", id: member.id, name, message: `CA rotation: ${message}` };
 }

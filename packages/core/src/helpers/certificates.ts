@@ -130,7 +130,9 @@ async function sign(
   const cert = new pkijs.Certificate();
   cert.version = 2; // X.509 v3
   const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f; // a positive INTEGER
+  // A positive INTEGER in minimal DER: a first byte of 0x00 followed by one below 0x80 is "illegal padding"
+  // that OpenSSL and Go refuse to parse (1 serial in 256 was, before 2026-12-02).
+  serial[0] = ((serial[0] ?? 0) & 0x3f) | 0x40;
   cert.serialNumber = new asn1js.Integer({ valueHex: serial });
   cert.subject = draft.subject;
   cert.issuer = issuer;
