@@ -140,7 +140,18 @@ export async function reconcileEtcdCluster(
   if (!isTLSProblem(tls)) await refreshCertificates(ctx, cluster, obs, tls);
   const recovery = await activeRestore(cluster, ctx.cache);
   if (recovery !== undefined) {
-    return reconcileRecovery(ctx, cluster, obs, recovery, options.etcdClient ?? defaultEtcdClient, clientTLS);
+    return reconcileRecovery(
+      ctx,
+      cluster,
+      obs,
+      recovery,
+      options.etcdClient ?? defaultEtcdClient,
+      clientTLS,
+      {
+        ...(options.operatorImage === undefined ? {} : { operatorImage: options.operatorImage }),
+        ...(isTLSProblem(tls) ? {} : { beforePod: (member: string) => tls.ensureMember(member) }),
+      },
+    );
   }
   const restore = await observeRestore(cluster, ctx.cache, obs.claims, options.operatorImage);
   if (restore !== undefined) obs.observed.restore = restore.observed;
