@@ -52,6 +52,7 @@ const statusKeys: Record<keyof EtcdClusterStatus, true> = {
   selector: true,
   clientEndpoint: true,
   restore: true,
+  quorumLostSince: true,
 };
 const memberKeys: Record<keyof EtcdMemberStatus, true> = {
   name: true,

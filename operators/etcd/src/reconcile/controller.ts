@@ -31,6 +31,7 @@ import { CERTIFICATES_ANNOTATION } from "../desired/tls.ts";
 import { EtcdError } from "../etcd/etcd-client.ts";
 import { planNext, quorum, type Step } from "../plan/plan.ts";
 import { act } from "./act.ts";
+import { reconcileAutomaticRecovery } from "./automatic-recovery.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, type Observation, observe } from "./observe.ts";
 import { activeRestore, reconcileRecovery } from "./recovery.ts";
@@ -157,12 +158,24 @@ export async function reconcileEtcdCluster(
   if (restore !== undefined) obs.observed.restore = restore.observed;
   await applyDisruptionBudget(ctx, cluster, votersOf(cluster, obs));
   recordMetrics(options.metrics, cluster, obs);
-  const step: Step = isTLSProblem(tls)
+  const planned: Step = isTLSProblem(tls)
     ? { type: "Degraded", reason: tls.reason, field: tls.field, message: tls.message }
     : planNext(cluster.spec, obs.observed, new Date(), {
         freshName: memberName(cluster, randomSuffix()),
         ...(options.deadAfterMs === undefined ? {} : { deadAfterMs: options.deadAfterMs }),
       });
+  // spec.recovery.automatic: the loss of quorum is dated in status; once long enough, ONE EtcdRestore is created
+  // (its reconcile then takes over); without a usable backup, or after a failed one, the loss is reported Degraded.
+  const automatic = await reconcileAutomaticRecovery(ctx, cluster, obs, new Date());
+  const step: Step =
+    planned.type === "QuorumLost" && (automatic.type === "NoBackup" || automatic.type === "Blocked")
+      ? {
+          type: "Degraded",
+          reason: automatic.type === "NoBackup" ? "AutomaticRecoveryNoBackup" : "AutomaticRecoveryFailed",
+          field: "spec.recovery.automatic",
+          message: automatic.message,
+        }
+      : planned;
 
   let reported: Step = step;
   let requeueAfter = requeueFor(step);
@@ -206,6 +219,7 @@ export async function reconcileEtcdCluster(
   }
 
   const status = statusOf(cluster, obs, reported, new Date());
+  if (automatic.lostSince !== undefined) status.quorumLostSince = automatic.lostSince.toISOString();
   const restored = restoreStatusOf(cluster, cluster.status?.restore, restore, obs.claims, status.clusterID);
   if (restored !== undefined) {
     status.restore = restored;
