@@ -72,7 +72,7 @@ const silentEtcd = () => {
   const fail = async () => {
     throw new EtcdError("unavailable", ["10.0.0.1"]);
   };
-  return () => new Proxy({}, { get: () => fail }) as unknown as import("../etcd/etcd-client.ts").EtcdClient;
+  return () => new Proxy({}, { get: () => fail }) as unknown as EtcdClient;
 };
 
 async function reconcile(c: EtcdCluster, extra: KubeObject[]) {
