@@ -62,6 +62,9 @@ function start(): KubeObject[] {
   return [cluster, pod, memberDataClaim(cluster, "demo-a")!, backup, request];
 }
 
+/** Peer URLs of the learners added. */
+const added: string[] = [];
+
 /** demo-a answers its status alone (no quorum); the seed, once its pod runs, as a new one-member cluster. */
 function scriptedEtcd() {
   const header = (id: string, revision: number) => ({ clusterId: id, memberId: "1", revision, raftTerm: 2 });
@@ -111,6 +114,14 @@ function scriptedEtcd() {
         : fail,
       health: async (endpoint: string) => ({ endpoint, healthy: endpoint.includes(SEED_IP) }),
       alarmList: async () => [],
+      memberAddAsLearner: async (urls: string[]) => {
+        added.push(...urls);
+        return {
+          header: header("4660", 1043),
+          member: { id: "2", name: "", peerURLs: urls, clientURLs: [], isLearner: true },
+          members: [],
+        };
+      },
     }) as unknown as EtcdClient;
 }
 
@@ -199,5 +210,18 @@ describe("a recovery from a backup, reconcile after reconcile", () => {
       trace,
     ).toEqual([`create Pod ${SEED}`]);
     expect(events).toContain("Recovered");
+    // The ordinary planner takes over from the new cluster ID: it grows the cluster with a learner, not Degraded.
+    const next = await reconcileOnce(
+      (req, ctx) =>
+        reconcileEtcdCluster(req, ctx, {
+          metrics: new EtcdOperatorMetrics(new Registry()),
+          etcdClient: scriptedEtcd(),
+          operatorImage: "op:1",
+        }),
+      { kinds: [EtcdClusterKind, EtcdBackupKind, EtcdRestoreKind], objects, request: cluster },
+    );
+    next.expectNoError();
+    expect(next.events.map((e) => e.reason)).toEqual(["AddLearner"]);
+    expect(added).toHaveLength(1);
   });
 });
