@@ -156,7 +156,7 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
           type: "Refuse",
           reason: "NoSurvivor",
           message:
-            "no member with its data answers: recovery from a survivor is impossible; recover from a backup (spec.backup)",
+            "no member with its data answers: recovery from a survivor is impossible; recover from a backup (another EtcdRestore with from: Backup and spec.source)",
         };
       }
       const s = survivor.status!;
