@@ -1,6 +1,7 @@
 // The API server rejects bad EtcdCluster specs with the schema's message: bounds, version format, storage rules,
 // operator-owned etcd flags; and bad EtcdBackup and EtcdBackupSchedule specs: two destinations or none, a changed
-// backup spec, an unknown deletionPolicy.
+// backup spec, an unknown deletionPolicy; and bad EtcdRestore specs: from: Backup without a source (or a source
+// with two locations), from: Survivor with one, a changed spec.
 // Needs only the CRDs (no operator): every cluster created here is paused, so an operator elsewhere leaves it
 // alone; the backups name a cluster that does not exist.
 import { type Client, isInvalid } from "@capstan/core";
@@ -15,6 +16,8 @@ import {
   type EtcdCluster,
   EtcdClusterKind,
   type EtcdClusterSpec,
+  type EtcdRestore,
+  EtcdRestoreKind,
 } from "./fixtures/operator-api.ts";
 import { ensureEtcdCrd, etcdSuitesEnabled } from "./fixtures/operator-release.ts";
 
@@ -306,5 +309,55 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster validation by the API server", 
         ),
       ),
     ).toMatch(/each entry needs a podSelector or a namespaceSelector/);
+  });
+
+  it("EtcdRestore: from: Backup needs one source, Survivor takes none, bumpRevision is defaulted, the spec is fixed", async () => {
+    const request = (name: string, spec: Record<string, unknown>): EtcdRestore => ({
+      apiVersion: EtcdRestoreKind.apiVersion,
+      kind: EtcdRestoreKind.kind,
+      metadata: { name, namespace: ns.name },
+      spec: { clusterName: "absent", ...spec } as EtcdRestore["spec"],
+    });
+    const rule = "spec.source is required with from: Backup and not allowed with from: Survivor";
+    expect(
+      await rejection(client.create(EtcdRestoreKind, request("no-source", { from: "Backup" }))),
+    ).toContain(rule);
+    expect(
+      await rejection(
+        client.create(
+          EtcdRestoreKind,
+          request("survivor-source", { from: "Survivor", source: { backup: { name: "b" } } }),
+        ),
+      ),
+    ).toContain(rule);
+    expect(
+      await rejection(
+        client.create(
+          EtcdRestoreKind,
+          request("two", {
+            from: "Backup",
+            source: { backup: { name: "b" }, pvc: { claimName: "c", path: "x.db" } },
+          }),
+        ),
+      ),
+    ).toContain("source: set exactly one of backup, s3 or pvc");
+    expect(
+      await rejection(
+        client.create(
+          EtcdRestoreKind,
+          request("dotdot", { from: "Backup", source: { pvc: { claimName: "c", path: "../x.db" } } }),
+        ),
+      ),
+    ).toContain("source.pvc.path must be a relative file path");
+    const created = await client.create(
+      EtcdRestoreKind,
+      request("ok", { from: "Backup", source: { backup: { name: "b" } } }),
+    );
+    expect(created.spec.source?.bumpRevision).toBe(1_000_000_000);
+    expect(
+      await rejection(
+        client.patch(EtcdRestoreKind, "ok", ns.name, { spec: { source: { backup: { name: "other" } } } }),
+      ),
+    ).toContain("spec is immutable: create another EtcdRestore");
   });
 });

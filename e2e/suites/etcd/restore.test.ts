@@ -4,7 +4,9 @@
 // at the backup by the bump, it grows to its size with learners, and status.restore and a Restored Event say so.
 // Then disaster recovery: a three-member cluster loses two members with their claims (quorum lost), an
 // EtcdRestore from the survivor brings it back with every key and the same cluster ID, and it grows back to three.
-import { type Client, PersistentVolumeClaim, Pod } from "@capstan/core";
+// Then the same loss recovered from a backup: an EtcdRestore from: Backup brings back every key written before the
+// backup's revision and none written after, as a new cluster (new ID, revision bumped), grown back to three.
+import { type Client, isNotFound, PersistentVolumeClaim, Pod } from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -24,6 +26,7 @@ import {
   EtcdClusterKind,
   type EtcdRestore,
   EtcdRestoreKind,
+  KEPT_BY_RESTORE_LABEL,
 } from "./fixtures/operator-api.ts";
 import { etcdSuitesEnabled, installOperator, type OperatorRelease } from "./fixtures/operator-release.ts";
 
@@ -41,6 +44,7 @@ let ns = "";
 
 describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; EtcdRestore", () => {
   const lost = "rsc";
+  const lostToBackup = "rsd";
   beforeAll(async () => {
     ({ client } = connect());
     opNs = await createNamespace(client, "etcd-restore-op", restricted);
@@ -53,7 +57,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; Et
 
   afterAll(async () => {
     if (client !== undefined) {
-      for (const c of [restored, lost]) {
+      for (const c of [restored, lost, lostToBackup]) {
         await deleteCluster(client, ns, c).catch((err) => console.warn(`cleanup: ${err}`));
       }
     }
@@ -64,10 +68,73 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; Et
     onTestFailed(async () => {
       await printFailureReport(client, ns, restored, op);
       await printFailureReport(client, ns, lost, op);
-      const r = await client.get(EtcdRestoreKind, "dr", ns).catch(() => undefined);
-      console.log(`EtcdRestore dr: ${JSON.stringify(r?.status ?? "(none)", null, 1)}`);
+      await printFailureReport(client, ns, lostToBackup, op);
+      for (const n of ["dr", "dr-backup"]) {
+        const r = await client.get(EtcdRestoreKind, n, ns).catch(() => undefined);
+        console.log(`EtcdRestore ${n}: ${JSON.stringify(r?.status ?? "(none)", null, 1)}`);
+      }
     });
   });
+
+  /** A PVC-backed EtcdBackup of `cluster`, waited for until it Succeeded. */
+  async function backUp(cluster: string, name: string): Promise<EtcdBackup> {
+    await client
+      .create(PersistentVolumeClaim, {
+        apiVersion: "v1",
+        kind: "PersistentVolumeClaim",
+        metadata: { name: "backups", namespace: ns },
+        spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+      })
+      .catch((err: unknown) => {
+        if (!String(err).includes("already exists")) throw err;
+      });
+    const backup: EtcdBackup = {
+      apiVersion: EtcdBackupKind.apiVersion,
+      kind: EtcdBackupKind.kind,
+      metadata: { name, namespace: ns },
+      spec: { clusterName: cluster, destination: { pvc: { claimName: "backups" } } },
+    };
+    await client.create(EtcdBackupKind, backup);
+    const done = await eventually(
+      async () => {
+        const b = await client.get(EtcdBackupKind, name, ns);
+        if (b.status?.phase !== "Succeeded" && b.status?.phase !== "Failed") {
+          throw new Error(`phase ${b.status?.phase}`);
+        }
+        return b;
+      },
+      { timeoutMs: minutes(3), intervalMs: 2_000, message: `EtcdBackup ${name} ends` },
+    );
+    expect(done.status?.phase, JSON.stringify(done.status)).toBe("Succeeded");
+    return done;
+  }
+
+  /** Destroys two followers of `cluster` with their data (claims first, then pods); waits for QuorumLost. */
+  async function loseTwo(cluster: string, followers: string[]): Promise<void> {
+    for (const v of followers) await client.delete(PersistentVolumeClaim, dataClaimName(v), ns);
+    for (const v of followers) await client.delete(Pod, v, ns, { gracePeriodSeconds: 0 });
+    await eventually(
+      async () => {
+        const c = await client.get(EtcdClusterKind, cluster, ns);
+        if (c.status?.phase !== "QuorumLost") throw new Error(`phase ${c.status?.phase}`);
+      },
+      { timeoutMs: minutes(2), intervalMs: 2_000, message: `${cluster} reports QuorumLost` },
+    );
+  }
+
+  /** Waits for an EtcdRestore to end. */
+  async function restoreEnds(name: string): Promise<EtcdRestore> {
+    return eventually(
+      async () => {
+        const r = await client.get(EtcdRestoreKind, name, ns);
+        if (r.status?.phase !== "Succeeded" && r.status?.phase !== "Failed") {
+          throw new Error(`phase ${r.status?.phase}: ${r.status?.message}`);
+        }
+        return r;
+      },
+      { timeoutMs: minutes(4), intervalMs: 2_000, message: `EtcdRestore ${name} ends` },
+    );
+  }
 
   it(
     "a new cluster from A's backup holds every key, with its revision bumped past A's",
@@ -75,30 +142,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; Et
       const a = await waitEtcdHealthy(client, ns, source, 1);
       const written = await putKeys(a.etcd, "/restore/", 100);
 
-      await client.create(PersistentVolumeClaim, {
-        apiVersion: "v1",
-        kind: "PersistentVolumeClaim",
-        metadata: { name: "backups", namespace: ns },
-        spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
-      });
-      const backup: EtcdBackup = {
-        apiVersion: EtcdBackupKind.apiVersion,
-        kind: EtcdBackupKind.kind,
-        metadata: { name: "snap", namespace: ns },
-        spec: { clusterName: source, destination: { pvc: { claimName: "backups" } } },
-      };
-      await client.create(EtcdBackupKind, backup);
-      const done = await eventually(
-        async () => {
-          const b = await client.get(EtcdBackupKind, "snap", ns);
-          if (b.status?.phase !== "Succeeded" && b.status?.phase !== "Failed") {
-            throw new Error(`phase ${b.status?.phase}`);
-          }
-          return b;
-        },
-        { timeoutMs: minutes(3), intervalMs: 2_000, message: "EtcdBackup snap ends" },
-      );
-      expect(done.status?.phase, JSON.stringify(done.status)).toBe("Succeeded");
+      const done = await backUp(source, "snap");
       const backupRevision = done.status?.revision ?? 0;
       // Written after the backup: B must not have it.
       await a.etcd.put("/restore/after", "x");
@@ -149,16 +193,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; Et
       const clusterID = (await client.get(EtcdClusterKind, lost, ns)).status?.clusterID;
 
       // Destroy two followers with their data: claims first (they go once their pods do), then pods.
-      const victims = [...view.endpoints.keys()].filter((n) => n !== view.leader).slice(0, 2);
-      for (const v of victims) await client.delete(PersistentVolumeClaim, dataClaimName(v), ns);
-      for (const v of victims) await client.delete(Pod, v, ns, { gracePeriodSeconds: 0 });
-      await eventually(
-        async () => {
-          const c = await client.get(EtcdClusterKind, lost, ns);
-          if (c.status?.phase !== "QuorumLost") throw new Error(`phase ${c.status?.phase}`);
-        },
-        { timeoutMs: minutes(2), intervalMs: 2_000, message: `${lost} reports QuorumLost` },
-      );
+      await loseTwo(lost, [...view.endpoints.keys()].filter((n) => n !== view.leader).slice(0, 2));
 
       const request: EtcdRestore = {
         apiVersion: EtcdRestoreKind.apiVersion,
@@ -167,16 +202,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; Et
         spec: { clusterName: lost, from: "Survivor" },
       };
       await client.create(EtcdRestoreKind, request);
-      const done = await eventually(
-        async () => {
-          const r = await client.get(EtcdRestoreKind, "dr", ns);
-          if (r.status?.phase !== "Succeeded" && r.status?.phase !== "Failed") {
-            throw new Error(`phase ${r.status?.phase}: ${r.status?.message}`);
-          }
-          return r;
-        },
-        { timeoutMs: minutes(3), intervalMs: 2_000, message: "EtcdRestore dr ends" },
-      );
+      const done = await restoreEnds("dr");
       expect(done.status?.phase, JSON.stringify(done.status)).toBe("Succeeded");
       expect(done.status?.survivor).toBe(view.leader);
       expect(done.status?.revision).toBeGreaterThan(0);
@@ -189,5 +215,64 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; Et
       expect(events.some((e) => e.reason === "Recovered")).toBe(true);
     },
     minutes(7),
+  );
+
+  it(
+    "two of three members lost with their claims: recovered from a backup with every key before it and none after, as a new cluster grown back to three",
+    async () => {
+      await client.create(EtcdClusterKind, etcdCluster(ns, lostToBackup, { replicas: 3 }));
+      await waitAvailable(client, ns, lostToBackup, 3);
+      const view = await waitEtcdHealthy(client, ns, lostToBackup, 3);
+      const written = await putKeys(view.etcd, "/drb/", 50);
+      const oldID = (await client.get(EtcdClusterKind, lostToBackup, ns)).status?.clusterID;
+      const backup = await backUp(lostToBackup, "snap-dr");
+      const backupRevision = backup.status?.revision ?? 0;
+      // Written after the backup: lost with the two members, not in the backup.
+      const later = await putKeys(view.etcd, "/drb-after/", 5);
+
+      const followers = [...view.endpoints.keys()].filter((n) => n !== view.leader).slice(0, 2);
+      await loseTwo(lostToBackup, followers);
+      const request: EtcdRestore = {
+        apiVersion: EtcdRestoreKind.apiVersion,
+        kind: EtcdRestoreKind.kind,
+        metadata: { name: "dr-backup", namespace: ns },
+        spec: {
+          clusterName: lostToBackup,
+          from: "Backup",
+          source: { backup: { name: "snap-dr" }, bumpRevision: BUMP },
+        },
+      };
+      await client.create(EtcdRestoreKind, request);
+      const done = await restoreEnds("dr-backup");
+      expect(done.status?.phase, JSON.stringify(done.status)).toBe("Succeeded");
+      expect(done.status).toMatchObject({ source: "backup/snap-dr", snapshotRevision: backupRevision });
+      expect(done.status?.revision).toBeGreaterThanOrEqual(backupRevision + BUMP);
+      expect(done.status?.clusterID).toBeDefined();
+      expect(done.status?.clusterID).not.toBe(oldID);
+      // The survivor's claim is kept for the user (labelled, no longer the cluster's), never deleted.
+      const kept = await client.get(PersistentVolumeClaim, dataClaimName(view.leader ?? ""), ns);
+      expect(kept.metadata.labels?.[KEPT_BY_RESTORE_LABEL]).toBe("dr-backup");
+      expect(kept.metadata.ownerReferences ?? []).toEqual([]);
+
+      await waitAvailable(client, ns, lostToBackup, 3);
+      const after = await waitEtcdHealthy(client, ns, lostToBackup, 3);
+      for (const [key, value] of written) expect(await after.etcd.get(key), key).toBe(value);
+      for (const key of later.keys()) expect(await after.etcd.get(key), key).toBeUndefined();
+      const cluster = await client.get(EtcdClusterKind, lostToBackup, ns);
+      expect(cluster.status?.clusterID).toBe(done.status?.clusterID);
+      expect(cluster.status?.restore).toMatchObject({
+        source: "backup/snap-dr",
+        snapshotRevision: backupRevision,
+        clusterID: done.status?.clusterID,
+      });
+      const events = await clusterEvents(client, ns, lostToBackup);
+      expect(events.some((e) => e.reason === "Recovered")).toBe(true);
+      const old = await client.get(Pod, view.leader ?? "", ns).catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      });
+      expect(old, "the old survivor's pod is stopped").toBeUndefined();
+    },
+    minutes(8),
   );
 });

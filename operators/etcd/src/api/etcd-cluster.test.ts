@@ -54,6 +54,7 @@ const statusKeys: Record<keyof EtcdClusterStatus, true> = {
   clientEndpoint: true,
   restore: true,
   auth: true,
+  quorumLostSince: true,
 };
 const memberKeys: Record<keyof EtcdMemberStatus, true> = {
   name: true,

@@ -107,6 +107,16 @@ export interface EtcdRecovery {
   terminatingSeconds?: number;
   /** A learner whose raft index does not advance this long is replaced (default 600). */
   learnerStallSeconds?: number;
+  /** Opt-in recovery from the newest backup after quorum has been lost for a while (an EtcdRestore it creates). */
+  automatic?: EtcdAutomaticRecovery;
+}
+
+/** spec.recovery.automatic. */
+export interface EtcdAutomaticRecovery {
+  /** Off unless true. */
+  enabled?: boolean;
+  /** How long quorum must have been lost (measured from status.quorumLostSince) before recovering (default 600). */
+  afterSeconds?: number;
 }
 
 /** Disk upkeep: compaction and defragmentation. */
@@ -283,10 +293,12 @@ export interface EtcdClusterStatus {
   selector?: string;
   /** URL clients use to reach the cluster, e.g. "http://demo-client.ns.svc:2379". */
   clientEndpoint?: string;
-  /** What the restore from spec.bootstrap.restore did. */
+  /** What the restore from spec.bootstrap.restore (or the last recovery from a backup) did. */
   restore?: EtcdClusterRestoreStatus;
   /** Whether etcd authentication is on, as etcd last answered (absent until known). */
   auth?: "Enabled" | "Disabled";
+  /** Since when no quorum answers (RFC 3339); unset while one does. Read by spec.recovery.automatic. */
+  quorumLostSince?: string;
 }
 
 /** An EtcdCluster object. */
@@ -397,7 +409,7 @@ const seconds = (description: string, dflt: number, minimum: number): JSONSchema
 const recoverySchema: JSONSchemaProps = {
   type: "object",
   description:
-    "How long a member may stay stuck before it is replaced by a fresh one (only while quorum holds).",
+    "How long a member may stay stuck before it is replaced by a fresh one (only while quorum holds), and opt-in automatic recovery from a backup after quorum is lost (automatic).",
   default: {},
   properties: {
     memberNotReadySeconds: seconds(
@@ -416,6 +428,19 @@ const recoverySchema: JSONSchemaProps = {
       600,
       60,
     ),
+    automatic: {
+      type: "object",
+      description:
+        "Opt-in disaster recovery: when quorum has been lost for afterSeconds (measured from status.quorumLostSince, so an operator restart neither resets nor shortens it), the operator creates ONE EtcdRestore from: Backup of this cluster's newest Succeeded EtcdBackup (it loses the writes made since that backup), and never another while one is running or after one failed. Without a usable backup: Degraded and an Event.",
+      properties: {
+        enabled: { type: "boolean", default: false, description: "Recover automatically; off by default." },
+        afterSeconds: seconds(
+          "How long quorum must have been lost before recovering from the newest backup.",
+          600,
+          300,
+        ),
+      },
+    },
   },
 };
 
@@ -738,6 +763,12 @@ const statusSchema: JSONSchemaProps = {
       type: "string",
       enum: ["Enabled", "Disabled"],
       description: "Whether etcd authentication is on, as etcd last answered.",
+    },
+    quorumLostSince: {
+      type: "string",
+      format: "date-time",
+      description:
+        "Since when no quorum answers; unset while one does (spec.recovery.automatic counts from it).",
     },
   },
 };

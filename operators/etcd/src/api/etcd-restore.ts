@@ -1,5 +1,6 @@
 // EtcdRestore (etcd.capstan.dev/v1alpha1): a one-shot request to recover an EtcdCluster that lost quorum, from its
-// surviving member with the most recent data (force-new-cluster). A request object, not a spec field: recovery is
+// surviving member with the most recent data (force-new-cluster) or from a backup (a new seed restored from the
+// snapshot, started as a new cluster, grown back with learners). A request object, not a spec field: recovery is
 // an action taken once, with its own outcome (survivor, revision, cluster ID, the claims kept), which a field
 // re-applied by GitOps would ask for again. The CRD schema and its TypeScript types.
 import {
@@ -10,19 +11,28 @@ import {
   type KubeObject,
 } from "@capstan/core";
 import { GROUP, VERSION } from "./group.ts";
+import { type EtcdBootstrapRestore, restoreSourceSchema } from "./restore-source.ts";
 
 /** Label on a claim a recovery kept for the user (its member was replaced): the EtcdRestore's name. */
 export const KEPT_BY_RESTORE_LABEL = "etcd.capstan.dev/kept-by-restore";
 
-/** What to recover from. Only Survivor is acted on today. */
-export type EtcdRestoreFrom = "Survivor";
+/** What to recover from. */
+export type EtcdRestoreFrom = "Survivor" | "Backup";
+
+/** Label on an EtcdRestore the operator created itself (spec.recovery.automatic): the cluster's name. */
+export const AUTOMATIC_RESTORE_LABEL = "etcd.capstan.dev/automatic-recovery";
 
 /** The desired recovery; immutable. */
 export interface EtcdRestoreSpec {
   /** The EtcdCluster, in the same namespace, that lost quorum. */
   clusterName: string;
-  /** Survivor: the member with the most recent data becomes a one-member cluster (force-new-cluster). */
+  /**
+   * Survivor: the member with the most recent data becomes a one-member cluster (force-new-cluster). Backup: a new
+   * seed is restored from spec.source and started as a new cluster.
+   */
   from: EtcdRestoreFrom;
+  /** With from: Backup (required then, forbidden otherwise): the snapshot, as spec.bootstrap.restore names one. */
+  source?: EtcdBootstrapRestore;
 }
 
 /** The life cycle of one recovery. */
@@ -38,8 +48,14 @@ export interface EtcdRestoreStatus {
   survivor?: string;
   /** The survivor's raft index when it was chosen. */
   raftIndex?: number;
-  /** The revision the cluster was recovered to. */
+  /** The revision the cluster was recovered to (from a backup: the snapshot's plus bumpRevision). */
   revision?: number;
+  /** From a backup: the snapshot restored (backup/<name>, s3://<bucket>/<key> or pvc://<claim>/<path>). */
+  source?: string;
+  /** From a backup: the snapshot's revision, when the EtcdBackup recorded it. */
+  snapshotRevision?: number;
+  /** From a backup: the new seed member the snapshot is restored into. */
+  seed?: string;
   /** The cluster ID after the recovery (hexadecimal). */
   clusterID?: string;
   /** Claims of the replaced members, kept for the user (labelled etcd.capstan.dev/kept-by-restore). */
@@ -67,7 +83,7 @@ export const EtcdRestoreKind = defineKind<EtcdRestore>({
 export const etcdRestoreSchema: JSONSchemaProps = {
   type: "object",
   description:
-    "A one-shot recovery of an EtcdCluster that lost quorum, from the surviving member with the most recent data.",
+    "A one-shot recovery of an EtcdCluster that lost quorum, from the surviving member with the most recent data or from a backup.",
   required: ["spec"],
   properties: {
     apiVersion: { type: "string" },
@@ -86,13 +102,22 @@ export const etcdRestoreSchema: JSONSchemaProps = {
         },
         from: {
           type: "string",
-          enum: ["Survivor"],
+          enum: ["Survivor", "Backup"],
           description:
-            "Survivor: the member with the most recent data (highest raft index) is restarted once with --force-new-cluster, the others are replaced by learners. To recover from a backup, create a new EtcdCluster with spec.bootstrap.restore.",
+            "Survivor: the member with the most recent data (highest raft index) is restarted once with --force-new-cluster, the others are replaced by learners. Backup: every old member's claim is kept and its pod stopped, a new seed is restored from spec.source and started as a new cluster (new cluster ID, revision bumped), and the cluster grows back with learners.",
         },
+        source: restoreSourceSchema(
+          "source",
+          "With from: Backup (required then): the snapshot, exactly one of backup, s3 or pvc, as in an EtcdCluster's spec.bootstrap.restore. It is checked (backup Succeeded, sha256, etcd version against the cluster's spec.version) before anything of the cluster is changed.",
+        ),
       },
       "x-kubernetes-validations": [
         { rule: "self == oldSelf", message: "spec is immutable: create another EtcdRestore" },
+        {
+          rule: "self.from == 'Backup' ? has(self.source) : !has(self.source)",
+          message: "spec.source is required with from: Backup and not allowed with from: Survivor",
+          fieldPath: ".source",
+        },
       ],
     },
     status: {
@@ -111,6 +136,16 @@ export const etcdRestoreSchema: JSONSchemaProps = {
           description: "The survivor's raft index when chosen.",
         },
         revision: { type: "integer", format: "int64", description: "The revision recovered to." },
+        source: { type: "string", description: "From a backup: the snapshot restored." },
+        snapshotRevision: {
+          type: "integer",
+          format: "int64",
+          description: "From a backup: the snapshot's revision (when its EtcdBackup recorded it).",
+        },
+        seed: {
+          type: "string",
+          description: "From a backup: the new seed member restored from the snapshot.",
+        },
         clusterID: { type: "string", description: "The cluster ID after the recovery (hexadecimal)." },
         keptClaims: {
           type: "array",
@@ -151,7 +186,8 @@ export function etcdRestoreCrd(): CustomResourceDefinitionObject {
           additionalPrinterColumns: [
             { name: "Cluster", type: "string", jsonPath: ".spec.clusterName" },
             { name: "Phase", type: "string", jsonPath: ".status.phase" },
-            { name: "Survivor", type: "string", jsonPath: ".status.survivor" },
+            { name: "From", type: "string", jsonPath: ".spec.from" },
+            { name: "Survivor", type: "string", jsonPath: ".status.survivor", priority: 1 },
             { name: "Revision", type: "integer", jsonPath: ".status.revision" },
             { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
           ],

@@ -73,70 +73,80 @@ const relativePath = (field: string): JSONSchemaProps["x-kubernetes-validations"
 
 const { prefix: _prefix, ...s3Properties } = (s3Schema.properties ?? {}) as Record<string, JSONSchemaProps>;
 
-const restoreSchema: JSONSchemaProps = {
-  type: "object",
-  description:
-    "Start the new cluster from a snapshot: exactly one of backup, s3 or pvc. The seed member's data is restored from it (revision bumped, old revisions marked compacted), then the cluster grows with learners. Needs persistent storage.",
-  properties: {
-    backup: {
-      type: "object",
-      description: "An EtcdBackup in this namespace whose phase is Succeeded.",
-      required: ["name"],
-      properties: { name: { type: "string", minLength: 1, maxLength: 253 } },
-    },
-    s3: {
-      ...s3Schema,
-      description: "An S3 object holding the snapshot (as an EtcdBackup's status.location names it).",
-      required: ["bucket", "key", "credentialsSecret"],
-      properties: {
-        ...s3Properties,
-        key: {
-          type: "string",
-          description: "The object's key.",
-          minLength: 1,
-          maxLength: 1024,
-          "x-kubernetes-validations": relativePath("bootstrap.restore.s3.key"),
+/**
+ * The schema of a snapshot source (exactly one of backup, s3 or pvc; sha256; bumpRevision): spec.bootstrap.restore
+ * of an EtcdCluster, spec.source of an EtcdRestore from a backup. `field` is how messages name it.
+ */
+export function restoreSourceSchema(field: string, description: string): JSONSchemaProps {
+  return {
+    type: "object",
+    description,
+    properties: {
+      backup: {
+        type: "object",
+        description: "An EtcdBackup in this namespace whose phase is Succeeded.",
+        required: ["name"],
+        properties: { name: { type: "string", minLength: 1, maxLength: 253 } },
+      },
+      s3: {
+        ...s3Schema,
+        description: "An S3 object holding the snapshot (as an EtcdBackup's status.location names it).",
+        required: ["bucket", "key", "credentialsSecret"],
+        properties: {
+          ...s3Properties,
+          key: {
+            type: "string",
+            description: "The object's key.",
+            minLength: 1,
+            maxLength: 1024,
+            "x-kubernetes-validations": relativePath(`${field}.s3.key`),
+          },
         },
       },
-    },
-    pvc: {
-      type: "object",
-      description: "A snapshot file on a PersistentVolumeClaim no EtcdCluster owns, mounted read-only.",
-      required: ["claimName", "path"],
-      properties: {
-        claimName: { type: "string", minLength: 1, maxLength: 253 },
-        path: {
-          type: "string",
-          description: 'The file inside the volume, without a leading "/".',
-          minLength: 1,
-          maxLength: 1024,
-          "x-kubernetes-validations": relativePath("bootstrap.restore.pvc.path"),
+      pvc: {
+        type: "object",
+        description: "A snapshot file on a PersistentVolumeClaim no EtcdCluster owns, mounted read-only.",
+        required: ["claimName", "path"],
+        properties: {
+          claimName: { type: "string", minLength: 1, maxLength: 253 },
+          path: {
+            type: "string",
+            description: 'The file inside the volume, without a leading "/".',
+            minLength: 1,
+            maxLength: 1024,
+            "x-kubernetes-validations": relativePath(`${field}.pvc.path`),
+          },
         },
       },
+      sha256: {
+        type: "string",
+        description:
+          "Expected SHA-256 of the snapshot (hexadecimal); the download is refused when it differs. With backup: checked against the backup's status.sha256 too.",
+        pattern: SHA256_PATTERN,
+      },
+      bumpRevision: {
+        type: "integer",
+        format: "int64",
+        description:
+          "Added to the snapshot's revision (etcdutl --bump-revision; old revisions are marked compacted), so watchers of the old cluster never see a revision go backwards: more than the writes made since the snapshot.",
+        default: DEFAULT_BUMP_REVISION,
+        minimum: 0,
+        maximum: MAX_BUMP_REVISION,
+      },
     },
-    sha256: {
-      type: "string",
-      description:
-        "Expected SHA-256 of the snapshot (hexadecimal); the download is refused when it differs. With backup: checked against the backup's status.sha256 too.",
-      pattern: SHA256_PATTERN,
-    },
-    bumpRevision: {
-      type: "integer",
-      format: "int64",
-      description:
-        "Added to the snapshot's revision (etcdutl --bump-revision; old revisions are marked compacted), so watchers of the old cluster never see a revision go backwards: more than the writes made since the snapshot.",
-      default: DEFAULT_BUMP_REVISION,
-      minimum: 0,
-      maximum: MAX_BUMP_REVISION,
-    },
-  },
-  "x-kubernetes-validations": [
-    {
-      rule: "(has(self.backup) ? 1 : 0) + (has(self.s3) ? 1 : 0) + (has(self.pvc) ? 1 : 0) == 1",
-      message: "bootstrap.restore: set exactly one of backup, s3 or pvc",
-    },
-  ],
-};
+    "x-kubernetes-validations": [
+      {
+        rule: "(has(self.backup) ? 1 : 0) + (has(self.s3) ? 1 : 0) + (has(self.pvc) ? 1 : 0) == 1",
+        message: `${field}: set exactly one of backup, s3 or pvc`,
+      },
+    ],
+  };
+}
+
+const restoreSchema = restoreSourceSchema(
+  "bootstrap.restore",
+  "Start the new cluster from a snapshot: exactly one of backup, s3 or pvc. The seed member's data is restored from it (revision bumped, old revisions marked compacted), then the cluster grows with learners. Needs persistent storage.",
+);
 
 /** The schema of spec.bootstrap. */
 export const bootstrapSchema: JSONSchemaProps = {

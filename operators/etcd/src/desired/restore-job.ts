@@ -34,6 +34,8 @@ export const SOURCE_MOUNT = "/source";
 /** Where an S3 CA bundle is mounted. */
 /** Annotation on the seed's claim: "pending" while the restore runs, "done" once its data directory is in place. */
 export const RESTORE_CLAIM_ANNOTATION = "etcd.capstan.dev/restore";
+/** Annotation on a seed's claim made by an EtcdRestore from a backup: the EtcdRestore's name. */
+export const RESTORE_REQUEST_ANNOTATION = "etcd.capstan.dev/restore-request";
 /** Annotation on the seed's claim: when the restore finished (RFC 3339). */
 export const RESTORE_TIME_ANNOTATION = "etcd.capstan.dev/restore-time";
 /** Names of the Job's containers, in the order they run. */
@@ -208,6 +210,10 @@ export interface RestoreJobInput {
   from: RestoreFrom;
   /** The operator's own image, which runs `backup-download` and `restore-finish`. */
   operatorImage: string;
+  /** The Job's name; default restoreJobName(cluster) (an EtcdRestore from a backup names its own). */
+  name?: string;
+  /** Revisions added; default spec.bootstrap.restore.bumpRevision (an EtcdRestore passes its spec.source's). */
+  bumpRevision?: number;
 }
 
 const SMALL = { requests: { cpu: "50m", memory: "64Mi" } };
@@ -216,7 +222,7 @@ const SMALL = { requests: { cpu: "50m", memory: "64Mi" } };
 export function restoreJob(input: RestoreJobInput): JobObject {
   const { cluster, seed, from, operatorImage } = input;
   const { namespace } = clusterRef(cluster);
-  const bump = cluster.spec.bootstrap?.restore?.bumpRevision ?? DEFAULT_BUMP_REVISION;
+  const bump = input.bumpRevision ?? cluster.spec.bootstrap?.restore?.bumpRevision ?? DEFAULT_BUMP_REVISION;
   const dataMount = [{ name: "data", mountPath: DATA_MOUNT }];
   const s3 = from.kind === "s3" ? from.s3 : undefined;
   const spec: PodSpec = {
@@ -274,7 +280,7 @@ export function restoreJob(input: RestoreJobInput): JobObject {
   const job: JobObject = {
     apiVersion: "batch/v1",
     kind: "Job",
-    metadata: { name: restoreJobName(cluster), namespace, labels },
+    metadata: { name: input.name ?? restoreJobName(cluster), namespace, labels },
     spec: {
       backoffLimit: RESTORE_BACKOFF_LIMIT,
       activeDeadlineSeconds: RESTORE_DEADLINE_SECONDS,

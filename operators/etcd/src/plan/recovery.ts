@@ -1,11 +1,17 @@
 // The disaster-recovery planner (issue 14, EtcdRestore): for a cluster that lost quorum, the ONE next step of a
-// recovery from the surviving member with the most recent data (force-new-cluster once, then without the flag;
-// the ordinary planner then re-grows the cluster with learners), or the first steps of one from a backup. Pure,
+// recovery from the surviving member with the most recent data (force-new-cluster once, then without the flag),
+// or from a backup (every old member kept and stopped, then a new seed restored from the snapshot by
+// plan/restore.ts's steps and started as a new cluster); the ordinary planner then re-grows the cluster with
+// learners. Pure,
 // and planned only from what is on the API server and what etcd answers: every choice is written on an object
 // (the survivor's claim is annotated before anything else changes), so a new leader resumes where the last one
 // stopped. A claim holding member data is never deleted: replaced members' claims are kept (labelled for the
 // user, no longer owned by the cluster, so neither the garbage collector nor the planner touches them).
-// Not wired into a controller yet: this is the planner and its table tests.
+// A backup is checked (it exists and Succeeded, its sha256, its etcd version against spec.version) before anything
+// of the cluster is changed: an unusable one refuses the request, one not there yet (or still running) waits.
+import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
+import type { Observed } from "./plan.ts";
+import { type ObservedRestore, planRestore, type RestoreStep } from "./restore.ts";
 
 /** What the recovery observed of one member that has (or had) a data claim. */
 export interface RecoveryMember {
@@ -33,6 +39,20 @@ export interface RecoveryMember {
   healthy?: boolean;
 }
 
+/** What a recovery from a backup reads besides the members (the seed is one of them once its claim exists). */
+export interface RecoveryFromBackup {
+  /** The cluster's spec with spec.bootstrap.restore set to the EtcdRestore's spec.source (plan/restore.ts reads it). */
+  spec: EtcdClusterSpec;
+  /** The new seed member: derived from the EtcdRestore's uid, so every leader picks the same one. */
+  seed: string;
+  /** The snapshot as one string (backup/<name>, s3://..., pvc://...). */
+  source: string;
+  /** What plan/restore.ts reads: the EtcdBackup, this request's restore Job, and the seed's claim with its mark. */
+  restore: ObservedRestore;
+  /** Old member pods being deleted that have not gone yet. */
+  terminating: string[];
+}
+
 /** Everything the recovery planner reads. */
 export interface RecoveryObserved {
   /** The EtcdRestore's name (the value of the marks it writes). */
@@ -41,12 +61,26 @@ export interface RecoveryObserved {
   /** A quorum of healthy voters answers now. */
   quorum: boolean;
   members: RecoveryMember[];
+  /** With from: Backup. */
+  backup?: RecoveryFromBackup;
 }
 
 /** The next recovery step. */
 export type RecoveryStep =
   /** Nothing was started and nothing will be: the request is refused (its status says why). */
-  | { type: "Refuse"; reason: "QuorumHealthy" | "NoSurvivor" | "SurvivorLost"; message: string }
+  | {
+      type: "Refuse";
+      reason:
+        | "QuorumHealthy"
+        | "NoSurvivor"
+        | "SurvivorLost"
+        | "BackupUnusable"
+        | "NeedsStorage"
+        | "SeedNameInUse";
+      /** The field the refusal is about, when one is. */
+      field?: string;
+      message: string;
+    }
   /** Annotate the survivor's claim: the durable choice every later step (and a new leader) reads. */
   | { type: "MarkSurvivor"; name: string; raftIndex: number; revision: number; message: string }
   /** Label a replaced member's claim for the user and remove the cluster's ownership; never delete it. */
@@ -59,11 +93,24 @@ export type RecoveryStep =
   | { type: "StartSurvivor"; name: string; forceNewCluster: boolean; message: string }
   /** Mark the survivor's claim "unforce", then delete its pod, once it answers as a one-member cluster. */
   | { type: "RemoveForceFlag"; name: string; message: string }
-  /** Every old member is stopped and kept: restore a new seed from the backup (plan/restore.ts's steps). */
-  | { type: "RestoreFromBackup"; message: string }
+  /** From a backup, every old member stopped and kept: the seed's claim and restore Job, then its claim marked done. */
+  | RestoreStep
+  /** From a backup, the seed's claim restored: start the seed as a new one-member cluster on it. */
+  | { type: "StartSeed"; name: string; message: string }
   | { type: "Wait"; reason: string; message: string }
   /** Done: the recovered revision and cluster ID go into status and an Event; the cluster re-grows. */
-  | { type: "Recovered"; survivor: string; revision: number; clusterID: string; message: string };
+  | {
+      type: "Recovered";
+      /** From a survivor: the member recovered from. */
+      survivor?: string;
+      /** From a backup: the new seed, its snapshot and the snapshot's revision (when known). */
+      seed?: string;
+      source?: string;
+      snapshotRevision?: number;
+      revision: number;
+      clusterID: string;
+      message: string;
+    };
 
 /** The member with the most recent data: highest raft index, then revision, then name (a stable order). */
 export function chooseSurvivor(members: RecoveryMember[]): RecoveryMember | undefined {
@@ -78,18 +125,19 @@ export function chooseSurvivor(members: RecoveryMember[]): RecoveryMember | unde
 }
 
 /**
- * The next step. In order:
+ * The next step. From a backup: see planFromBackup. From a survivor, in order:
  *  1. Not started (no survivor mark, no kept claim): a quorum answers -> Refuse QuorumHealthy. From a survivor:
  *     none answers its status -> Refuse NoSurvivor (recover from a backup); else MarkSurvivor(the most recent).
  *  2. From a survivor, started: the marked claim is the survivor (never chosen again); no marked, owned claim
  *     -> Refuse SurvivorLost.
  *  3. Every other owned claim -> KeepClaim, one at a time; then every kept member's pod -> StopMember.
- *  4. From a backup: RestoreFromBackup. From a survivor, by the phase on its claim: none (or "force" with a pod
+ *  4. By the phase on the survivor's claim: none (or "force" with a pod
  *     without the flag) -> ForceNewCluster; its pod missing -> StartSurvivor with the flag ("force") or without
  *     ("unforce"); "force" and not yet a healthy one-member cluster -> Wait; "force" and alone -> RemoveForceFlag
  *     (also "unforce" with a pod still flagged); "unforce", alone and healthy -> Recovered.
  */
 export function planRecovery(o: RecoveryObserved): RecoveryStep {
+  if (o.from === "Backup") return planFromBackup(o);
   const byName = [...o.members].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const started = byName.some((m) => m.survivorMark === true || m.claimKept === true);
   let survivor: RecoveryMember | undefined;
@@ -108,7 +156,7 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
           type: "Refuse",
           reason: "NoSurvivor",
           message:
-            "no member with its data answers: recovery from a survivor is impossible; recover from a backup (spec.backup)",
+            "no member with its data answers: recovery from a survivor is impossible; recover from a backup (another EtcdRestore with from: Backup and spec.source)",
         };
       }
       const s = survivor.status!;
@@ -150,8 +198,9 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
   }
   if (survivor === undefined) {
     return {
-      type: "RestoreFromBackup",
-      message: "every old member is stopped and kept: restoring from the backup",
+      type: "Refuse",
+      reason: "NoSurvivor",
+      message: "no survivor is chosen (a bug: please report it)",
     };
   }
 
@@ -195,4 +244,166 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
     clusterID: survivor.status.clusterID,
     message: `recovered from ${survivor.name} at revision ${survivor.status.revision}, cluster ID ${survivor.status.clusterID}; the cluster re-grows with learners`,
   };
+}
+
+/** Reasons of plan/restore.ts for a backup that is not there yet: the request waits for it. */
+const BACKUP_NOT_YET = new Set(["RestoreBackupMissing", "RestoreBackupNotSucceeded"]);
+
+/**
+ * From a backup, in order:
+ *  1. Not started (no old claim kept by this request, no seed claim): a quorum answers -> Refuse QuorumHealthy;
+ *     ephemeral storage -> Refuse NeedsStorage; the seed's name used by an old member -> Refuse SeedNameInUse; the
+ *     source checked by plan/restore.ts (the EtcdBackup exists and Succeeded, sha256, etcd version against
+ *     spec.version, a readable location, the operator's image): not there or not finished yet -> Wait; Failed,
+ *     or anything else wrong -> Refuse BackupUnusable naming the field. Nothing of the cluster is changed before.
+ *  2. Every old member's owned claim -> KeepClaim, one at a time; then every old member's pod -> StopMember.
+ *  3. A restore Job of this request but no seed claim (the claim was deleted after the restore) -> Wait: a new Job
+ *     must be made by a human deleting the old one, never a finished Job trusted for an empty claim.
+ *  4. plan/restore.ts on the seed's claim: StartRestore, Wait, FinishRestore; a problem now (the old members are
+ *     stopped: nothing to go back to) -> Wait with its message, so a fixed backup or a deleted Job resumes it.
+ *  5. The seed's claim restored: no seed pod -> StartSeed (a new cluster); not yet a healthy one-member cluster
+ *     -> Wait; else Recovered with its revision and new cluster ID.
+ */
+function planFromBackup(o: RecoveryObserved): RecoveryStep {
+  const b = o.backup;
+  if (b === undefined) {
+    return {
+      type: "Refuse",
+      reason: "BackupUnusable",
+      field: "spec.source",
+      message:
+        "spec.source is required with from: Backup: name an EtcdBackup, an S3 object or a file on a PVC",
+    };
+  }
+  const byName = [...o.members].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+  const old = byName.filter((m) => m.name !== b.seed);
+  const seed = byName.find((m) => m.name === b.seed);
+  const seedClaim = b.restore.claims.find((c) => c.name === b.seed);
+  const started = old.some((m) => m.claimKept === true) || seedClaim !== undefined;
+  if (!started) {
+    if (o.quorum) {
+      return {
+        type: "Refuse",
+        reason: "QuorumHealthy",
+        message: "a quorum of members answers: there is nothing to recover (nothing was changed)",
+      };
+    }
+    if (b.spec.storage.ephemeral === true) {
+      return {
+        type: "Refuse",
+        reason: "NeedsStorage",
+        field: "spec.storage",
+        message:
+          "recovery from a backup needs persistent storage (the EtcdCluster's spec.storage.size): the snapshot is restored into the seed's claim (nothing was changed)",
+      };
+    }
+    if (seed !== undefined) {
+      return {
+        type: "Refuse",
+        reason: "SeedNameInUse",
+        message: `the seed name ${b.seed} derived from this EtcdRestore is used by a member already: create another EtcdRestore (nothing was changed)`,
+      };
+    }
+    const check = planRestore(b.spec, restoreView(b, []), { freshName: b.seed });
+    if (check?.type === "Degraded") {
+      const failed = b.restore.backup?.phase === "Failed";
+      if (BACKUP_NOT_YET.has(check.reason) && !failed) {
+        return {
+          type: "Wait",
+          reason: "BackupNotReady",
+          message: `${sourceField(check.message)}; nothing of the cluster is changed until then`,
+        };
+      }
+      return {
+        type: "Refuse",
+        reason: "BackupUnusable",
+        field: sourceField(check.field ?? "spec.source"),
+        message: `${sourceField(check.message)} (nothing of the cluster was changed)`,
+      };
+    }
+    if (check?.type === "Wait") return check;
+  }
+
+  const keep = old.find((m) => m.claimOwned);
+  if (keep !== undefined) {
+    return {
+      type: "KeepClaim",
+      name: keep.name,
+      message: `keeping the claim of ${keep.name} for you (labelled, no longer owned by the cluster); it is not deleted`,
+    };
+  }
+  const stop = old.find((m) => m.pod);
+  if (stop !== undefined) {
+    return {
+      type: "StopMember",
+      name: stop.name,
+      message: `stopping ${stop.name}, replaced by the recovery from ${b.source} (its claim is kept)`,
+    };
+  }
+  if (seedClaim === undefined && b.restore.job !== undefined) {
+    return {
+      type: "Wait",
+      reason: "SeedClaimLost",
+      message: `the claim of seed ${b.seed} is gone but its restore Job exists: delete the Job to restore ${b.source} again`,
+    };
+  }
+  const restoring = planRestore(b.spec, restoreView(b, b.terminating), { freshName: b.seed });
+  if (restoring !== undefined) {
+    if (restoring.type === "Degraded") {
+      return {
+        type: "Wait",
+        reason: restoring.reason,
+        message: `${sourceField(restoring.message)} (the old members are stopped and their claims kept)`,
+      };
+    }
+    if (
+      restoring.type === "StartRestore" ||
+      restoring.type === "FinishRestore" ||
+      restoring.type === "Wait"
+    ) {
+      return restoring;
+    }
+    return { type: "Wait", reason: "Restoring", message: restoring.message };
+  }
+  if (seedClaim?.state !== "done") {
+    return { type: "Wait", reason: "Restoring", message: `restoring ${b.source} into seed ${b.seed}` };
+  }
+  if (seed?.pod !== true) {
+    return {
+      type: "StartSeed",
+      name: b.seed,
+      message: `restored ${b.source} into ${b.seed}: starting it as a new cluster`,
+    };
+  }
+  if (seed.healthy !== true || seed.membersListed !== 1 || seed.status === undefined) {
+    return { type: "Wait", reason: "SeedStarting", message: `waiting for seed ${b.seed} to serve` };
+  }
+  const snapshotRevision = b.restore.backup?.revision;
+  return {
+    type: "Recovered",
+    seed: b.seed,
+    source: b.source,
+    ...(snapshotRevision === undefined ? {} : { snapshotRevision }),
+    revision: seed.status.revision,
+    clusterID: seed.status.clusterID,
+    message: `recovered from ${b.source}${snapshotRevision === undefined ? "" : ` (snapshot revision ${snapshotRevision})`} into ${b.seed}: revision ${seed.status.revision}, new cluster ID ${seed.status.clusterID}; the cluster re-grows with learners`,
+  };
+}
+
+/** plan/restore.ts's view: only the seed's claim (with its mark), no pods, the old pods still terminating. */
+function restoreView(b: RecoveryFromBackup, terminating: string[]): Observed {
+  const claims = b.restore.claims.filter((c) => c.name === b.seed);
+  return {
+    etcd: { reachable: false, error: "recovering from a backup" },
+    pods: [],
+    volumes: claims.map((c) => c.name),
+    bootstrapped: false,
+    terminating: terminating.map((name) => ({ name, since: new Date(0) })),
+    restore: { ...b.restore, claims },
+  };
+}
+
+/** plan/restore.ts names spec.bootstrap.restore; for an EtcdRestore the same source is spec.source. */
+function sourceField(text: string): string {
+  return text.replaceAll("spec.bootstrap.restore", "spec.source");
 }

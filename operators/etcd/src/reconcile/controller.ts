@@ -36,6 +36,7 @@ import { EtcdError } from "../etcd/etcd-client.ts";
 import { planNext, quorum, type Step } from "../plan/plan.ts";
 import { act } from "./act.ts";
 import { prepareAuth } from "./auth.ts";
+import { reconcileAutomaticRecovery } from "./automatic-recovery.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, type Observation, observe } from "./observe.ts";
 import { activeRestore, reconcileRecovery } from "./recovery.ts";
@@ -180,13 +181,16 @@ export async function reconcileEtcdCluster(
   const recovery = await activeRestore(cluster, ctx.cache);
   if (recovery !== undefined) {
     const withCredentials: typeof etcdClient = (e, t) => etcdClient(e, t, credentials);
-    return reconcileRecovery(ctx, cluster, obs, recovery, withCredentials, clientTLS);
+    return reconcileRecovery(ctx, cluster, obs, recovery, withCredentials, clientTLS, {
+      ...(options.operatorImage === undefined ? {} : { operatorImage: options.operatorImage }),
+      ...(isTLSProblem(tls) ? {} : { beforePod: (member: string) => tls.podAnnotations(member) }),
+    });
   }
   const restore = await observeRestore(cluster, ctx.cache, obs.claims, options.operatorImage);
   if (restore !== undefined) obs.observed.restore = restore.observed;
   await applyDisruptionBudget(ctx, cluster, votersOf(cluster, obs));
   recordMetrics(options.metrics, cluster, obs);
-  let step: Step = isTLSProblem(tls)
+  const planned: Step = isTLSProblem(tls)
     ? { type: "Degraded", reason: tls.reason, field: tls.field, message: tls.message }
     : auth.problem !== undefined
       ? { type: "Degraded", ...auth.problem }
@@ -194,6 +198,18 @@ export async function reconcileEtcdCluster(
           freshName: memberName(cluster, randomSuffix()),
           ...(options.deadAfterMs === undefined ? {} : { deadAfterMs: options.deadAfterMs }),
         });
+  // spec.recovery.automatic: the loss of quorum is dated in status; once long enough, ONE EtcdRestore is created
+  // (its reconcile then takes over); without a usable backup, or after a failed one, the loss is reported Degraded.
+  const automatic = await reconcileAutomaticRecovery(ctx, cluster, obs, new Date());
+  let step: Step =
+    planned.type === "QuorumLost" && (automatic.type === "NoBackup" || automatic.type === "Blocked")
+      ? {
+          type: "Degraded",
+          reason: automatic.type === "NoBackup" ? "AutomaticRecoveryNoBackup" : "AutomaticRecoveryFailed",
+          field: "spec.recovery.automatic",
+          message: automatic.message,
+        }
+      : planned;
   // The CA rotation takes its steps only on a cluster in sync: never beside a scale, upgrade or replacement.
   if (step.type === "InSync" && !isTLSProblem(tls)) {
     const rotation = await rotateCA(ctx.client, cluster, obs, tls, new Date(), signal);
@@ -247,6 +263,7 @@ export async function reconcileEtcdCluster(
   }
 
   const status = statusOf(cluster, obs, reported, new Date());
+  if (automatic.lostSince !== undefined) status.quorumLostSince = automatic.lostSince.toISOString();
   const restored = restoreStatusOf(cluster, cluster.status?.restore, restore, obs.claims, status.clusterID);
   if (restored !== undefined) {
     status.restore = restored;

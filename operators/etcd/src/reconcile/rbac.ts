@@ -54,6 +54,11 @@ export const access: OperatorAccess = {
     },
     {
       kind: EtcdRestoreKind,
+      verbs: ["create"],
+      why: "spec.recovery.automatic creates one EtcdRestore from the newest backup after quorum has been lost long enough",
+    },
+    {
+      kind: EtcdRestoreKind,
       subresource: "status",
       verbs: ["get", "update", "patch"],
       why: "an EtcdRestore's status is written by its cluster's reconcile, which performs the recovery",

@@ -5,9 +5,18 @@ import { describe, expect, it } from "vitest";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
 import { type EtcdRestore, KEPT_BY_RESTORE_LABEL } from "../api/etcd-restore.ts";
 import { FORCE_NEW_CLUSTER_ANNOTATION, type PodObject } from "../desired/member-pod.ts";
+import { RESTORE_CLAIM_ANNOTATION, RESTORE_REQUEST_ANNOTATION } from "../desired/restore-job.ts";
 import type { RecoveryStep } from "../plan/recovery.ts";
 import type { Observation } from "./observe.ts";
-import { actRecovery, RECOVERY_PHASE_ANNOTATION, SURVIVOR_ANNOTATION } from "./recovery.ts";
+import {
+  actRecovery,
+  type BackupRecovery,
+  RECOVERY_PHASE_ANNOTATION,
+  recoveredStatus,
+  recoveryJobName,
+  recoverySeedName,
+  SURVIVOR_ANNOTATION,
+} from "./recovery.ts";
 
 const cluster: EtcdCluster = {
   apiVersion: "etcd.capstan.dev/v1alpha1",
@@ -45,12 +54,43 @@ function recordingClient() {
   return { client: client as unknown as Client, calls, bodies };
 }
 
-async function run(step: RecoveryStep) {
+async function run(step: RecoveryStep, backup?: BackupRecovery) {
   const rec = recordingClient();
-  const obs = { claims: new Map(), pods: new Map(), endpoints: [] } as unknown as Observation;
-  const status = await actRecovery(step, { client: rec.client, cluster, obs }, restore, NOW);
+  const obs = { claims: new Map(), pods: new Map(), endpoints: [], members: [] } as unknown as Observation;
+  const status = await actRecovery(step, { client: rec.client, cluster, obs }, restore, NOW, backup);
   return { ...rec, status };
 }
+
+const fromBackup: EtcdRestore = {
+  ...restore,
+  metadata: { name: "dr", namespace: "ns", uid: "r-uid-1" },
+  spec: { clusterName: "demo", from: "Backup", source: { backup: { name: "nightly" }, bumpRevision: 1000 } },
+  status: { phase: "Running", startTime: "T0" },
+};
+const SEED = recoverySeedName(cluster, fromBackup);
+const backupRecovery = (): BackupRecovery => {
+  const withSource: EtcdCluster = {
+    ...cluster,
+    spec: { ...cluster.spec, bootstrap: { restore: fromBackup.spec.source! } },
+  };
+  return {
+    planned: {
+      spec: withSource.spec,
+      seed: SEED,
+      source: "backup/nightly",
+      restore: { claims: [], operatorImage: true, backup: { phase: "Succeeded", revision: 42 } },
+      terminating: [],
+    },
+    cluster: withSource,
+    observation: {
+      observed: { claims: [], operatorImage: true },
+      from: { kind: "pvc", claimName: "backups", path: "ns/demo/nightly.db", sha256: "a".repeat(64) },
+      operatorImage: "op:1",
+    },
+    jobName: recoveryJobName(cluster, fromBackup),
+    bumpRevision: 1000,
+  };
+};
 
 describe("actRecovery", () => {
   it("MarkSurvivor annotates the survivor's claim and records the choice", async () => {
@@ -106,5 +146,78 @@ describe("actRecovery", () => {
     expect(done.status).toMatchObject({ phase: "Succeeded", revision: 41, clusterID: "c9" });
     const refused = await run({ type: "Refuse", reason: "QuorumHealthy", message: "no" });
     expect(refused.status).toMatchObject({ phase: "Failed", message: "no" });
+  });
+
+  it("derives the seed and the Job from the EtcdRestore's uid: the same for every leader, another for another request", () => {
+    expect(recoverySeedName(cluster, fromBackup)).toMatch(/^demo-[a-z0-9]{5}$/);
+    expect(recoverySeedName(cluster, structuredClone(fromBackup))).toBe(SEED);
+    const other = { ...fromBackup, metadata: { ...fromBackup.metadata, uid: "r-uid-2" } };
+    expect(recoverySeedName(cluster, other)).not.toBe(SEED);
+    expect(recoveryJobName(cluster, fromBackup)).toBe(`demo-dr-${SEED.slice("demo-".length)}`);
+  });
+
+  it("StartRestore from a backup: the seed's claim marked with the request, then its own Job with the bump", async () => {
+    const r = await run({ type: "StartRestore", name: SEED, message: "m" }, backupRecovery());
+    expect(r.calls).toEqual([
+      `create PersistentVolumeClaim ${SEED}-data`,
+      `create Job ${recoveryJobName(cluster, fromBackup)}`,
+    ]);
+    const claim = r.bodies[0] as KubeObject;
+    expect(claim.metadata.annotations).toMatchObject({
+      [RESTORE_REQUEST_ANNOTATION]: "dr",
+      [RESTORE_CLAIM_ANNOTATION]: "pending",
+    });
+    expect(JSON.stringify(r.bodies[1])).toContain("--bump-revision=1000");
+    expect(r.status).toMatchObject({
+      phase: "Running",
+      seed: SEED,
+      source: "backup/nightly",
+      snapshotRevision: 42,
+    });
+  });
+
+  it("FinishRestore marks the seed's claim done; StartSeed creates the seed as a new cluster", async () => {
+    const f = await run({ type: "FinishRestore", name: SEED, message: "m" }, backupRecovery());
+    expect(f.calls).toEqual([`patch:merge PersistentVolumeClaim ${SEED}-data`]);
+    expect(JSON.stringify(f.bodies[0])).toContain('"done"');
+    const s = await run({ type: "StartSeed", name: SEED, message: "m" }, backupRecovery());
+    expect(s.calls).toEqual([`create PersistentVolumeClaim ${SEED}-data`, `create Pod ${SEED}`]);
+    const pod = s.bodies[1] as PodObject;
+    expect(pod.spec?.containers.find((c) => c.name === "etcd")?.args).toContain(
+      "--initial-cluster-state=new",
+    );
+  });
+
+  it("Recovered from a backup records the seed, the snapshot's revision and the new cluster ID", async () => {
+    const step = {
+      type: "Recovered",
+      seed: SEED,
+      source: "backup/nightly",
+      snapshotRevision: 42,
+      revision: 1042,
+      clusterID: "n1",
+      message: "m",
+    } as const;
+    const done = await run(step, backupRecovery());
+    expect(done.calls).toEqual([]);
+    expect(done.status).toMatchObject({
+      phase: "Succeeded",
+      seed: SEED,
+      snapshotRevision: 42,
+      revision: 1042,
+      clusterID: "n1",
+      completionTime: NOW.toISOString(),
+    });
+    expect(done.status.survivor).toBeUndefined();
+    const status = recoveredStatus(step, backupRecovery(), { source: "backup/old", clusterID: "old" }, NOW);
+    expect(status).toEqual({
+      source: "backup/nightly",
+      snapshotRevision: 42,
+      revision: 1042,
+      bumpRevision: 1000,
+      completionTime: NOW.toISOString(),
+      clusterID: "n1",
+    });
+    expect(recoveredStatus(step, backupRecovery(), status, new Date(0))).toBe(status);
   });
 });

@@ -1,8 +1,10 @@
-// The I/O of an EtcdRestore (disaster recovery from a survivor): while one is active for a cluster, the EtcdCluster
-// controller observes each member with a claim (its marks, its pod, what its etcd answers alone), plans with
-// plan/recovery.ts instead of the membership planner, and acts: marks and keeps claims (never deletes one), stops
-// replaced members, restarts the survivor with and then without --force-new-cluster, and writes the EtcdRestore's
-// status and Events. Every choice is written on an object before it is acted on.
+// The I/O of an EtcdRestore (disaster recovery): while one is active for a cluster, the EtcdCluster controller
+// observes each member with a claim (its marks, its pod, what its etcd answers alone), plans with plan/recovery.ts
+// instead of the membership planner, and acts: marks and keeps claims (never deletes one), stops replaced members,
+// restarts the survivor with and then without --force-new-cluster, or (from a backup) restores a new seed with
+// reconcile/restore.ts's steps and starts it as a new cluster; then writes both statuses and Events. Every choice is
+// written on an object before it is acted on; the seed's name is derived from the EtcdRestore's uid.
+import { createHash } from "node:crypto";
 import {
   type Cache,
   isNotFound,
@@ -12,6 +14,7 @@ import {
   type Result,
   statusMergePatch,
 } from "@capstan/core";
+import type { EtcdClusterRestoreStatus } from "../api/etcd-cluster.ts";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import {
   type EtcdRestore,
@@ -19,6 +22,7 @@ import {
   type EtcdRestoreStatus,
   KEPT_BY_RESTORE_LABEL,
 } from "../api/etcd-restore.ts";
+import { DEFAULT_BUMP_REVISION } from "../api/restore-source.ts";
 import { FORCE_NEW_CLUSTER_ANNOTATION, memberPod, withForceNewCluster } from "../desired/member-pod.ts";
 import {
   CLIENT_PORT,
@@ -26,14 +30,22 @@ import {
   clusterRef,
   dataClaimName,
   MEMBER_LABEL,
+  memberName,
   peerURL,
   selectorLabels,
 } from "../desired/names.ts";
+import { RESTORE_REQUEST_ANNOTATION, restoreSourceName } from "../desired/restore-job.ts";
 import { type EtcdClientTLS, memberIdToHex } from "../etcd/etcd-client.ts";
 import { quorum, type Step } from "../plan/plan.ts";
-import { planRecovery, type RecoveryMember, type RecoveryStep } from "../plan/recovery.ts";
-import type { ActContext } from "./act.ts";
+import {
+  planRecovery,
+  type RecoveryFromBackup,
+  type RecoveryMember,
+  type RecoveryStep,
+} from "../plan/recovery.ts";
+import { type ActContext, act } from "./act.ts";
 import { type EtcdClientFactory, type Observation, podGone } from "./observe.ts";
+import { finishRestore, observeRestore, type RestoreObservation, startRestore } from "./restore.ts";
 import { statusOf } from "./status.ts";
 
 /** Annotation on the survivor's claim: the EtcdRestore that chose it. */
@@ -74,7 +86,8 @@ export async function observeRecoveryMembers(
   const keptNames = new Set(
     kept.map((c) => c.metadata.labels?.[MEMBER_LABEL]).filter((n) => n !== undefined),
   );
-  const names = [...new Set([...obs.claims.keys(), ...keptNames])].sort();
+  // Members with a pod but no claim too (their claim was deleted): a recovery from a backup stops them.
+  const names = [...new Set([...obs.claims.keys(), ...keptNames, ...obs.pods.keys()])].sort();
   const call = signal === undefined ? {} : { signal };
   return Promise.all(
     names.map(async (name): Promise<RecoveryMember> => {
@@ -134,13 +147,80 @@ export function planRestoreRequest(
   restore: EtcdRestore,
   obs: Observation,
   members: RecoveryMember[],
+  backup?: BackupRecovery,
 ): RecoveryStep {
   return planRecovery({
     request: restore.metadata.name ?? "",
-    from: "Survivor",
+    from: restore.spec.from,
     quorum: hasQuorum(obs),
     members,
+    ...(backup === undefined ? {} : { backup: backup.planned }),
   });
+}
+
+/** A recovery from a backup as observed: the planner's view and what its restore steps need. */
+export interface BackupRecovery {
+  planned: RecoveryFromBackup;
+  /** The cluster with the EtcdRestore's spec.source as spec.bootstrap.restore (what the restore Job is built from). */
+  cluster: EtcdCluster;
+  observation: RestoreObservation;
+  jobName: string;
+  bumpRevision: number;
+}
+
+/** Five characters of [a-z0-9] from the EtcdRestore's uid: every leader derives the same seed, never a second one. */
+export function recoverySuffix(restore: EtcdRestore): string {
+  const digest = createHash("sha256")
+    .update(restore.metadata.uid ?? `${restore.metadata.namespace}/${restore.metadata.name}`)
+    .digest();
+  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+  return Array.from(digest.subarray(0, 5), (b) => alphabet[b % alphabet.length]).join("");
+}
+
+/** The seed member an EtcdRestore from a backup restores into. */
+export function recoverySeedName(cluster: EtcdCluster, restore: EtcdRestore): string {
+  return memberName(cluster, recoverySuffix(restore));
+}
+
+/** The restore Job of an EtcdRestore from a backup (within 63 characters: cluster names are at most 50). */
+export function recoveryJobName(cluster: EtcdCluster, restore: EtcdRestore): string {
+  return `${clusterRef(cluster).name}-dr-${recoverySuffix(restore)}`;
+}
+
+/** What a recovery from a backup reads: the source (spec.source), its restore Job, the seed's claim. */
+export async function observeBackupRecovery(
+  cluster: EtcdCluster,
+  restore: EtcdRestore,
+  cache: Cache,
+  obs: Observation,
+  operatorImage: string | undefined,
+): Promise<BackupRecovery | undefined> {
+  const source = restore.spec.source;
+  if (restore.spec.from !== "Backup" || source === undefined) return undefined;
+  const withSource: EtcdCluster = { ...cluster, spec: { ...cluster.spec, bootstrap: { restore: source } } };
+  const jobName = recoveryJobName(cluster, restore);
+  const request = restore.metadata.name ?? "";
+  const observation = await observeRestore(withSource, cache, obs.claims, operatorImage, {
+    jobName,
+    name: request,
+  });
+  if (observation === undefined) return undefined;
+  const terminating = [...obs.pods.entries()]
+    .filter(([, p]) => p.metadata.deletionTimestamp !== undefined)
+    .map(([name]) => name);
+  return {
+    planned: {
+      spec: withSource.spec,
+      seed: recoverySeedName(cluster, restore),
+      source: restoreSourceName(source),
+      restore: observation.observed,
+      terminating,
+    },
+    cluster: withSource,
+    observation,
+    jobName,
+    bumpRevision: source.bumpRevision ?? DEFAULT_BUMP_REVISION,
+  };
 }
 
 /** Performs one recovery step; returns the EtcdRestore status fields it sets. */
@@ -149,6 +229,7 @@ export async function actRecovery(
   ctx: ActContext,
   restore: EtcdRestore,
   now: Date,
+  backup?: BackupRecovery,
 ): Promise<EtcdRestoreStatus> {
   const { namespace } = clusterRef(ctx.cluster);
   const request = restore.metadata.name ?? "";
@@ -212,14 +293,42 @@ export async function actRecovery(
       return {
         phase: "Succeeded",
         message: step.message,
-        survivor: step.survivor,
+        ...(step.survivor === undefined ? {} : { survivor: step.survivor }),
+        ...(step.seed === undefined ? {} : { seed: step.seed }),
+        ...(step.source === undefined ? {} : { source: step.source }),
+        ...(step.snapshotRevision === undefined ? {} : { snapshotRevision: step.snapshotRevision }),
         revision: step.revision,
         clusterID: step.clusterID,
         startTime: started,
         completionTime: now.toISOString(),
       };
-    case "RestoreFromBackup":
-      return { phase: "Failed", message: "recovery from a backup is not supported by EtcdRestore yet" };
+    case "StartRestore":
+    case "FinishRestore":
+    case "StartSeed": {
+      const running = {
+        phase: "Running" as const,
+        startTime: started,
+        ...(backup === undefined ? {} : { source: backup.planned.source, seed: backup.planned.seed }),
+        ...(backup?.planned.restore.backup?.revision === undefined
+          ? {}
+          : { snapshotRevision: backup.planned.restore.backup.revision }),
+      };
+      if (backup === undefined) {
+        return { ...running, message: `${step.type}: the backup was not observed; trying again` };
+      }
+      const restoreCtx: ActContext = { ...ctx, cluster: backup.cluster };
+      const result =
+        step.type === "StartRestore"
+          ? await startRestore(restoreCtx, backup.observation, step.name, {
+              jobName: backup.jobName,
+              bumpRevision: backup.bumpRevision,
+              claimAnnotations: { [RESTORE_REQUEST_ANNOTATION]: request },
+            })
+          : step.type === "FinishRestore"
+            ? await finishRestore(restoreCtx, step.name, now)
+            : await act({ type: "CreateSeed", name: step.name, message: step.message }, restoreCtx);
+      return { ...running, message: result.done ? step.message : result.message };
+    }
     case "Wait":
       return { phase: "Running", message: step.message, startTime: started };
   }
@@ -230,6 +339,14 @@ function ignoreNotFound(err: unknown): undefined {
   return undefined;
 }
 
+/** What a recovery from a backup needs from the controller. */
+export interface RecoveryOptions {
+  /** The operator's own image (the restore Job's download and finish steps run it). */
+  operatorImage?: string;
+  /** Issues a member's certificates before its pod is created (TLS clusters); returns annotations for the pod. */
+  beforePod?: (member: string) => Promise<Record<string, string>>;
+}
+
 /** One reconcile of `cluster` while `restore` is active: observe, plan one recovery step, act, write both statuses. */
 export async function reconcileRecovery(
   ctx: ReconcileContext,
@@ -238,25 +355,54 @@ export async function reconcileRecovery(
   restore: EtcdRestore,
   etcdClient: EtcdClientFactory,
   tls?: EtcdClientTLS,
+  options: RecoveryOptions = {},
 ): Promise<Result> {
   const { namespace, name } = clusterRef(cluster);
   const request = restore.metadata.name ?? "";
   const members = await observeRecoveryMembers(cluster, request, ctx.cache, obs, etcdClient, ctx.signal, tls);
-  const step = planRestoreRequest(restore, obs, members);
+  const backup = await observeBackupRecovery(cluster, restore, ctx.cache, obs, options.operatorImage);
+  const step = planRestoreRequest(restore, obs, members, backup);
   const now = new Date();
   const fields = await actRecovery(
     step,
-    { client: ctx.client, cluster, obs, signal: ctx.signal },
+    {
+      client: ctx.client,
+      cluster,
+      obs,
+      signal: ctx.signal,
+      ...(tls === undefined ? {} : { tls }),
+      ...(options.beforePod === undefined ? {} : { beforePod: options.beforePod }),
+    },
     restore,
     now,
+    backup,
   );
   if (step.type !== "Wait") {
-    const warning = step.type === "Refuse" || step.type === "RestoreFromBackup";
+    const warning = step.type === "Refuse";
     ctx.log.info({ restore: request, step: step.type }, step.message);
     ctx.recorder.event(restore, warning ? "Warning" : "Normal", step.type, "Recover", step.message);
     if (step.type === "Recovered" || warning) {
       ctx.recorder.event(cluster, warning ? "Warning" : "Normal", step.type, "Recover", step.message);
     }
+  }
+  const shown: Step =
+    step.type === "Refuse" || step.type === "Recovered"
+      ? { type: "Wait", reason: `Restore${step.type}`, message: step.message }
+      : { type: "Wait", reason: `Restore${step.type}`, message: `EtcdRestore ${request}: ${step.message}` };
+  const clusterStatus = statusOf(cluster, obs, shown, now);
+  if (step.type === "Recovered" && step.seed !== undefined && backup !== undefined) {
+    // A new cluster: its ID replaces the old one (kept for ever otherwise), and status.restore says what was
+    // restored. Written before the EtcdRestore ends, so a restart in between recovers (idempotently) again.
+    clusterStatus.clusterID = step.clusterID;
+    clusterStatus.restore = recoveredStatus(step, backup, cluster.status?.restore, now);
+  }
+  // The cluster's status first: once the EtcdRestore has ended the ordinary planner takes over and must see the
+  // new cluster ID.
+  const clusterPatch = statusMergePatch(cluster.status, clusterStatus);
+  if (clusterPatch !== undefined) {
+    await ctx.client.patchStatus(EtcdClusterKind, name, namespace, clusterPatch, "merge", {
+      signal: ctx.signal,
+    });
   }
   const restorePatch = statusMergePatch(restore.status, { ...restore.status, ...fields });
   if (restorePatch !== undefined) {
@@ -264,15 +410,24 @@ export async function reconcileRecovery(
       signal: ctx.signal,
     });
   }
-  const shown: Step =
-    step.type === "Refuse" || step.type === "Recovered"
-      ? { type: "Wait", reason: `Restore${step.type}`, message: step.message }
-      : { type: "Wait", reason: `Restore${step.type}`, message: `EtcdRestore ${request}: ${step.message}` };
-  const clusterPatch = statusMergePatch(cluster.status, statusOf(cluster, obs, shown, now));
-  if (clusterPatch !== undefined) {
-    await ctx.client.patchStatus(EtcdClusterKind, name, namespace, clusterPatch, "merge", {
-      signal: ctx.signal,
-    });
-  }
   return { requeueAfter: step.type === "Wait" ? 5_000 : 1_000 };
+}
+
+/** The cluster's status.restore after a recovery from a backup (kept once written: a replay changes nothing). */
+export function recoveredStatus(
+  step: Extract<RecoveryStep, { type: "Recovered" }>,
+  backup: BackupRecovery,
+  previous: EtcdClusterRestoreStatus | undefined,
+  now: Date,
+): EtcdClusterRestoreStatus {
+  if (previous !== undefined && previous.clusterID === step.clusterID) return previous;
+  return {
+    source: backup.planned.source,
+    ...(step.snapshotRevision === undefined
+      ? { revision: step.revision }
+      : { snapshotRevision: step.snapshotRevision, revision: step.snapshotRevision + backup.bumpRevision }),
+    bumpRevision: backup.bumpRevision,
+    completionTime: now.toISOString(),
+    clusterID: step.clusterID,
+  };
 }

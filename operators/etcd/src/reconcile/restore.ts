@@ -8,6 +8,7 @@ import { memberDataClaim, type PersistentVolumeClaimObject } from "../desired/cl
 import { clusterRef, dataClaimName } from "../desired/names.ts";
 import {
   RESTORE_CLAIM_ANNOTATION,
+  RESTORE_REQUEST_ANNOTATION,
   RESTORE_TIME_ANNOTATION,
   type RestoreFrom,
   resolveRestoreSource,
@@ -31,18 +32,26 @@ export interface RestoreObservation {
   operatorImage?: string;
 }
 
-/** Reads the restore's objects from the cache; undefined when spec.bootstrap.restore is unset. */
+/**
+ * Reads the restore's objects from the cache; undefined when spec.bootstrap.restore is unset. An EtcdRestore from a
+ * backup passes the cluster with its spec.source as spec.bootstrap.restore, its own Job's name, and its name: only
+ * the claims it marked count then.
+ */
 export async function observeRestore(
   cluster: EtcdCluster,
   cache: Cache,
   claims: Map<string, PersistentVolumeClaimObject>,
   operatorImage: string | undefined,
+  request: { jobName: string; name: string } | undefined = undefined,
 ): Promise<RestoreObservation | undefined> {
   const restore = cluster.spec.bootstrap?.restore;
   if (restore === undefined) return undefined;
   const { namespace } = clusterRef(cluster);
   const marked: ObservedRestore["claims"] = [];
   for (const [name, claim] of claims) {
+    if (request !== undefined && claim.metadata.annotations?.[RESTORE_REQUEST_ANNOTATION] !== request.name) {
+      continue;
+    }
     const state = claim.metadata.annotations?.[RESTORE_CLAIM_ANNOTATION];
     if (state === "pending" || state === "done") marked.push({ name, state });
   }
@@ -50,7 +59,7 @@ export async function observeRestore(
     restore.backup === undefined
       ? undefined
       : await cache.get(EtcdBackupKind, restore.backup.name, namespace);
-  const liveJob = await cache.get(Job, restoreJobName(cluster), namespace);
+  const liveJob = await cache.get(Job, request?.jobName ?? restoreJobName(cluster), namespace);
   const job = liveJob === undefined ? undefined : observeJob(liveJob);
   let from: RestoreFrom | undefined;
   let sourceError: string | undefined;
@@ -87,11 +96,19 @@ export async function observeRestore(
   };
 }
 
+/** How an EtcdRestore from a backup makes its own restore: its Job's name, its bump, a mark on the seed's claim. */
+export interface StartRestoreOptions {
+  jobName?: string;
+  bumpRevision?: number;
+  claimAnnotations?: Record<string, string>;
+}
+
 /** StartRestore: the seed's claim (marked pending) if missing, then the restore Job if missing. */
 export async function startRestore(
   ctx: ActContext,
   restore: RestoreObservation | undefined,
   seed: string,
+  options: StartRestoreOptions = {},
 ): Promise<ActResult> {
   if (restore?.from === undefined || restore.operatorImage === undefined) {
     return {
@@ -110,7 +127,11 @@ export async function startRestore(
         message: "spec.bootstrap.restore needs persistent storage (storage.size)",
       };
     }
-    claim.metadata.annotations = { ...claim.metadata.annotations, [RESTORE_CLAIM_ANNOTATION]: "pending" };
+    claim.metadata.annotations = {
+      ...claim.metadata.annotations,
+      ...options.claimAnnotations,
+      [RESTORE_CLAIM_ANNOTATION]: "pending",
+    };
     await ctx.client.create(PersistentVolumeClaim, claim, call).catch(ignoreExists);
   }
   const job = restoreJob({
@@ -118,6 +139,8 @@ export async function startRestore(
     seed,
     from: restore.from,
     operatorImage: restore.operatorImage,
+    ...(options.jobName === undefined ? {} : { name: options.jobName }),
+    ...(options.bumpRevision === undefined ? {} : { bumpRevision: options.bumpRevision }),
   });
   await ctx.client.create(Job, job, call).catch(ignoreExists);
   return { done: true };

@@ -1,0 +1,134 @@
+// Table tests of the automatic-recovery decision: the clock from status.quorumLostSince, one EtcdRestore per loss,
+// none while one runs or after one failed, Degraded without a backup.
+import { describe, expect, it } from "vitest";
+import {
+  type AutomaticRecoveryDecision,
+  type AutomaticRecoveryObserved,
+  planAutomaticRecovery,
+} from "./automatic-recovery.ts";
+
+const T0 = new Date("2026-12-02T08:00:00Z");
+const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
+const good = (name: string, secondsAfterT0: number) => ({
+  name,
+  phase: "Succeeded",
+  completionTime: at(secondsAfterT0 - 86_400),
+});
+type Input = Omit<Partial<AutomaticRecoveryObserved>, "lostSince"> & { lostSince?: Date | undefined };
+const o = (input: Input = {}): AutomaticRecoveryObserved => {
+  const { lostSince, ...x } = input;
+  const since = "lostSince" in input ? lostSince : T0;
+  return {
+    ...(since === undefined ? {} : { lostSince: since }),
+    enabled: true,
+    afterSeconds: 600,
+    paused: false,
+    bootstrapped: true,
+    quorum: false,
+    now: at(601),
+    restores: [],
+    backups: [good("nightly-1", 0), good("nightly-2", 100)],
+    nameFor: (t) => `demo-auto-${t.getTime() / 1000}`,
+    ...x,
+  };
+};
+
+type Case = [string, AutomaticRecoveryObserved, Partial<AutomaticRecoveryDecision>];
+const cases: Case[] = [
+  ["quorum answers: nothing, the loss time cleared", o({ quorum: true }), { type: "None" }],
+  ["never bootstrapped: nothing", o({ bootstrapped: false, lostSince: undefined }), { type: "None" }],
+  [
+    "quorum just lost: the time recorded now, nothing else",
+    o({ lostSince: undefined, now: at(5) }),
+    { type: "Wait", lostSince: at(5) },
+  ],
+  ["disabled: only the clock", o({ enabled: false }), { type: "Wait", lostSince: T0 }],
+  [
+    "before afterSeconds: waits (the recorded time counts, not the operator's start)",
+    o({ now: at(599) }),
+    { type: "Wait", message: expect.stringContaining("2026-12-02T08:10:00.000Z") },
+  ],
+  [
+    "afterSeconds under the least is read as the least (an object older than the schema's bound)",
+    o({ afterSeconds: 10, now: at(200) }),
+    { type: "Wait" },
+  ],
+  [
+    "after afterSeconds: one EtcdRestore of the newest Succeeded backup, named after the loss",
+    o(),
+    { type: "CreateRestore", name: `demo-auto-${T0.getTime() / 1000}`, backup: "nightly-2", lostSince: T0 },
+  ],
+  [
+    "a newer backup that failed or runs is not used",
+    o({
+      backups: [
+        good("nightly-1", 0),
+        { name: "nightly-3", phase: "Failed", completionTime: at(50) },
+        { name: "nightly-4", phase: "Running" },
+      ],
+    }),
+    { type: "CreateRestore", backup: "nightly-1" },
+  ],
+  [
+    "the EtcdRestore for this loss exists already (created before a restart): no second",
+    o({ restores: [{ name: `demo-auto-${T0.getTime() / 1000}`, phase: "Succeeded", automatic: true }] }),
+    { type: "Wait" },
+  ],
+  [
+    "an EtcdRestore of this cluster under way (by a human): waits",
+    o({ restores: [{ name: "by-hand", phase: "Running", automatic: false }] }),
+    { type: "Wait", message: expect.stringContaining("by-hand") },
+  ],
+  [
+    "an EtcdRestore of this cluster just created (no phase yet): waits",
+    o({ restores: [{ name: "by-hand", automatic: false }] }),
+    { type: "Wait" },
+  ],
+  [
+    "an earlier automatic recovery failed: blocked, a human decides",
+    o({ restores: [{ name: "demo-auto-1", phase: "Failed", automatic: true }] }),
+    { type: "Blocked", name: "demo-auto-1" },
+  ],
+  [
+    "a human's failed EtcdRestore does not block (they chose to try)",
+    o({ restores: [{ name: "by-hand", phase: "Failed", automatic: false }] }),
+    { type: "CreateRestore" },
+  ],
+  [
+    "an earlier automatic recovery succeeded, quorum lost again later: a new one for the new loss",
+    o({ restores: [{ name: "demo-auto-1", phase: "Succeeded", automatic: true }] }),
+    { type: "CreateRestore", name: `demo-auto-${T0.getTime() / 1000}` },
+  ],
+  ["paused: waits", o({ paused: true }), { type: "Wait", message: expect.stringContaining("spec.paused") }],
+  [
+    "no Succeeded backup: NoBackup naming spec.recovery.automatic",
+    o({ backups: [{ name: "nightly-3", phase: "Failed" }] }),
+    { type: "NoBackup", message: expect.stringContaining("spec.recovery.automatic") },
+  ],
+];
+
+describe("planAutomaticRecovery", () => {
+  it.each(cases)("%s", (_name, obs, want) => {
+    const got = planAutomaticRecovery(obs);
+    expect(got).toMatchObject(want);
+    if (want.type === "None") expect(got.lostSince).toBeUndefined();
+  });
+
+  it("a restart at any moment of a loss creates exactly one EtcdRestore, at the same time", () => {
+    // Each reconcile knows only the recorded time and the objects; restarts do not reset anything.
+    let recorded: Date | undefined;
+    const restores: AutomaticRecoveryObserved["restores"] = [];
+    const created: { at: number; name: string }[] = [];
+    for (let s = 0; s <= 1200; s += 7) {
+      const d = planAutomaticRecovery(o({ lostSince: recorded, now: at(s), restores: [...restores] }));
+      recorded = d.lostSince;
+      if (d.type === "CreateRestore") {
+        created.push({ at: s, name: d.name });
+        restores.push({ name: d.name, automatic: true });
+      }
+    }
+    expect(created).toHaveLength(1);
+    expect(created[0]!.at).toBeGreaterThanOrEqual(600);
+    expect(created[0]!.at).toBeLessThan(610);
+  });
+});

@@ -1,0 +1,152 @@
+// spec.recovery.automatic wired into one reconcile of the EtcdCluster controller (core's in-memory API server, an
+// etcd that answers nothing): the loss of quorum dated in status, ONE EtcdRestore of the newest Succeeded backup
+// once it is old enough, none before, Degraded naming the field without a backup.
+import type { KubeObject } from "@capstan/core";
+import { reconcileOnce } from "@capstan/core/testing";
+import { Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { type EtcdBackup, EtcdBackupKind } from "../api/backup.ts";
+import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
+import { AUTOMATIC_RESTORE_LABEL, EtcdRestoreKind } from "../api/etcd-restore.ts";
+import { memberDataClaim } from "../desired/cluster-objects.ts";
+import { memberPod } from "../desired/member-pod.ts";
+import { peerURL } from "../desired/names.ts";
+import { type EtcdClient, EtcdError } from "../etcd/etcd-client.ts";
+import { automaticRestoreName } from "./automatic-recovery.ts";
+import { reconcileEtcdCluster } from "./controller.ts";
+import { EtcdOperatorMetrics } from "./metrics.ts";
+
+const LOST = new Date(Date.now() - 20 * 60_000);
+const cluster = (o: { lostSince?: string; enabled?: boolean } = {}): EtcdCluster => ({
+  apiVersion: EtcdClusterKind.apiVersion,
+  kind: EtcdClusterKind.kind,
+  metadata: { name: "demo", namespace: "ns", uid: "u1", generation: 1 },
+  spec: {
+    replicas: 3,
+    version: "3.6.15",
+    repository: "r",
+    storage: { size: "1Gi" },
+    recovery: { automatic: { enabled: o.enabled ?? true, afterSeconds: 600 } },
+  },
+  status: {
+    clusterID: "ff",
+    observedGeneration: 1,
+    members: ["demo-a", "demo-b", "demo-c"].map((name) => ({
+      name,
+      id: "1",
+      peerURL: "",
+      clientURLs: [],
+      healthy: false,
+      learner: false,
+      leader: false,
+    })),
+    ...(o.lostSince === undefined ? {} : { quorumLostSince: o.lostSince }),
+  },
+});
+
+/** Three running member pods whose etcd answers nothing. */
+function members(c: EtcdCluster): KubeObject[] {
+  const names = ["demo-a", "demo-b", "demo-c"];
+  const initial = names.map((n) => ({ name: n, peerURL: peerURL(c, n) }));
+  return names.flatMap((n, i) => {
+    const pod = memberPod({
+      cluster: c,
+      member: n,
+      initialCluster: initial,
+      initialClusterState: "existing",
+    });
+    pod.status = { phase: "Running", podIP: `10.0.0.${i + 1}`, conditions: [] };
+    return [pod, memberDataClaim(c, n)!];
+  });
+}
+
+const backup = (name: string, completionTime: string, phase = "Succeeded"): EtcdBackup => ({
+  apiVersion: EtcdBackupKind.apiVersion,
+  kind: EtcdBackupKind.kind,
+  metadata: { name, namespace: "ns" },
+  spec: { clusterName: "demo", destination: { pvc: { claimName: "backups" } } },
+  status: { phase: phase as "Succeeded", completionTime },
+});
+
+const silentEtcd = () => {
+  const fail = async () => {
+    throw new EtcdError("unavailable", ["10.0.0.1"]);
+  };
+  return () => new Proxy({}, { get: () => fail }) as unknown as EtcdClient;
+};
+
+async function reconcile(c: EtcdCluster, extra: KubeObject[]) {
+  const run = await reconcileOnce(
+    (req, ctx) =>
+      reconcileEtcdCluster(req, ctx, {
+        metrics: new EtcdOperatorMetrics(new Registry()),
+        etcdClient: silentEtcd(),
+      }),
+    {
+      kinds: [EtcdClusterKind, EtcdBackupKind, EtcdRestoreKind],
+      objects: [c, ...members(c), ...extra],
+      request: c,
+    },
+  );
+  run.expectNoError();
+  return run;
+}
+
+describe("spec.recovery.automatic in a reconcile", () => {
+  it("quorum just lost: the time is recorded, nothing is created", async () => {
+    const run = await reconcile(cluster(), [backup("b1", "2026-12-01T00:00:00Z")]);
+    const since = run.get(EtcdClusterKind, "demo", "ns")?.status?.quorumLostSince;
+    expect(since).toBeDefined();
+    expect(run.writesOf(EtcdRestoreKind)).toEqual([]);
+  });
+
+  it("lost for longer than afterSeconds: ONE EtcdRestore of the newest Succeeded backup, labelled, with an Event", async () => {
+    const c = cluster({ lostSince: LOST.toISOString() });
+    const run = await reconcile(c, [
+      backup("b1", "2026-12-01T00:00:00Z"),
+      backup("b2", "2026-12-01T06:00:00Z"),
+      backup("b3", "2026-12-01T07:00:00Z", "Failed"),
+    ]);
+    const name = automaticRestoreName(c, LOST);
+    const created = run.get(EtcdRestoreKind, name, "ns");
+    expect(created?.spec).toEqual({
+      clusterName: "demo",
+      from: "Backup",
+      source: { backup: { name: "b2" } },
+    });
+    expect(created?.metadata.labels?.[AUTOMATIC_RESTORE_LABEL]).toBe("demo");
+    expect(run.events.map((e) => e.reason)).toContain("AutomaticRecovery");
+    // The recorded time is kept, not moved to now.
+    expect(run.get(EtcdClusterKind, "demo", "ns")?.status?.quorumLostSince).toBe(LOST.toISOString());
+    // A second reconcile (a restart: only the objects are known) creates no other.
+    const again = await reconcileOnce(
+      (req, ctx) =>
+        reconcileEtcdCluster(req, ctx, {
+          metrics: new EtcdOperatorMetrics(new Registry()),
+          etcdClient: silentEtcd(),
+        }),
+      { kinds: [EtcdClusterKind, EtcdBackupKind, EtcdRestoreKind], objects: run.objects, request: c },
+    );
+    expect(again.writesOf(EtcdRestoreKind).filter((w) => w.verb === "create")).toEqual([]);
+  });
+
+  it("disabled: only the time is recorded", async () => {
+    const run = await reconcile(cluster({ enabled: false, lostSince: LOST.toISOString() }), [
+      backup("b1", "2026-12-01T00:00:00Z"),
+    ]);
+    expect(run.writesOf(EtcdRestoreKind)).toEqual([]);
+  });
+
+  it("no Succeeded backup: Degraded naming spec.recovery.automatic, with an Event", async () => {
+    const run = await reconcile(cluster({ lostSince: LOST.toISOString() }), [
+      backup("b3", "2026-12-01T07:00:00Z", "Failed"),
+    ]);
+    expect(run.writesOf(EtcdRestoreKind)).toEqual([]);
+    const degraded = run
+      .get(EtcdClusterKind, "demo", "ns")
+      ?.status?.conditions?.find((x) => x.type === "Degraded");
+    expect(degraded).toMatchObject({ status: "True", reason: "AutomaticRecoveryNoBackup" });
+    expect(degraded?.message).toContain("spec.recovery.automatic");
+    expect(run.events.map((e) => e.reason)).toContain("AutomaticRecoveryNoBackup");
+  });
+});

@@ -1,0 +1,94 @@
+// The I/O of spec.recovery.automatic: reads this cluster's EtcdRestores and EtcdBackups, asks
+// plan/automatic-recovery.ts, creates the one EtcdRestore it decides on (labelled as the operator's own, named
+// from the recorded start of the loss so a restart cannot make a second), and tells the controller what
+// status.quorumLostSince must say and whether to report Degraded.
+import { createHash } from "node:crypto";
+import { isAlreadyExists, type ReconcileContext } from "@capstan/core";
+import { EtcdBackupKind } from "../api/backup.ts";
+import type { EtcdCluster } from "../api/etcd-cluster.ts";
+import { AUTOMATIC_RESTORE_LABEL, type EtcdRestore, EtcdRestoreKind } from "../api/etcd-restore.ts";
+import { clusterRef } from "../desired/names.ts";
+import {
+  type AutomaticRecoveryDecision,
+  DEFAULT_AUTOMATIC_AFTER_SECONDS,
+  planAutomaticRecovery,
+} from "../plan/automatic-recovery.ts";
+import type { Observation } from "./observe.ts";
+import { hasQuorum } from "./recovery.ts";
+
+/** The EtcdRestore for a loss of quorum that began at `since`: `<cluster>-auto-<5 characters>`. */
+export function automaticRestoreName(cluster: EtcdCluster, since: Date): string {
+  const digest = createHash("sha256")
+    .update(`${cluster.metadata.uid ?? ""}/${since.toISOString()}`)
+    .digest();
+  const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+  const suffix = Array.from(digest.subarray(0, 5), (b) => alphabet[b % alphabet.length]).join("");
+  return `${clusterRef(cluster).name}-auto-${suffix}`;
+}
+
+/** The EtcdRestore spec.recovery.automatic creates: from: Backup of `backup`, labelled as the operator's own. */
+export function automaticRestore(cluster: EtcdCluster, name: string, backup: string): EtcdRestore {
+  const { namespace, name: clusterName } = clusterRef(cluster);
+  return {
+    apiVersion: EtcdRestoreKind.apiVersion,
+    kind: EtcdRestoreKind.kind,
+    metadata: { name, namespace, labels: { [AUTOMATIC_RESTORE_LABEL]: clusterName } },
+    spec: { clusterName, from: "Backup", source: { backup: { name: backup } } },
+  };
+}
+
+/** Decides (and, for CreateRestore, creates the EtcdRestore and records an Event). */
+export async function reconcileAutomaticRecovery(
+  ctx: ReconcileContext,
+  cluster: EtcdCluster,
+  obs: Observation,
+  now: Date,
+): Promise<AutomaticRecoveryDecision> {
+  const { namespace, name } = clusterRef(cluster);
+  const automatic = cluster.spec.recovery?.automatic;
+  const quorum = hasQuorum(obs);
+  const bootstrapped = cluster.status?.clusterID !== undefined;
+  if (quorum || !bootstrapped) return { type: "None" };
+  const recorded = cluster.status?.quorumLostSince;
+  const lostSince = recorded === undefined ? undefined : new Date(recorded);
+  const restores = (await ctx.cache.list(EtcdRestoreKind, { namespace }))
+    .filter((r) => r.spec.clusterName === name)
+    .map((r) => ({
+      name: r.metadata.name ?? "",
+      ...(r.status?.phase === undefined ? {} : { phase: r.status.phase }),
+      automatic: r.metadata.labels?.[AUTOMATIC_RESTORE_LABEL] === name,
+    }));
+  const backups = (await ctx.cache.list(EtcdBackupKind, { namespace }))
+    .filter((b) => b.spec.clusterName === name)
+    .map((b) => ({
+      name: b.metadata.name ?? "",
+      ...(b.status?.phase === undefined ? {} : { phase: b.status.phase }),
+      ...(b.status?.completionTime === undefined
+        ? {}
+        : { completionTime: new Date(b.status.completionTime) }),
+    }));
+  const decision = planAutomaticRecovery({
+    enabled: automatic?.enabled === true,
+    afterSeconds: automatic?.afterSeconds ?? DEFAULT_AUTOMATIC_AFTER_SECONDS,
+    paused: cluster.spec.paused === true,
+    bootstrapped,
+    quorum,
+    ...(lostSince === undefined || Number.isNaN(lostSince.getTime()) ? {} : { lostSince }),
+    now,
+    restores,
+    backups,
+    nameFor: (since) => automaticRestoreName(cluster, since),
+  });
+  if (decision.type === "CreateRestore") {
+    await ctx.client
+      .create(EtcdRestoreKind, automaticRestore(cluster, decision.name, decision.backup), {
+        signal: ctx.signal,
+      })
+      .catch((err: unknown) => {
+        if (!isAlreadyExists(err)) throw err;
+      });
+    ctx.log.warn({ restore: decision.name, backup: decision.backup }, decision.message);
+    ctx.recorder.event(cluster, "Warning", "AutomaticRecovery", "Recover", decision.message);
+  }
+  return decision;
+}
