@@ -69,7 +69,7 @@ function localKubectl(): string | undefined {
 }
 
 /** POSTs an Eviction of `pod` through kubectl (the policy/v1 Eviction subresource); true when it was admitted. */
-async function evict(pod: string): Promise<boolean> {
+async function evict(pod: string): Promise<"evicted" | "refused" | "gone"> {
   const kubectl = process.env.CAPSTAN_KUBECTL ?? localKubectl() ?? "kubectl";
   const body = JSON.stringify({
     apiVersion: "policy/v1",
@@ -87,9 +87,11 @@ async function evict(pod: string): Promise<boolean> {
   ]);
   child.child.stdin?.end(body);
   return child.then(
-    () => true,
+    () => "evicted" as const,
     (err: { stderr?: string }) => {
-      if (/disruption budget|429|TooManyRequests/i.test(err.stderr ?? "")) return false;
+      if (/disruption budget|429|TooManyRequests/i.test(err.stderr ?? "")) return "refused" as const;
+      // Already deleted: the operator's scale-in removed this member first.
+      if (/NotFound|not found/i.test(err.stderr ?? "")) return "gone" as const;
       throw err;
     },
   );
@@ -293,10 +295,13 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster under the failures an SRE meets
         { timeoutMs: 30_000, message: "PDB minAvailable 3" },
       );
       const victims = [...five.endpoints.keys()].filter((m) => m !== five.leader).slice(0, 3);
-      const admitted = await Promise.all(victims.map((p) => evict(p)));
-      console.log(`evictions of ${victims.join(", ")}: ${admitted.join(", ")}`);
-      expect(admitted.filter((a) => a).length).toBeLessThanOrEqual(2);
-      expect(admitted.some((a) => !a)).toBe(true);
+      const answers = await Promise.all(victims.map((p) => evict(p)));
+      console.log(`evictions of ${victims.join(", ")}: ${answers.join(", ")}`);
+      // The budget (minAvailable 3 of 5 voters) admits at most 2 of the 3. The scale-in may already have removed a
+      // victim ("gone"): the budget then follows the voters left, and whether one is refused depends on how many
+      // went; with none gone, the third must be refused. Either way quorum holds (checked below).
+      expect(answers.filter((a) => a === "evicted").length).toBeLessThanOrEqual(2);
+      if (!answers.includes("gone")) expect(answers).toContain("refused");
       // The cluster never lost its quorum and converges on 3 members.
       const three = await waitEtcdHealthy(client, ns, current, 3, minutes(8));
       expect(
