@@ -139,7 +139,15 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster with TLS", () => {
       expect(await new EtcdClient({ endpoints: [endpoint], tls }).memberList()).toBeDefined();
 
       // The members' certificates as first issued.
-      const firstMembers = (await memberPods(client, ns, name)).map((p) => p.metadata.name ?? "");
+      const firstPods = await memberPods(client, ns, name);
+      const firstMembers = firstPods.map((p) => p.metadata.name ?? "");
+      // Restarts so far (a new member's first start can fail once with peer TLS, see the docs' Limitations): the
+      // renewal must add none.
+      const restartsOf = (pods: typeof firstPods) =>
+        firstMembers.map(
+          (m) => pods.find((p) => p.metadata.name === m)?.status?.containerStatuses?.[0]?.restartCount ?? 0,
+        );
+      const restartsBefore = restartsOf(firstPods);
       const issued = new Map<string, string>();
       for (const m of firstMembers) {
         const cert = (await secretPem(memberTLSSecretName(m)))["tls.crt"] ?? "";
@@ -174,10 +182,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster with TLS", () => {
             message: "every first member's certificate is renewed and served",
           },
         );
-        const restarts = (await memberPods(client, ns, name))
-          .filter((p) => firstMembers.includes(p.metadata.name ?? ""))
-          .map((p) => p.status?.containerStatuses?.[0]?.restartCount ?? 0);
-        expect(restarts).toEqual(firstMembers.map(() => 0));
+        expect(restartsOf(await memberPods(client, ns, name))).toEqual(restartsBefore);
       } finally {
         const stats = await writer.stop();
         expect(stats.failures, `failed requests: ${stats.lastError}`).toBe(0);
