@@ -131,12 +131,12 @@ code=0 && npx vitest run suites/core suites/smoke || code=$?
 echo "$code" >"$marks/core"
 if [ "$code" != 0 ]; then exit "$code"; fi
 failed=()
-# etcd's suites in two lanes side by side (each suite installs its own namespace-scoped operator). The first runs
-# lifecycle, failures (about 15 minutes alone) and invalid-spec; the second every other etcd suite (a new one joins
-# it), those that talk S3 last, after the versitygw image, then `capstan new operator` end to end: generated into a
+# etcd's suites in two lanes side by side (each suite installs its own namespace-scoped operator), about 30 minutes
+# each in the full run. The first runs lifecycle, failures (about 15 minutes alone), invalid-spec and tls (about 7);
+# the second every other etcd suite (a new one joins it; restore is about 10 minutes), those that talk S3 last, after the versitygw image, then `capstan new operator` end to end: generated into a
 # scratch directory, built, unit-tested, its image imported, its chart installed and its sample reconciled by its own
 # suite (about a minute and a half; skipped on kwok).
-etcd_first=(lifecycle.test.ts failures.test.ts invalid-spec.test.ts)
+etcd_first=(lifecycle.test.ts failures.test.ts invalid-spec.test.ts tls.test.ts)
 etcd_s3=(s3-server.test.ts backup.test.ts)
 # Suites left out of the full run (none now: tls.test.ts's learner churn of 2026-12-02 was a stale "cannot fetch
 # cluster info" in a restarted learner's lastState, taken for lost data; fixed in reconcile/observe.ts).
