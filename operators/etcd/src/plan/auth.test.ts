@@ -4,29 +4,9 @@ import { describe, expect, it } from "vitest";
 import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import type { ObservedAuth } from "./auth.ts";
 import { type Observed, type ObservedMember, planNext, type Step } from "./plan.ts";
+import { member, spec } from "./test-builders.ts";
 
 const NOW = new Date("2026-12-02T10:00:00Z");
-
-const spec = (o: Partial<EtcdClusterSpec> = {}): EtcdClusterSpec => ({
-  replicas: 3,
-  version: "3.6.15",
-  repository: "gcr.io/etcd-development/etcd",
-  storage: { size: "1Gi" },
-  ...o,
-});
-
-const member = (name: string, o: Partial<ObservedMember> = {}): ObservedMember => ({
-  id: `id-${name}`,
-  name,
-  peerURLs: [`http://${name}.demo-peer.ns.svc:2380`],
-  isLearner: false,
-  started: true,
-  healthy: true,
-  leader: false,
-  version: "3.6.15",
-  raftIndex: 1000,
-  ...o,
-});
 
 const three = (o: Partial<ObservedMember> = {}) => [
   member("demo-a", { leader: true, ...o }),

@@ -1,31 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import { type Observed, type ObservedMember, type ObservedPod, planNext, quorum, type Step } from "./plan.ts";
+import { member, spec } from "./test-builders.ts";
 
 const NOW = new Date("2026-11-29T12:00:00Z");
 const FRESH = "demo-fresh";
 const minutesAgo = (n: number) => new Date(NOW.getTime() - n * 60_000);
-
-const spec = (o: Partial<EtcdClusterSpec> = {}): EtcdClusterSpec => ({
-  replicas: 3,
-  version: "3.6.15",
-  repository: "gcr.io/etcd-development/etcd",
-  storage: { size: "1Gi" },
-  ...o,
-});
-
-const member = (name: string, o: Partial<ObservedMember> = {}): ObservedMember => ({
-  id: `id-${name}`,
-  name,
-  peerURLs: [`http://${name}.demo-peer.ns.svc:2380`],
-  isLearner: false,
-  started: true,
-  healthy: true,
-  leader: false,
-  version: "3.6.15",
-  raftIndex: 1000,
-  ...o,
-});
 
 const withoutRaftIndex = ({ raftIndex: _, ...m }: ObservedMember): ObservedMember => m;
 const withoutVersion = ({ version: _, ...m }: ObservedMember): ObservedMember => m;

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import { type Observed, planNext, quorum, type Step } from "./plan.ts";
+import { spec } from "./test-builders.ts";
 
 interface SimMember {
   id: string;
@@ -130,14 +131,6 @@ class Sim {
     throw new Error(`did not converge: ${this.log.map((s) => s.type).join(" ")}`);
   }
 }
-
-const spec = (o: Partial<EtcdClusterSpec> = {}): EtcdClusterSpec => ({
-  replicas: 3,
-  version: "3.6.15",
-  repository: "gcr.io/etcd-development/etcd",
-  storage: { size: "1Gi" },
-  ...o,
-});
 
 describe("simulated reconciles", () => {
   it("creates a 3-member cluster: seed, then one learner at a time", () => {

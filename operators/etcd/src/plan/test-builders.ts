@@ -1,0 +1,27 @@
+// Builders the planner's table tests share: a spec with the defaults the API server applies, and an observed member
+// that is a healthy started voter on 3.6.15 unless a case says otherwise.
+import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
+import type { ObservedMember } from "./plan.ts";
+
+/** A spec of 3 members on 3.6.15 with 1Gi claims, overridden by `o`. */
+export const spec = (o: Partial<EtcdClusterSpec> = {}): EtcdClusterSpec => ({
+  replicas: 3,
+  version: "3.6.15",
+  repository: "gcr.io/etcd-development/etcd",
+  storage: { size: "1Gi" },
+  ...o,
+});
+
+/** A healthy, started voter `name` (id `id-<name>`, raft index 1000), overridden by `o`. */
+export const member = (name: string, o: Partial<ObservedMember> = {}): ObservedMember => ({
+  id: `id-${name}`,
+  name,
+  peerURLs: [`http://${name}.demo-peer.ns.svc:2380`],
+  isLearner: false,
+  started: true,
+  healthy: true,
+  leader: false,
+  version: "3.6.15",
+  raftIndex: 1000,
+  ...o,
+});
