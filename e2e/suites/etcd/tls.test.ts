@@ -264,7 +264,11 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster with TLS", () => {
       } finally {
         const stats = await writer.stop();
         console.log(`CA rotation writer: ${JSON.stringify(stats)}`);
-        expect(stats.failures, `failed requests: ${stats.lastError}`).toBe(0);
+        // The rotation restarts every member twice, moving leadership off a leader first: a write in flight while
+        // leadership moves may be answered "raft proposal dropped" (etcd never applied it; the writer retries the
+        // same key). Any other failure (a refused certificate, an unreachable cluster) fails the test.
+        const transient = /raft proposal dropped|leader changed/;
+        expect(stats.errors.filter((e) => !transient.test(e))).toEqual([]);
         expect(compareWrites(await keysOverTLS(prefix), prefix, stats).missing).toEqual([]);
         expect(stats.acked).toBeGreaterThan(0);
       }
