@@ -195,7 +195,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster with TLS", () => {
   );
 
   it(
-    "rotates the CA when asked: members restarted one at a time under writes, no failed request, the old CA trusted nowhere at the end",
+    "rotates the CA when asked: members restarted one at a time under writes, none lost and none refused, the old CA trusted nowhere at the end",
     async () => {
       await waitAvailable(client, ns, name, 4, minutes(2));
       const caPem = await secretPem(`${name}-ca`);
