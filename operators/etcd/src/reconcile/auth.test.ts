@@ -13,6 +13,7 @@ import { peerURL } from "../desired/names.ts";
 import { EtcdAuthError, type EtcdClient, type EtcdClientAuth, type EtcdMember } from "../etcd/etcd-client.ts";
 import { reconcileEtcdCluster } from "./controller.ts";
 import { EtcdOperatorMetrics } from "./metrics.ts";
+import { memberStatus } from "./test-fixture.ts";
 
 const names = ["demo-a", "demo-b", "demo-c"];
 
@@ -85,20 +86,7 @@ class FakeAuthEtcd {
       },
       status: async (endpoint: string) => {
         check("status");
-        return {
-          endpoint,
-          header,
-          memberId: "0",
-          leader: "101",
-          version: "3.6.15",
-          dbSize: 1,
-          dbSizeInUse: 1,
-          raftIndex: 100,
-          raftTerm: 1,
-          raftAppliedIndex: 100,
-          isLearner: false,
-          errors: [],
-        };
+        return memberStatus(endpoint, header);
       },
       health: async (endpoint: string) => ({ endpoint, healthy: true }),
       alarmList: async () => {

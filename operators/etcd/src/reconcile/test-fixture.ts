@@ -79,20 +79,7 @@ export function healthyEtcd(
         record.calls.push(o.linearizable === true ? "list linearizable" : "list");
         return { header, members };
       },
-      status: async (endpoint: string) => ({
-        endpoint,
-        header,
-        memberId: "0",
-        leader: "101",
-        version: "3.6.15",
-        dbSize: 1,
-        dbSizeInUse: 1,
-        raftIndex: 100,
-        raftTerm: 1,
-        raftAppliedIndex: 100,
-        isLearner: false,
-        errors: [],
-      }),
+      status: async (endpoint: string) => memberStatus(endpoint, header),
       health: async (endpoint: string) => ({ endpoint, healthy: true }),
       alarmList: async () => [],
       memberRemove: async (id: string) => void record.calls.push(`remove ${id}`),
@@ -153,4 +140,22 @@ export function recordingClient(): { client: Client; calls: RecordedCall[] } {
     },
   };
   return { client: client as unknown as Client, calls };
+}
+
+/** What a healthy 3.6.15 voter answers to Maintenance.Status in the scripted etcds of these tests. */
+export function memberStatus(endpoint: string, header: object, leader = "101") {
+  return {
+    endpoint,
+    header,
+    memberId: "0",
+    leader,
+    version: "3.6.15",
+    dbSize: 1,
+    dbSizeInUse: 1,
+    raftIndex: 100,
+    raftTerm: 1,
+    raftAppliedIndex: 100,
+    isLearner: false,
+    errors: [],
+  };
 }

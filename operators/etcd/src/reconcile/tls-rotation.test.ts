@@ -28,6 +28,7 @@ import {
 import type { EtcdClient, EtcdMember } from "../etcd/etcd-client.ts";
 import { reconcileEtcdCluster } from "./controller.ts";
 import { EtcdOperatorMetrics } from "./metrics.ts";
+import { memberStatus } from "./test-fixture.ts";
 import { secretData, shortFingerprint } from "./tls.ts";
 
 const names = ["demo-a", "demo-b", "demo-c"];
@@ -96,20 +97,7 @@ function fakeEtcd(cluster: EtcdCluster, state: { leader: string; added?: string[
   return () =>
     ({
       memberList: async () => ({ header, members }),
-      status: async (endpoint: string) => ({
-        endpoint,
-        header,
-        memberId: "0",
-        leader: state.leader,
-        version: "3.6.15",
-        dbSize: 1,
-        dbSizeInUse: 1,
-        raftIndex: 100,
-        raftTerm: 1,
-        raftAppliedIndex: 100,
-        isLearner: false,
-        errors: [],
-      }),
+      status: async (endpoint: string) => memberStatus(endpoint, header, state.leader),
       health: async (endpoint: string) => ({ endpoint, healthy: true }),
       alarmList: async () => [],
       moveLeader: async (id: string) => {
