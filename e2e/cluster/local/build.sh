@@ -138,6 +138,34 @@ build_local_path() {
     "github.com/rancher/local-path-provisioner@$LOCAL_PATH_PROVISIONER_VERSION"
 }
 
+# --- kube-router: only its NetworkPolicy controller runs (node.sh), so pods' NetworkPolicies are enforced with
+# iptables + ipsets. The proxy serves v2.1.0 only; a wrapper module builds it with the dependencies that have
+# published security fixes bumped to fixed versions that still compile with it (KUBE_ROUTER_BUMPS). ---
+kr_dir="$cache/kube-router-$KUBE_ROUTER_VERSION"
+build_kube_router() {
+  [ -x "$kr_dir/bin/kube-router" ] && return 0
+  log "building kube-router $KUBE_ROUTER_VERSION"
+  local work="$kr_dir/src" p=github.com/cloudnativelabs/kube-router/v2
+  mkdir -p "$work" "$kr_dir/bin"
+  (
+    cd "$work"
+    [ -f go.mod ] || go mod init capstan.local/kube-router-build >/dev/null 2>&1
+    go mod edit -require="$p@$KUBE_ROUTER_VERSION"
+    for m in $KUBE_ROUTER_BUMPS; do go mod edit -require="$m"; done
+    cat > tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import _ "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router"
+GO
+    go mod tidy >/dev/null 2>&1 || go mod download all
+    go build -trimpath -ldflags "-s -w -X $p/pkg/version.Version=$KUBE_ROUTER_VERSION" \
+      -o "$kr_dir/bin/kube-router.tmp" "$p/cmd/kube-router"
+    mv "$kr_dir/bin/kube-router.tmp" "$kr_dir/bin/kube-router"
+  )
+}
+
 what="${1:-all}"
 case "$what" in
   kubernetes) build_kubernetes ;;
@@ -147,7 +175,8 @@ case "$what" in
   local-path) build_local_path ;;
   addons) build_coredns; build_local_path ;;
   etcd) build_etcd ;;
-  all) build_etcd; build_kwok; build_helm; build_kubernetes ;;
-  *) echo "usage: $0 [all|kubernetes|etcd|kwok|helm|coredns|local-path|addons]" >&2; exit 2 ;;
+  kube-router) build_kube_router ;;
+  all) build_etcd; build_kwok; build_helm; build_kubernetes; build_kube_router ;;
+  *) echo "usage: $0 [all|kubernetes|etcd|kwok|helm|coredns|local-path|addons|kube-router]" >&2; exit 2 ;;
 esac
 echo "$cache"

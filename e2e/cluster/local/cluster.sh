@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real single-node Kubernetes control plane built from upstream sources (see build.sh), run directly
 # on this machine: etcd, kube-apiserver (TLS, RBAC, service accounts), kube-controller-manager,
-# kube-scheduler, and a real node (node.sh: containerd, kubelet, kube-proxy, CoreDNS, local-path storage).
+# kube-scheduler, and a real node (node.sh: containerd, kubelet, kube-proxy, kube-router's NetworkPolicy controller,
+# CoreDNS, local-path storage).
 # CAPSTAN_NODE=kwok runs a kwok fake Node instead (no containers; fast, for API-only work and scale tests);
 # CAPSTAN_KWOK_NODE=1 adds the fake node beside the real one.
 #   cluster.sh up       start (idempotent: a healthy cluster is left alone, a dead one is cleaned up)

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The local cluster's real node: containerd + runc with bridge CNI, a kubelet and kube-proxy on this
-# machine, so pods run for real. `cluster.sh up` calls it (unless CAPSTAN_NODE=kwok); by hand:
+# machine, so pods run for real, and kube-router's NetworkPolicy controller alone (iptables and ipsets; no routing,
+# no service proxy), so NetworkPolicies are enforced (CAPSTAN_NETWORK_POLICY=0 leaves it out).
+# `cluster.sh up` calls it (unless CAPSTAN_NODE=kwok); by hand:
 #   cluster.sh up     a control plane whose apiserver advertises the node IP (see cluster.sh)
-#   node.sh up        install what is missing (Debian), start containerd, kubelet, kube-proxy; wait for Ready;
-#                     then addons.sh up (CoreDNS, local-path storage; CAPSTAN_ADDONS=0 skips it)
+#   node.sh up        install what is missing (Debian), start containerd, kubelet, kube-proxy and kube-router;
+#                     wait for Ready; then addons.sh up (CoreDNS, local-path storage; CAPSTAN_ADDONS=0 skips it)
 #   node.sh down      drain and stop them by PID, unmount, remove the bridge, iptables rules, cgroups and
 #                     node state, restore the sysctls they changed
 #   node.sh status    print what runs
@@ -12,7 +14,8 @@
 # Reads the control plane's state dir (CAPSTAN_CLUSTER_DIR, default <repo>/.cluster) and CAPSTAN_API_PORT.
 # Everything the node writes lives in <state>/node: containerd's own config, root, state and socket (a
 # system containerd is never touched), CNI config and IPAM data, kubelet dir, pod logs. One real node per
-# host: the bridge, the node-IP interface, kube-proxy's iptables chains and kubelet ports are host-wide.
+# host: the bridge, the node-IP interface, kube-proxy's and kube-router's iptables chains and ipsets, and kubelet
+# ports are host-wide.
 set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "$0")/common.sh"
@@ -27,8 +30,14 @@ CLUSTER_CIDR=10.244.0.0/16
 SERVICE_CIDR=10.96.0.0/16
 CGROUP_ROOT=capstan-node    # kubelet cgroupRoot: pod cgroups live under /sys/fs/cgroup/<controller>/capstan-node
 PAUSE_IMAGE=registry.k8s.io/pause:3.10
-# Host sysctls the kubelet and the bridge plugin set; saved on up, restored on down.
-SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip_forward)
+# NetworkPolicy enforcement (kube-router's firewall controller): on unless CAPSTAN_NETWORK_POLICY=0.
+NETWORK_POLICY="${CAPSTAN_NETWORK_POLICY:-1}"
+case "$NETWORK_POLICY" in 0 | 1) ;; *) echo "CAPSTAN_NETWORK_POLICY must be 0 or 1, not $NETWORK_POLICY" >&2; exit 2 ;; esac
+kube_router="$cache/kube-router-$KUBE_ROUTER_VERSION/bin/kube-router"
+KUBE_ROUTER_HEALTH_PORT=20244
+# Host sysctls the kubelet, the bridge plugin and setup_host set; saved on up, restored on down. Bridged
+# pod-to-pod traffic must pass iptables (br_netfilter) for kube-proxy's replies and kube-router's policies.
+SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables)
 # Host paths used whatever the config (kubelet's log links and device-plugin socket, containerd's shim sockets,
 # libcni's result cache, libmount's utab); removed on down if up made them (deepest first).
 HOST_DIRS=(/var/log/containers /var/lib/kubelet/device-plugins /var/lib/kubelet /run/containerd/s /run/containerd
@@ -79,6 +88,7 @@ install_packages() {
   [ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
   command -v iptables >/dev/null || need+=(iptables)
   command -v conntrack >/dev/null || need+=(conntrack)
+  [ "$NETWORK_POLICY" = 0 ] || command -v ipset >/dev/null || need+=(ipset)
   command -v gcc >/dev/null || need+=(gcc)
   [ -n "$(find /usr/lib -name libc.a -print -quit)" ] || need+=(libc6-dev)
   [ ${#need[@]} -eq 0 ] && return 0
@@ -200,7 +210,10 @@ setup_host() {
   ip addr add "$NODE_IP/32" dev "$NODE_IF"
   ip route add "$SERVICE_CIDR" dev "$NODE_IF"
   ip route add "$CLUSTER_CIDR" dev "$NODE_IF"
+  [ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] || modprobe br_netfilter 2>/dev/null ||
+    die "no br_netfilter (net.bridge.bridge-nf-call-iptables): pods on one bridge would bypass iptables"
   for s in "${SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s")"; done >"$node/sysctl.orig"
+  sysctl -qw net.bridge.bridge-nf-call-iptables=1
   for d in "${HOST_DIRS[@]}"; do [ -e "$d" ] || echo "$d"; done >"$node/host-dirs.created"
   # cgroupRoot must exist in every hierarchy; cpuset children start empty, so copy the parent's sets.
   for c in /sys/fs/cgroup/*/; do mkdir -p "$c$CGROUP_ROOT"; done
@@ -211,7 +224,8 @@ cmd_up() {
   [ "$(id -u)" = 0 ] || die "run as root"
   if [ ! -f "$state/kubeconfig" ] || ! api_ready; then die "no control plane at $state: run cluster.sh up first"; fi
   [ -f "$state/node-ip" ] || die "start the control plane with CAPSTAN_NODE=real (its apiserver must advertise the node IP)"
-  if pid_alive containerd && pid_alive kubelet && pid_alive kube-proxy && node_ready; then
+  if pid_alive containerd && pid_alive kubelet && pid_alive kube-proxy && node_ready &&
+    { [ "$NETWORK_POLICY" = 0 ] || pid_alive kube-router; }; then
     log "already running"
     [ "${CAPSTAN_ADDONS:-1}" = 0 ] || "$here/addons.sh" up
     return 0
@@ -222,14 +236,18 @@ cmd_up() {
   if [ -d "$node" ] || [ -n "$other" ]; then log "cleaning up a node left by an earlier run"; cmd_down; fi
   install_packages
   "$here/build.sh" kubernetes >/dev/null
+  [ "$NETWORK_POLICY" = 0 ] || "$here/build.sh" kube-router >/dev/null
   NODE_IP="$(cat "$state/node-ip")"
   mkdir -p "$node"/{pki,containerd,cni/net.d,kubelet,pod-logs,images} "$state/pids" "$state/logs"
   setup_host
   cert kubelet "system:node:$NODE_NAME" system:nodes "DNS:$NODE_NAME,IP:$NODE_IP,IP:127.0.0.1"
   cert kube-proxy system:kube-proxy "" ""
+  cert kube-router capstan:kube-router "" ""
   kubeconfig "$node/kubelet.kubeconfig" kubelet
   kubeconfig "$node/kube-proxy.kubeconfig" kube-proxy
+  kubeconfig "$node/kube-router.kubeconfig" kube-router
   write_configs
+  echo "$NETWORK_POLICY" >"$node/network-policy" # what `status` expects to run
 
   log "starting containerd $(containerd --version | awk '{print $3}') (socket $sock)"
   start containerd containerd --config "$node/containerd/config.toml"
@@ -242,8 +260,44 @@ cmd_up() {
     --root-dir "$node/kubelet" --cert-dir "$node/kubelet/pki" --node-ip "$NODE_IP" --hostname-override "$NODE_NAME"
   start kube-proxy "$k8s_bin/kube-proxy" --config "$node/kube-proxy.yaml"
   wait_for "node $NODE_NAME" 120 node_ready
+  [ "$NETWORK_POLICY" = 0 ] || start_kube_router
   log "ready: node $NODE_NAME"
   [ "${CAPSTAN_ADDONS:-1}" = 0 ] || "$here/addons.sh" up # CoreDNS and local-path storage; CAPSTAN_ADDONS=0 skips
+}
+
+# kube-router reads pods, namespaces and NetworkPolicies (and caches services, endpoints and nodes, which its
+# informers start whatever runs); it finds the node by --hostname-override and takes its InternalIP (the node IP).
+start_kube_router() {
+  kubectl_ apply -f - >/dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: { name: "capstan:kube-router" }
+rules:
+- apiGroups: [""]
+  resources: [pods, namespaces, nodes, services, endpoints]
+  verbs: [get, list, watch]
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies]
+  verbs: [get, list, watch]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: { name: "capstan:kube-router" }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "capstan:kube-router" }
+subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: "capstan:kube-router" }]
+EOF
+  log "starting kube-router $KUBE_ROUTER_VERSION (NetworkPolicy only)"
+  start kube-router "$kube_router" --kubeconfig "$node/kube-router.kubeconfig" --hostname-override "$NODE_NAME" \
+    --run-firewall=true --run-router=false --run-service-proxy=false --enable-cni=false \
+    --service-cluster-ip-range "$SERVICE_CIDR" --health-port "$KUBE_ROUTER_HEALTH_PORT" --metrics-port 0
+  wait_for kube-router 60 kube_router_ready
+}
+kube_router_ready() {
+  pid_alive kube-router && iptables -S KUBE-ROUTER-FORWARD >/dev/null 2>&1 &&
+    curl -fsS --max-time 2 "http://127.0.0.1:$KUBE_ROUTER_HEALTH_PORT/healthz" >/dev/null 2>&1
 }
 
 containerd_ready() { ctr_ version >/dev/null 2>&1; }
@@ -293,6 +347,7 @@ sweep() { # whatever a drain left (kubelet or containerd gone): processes, mount
       done < <(iptables -t "$table" -S 2>/dev/null | grep -F "name: \\\"$NET_NAME\\\"" | grep '^-A ' || true)
       for chain in $chains; do iptables -t "$table" -F "$chain" 2>/dev/null && iptables -t "$table" -X "$chain" 2>/dev/null || true; done
     done
+    sweep_kube_router
     # portmap's shared chains, once no port mapping is left in them
     if [ -z "$(iptables -t nat -S CNI-HOSTPORT-DNAT 2>/dev/null | grep '^-A' || true)" ]; then
       while read -r rule; do eval "iptables -t nat -D ${rule#-A }" 2>/dev/null || true; done \
@@ -308,13 +363,28 @@ sweep() { # whatever a drain left (kubelet or containerd gone): processes, mount
   done
 }
 
+# kube-router's filter rules (jumps from INPUT, FORWARD and OUTPUT to its KUBE-ROUTER-* chains, which lead to
+# KUBE-NWPLCY-* and KUBE-POD-FW-* chains), then its ipsets (KUBE-SRC-*, KUBE-DST-*), once no rule refers to them.
+sweep_kube_router() {
+  local rule chain chains
+  command -v iptables >/dev/null || return 0
+  while read -r rule; do eval "iptables -D ${rule#-A }" 2>/dev/null || true; done \
+    < <(iptables -S 2>/dev/null | grep -E '^-A (INPUT|FORWARD|OUTPUT) .*-j KUBE-ROUTER-' || true)
+  chains="$(iptables -S 2>/dev/null | sed -n 's/^-N \(KUBE-ROUTER-.*\|KUBE-NWPLCY-.*\|KUBE-POD-FW-.*\)$/\1/p')"
+  for chain in $chains; do iptables -F "$chain" 2>/dev/null || true; done
+  for chain in $chains; do iptables -X "$chain" 2>/dev/null || true; done
+  command -v ipset >/dev/null || return 0
+  for chain in $(ipset list -n 2>/dev/null | grep -E '^KUBE-(SRC|DST)-' || true); do ipset destroy "$chain" 2>/dev/null || true; done
+}
+
 cmd_down() {
   local other; other="$(owner)"
   if [ -n "$other" ] && [ "$other" != "$state" ]; then # the host-wide pieces are another node's: leave them
-    stop kube-proxy; stop kubelet; stop containerd; rm -rf "$node"
+    stop kube-router; stop kube-proxy; stop kubelet; stop containerd; rm -rf "$node"
     return 0
   fi
   drain
+  stop kube-router
   stop kube-proxy
   stop kubelet
   stop containerd
@@ -345,7 +415,9 @@ cmd_down() {
 
 cmd_status() {
   local rc=0
-  for name in containerd kubelet kube-proxy; do
+  local names=(containerd kubelet kube-proxy)
+  [ "$(cat "$node/network-policy" 2>/dev/null || echo "$NETWORK_POLICY")" = 0 ] || names+=(kube-router)
+  for name in "${names[@]}"; do
     if pid_alive "$name"; then printf '%-24s running (pid %s)\n' "$name" "$(cat "$state/pids/$name")"
     else printf '%-24s stopped\n' "$name"; rc=1; fi
   done
