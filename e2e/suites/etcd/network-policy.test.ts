@@ -13,6 +13,7 @@ import {
   type ObjectOf,
   Pod,
   restrictedContainerSecurityContext,
+  restrictedPodSecurityContext,
 } from "@capstan/core";
 import {
   connect,
@@ -85,12 +86,7 @@ async function startProbe(podName: string, labels: Record<string, string>, targe
     spec: {
       nodeSelector: { "kubernetes.io/hostname": nodeName },
       terminationGracePeriodSeconds: 1,
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: 65534,
-        runAsGroup: 65534,
-        seccompProfile: { type: "RuntimeDefault" },
-      },
+      securityContext: restrictedPodSecurityContext(65534),
       containers: [
         {
           name: "probe",

@@ -1,7 +1,7 @@
 // Builds a cluster's NetworkPolicy (spec.network.networkPolicy): members' peer port only from members; the client
 // port only from members, the operator's pods, the cluster's backup Jobs and spec.network.clientSelectors; the
-// metrics port (probes, Prometheus) stays open. Only ingress is restricted. Enforced only by a CNI that implements
-// NetworkPolicy (not the local cluster's bridge plugin).
+// metrics port (probes, Prometheus) stays open. Only ingress is restricted. Enforced only where something implements
+// NetworkPolicy (the local cluster: kube-router's policy controller beside the bridge plugin; kind: kindnet).
 import { type NetworkPolicy, type ObjectOf, setControllerReference } from "@capstan/core";
 import { type EtcdCluster, EtcdClusterKind, type LabelSelectorSpec } from "../api/etcd-cluster.ts";
 import {
