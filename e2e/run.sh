@@ -132,11 +132,13 @@ echo "$code" >"$marks/core"
 if [ "$code" != 0 ]; then exit "$code"; fi
 failed=()
 # etcd's suites in two lanes side by side (each suite installs its own namespace-scoped operator), about 30 minutes
-# each in the full run. The first runs lifecycle, failures (about 15 minutes alone), invalid-spec and tls (about 7);
+# each in the full run. The first runs lifecycle, failures (about 15 minutes alone), invalid-spec, tls (about 7) and
+# network-policy (about 5; the node's NetworkPolicy enforcer, which node.sh starts, makes it meaningful; it joined the
+# first lane because the second also waits for the versitygw image when that is cold);
 # the second every other etcd suite (a new one joins it; restore is about 10 minutes), those that talk S3 last, after the versitygw image, then `capstan new operator` end to end: generated into a
 # scratch directory, built, unit-tested, its image imported, its chart installed and its sample reconciled by its own
 # suite (about a minute and a half; skipped on kwok).
-etcd_first=(lifecycle.test.ts failures.test.ts invalid-spec.test.ts tls.test.ts)
+etcd_first=(lifecycle.test.ts failures.test.ts invalid-spec.test.ts tls.test.ts network-policy.test.ts)
 etcd_s3=(s3-server.test.ts backup.test.ts)
 # Suites left out of the full run (none now: tls.test.ts's learner churn of 2026-12-02 was a stale "cannot fetch
 # cluster info" in a restarted learner's lastState, taken for lost data; fixed in reconcile/observe.ts).
