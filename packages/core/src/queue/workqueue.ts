@@ -24,6 +24,12 @@ export interface WorkQueueOptions<T> {
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 /**
+ * When the items map has had this many deletes, and at least twice its size, it is replaced by a copy (see
+ * {@link WorkQueue.forgetEntry}).
+ */
+const MAP_REBUILD_DELETES = 1024;
+
+/**
  * A work queue with client-go's guarantees: an item waits at most once (adds of a waiting item are merged),
  * no two workers ever hold the same item, and an item added while it is processed is queued again on `done()`.
  * Items are compared as Map keys, so use strings (e.g. "namespace/name") or stable object references.
@@ -39,7 +45,9 @@ export class WorkQueue<T = string> {
   private readonly rateLimiter: RateLimiter<T>;
   private readonly now: () => number;
   /** Every item that is waiting (dirty) or held by a worker (processing), or both: one entry per item. */
-  private readonly entries = new Map<T, Entry<T>>();
+  private entries = new Map<T, Entry<T>>();
+  /** Deletes from `entries` since it was last replaced. */
+  private entryDeletes = 0;
   /** Dirty entries not held by a worker, oldest first. */
   private readonly queue = new Fifo<Entry<T>>();
   /** Entries held by workers, in the order they were taken (so the oldest first). */
@@ -115,6 +123,16 @@ export class WorkQueue<T = string> {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  /**
+   * The next item, like {@link get}, when one is waiting now; `undefined` when none is (or the queue is shut
+   * down), without waiting and without a promise. The caller holds a returned item until `done(item)`.
+   * A worker loop that takes what is ready synchronously and waits only on an empty queue:
+   * `const item = q.tryGet() ?? (await q.get()); if (item === undefined) return;`
+   */
+  tryGet(): T | undefined {
+    return this.queue.length > 0 ? this.take() : undefined;
+  }
+
   /** Marks `item` as processed; queues it again if it was added meanwhile. Ignored for an item not held. */
   done(item: T): void {
     const entry = this.entries.get(item);
@@ -131,7 +149,7 @@ export class WorkQueue<T = string> {
       if (this.waiters.length > 0) this.dispatch();
       return;
     }
-    this.entries.delete(item);
+    this.forgetEntry(item);
     if (this.shuttingDown && this.processing.size === 0) {
       for (const resolve of this.drained.splice(0)) resolve();
     }
@@ -206,6 +224,22 @@ export class WorkQueue<T = string> {
   /** Whether `shutDown` or `shutDownWithDrain` was called. */
   isShuttingDown(): boolean {
     return this.shuttingDown;
+  }
+
+  /**
+   * Removes a finished item from `entries`. Every so often the map is replaced by a copy of itself: V8 keeps a
+   * link from each hash table a Map outgrows (or rehashes after deletes) to the next one, so a queue that has
+   * lived long enough to be in the old generation would make every young collection keep (and promote) the
+   * chain of tables since then, with the entries they held, until the next full collection. A fresh map is
+   * young and its old tables die young. Replacing it after at least twice its size in deletes keeps the copy
+   * O(1) per item.
+   */
+  private forgetEntry(item: T): void {
+    const entries = this.entries;
+    entries.delete(item);
+    if (++this.entryDeletes < MAP_REBUILD_DELETES || this.entryDeletes < 2 * entries.size) return;
+    this.entries = entries.size === 0 ? new Map() : new Map(entries);
+    this.entryDeletes = 0;
   }
 
   /** Hands queued items to pending get() calls. */
@@ -341,33 +375,51 @@ class EntryList<T> {
   }
 }
 
-/** A FIFO with O(1) amortized shift (Array#shift is O(n) on large arrays). */
+/**
+ * A FIFO in a ring buffer: O(1) push and shift without allocating (Array#shift is O(n) on large arrays, and
+ * a sliding array allocates a new one every time it is emptied or compacted). The capacity doubles when full
+ * and, above {@link Fifo.KEEP_CAPACITY}, halves when a quarter full: a queue that fills and drains every turn
+ * keeps its array.
+ */
 class Fifo<T> {
-  private items: (T | undefined)[] = [];
+  private static readonly MIN_CAPACITY = 16;
+  private static readonly KEEP_CAPACITY = 1024;
+  private items: (T | undefined)[] = new Array(Fifo.MIN_CAPACITY).fill(undefined);
+  /** Capacity - 1; the capacity is a power of two. */
+  private mask = Fifo.MIN_CAPACITY - 1;
   private head = 0;
-
-  get length(): number {
-    return this.items.length - this.head;
-  }
+  length = 0;
 
   push(item: T): void {
-    this.items.push(item);
+    if (this.length > this.mask) this.resize((this.mask + 1) * 2);
+    this.items[(this.head + this.length) & this.mask] = item;
+    this.length++;
   }
 
   /** Removes and returns the oldest item. The queue must not be empty. */
   shift(): T {
     const item = this.items[this.head] as T;
-    this.items[this.head++] = undefined;
-    if (this.head === this.items.length) this.clear();
-    else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
+    this.items[this.head] = undefined;
+    this.head = (this.head + 1) & this.mask;
+    this.length--;
+    const capacity = this.mask + 1;
+    if (capacity > Fifo.KEEP_CAPACITY && this.length <= capacity >> 2) this.resize(capacity >> 1);
     return item;
   }
 
   clear(): void {
-    this.items = [];
+    this.items = new Array(Fifo.MIN_CAPACITY).fill(undefined);
+    this.mask = Fifo.MIN_CAPACITY - 1;
+    this.head = 0;
+    this.length = 0;
+  }
+
+  /** Moves the items, oldest first, to the start of a new array of `capacity` (a power of two). */
+  private resize(capacity: number): void {
+    const items = new Array<T | undefined>(capacity).fill(undefined);
+    for (let i = 0; i < this.length; i++) items[i] = this.items[(this.head + i) & this.mask];
+    this.items = items;
+    this.mask = capacity - 1;
     this.head = 0;
   }
 }
