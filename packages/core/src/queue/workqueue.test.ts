@@ -352,6 +352,26 @@ describe("WorkQueue", () => {
     expect(await sample(metrics, "workqueue_adds_total")).toBe(2);
   });
 
+  it("addAfter keeps one due time per item while thousands of other delayed items come and go", () => {
+    vi.useFakeTimers();
+    const { queue } = newQueue({ metrics: null });
+    queue.addAfter("x", 10_000);
+    // Other delayed items come due and are processed (the delay heap replaces its map now and then).
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 1_000; i++) queue.addAfter(`other-${round}-${i}`, 1);
+      vi.advanceTimersByTime(1);
+      for (let item = queue.tryGet(); item !== undefined; item = queue.tryGet()) queue.done(item);
+    }
+    queue.addAfter("x", 20_000); // later than its due time: ignored
+    queue.addAfter("x", 100); // earlier: moves it forward
+    vi.advanceTimersByTime(100);
+    expect(queue.tryGet()).toBe("x");
+    queue.done("x");
+    vi.advanceTimersByTime(30_000); // nothing else was scheduled for it
+    expect(queue.len()).toBe(0);
+    queue.shutDown();
+  });
+
   it("shutDown drops delayed items and clears the timer", () => {
     vi.useFakeTimers();
     const { queue } = newQueue();

@@ -24,12 +24,6 @@ export interface WorkQueueOptions<T> {
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 /**
- * When the items map has had this many deletes, and at least twice its size, it is replaced by a copy (see
- * {@link WorkQueue.forgetEntry}).
- */
-const MAP_REBUILD_DELETES = 1024;
-
-/**
  * A work queue with client-go's guarantees: an item waits at most once (adds of a waiting item are merged),
  * no two workers ever hold the same item, and an item added while it is processed is queued again on `done()`.
  * Items are compared as Map keys, so use strings (e.g. "namespace/name") or stable object references.
@@ -45,9 +39,7 @@ export class WorkQueue<T = string> {
   private readonly rateLimiter: RateLimiter<T>;
   private readonly now: () => number;
   /** Every item that is waiting (dirty) or held by a worker (processing), or both: one entry per item. */
-  private entries = new Map<T, Entry<T>>();
-  /** Deletes from `entries` since it was last replaced. */
-  private entryDeletes = 0;
+  private readonly entries = new RenewingMap<T, Entry<T>>();
   /** Dirty entries not held by a worker, oldest first. */
   private readonly queue = new Fifo<Entry<T>>();
   /** Entries held by workers, in the order they were taken (so the oldest first). */
@@ -149,7 +141,7 @@ export class WorkQueue<T = string> {
       if (this.waiters.length > 0) this.dispatch();
       return;
     }
-    this.forgetEntry(item);
+    this.entries.delete(item);
     if (this.shuttingDown && this.processing.size === 0) {
       for (const resolve of this.drained.splice(0)) resolve();
     }
@@ -200,9 +192,9 @@ export class WorkQueue<T = string> {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     this.queue.clear();
-    for (const [item, entry] of this.entries) {
+    for (const [item, entry] of this.entries.map) {
       if (entry.processing) entry.dirty = false;
-      else this.entries.delete(item);
+      else this.entries.map.delete(item); // deleting while iterating: not through RenewingMap.delete
     }
     this.dirtyCount = 0;
     this.delayed.clear();
@@ -224,22 +216,6 @@ export class WorkQueue<T = string> {
   /** Whether `shutDown` or `shutDownWithDrain` was called. */
   isShuttingDown(): boolean {
     return this.shuttingDown;
-  }
-
-  /**
-   * Removes a finished item from `entries`. Every so often the map is replaced by a copy of itself: V8 keeps a
-   * link from each hash table a Map outgrows (or rehashes after deletes) to the next one, so a queue that has
-   * lived long enough to be in the old generation would make every young collection keep (and promote) the
-   * chain of tables since then, with the entries they held, until the next full collection. A fresh map is
-   * young and its old tables die young. Replacing it after at least twice its size in deletes keeps the copy
-   * O(1) per item.
-   */
-  private forgetEntry(item: T): void {
-    const entries = this.entries;
-    entries.delete(item);
-    if (++this.entryDeletes < MAP_REBUILD_DELETES || this.entryDeletes < 2 * entries.size) return;
-    this.entries = entries.size === 0 ? new Map() : new Map(entries);
-    this.entryDeletes = 0;
   }
 
   /** Hands queued items to pending get() calls. */
@@ -349,6 +325,42 @@ class Entry<T> {
   }
 }
 
+/**
+ * A Map that replaces itself by a copy once it has had at least {@link RenewingMap.MIN_DELETES} deletes and
+ * twice its size in deletes (so the copy is O(1) per delete). V8 links each hash table a Map outgrows, or
+ * rehashes after deletes, to the next one (for live iterators). Once a long-lived map sits in the old
+ * generation, the chain from its table of that time to the current one is reachable for every young
+ * collection (old-to-young pointers are roots there): every superseded table and every value it held is kept
+ * and promoted, until the next full collection. A fresh map is young, and its superseded tables die young.
+ */
+class RenewingMap<K, V> {
+  private static readonly MIN_DELETES = 1024;
+  /** The current map; read it, but delete through {@link delete} (except while iterating it). */
+  map = new Map<K, V>();
+  private deletes = 0;
+
+  get(key: K): V | undefined {
+    return this.map.get(key);
+  }
+
+  set(key: K, value: V): void {
+    this.map.set(key, value);
+  }
+
+  delete(key: K): void {
+    const map = this.map;
+    if (!map.delete(key)) return;
+    if (++this.deletes < RenewingMap.MIN_DELETES || this.deletes < 2 * map.size) return;
+    this.map = map.size === 0 ? new Map() : new Map(map);
+    this.deletes = 0;
+  }
+
+  clear(): void {
+    this.map = new Map();
+    this.deletes = 0;
+  }
+}
+
 /** A doubly-linked list of entries through their prev/next fields: O(1) append and remove. */
 class EntryList<T> {
   first: Entry<T> | undefined = undefined;
@@ -434,7 +446,7 @@ interface Delayed<T> {
 /** Delayed items in a binary min-heap by due time (then insertion order), one entry per item. */
 class DelayHeap<T> {
   private readonly heap: Delayed<T>[] = [];
-  private readonly entries = new Map<T, Delayed<T>>();
+  private readonly entries = new RenewingMap<T, Delayed<T>>();
   private seq = 0;
 
   /** Schedules `item` at `due`, or moves it earlier; returns false when it was already due no later. */
