@@ -28,7 +28,8 @@ const MAX_TIMEOUT_MS = 2 ** 31 - 1;
  * no two workers ever hold the same item, and an item added while it is processed is queued again on `done()`.
  * Items are compared as Map keys, so use strings (e.g. "namespace/name") or stable object references.
  *
- * A worker loops: `const item = await q.get(); if (item === undefined) return; try { ... } finally { q.done(item) }`.
+ * A worker loops: `const item = q.tryGet() ?? (await q.get()); if (item === undefined) return;`
+ * then `try { ... } finally { q.done(item) }`.
  */
 export class WorkQueue<T = string> {
   /** The `name` label of this queue's metrics. */
