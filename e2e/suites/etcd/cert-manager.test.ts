@@ -13,13 +13,13 @@
 // Unset, the suite is skipped and says why.
 import { type Client, defineKind, type KubeObject, Secret } from "@capstan/core";
 import { connect, createNamespace, eventually, helm, type TestNamespace } from "@capstan/testing";
-import { Agent, request } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   etcdCluster,
   memberPods,
   podReady,
   printFailureReport,
+  rangeAnswer,
   tearDownSuite,
   waitAvailable,
 } from "./fixtures/etcd-cluster.ts";
@@ -203,17 +203,7 @@ describe.skipIf(skipReason !== undefined)("EtcdCluster with cert-manager certifi
       const { ca } = await issuedPair(`${name}-backup-client-tls`);
 
       // Refused: HTTPS without a client certificate (the server's CA trusted).
-      const range = {
-        method: "POST" as const,
-        body: JSON.stringify({ key: Buffer.from("k").toString("base64") }),
-      };
-      const noCert = new Agent({ connect: { ca, checkServerIdentity: () => undefined } });
-      const anonymous = await request(`${endpoint}/v3/kv/range`, { ...range, dispatcher: noCert }).then(
-        (r) => `HTTP ${r.statusCode}`,
-        (err: Error) => `refused: ${err.message}`,
-      );
-      await noCert.close();
-      expect(anonymous).toMatch(/^refused: /);
+      expect(await rangeAnswer(endpoint, { ca })).toMatch(/^refused: /);
 
       // Served: a client certificate of the test's own, from the same CA Issuer.
       await client.create(

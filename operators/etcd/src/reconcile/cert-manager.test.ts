@@ -11,23 +11,16 @@ import {
   Pod,
   Secret,
 } from "@capstan/core";
+import type { ReconcileRun } from "@capstan/core/testing";
 import { describe, expect, it } from "vitest";
 import { type EtcdCluster, EtcdClusterKind, type EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import { type Certificate, CertificateKind, NEW_MEMBER_LABEL } from "../desired/cert-manager.ts";
 import { memberPod } from "../desired/member-pod.ts";
 import { peerURL } from "../desired/names.ts";
 import { CERTIFICATES_ANNOTATION, memberHosts } from "../desired/tls.ts";
-import type { EtcdClient, EtcdMember } from "../etcd/etcd-client.ts";
+import type { EtcdClient } from "../etcd/etcd-client.ts";
 import type { EtcdClientFactory } from "./observe.ts";
-import {
-  etcdRecord,
-  healthyEtcd,
-  MEMBERS,
-  memberStatus,
-  reconcileCluster,
-  runningMembers,
-  testCluster,
-} from "./test-fixture.ts";
+import { etcdRecord, healthyEtcd, reconcileCluster, runningMembers, testCluster } from "./test-fixture.ts";
 import { secretData } from "./tls.ts";
 
 const issuer = { name: "etcd-ca", kind: "ClusterIssuer" as const, group: "cert-manager.io" };
@@ -70,37 +63,30 @@ async function issuedCluster(cluster: EtcdCluster, ca: CertificatePair) {
   return (await issue(second.objects, ca)).filter((o) => o.kind !== EtcdClusterKind.kind);
 }
 
-/** A healthy etcd of the fixture's members that records the learners added (and lists them afterwards). */
+/** The fixture's healthy etcd, which also accepts learners (recording their peer URLs in `added`). */
 function growingEtcd(cluster: EtcdCluster, added: string[]): EtcdClientFactory {
   const base = healthyEtcd(cluster);
-  return (endpoints, tls) => {
-    const client = base(endpoints, tls);
-    const members: EtcdMember[] = MEMBERS.map((n, i) => ({
-      id: String(101 + i),
-      name: n,
-      peerURLs: [peerURL(cluster, n)],
-      clientURLs: [],
-      isLearner: false,
-    }));
-    const header = { clusterId: "255", memberId: "101", revision: 1, raftTerm: 1 };
-    return {
-      ...client,
-      memberList: async () => ({ header, members }),
-      status: async (endpoint: string) => memberStatus(endpoint, header),
-      memberAddAsLearner: async (urls: string[]) => {
-        added.push(...urls);
-        return { header, member: { id: "104", name: "", peerURLs: urls, clientURLs: [], isLearner: true } };
-      },
-    } as unknown as EtcdClient;
-  };
+  return (endpoints, tls) =>
+    ({
+      ...base(endpoints, tls),
+      memberAddAsLearner: async (urls: string[]) => void added.push(...urls),
+    }) as unknown as EtcdClient;
 }
+
+/** "verb name" of each Certificate write. */
+const certificateWrites = (run: ReconcileRun): string[] =>
+  run.writesOf(CertificateKind).map((w) => `${w.verb} ${w.name}`);
+
+/** The cluster's condition of `type` after the run. */
+const conditionAfter = (run: ReconcileRun, type: string) =>
+  run.get(EtcdClusterKind, "demo", "ns")?.status?.conditions?.find((c) => c.type === type);
 
 describe("cert-manager certificates in the reconcile", () => {
   it("requests the client certificates first and waits for the operator's: Progressing, naming the Certificate", async () => {
     const cluster = testCluster(bothPorts);
     const run = await reconcileCluster(cluster, runningMembers(cluster));
     run.expectNoError();
-    expect(run.writesOf(CertificateKind).map((w) => `${w.verb} ${w.name}`)).toEqual([
+    expect(certificateWrites(run)).toEqual([
       "apply demo-operator-client-tls",
       "apply demo-backup-client-tls",
     ]);
@@ -113,9 +99,7 @@ describe("cert-manager certificates in the reconcile", () => {
     });
     expect(operator?.spec.dnsNames).toBeUndefined();
     expect(operator?.metadata.ownerReferences?.[0]).toMatchObject({ kind: "EtcdCluster", name: "demo" });
-    const progressing = run
-      .get(EtcdClusterKind, "demo", "ns")
-      ?.status?.conditions?.find((c) => c.type === "Progressing");
+    const progressing = conditionAfter(run, "Progressing");
     expect(progressing).toMatchObject({ status: "True", reason: "CertificateNotReady" });
     expect(progressing?.message).toMatch(/Certificate ns\/demo-operator-client-tls/);
     expect(run.writesOf(Pod)).toEqual([]);
@@ -128,11 +112,7 @@ describe("cert-manager certificates in the reconcile", () => {
     const first = await reconcileCluster(cluster, runningMembers(cluster));
     const second = await reconcileCluster(cluster, await issue(first.objects, ca));
     second.expectNoError();
-    expect(second.writesOf(CertificateKind).map((w) => `${w.verb} ${w.name}`)).toEqual([
-      "apply demo-a-tls",
-      "apply demo-b-tls",
-      "apply demo-c-tls",
-    ]);
+    expect(certificateWrites(second)).toEqual(["apply demo-a-tls", "apply demo-b-tls", "apply demo-c-tls"]);
     const b = second.get(CertificateKind, "demo-b-tls", "ns");
     expect(b?.spec).toMatchObject({
       secretName: "demo-b-tls",
@@ -163,9 +143,7 @@ describe("cert-manager certificates in the reconcile", () => {
       cert: operator["tls.crt"],
       key: operator["tls.key"],
     });
-    const available = third
-      .get(EtcdClusterKind, "demo", "ns")
-      ?.status?.conditions?.find((c) => c.type === "Available");
+    const available = conditionAfter(third, "Available");
     expect(available?.status).toBe("True");
 
     const steady = await reconcileCluster(cluster, third.objects);
@@ -183,7 +161,7 @@ describe("cert-manager certificates in the reconcile", () => {
     );
     const run = await reconcileCluster(cluster, objects);
     run.expectNoError();
-    expect(run.writesOf(CertificateKind).map((w) => `${w.verb} ${w.name}`)).toEqual(["apply demo-a-tls"]);
+    expect(certificateWrites(run)).toEqual(["apply demo-a-tls"]);
     expect(run.get(CertificateKind, "demo-a-tls", "ns")?.spec.dnsNames).toContain("demo-a.demo-peer.ns.svc");
   });
 
@@ -236,9 +214,7 @@ describe("cert-manager certificates in the reconcile", () => {
     expect(fresh).toHaveLength(1);
     const name = fresh[0]?.metadata.labels?.["etcd.capstan.dev/member"] ?? "";
     expect(fresh[0]?.spec.dnsNames).toContain(`${name}.demo-peer.ns.svc`);
-    const progressing = waiting
-      .get(EtcdClusterKind, "demo", "ns")
-      ?.status?.conditions?.find((c) => c.type === "Progressing");
+    const progressing = conditionAfter(waiting, "Progressing");
     expect(progressing).toMatchObject({ status: "True", reason: "CertificateNotReady" });
     expect(progressing?.message).toContain(`Certificate ns/${name}-tls`);
 
@@ -289,9 +265,7 @@ describe("cert-manager certificates in the reconcile", () => {
         }),
     );
     run.expectNoError();
-    const degraded = run
-      .get(EtcdClusterKind, "demo", "ns")
-      ?.status?.conditions?.find((c) => c.type === "Degraded");
+    const degraded = conditionAfter(run, "Degraded");
     expect(degraded).toMatchObject({ status: "True", reason: "CertManagerMissing" });
     expect(degraded?.message).toMatch(/^spec\.tls\.peer\.certManager: cert-manager's API/);
     expect(run.events).toContainEqual(
@@ -309,9 +283,7 @@ describe("cert-manager certificates in the reconcile", () => {
       (s) => void s.fail({ kind: "certificates" }, 403),
     );
     run.expectNoError();
-    const degraded = run
-      .get(EtcdClusterKind, "demo", "ns")
-      ?.status?.conditions?.find((c) => c.type === "Degraded");
+    const degraded = conditionAfter(run, "Degraded");
     expect(degraded).toMatchObject({ status: "True", reason: "CertManagerForbidden" });
     expect(degraded?.message).toMatch(/^spec\.tls\.peer\.certManager: the operator may not manage/);
   });
@@ -328,7 +300,7 @@ describe("cert-manager certificates in the reconcile", () => {
       etcdClient: healthyEtcd(two, etcdRecord(), ["demo-a", "demo-b"]),
     });
     run.expectNoError();
-    expect(run.writesOf(CertificateKind).map((w) => `${w.verb} ${w.name}`)).toEqual(["delete demo-c-tls"]);
+    expect(certificateWrites(run)).toEqual(["delete demo-c-tls"]);
     expect(run.writesOf(Secret).map((w) => `${w.verb} ${w.name}`)).toEqual(["delete demo-c-tls"]);
   });
 });
