@@ -165,6 +165,41 @@ describe("cert-manager certificates in the reconcile", () => {
     expect(run.get(CertificateKind, "demo-a-tls", "ns")?.spec.dnsNames).toContain("demo-a.demo-peer.ns.svc");
   });
 
+  it("a certificate cert-manager renewed: its member's pod is annotated again, nothing else is written", async () => {
+    const cluster = testCluster(bothPorts);
+    const ca = await createCA({ commonName: "cert-manager test CA" });
+    const settled = await reconcileCluster(cluster, await issuedCluster(cluster, ca));
+    settled.expectNoError();
+    const before = settled.get(Pod, "demo-a", "ns")?.metadata.annotations?.[CERTIFICATES_ANNOTATION];
+    // cert-manager renews demo-a's certificate: a new key and certificate in the same Secret.
+    const renewed = await issueCertificate(ca, {
+      hosts: memberHosts(cluster, "demo-a"),
+      commonName: "demo-member",
+      validityMs: 3_600_000,
+    });
+    const objects = settled.objects
+      .filter((o) => o.kind !== EtcdClusterKind.kind)
+      .map((o) =>
+        o.kind === "Secret" && o.metadata.name === "demo-a-tls"
+          ? {
+              ...o,
+              data: {
+                ...(o as unknown as { data: Record<string, string> }).data,
+                "tls.crt": Buffer.from(renewed.cert).toString("base64"),
+                "tls.key": Buffer.from(renewed.key).toString("base64"),
+              },
+            }
+          : o,
+      );
+    const run = await reconcileCluster(cluster, objects);
+    run.expectNoError();
+    expect(run.writesOf(Pod).map((w) => `${w.verb} ${w.name}`)).toEqual(["patch demo-a"]);
+    expect([...certificateWrites(run), ...run.writesOf(Secret)]).toEqual([]);
+    const after = run.get(Pod, "demo-a", "ns")?.metadata.annotations?.[CERTIFICATES_ANNOTATION];
+    expect(after).not.toBe(before);
+    expect(after).toBe(certificateInfo(renewed.cert)?.fingerprint.slice(0, 16));
+  });
+
   it("two issuers: each member has a peer and a client certificate, mounted on their ports", async () => {
     const cluster = testCluster({
       tls: {
