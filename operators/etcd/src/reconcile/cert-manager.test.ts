@@ -12,6 +12,7 @@ import {
   Secret,
 } from "@capstan/core";
 import type { ReconcileRun } from "@capstan/core/testing";
+import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { type EtcdCluster, EtcdClusterKind, type EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import { type Certificate, CertificateKind, NEW_MEMBER_LABEL } from "../desired/cert-manager.ts";
@@ -19,6 +20,8 @@ import { memberPod } from "../desired/member-pod.ts";
 import { peerURL } from "../desired/names.ts";
 import { CERTIFICATES_ANNOTATION, memberHosts } from "../desired/tls.ts";
 import type { EtcdClient } from "../etcd/etcd-client.ts";
+import { etcdClusterController } from "./controller.ts";
+import { EtcdOperatorMetrics } from "./metrics.ts";
 import type { EtcdClientFactory } from "./observe.ts";
 import { etcdRecord, healthyEtcd, reconcileCluster, runningMembers, testCluster } from "./test-fixture.ts";
 import { secretData } from "./tls.ts";
@@ -80,6 +83,14 @@ const certificateWrites = (run: ReconcileRun): string[] =>
 /** The cluster's condition of `type` after the run. */
 const conditionAfter = (run: ReconcileRun, type: string) =>
   run.get(EtcdClusterKind, "demo", "ns")?.status?.conditions?.find((c) => c.type === type);
+
+describe("the EtcdCluster controller and cert-manager", () => {
+  it("starts no informer on cert-manager's kinds (its CRD may be absent, and an informer on it would never sync)", () => {
+    const kinds = etcdClusterController({ metrics: new EtcdOperatorMetrics(new Registry()) }).watchedKinds();
+    const groups = [kinds.for, ...kinds.owns, ...kinds.watches].map((k) => k.apiVersion);
+    expect(groups.filter((g) => g.startsWith("cert-manager.io/"))).toEqual([]);
+  });
+});
 
 describe("cert-manager certificates in the reconcile", () => {
   it("requests the client certificates first and waits for the operator's: Progressing, naming the Certificate", async () => {
