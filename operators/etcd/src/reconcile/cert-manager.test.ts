@@ -14,12 +14,14 @@ import {
 import type { ReconcileRun } from "@capstan/core/testing";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
+import { EtcdBackupKind } from "../api/backup.ts";
 import { type EtcdCluster, EtcdClusterKind, type EtcdClusterSpec } from "../api/etcd-cluster.ts";
+import { EtcdRestoreKind } from "../api/etcd-restore.ts";
 import { type Certificate, CertificateKind, NEW_MEMBER_LABEL } from "../desired/cert-manager.ts";
 import { memberPod } from "../desired/member-pod.ts";
 import { peerURL } from "../desired/names.ts";
 import { CERTIFICATES_ANNOTATION, memberHosts } from "../desired/tls.ts";
-import type { EtcdClient } from "../etcd/etcd-client.ts";
+import { type EtcdClient, EtcdError } from "../etcd/etcd-client.ts";
 import { etcdClusterController } from "./controller.ts";
 import { EtcdOperatorMetrics } from "./metrics.ts";
 import type { EtcdClientFactory } from "./observe.ts";
@@ -318,6 +320,42 @@ describe("cert-manager certificates in the reconcile", () => {
       expect.objectContaining({ type: "Warning", reason: "CertManagerMissing" }),
     );
     expect(run.writesOf(Pod)).toEqual([]);
+  });
+
+  it("cert-manager gone under a running cluster with automatic recovery: no recovery from a backup (etcd cannot be asked)", async () => {
+    const lost = new Date(Date.now() - 60 * 60_000).toISOString();
+    const base = testCluster({
+      ...bothPorts,
+      recovery: { automatic: { enabled: true, afterSeconds: 600 } },
+    });
+    const cluster: EtcdCluster = { ...base, status: { ...base.status, quorumLostSince: lost } };
+    const backup = {
+      apiVersion: EtcdBackupKind.apiVersion,
+      kind: EtcdBackupKind.kind,
+      metadata: { name: "nightly", namespace: "ns" },
+      spec: { clusterName: "demo", destination: { pvc: { claimName: "backups" } } },
+      status: { phase: "Succeeded", completionTime: "2026-12-01T00:00:00Z" },
+    } as KubeObject;
+    // etcd answers only a client with a certificate, as a member with --client-cert-auth does.
+    const healthy = healthyEtcd(cluster);
+    const refuse = async () => {
+      throw new EtcdError("bad certificate", []);
+    };
+    const etcdClient: EtcdClientFactory = (endpoints, tls) =>
+      tls === undefined
+        ? (new Proxy({}, { get: () => refuse }) as unknown as EtcdClient)
+        : healthy(endpoints, tls);
+    const run = await reconcileCluster(
+      cluster,
+      [...runningMembers(cluster), backup],
+      { etcdClient },
+      (s) => void s.fail({ kind: "certificates" }, 404),
+    );
+    run.expectNoError();
+    expect(run.writesOf(EtcdRestoreKind)).toEqual([]);
+    expect(conditionAfter(run, "Degraded")).toMatchObject({ status: "True", reason: "CertManagerMissing" });
+    // The clock is kept as it was: the operator knows nothing new about the quorum.
+    expect(run.get(EtcdClusterKind, "demo", "ns")?.status?.quorumLostSince).toBe(lost);
   });
 
   it("the operator may not manage Certificates: Degraded CertManagerForbidden", async () => {

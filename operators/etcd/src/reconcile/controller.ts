@@ -33,6 +33,7 @@ import { clusterRef, MANAGED_BY, memberName } from "../desired/names.ts";
 import { networkPolicy, networkPolicyName, type OperatorPods } from "../desired/network-policy.ts";
 import { CERTIFICATES_ANNOTATION } from "../desired/tls.ts";
 import { EtcdError } from "../etcd/etcd-client.ts";
+import type { AutomaticRecoveryDecision } from "../plan/automatic-recovery.ts";
 import { planNext, quorum, type Step } from "../plan/plan.ts";
 import { type ActContext, act } from "./act.ts";
 import { prepareAuth } from "./auth.ts";
@@ -203,7 +204,12 @@ export async function reconcileEtcdCluster(
         });
   // spec.recovery.automatic: the loss of quorum is dated in status; once long enough, ONE EtcdRestore is created
   // (its reconcile then takes over); without a usable backup, or after a failed one, the loss is reported Degraded.
-  const automatic = await reconcileAutomaticRecovery(ctx, cluster, obs, new Date());
+  // Without its TLS in place (a Secret or cert-manager missing) the operator cannot ask etcd anything: a silent etcd
+  // says nothing about its quorum then, so no recovery from a backup is started and the recorded time is kept.
+  const recordedLoss = cluster.status?.quorumLostSince;
+  const automatic: AutomaticRecoveryDecision = isTLSProblem(tls)
+    ? { type: "None", ...(recordedLoss === undefined ? {} : { lostSince: new Date(recordedLoss) }) }
+    : await reconcileAutomaticRecovery(ctx, cluster, obs, new Date());
   let step: Step =
     planned.type === "QuorumLost" && (automatic.type === "NoBackup" || automatic.type === "Blocked")
       ? {

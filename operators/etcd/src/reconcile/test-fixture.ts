@@ -4,7 +4,9 @@
 import type { Client, KubeObject } from "@capstan/core";
 import { type ReconcileOnceOptions, type ReconcileRun, reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
+import { EtcdBackupKind } from "../api/backup.ts";
 import { type EtcdCluster, EtcdClusterKind, type EtcdClusterSpec } from "../api/etcd-cluster.ts";
+import { EtcdRestoreKind } from "../api/etcd-restore.ts";
 import { CertificateKind } from "../desired/cert-manager.ts";
 import { memberDataClaim } from "../desired/cluster-objects.ts";
 import { memberPod } from "../desired/member-pod.ts";
@@ -106,8 +108,8 @@ export function reconcileCluster(
         ...options,
       }),
     {
-      // cert-manager's Certificate: seeded by the tests of spec.tls.<port>.certManager.
-      kinds: [EtcdClusterKind, CertificateKind],
+      // cert-manager's Certificate: seeded by the tests of spec.tls.<port>.certManager (with backups and restores).
+      kinds: [EtcdClusterKind, CertificateKind, EtcdBackupKind, EtcdRestoreKind],
       objects: [cluster, ...objects],
       request: cluster,
       ...(setup === undefined ? {} : { setup }),
