@@ -34,7 +34,8 @@ import {
 import { etcdSuitesEnabled, installOperator, type OperatorRelease } from "./fixtures/operator-release.ts";
 
 const mode = process.env.CAPSTAN_CERT_MANAGER ?? "";
-const version = process.env.CAPSTAN_CERT_MANAGER_VERSION || "v1.16.2";
+// The newest cert-manager release the Go module proxy lists (github.com/cert-manager/cert-manager v1.21.2, 2026-09-10).
+const version = process.env.CAPSTAN_CERT_MANAGER_VERSION || "v1.21.2";
 const skipReason = !etcdSuitesEnabled
   ? "the etcd suites need a real node and Helm (CAPSTAN_REAL_NODE=1, CAPSTAN_HELM)"
   : mode === "install" || mode === "present"
