@@ -1,7 +1,8 @@
 // Side-by-side benchmarks against client-go and @kubernetes/client-node on one real API server:
 // informer sync time, peak RSS and update events/s (each peer in its own process), and work queue throughput.
 // Run: KUBECONFIG=... npm run bench:peers
-//   (env: BENCH_SIZES=10000,50000 BENCH_REPEATS=3 BENCH_UPDATES=20000; BENCH_QUEUE=0 skips the work queue)
+//   (env: BENCH_SIZES=10000,50000 BENCH_REPEATS=3 BENCH_UPDATES=20000; BENCH_QUEUE=0 skips the work queue;
+//   BENCH_SIZES= runs the work queue only, without a cluster)
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { stripTypeScriptTypes } from "node:module";
@@ -24,7 +25,8 @@ const PEERS = ["capstan", "client-go", "client-node"] as const;
 type Peer = (typeof PEERS)[number];
 
 const { env } = process; // read here, not by turbo: no turbo.json entry needed
-const sizes = (env.BENCH_SIZES ?? "10000,50000").split(",").map(Number);
+/** Informer sizes; BENCH_SIZES= (empty) runs no informer, and then needs no cluster (the work queue only). */
+const sizes = (env.BENCH_SIZES ?? "10000,50000").split(",").filter(Boolean).map(Number);
 const repeats = Number(env.BENCH_REPEATS ?? 3);
 const updates = Number(env.BENCH_UPDATES ?? 20_000);
 if (sizes.some((n) => !Number.isInteger(n) || n < 1) || !(repeats >= 1) || !(updates >= 1)) {
@@ -170,44 +172,74 @@ function printRows(title: string, rows: Row[]): void {
   }
 }
 
-/** Work queue: @capstan/core (bench/queue.ts, one thread) vs client-go's workqueue (goroutines). */
+/** One work queue figure of one peer: cycles per second and CPU time per cycle, one entry per run. */
+interface QueueFigures {
+  opsPerSec: number[];
+  cpuNsPerOp: number[];
+}
+
+/** The work queue scenarios: workers, and whether the workqueue_* metrics are recorded. */
+const QUEUE_SCENARIOS = [
+  { workers: 1, metrics: false },
+  { workers: 4, metrics: false },
+  { workers: 1, metrics: true },
+  { workers: 4, metrics: true },
+] as const;
+
+/**
+ * Work queue: @capstan/core (bench/queue.ts, one thread) vs client-go's workqueue (goroutines), alternately:
+ * capstan's whole queue bench, then the client-go peer once per scenario with its default GOMAXPROCS and
+ * with GOMAXPROCS=1, `repeats` times. Without metrics: capstan's `metrics: null` against client-go's unnamed
+ * queue (no metrics). With metrics: capstan's workqueue_* metrics against a controller-runtime queue
+ * (rate-limiting, named, controller-runtime's prometheus metrics provider).
+ */
 async function benchQueues(goPeer: string): Promise<{ rows: Row[]; raw: unknown }> {
-  const capstan: Record<number, number[]> = { 1: [], 4: [] };
-  const goDefault: Record<number, number[]> = { 1: [], 4: [] };
-  const goOneCore: Record<number, number[]> = { 1: [], 4: [] };
+  const key = (workers: number, metrics: boolean) => `${workers}${metrics ? "m" : ""}`;
+  const empty = () =>
+    Object.fromEntries(
+      QUEUE_SCENARIOS.map((q) => [key(q.workers, q.metrics), { opsPerSec: [], cpuNsPerOp: [] }]),
+    ) as Record<string, QueueFigures>;
+  const capstan = empty();
+  const goDefault = empty();
+  const goOneCore = empty();
   for (let r = 0; r < repeats; r++) {
     for (const result of await benchQueue()) {
-      const m = result.name.match(/^workqueue add\+get\+done \(distinct keys, (\d) worker/);
-      if (m) capstan[Number(m[1])]!.push(result.value);
+      const m = result.name.match(
+        /^workqueue (add\+get\+done|CPU per cycle) \(distinct keys( with metrics)?, (\d) worker/,
+      );
+      if (!m) continue;
+      const figures = capstan[key(Number(m[3]), m[2] !== undefined)]!;
+      (m[1] === "CPU per cycle" ? figures.cpuNsPerOp : figures.opsPerSec).push(result.value);
     }
-    for (const workers of [1, 4]) {
+    console.log(`  queue #${r + 1} capstan done (load average ${loadavg()[0]!.toFixed(1)})`);
+    for (const { workers, metrics } of QUEUE_SCENARIOS) {
       for (const [target, env] of [
         [goDefault, {}],
         [goOneCore, { GOMAXPROCS: "1" }],
       ] as const) {
-        const out = execFileSync(goPeer, ["queue", "-workers", String(workers)], {
-          env: { ...process.env, ...env },
-          encoding: "utf8",
-        });
-        target[workers]!.push((JSON.parse(out) as { opsPerSec: number }).opsPerSec);
+        const args = ["queue", "-workers", String(workers), ...(metrics ? ["-metrics"] : [])];
+        const out = execFileSync(goPeer, args, { env: { ...process.env, ...env }, encoding: "utf8" });
+        const line = JSON.parse(out) as { opsPerSec: number; cpuNsPerOp: number };
+        target[key(workers, metrics)]!.opsPerSec.push(line.opsPerSec);
+        target[key(workers, metrics)]!.cpuNsPerOp.push(line.cpuNsPerOp);
       }
     }
+    console.log(`  queue #${r + 1} client-go done (load average ${loadavg()[0]!.toFixed(1)})`);
   }
   const rows: Row[] = [];
-  for (const workers of [1, 4]) {
-    const plural = workers > 1 ? "s" : "";
-    rows.push({
-      name: `add+get+done, 1e6 distinct keys, ${workers} worker${plural}`,
-      unit: "ops/s",
+  for (const { workers, metrics } of QUEUE_SCENARIOS) {
+    const k = key(workers, metrics);
+    const scenario = `1e6 distinct keys, ${workers} worker${workers > 1 ? "s" : ""}${metrics ? ", metrics" : ""}`;
+    const row = (name: string, unit: string, go: Record<string, QueueFigures>, of: keyof QueueFigures) => ({
+      name,
+      unit,
       digits: 0,
-      values: { capstan: median(capstan[workers]!), "client-go": median(goDefault[workers]!) },
+      values: { capstan: median(capstan[k]![of]), "client-go": median(go[k]![of]) },
     });
-    rows.push({
-      name: `  same, client-go with GOMAXPROCS=1`,
-      unit: "ops/s",
-      digits: 0,
-      values: { capstan: median(capstan[workers]!), "client-go": median(goOneCore[workers]!) },
-    });
+    rows.push(row(`add+get+done, ${scenario}`, "ops/s", goDefault, "opsPerSec"));
+    rows.push(row("  same, client-go with GOMAXPROCS=1", "ops/s", goOneCore, "opsPerSec"));
+    rows.push(row("  CPU per cycle", "ns", goDefault, "cpuNsPerOp"));
+    rows.push(row("  CPU per cycle, client-go with GOMAXPROCS=1", "ns", goOneCore, "cpuNsPerOp"));
   }
   return { rows, raw: { capstan, goDefault, goOneCore } };
 }
@@ -258,9 +290,9 @@ async function benchInformers(
 
 /** Runs everything; the cluster is checked first so a missing one fails at once. */
 async function main(): Promise<void> {
-  const client = await connect();
+  const client = sizes.length > 0 ? await connect() : undefined;
   try {
-    await deleteLeftovers(client);
+    if (client) await deleteLeftovers(client);
     buildCore();
     const goPeer = buildGoPeer("client-go");
     const goVersion = execFileSync("go", ["env", "GOVERSION"], { encoding: "utf8" }).trim();
@@ -276,7 +308,7 @@ async function main(): Promise<void> {
       tables.push(["work queue", queue.rows]);
     }
     for (const size of sizes) {
-      const informers = await benchInformers(client, goPeer, size);
+      const informers = await benchInformers(client!, goPeer, size);
       results[`informer-${size}`] = informers.raw;
       tables.push([`informer, ${size} ConfigMaps`, informers.rows]);
       printRows(`informer, ${size} ConfigMaps (median of ${repeats})`, informers.rows);
@@ -289,7 +321,7 @@ async function main(): Promise<void> {
     writeFileSync(out, `${JSON.stringify({ sizes, repeats, updates, results }, null, 2)}\n`);
     console.log(`\nraw figures: ${out}`);
   } finally {
-    await client.close();
+    await client?.close();
   }
 }
 

@@ -19,6 +19,8 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 interface Run {
   seconds: number;
   processed: number;
+  /** CPU time of the process (user + system, GC threads included) during the run. */
+  cpuSeconds: number;
 }
 
 /**
@@ -37,28 +39,38 @@ function makeKeys(count: number, flat: boolean): string[] {
 
 /** How a run's queue and keys are set up. */
 interface Setup {
-  /** Record the workqueue_* metrics (as a controller's queue does); off matches the client-go peer's queue. */
+  /**
+   * Record the workqueue_* metrics, as a controller's queue does (compared with the client-go peer's
+   * `-metrics` queue); off matches the client-go peer's unnamed queue, which records none.
+   */
   metrics: boolean;
   /** Flatten the keys before timing (see makeKeys). */
   flat: boolean;
 }
 
-/** `adds` adds cycling over `distinctKeys` keys, consumed by `workers` async workers doing no work. */
+/**
+ * `adds` adds cycling over `distinctKeys` keys, consumed by `workers` async workers doing no work. A worker
+ * loops as core's controller does: it takes a ready item synchronously and waits only on an empty queue.
+ */
 async function run(adds: number, distinctKeys: number, workers: number, setup: Setup): Promise<Run> {
   const keys = makeKeys(distinctKeys, setup.flat);
   const metrics = setup.metrics ? new CoreMetrics(new Registry()) : null;
   const queue = new WorkQueue<string>({ name: "bench", metrics });
   let processed = 0;
   const worker = async () => {
-    for (let item = await queue.get(); item !== undefined; item = await queue.get()) {
+    for (;;) {
+      const item = queue.tryGet() ?? (await queue.get());
+      if (item === undefined) return;
       processed++;
       queue.done(item);
     }
   };
 
   // Start from a clean heap (under --expose-gc, as npm run bench and bench:peers run): the previous run's
-  // million keys would otherwise be marked during this one, whichever run comes next.
+  // million keys would otherwise be marked during this one, whichever run comes next. The collection also
+  // moves the queue into the old generation, where a controller's long-lived queue is.
   (globalThis as { gc?: () => void }).gc?.();
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const running = Array.from({ length: workers }, worker);
   for (let i = 0; i < adds; i++) {
@@ -68,7 +80,17 @@ async function run(adds: number, distinctKeys: number, workers: number, setup: S
   while (queue.len() > 0) await nextTurn();
   await queue.shutDownWithDrain();
   await Promise.all(running);
-  return { seconds: (performance.now() - started) / 1000, processed };
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  return { seconds, processed, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+}
+
+/** Cycles per second and CPU time per cycle of one run. */
+function cycleFigures(scenario: string, r: Run): BenchResult[] {
+  return [
+    { name: `workqueue add+get+done (${scenario})`, value: r.processed / r.seconds, unit: "ops/s" },
+    { name: `workqueue CPU per cycle (${scenario})`, value: (r.cpuSeconds * 1e9) / r.processed, unit: "ns" },
+  ];
 }
 
 /** Schedules `count` distinct items with delays spread over an hour (heap inserts; nothing comes due). */
@@ -90,21 +112,14 @@ export async function benchQueue(): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
   for (const workers of [1, 4]) {
     const plural = workers > 1 ? "s" : "";
-    // Every add is a new key: each one is a full add -> get -> done cycle. No metrics: the client-go peer's
-    // queue has no name, and client-go records no metrics for it (bench/peers.ts compares this figure).
+    // Every add is a new key: each one is a full add -> get -> done cycle. No metrics: compared with the
+    // client-go peer's unnamed queue, for which client-go records no metrics (bench/peers.ts).
     const distinct = await run(ADDS, ADDS, workers, { metrics: false, flat: true });
-    results.push({
-      name: `workqueue add+get+done (distinct keys, ${workers} worker${plural})`,
-      value: distinct.processed / distinct.seconds,
-      unit: "ops/s",
-    });
-    // The same with the workqueue_* metrics recorded, as in a controller (three clock reads per item).
+    results.push(...cycleFigures(`distinct keys, ${workers} worker${plural}`, distinct));
+    // The same with the workqueue_* metrics recorded, as in a controller (three clock reads per item):
+    // compared with the client-go peer's -metrics queue (controller-runtime's metrics provider).
     const metered = await run(ADDS, ADDS, workers, { metrics: true, flat: true });
-    results.push({
-      name: `workqueue add+get+done (distinct keys with metrics, ${workers} worker${plural})`,
-      value: metered.processed / metered.seconds,
-      unit: "ops/s",
-    });
+    results.push(...cycleFigures(`distinct keys with metrics, ${workers} worker${plural}`, metered));
     // With metrics and keys left as V8 built them (ropes): the first add of each also flattens it.
     const ropes = await run(ADDS, ADDS, workers, { metrics: true, flat: false });
     results.push({

@@ -2,7 +2,7 @@
 // the work queue throughput scenario of bench/queue.ts. Prints one JSON object per phase on stdout.
 //
 //	informer -namespace NS -expect N -updates U   (KUBECONFIG names the cluster)
-//	queue -adds 1000000 -workers 4
+//	queue -adds 1000000 -workers 4 [-metrics]
 package main
 
 import (
@@ -24,6 +24,10 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/workqueue"
+	// Imported for its side effect only: it registers controller-runtime's workqueue metrics provider
+	// (sigs.k8s.io/controller-runtime/pkg/internal/metrics: prometheus client_golang gauges, counters and
+	// histograms labelled name and controller), as every controller-runtime manager has it registered.
+	_ "sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 )
 
 func main() {
@@ -119,20 +123,35 @@ func runInformer(args []string) {
 
 // runQueue measures add+get+done cycles per second over `adds` distinct keys with `workers` goroutines,
 // the same pattern as bench/queue.ts: a producer adds while the workers drain, then the queue shuts down.
+// Without -metrics the queue has no name, so client-go records no metrics for it. With -metrics it is the
+// queue a controller-runtime controller gets: a rate-limiting queue named after the controller, with the
+// default controller rate limiter, recording the workqueue_* metrics through controller-runtime's provider.
 func runQueue(args []string) {
 	fs := flag.NewFlagSet("queue", flag.ExitOnError)
 	adds := fs.Int("adds", 1_000_000, "adds, each over a new key")
 	workers := fs.Int("workers", 1, "worker goroutines")
+	metrics := fs.Bool("metrics", false, "record the workqueue_* metrics, as a controller-runtime controller does")
 	_ = fs.Parse(args)
 
 	keys := make([]string, *adds)
 	for i := range keys {
 		keys[i] = "namespace/object-" + strconv.Itoa(i)
 	}
-	measure := func(n int) (float64, int64) {
-		queue := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: ""})
+	newQueue := func(run int) workqueue.TypedInterface[string] {
+		if !*metrics {
+			return workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: ""})
+		}
+		// A name per run: client-go's provider hands out one series per name, as for one controller each.
+		return workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "bench-" + strconv.Itoa(run)},
+		)
+	}
+	measure := func(run, n int) (float64, float64, int64) {
+		queue := newQueue(run)
 		var processed atomic.Int64
 		var wg sync.WaitGroup
+		cpuBefore := cpuSeconds()
 		started := time.Now()
 		for range *workers {
 			wg.Add(1)
@@ -153,16 +172,19 @@ func runQueue(args []string) {
 		}
 		queue.ShutDownWithDrain()
 		wg.Wait()
-		return time.Since(started).Seconds(), processed.Load()
+		return time.Since(started).Seconds(), cpuSeconds() - cpuBefore, processed.Load()
 	}
-	measure(*adds / 10) // warm-up, as bench/queue.ts does
-	seconds, processed := measure(*adds)
+	measure(0, *adds/10) // warm-up, as bench/queue.ts does
+	seconds, cpu, processed := measure(1, *adds)
 	emit(map[string]any{
 		"phase":      "queue",
 		"workers":    *workers,
+		"metrics":    *metrics,
 		"processed":  processed,
 		"seconds":    seconds,
 		"opsPerSec":  float64(processed) / seconds,
+		"cpuSeconds": cpu,
+		"cpuNsPerOp": cpu * 1e9 / float64(processed),
 		"gomaxprocs": os.Getenv("GOMAXPROCS"),
 	})
 }

@@ -61,17 +61,20 @@ GO
   )
 }
 
-# --- etcd: the server module has replace directives too; a wrapper module builds its main package. ---
+# --- etcd: the server module has replace directives too; a wrapper module builds its main package. etcdutl too:
+# the etcd operator's unit tests run the restore Job's `etcdutl snapshot restore` against these binaries, before any
+# image (e2e/images/etcd, which shares this directory) is built. ---
 etcd_bin="$cache/etcd-$ETCD_VERSION/bin"
 build_etcd() {
-  [ -x "$etcd_bin/etcd" ] && [ -x "$etcd_bin/etcdctl" ] && return 0
+  [ -x "$etcd_bin/etcd" ] && [ -x "$etcd_bin/etcdctl" ] && [ -x "$etcd_bin/etcdutl" ] && return 0
   log "building etcd $ETCD_VERSION"
   local work="$cache/etcd-$ETCD_VERSION/src"
   mkdir -p "$work" "$etcd_bin"
   (
     cd "$work"
     [ -f go.mod ] || go mod init capstan.local/etcd-build >/dev/null 2>&1
-    go mod edit -require="go.etcd.io/etcd/server/v3@$ETCD_VERSION" -require="go.etcd.io/etcd/etcdctl/v3@$ETCD_VERSION"
+    go mod edit -require="go.etcd.io/etcd/server/v3@$ETCD_VERSION" -require="go.etcd.io/etcd/etcdctl/v3@$ETCD_VERSION" \
+      -require="go.etcd.io/etcd/etcdutl/v3@$ETCD_VERSION"
     cat > tools.go <<'GO'
 //go:build tools
 
@@ -80,11 +83,16 @@ package tools
 import (
 	_ "go.etcd.io/etcd/server/v3"
 	_ "go.etcd.io/etcd/etcdctl/v3"
+	_ "go.etcd.io/etcd/etcdutl/v3"
 )
 GO
     go mod tidy >/dev/null 2>&1 || go mod download all
-    go build -trimpath -ldflags "-s -w" -o "$etcd_bin/etcd.tmp" go.etcd.io/etcd/server/v3 && mv "$etcd_bin/etcd.tmp" "$etcd_bin/etcd"
-    go build -trimpath -ldflags "-s -w" -o "$etcd_bin/etcdctl.tmp" go.etcd.io/etcd/etcdctl/v3 && mv "$etcd_bin/etcdctl.tmp" "$etcd_bin/etcdctl"
+    local c p
+    for c in etcd:go.etcd.io/etcd/server/v3 etcdctl:go.etcd.io/etcd/etcdctl/v3 etcdutl:go.etcd.io/etcd/etcdutl/v3; do
+      p="${c#*:}" && c="${c%%:*}"
+      [ -x "$etcd_bin/$c" ] && continue
+      go build -trimpath -ldflags "-s -w" -o "$etcd_bin/$c.tmp" "$p" && mv "$etcd_bin/$c.tmp" "$etcd_bin/$c" || exit 1
+    done
   )
 }
 

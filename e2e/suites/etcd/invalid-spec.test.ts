@@ -300,6 +300,73 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster validation by the API server", 
     expect(longer.spec.tls?.client?.operatorManaged?.validity).toBe("4320h");
   });
 
+  it("TLS from cert-manager: defaults the issuer's kind and group, refuses a second source, mixing with operatorManaged, short or inverted durations, and a changed issuer", async () => {
+    const issuerRef = { name: "etcd-ca" };
+    const created = await client.create(
+      EtcdClusterKind,
+      paused("tls-cm", {
+        tls: {
+          peer: { certManager: { issuerRef } },
+          client: { certManager: { issuerRef, duration: "24h", renewBefore: "8h" } },
+        },
+      }),
+    );
+    expect(created.spec.tls?.peer?.certManager?.issuerRef).toEqual({
+      name: "etcd-ca",
+      kind: "Issuer",
+      group: "cert-manager.io",
+    });
+    const refused = async (name: string, tls: Record<string, unknown>) =>
+      rejection(client.create(EtcdClusterKind, paused(name, { tls })));
+    expect(
+      await refused("tls-cm-two", { peer: { certManager: { issuerRef }, secretRef: { name: "x" } } }),
+    ).toMatch(/set at most one of operatorManaged, secretRef and certManager for the peer port/);
+    expect(
+      await refused("tls-cm-om", { client: { certManager: { issuerRef }, operatorManaged: {} } }),
+    ).toMatch(/set at most one of operatorManaged, secretRef and certManager for the client port/);
+    expect(await refused("tls-cm-mixed", { peer: { certManager: { issuerRef } }, client: {} })).toMatch(
+      /certManager on one port cannot be combined with operatorManaged/,
+    );
+    expect(
+      await refused("tls-cm-kind", { peer: { certManager: { issuerRef: { name: "x", kind: "Other" } } } }),
+    ).toMatch(/Unsupported value: "Other"/);
+    expect(await refused("tls-cm-short", { peer: { certManager: { issuerRef, duration: "30m" } } })).toMatch(
+      /duration must be at least 1h/,
+    );
+    expect(
+      await refused("tls-cm-renew", { peer: { certManager: { issuerRef, renewBefore: "1m" } } }),
+    ).toMatch(/renewBefore must be at least 5m/);
+    expect(
+      await refused("tls-cm-inverted", {
+        peer: { certManager: { issuerRef, duration: "2h", renewBefore: "2h" } },
+      }),
+    ).toMatch(/renewBefore must be shorter than duration/);
+    expect(
+      await refused("tls-cm-format", { peer: { certManager: { issuerRef, duration: "90 days" } } }),
+    ).toMatch(/duration/);
+    // A cert-manager port beside a user's Secret is fine.
+    await client.create(
+      EtcdClusterKind,
+      paused("tls-cm-user", {
+        tls: { peer: { secretRef: { name: "mine" } }, client: { certManager: { issuerRef } } },
+      }),
+    );
+    // The issuer and the source are fixed; the lifetimes may change.
+    for (const patch of [
+      { peer: { certManager: { issuerRef: { name: "other" } } } },
+      { peer: { certManager: { issuerRef: { kind: "ClusterIssuer" } } } },
+      { peer: { certManager: null, secretRef: { name: "mine" } } },
+    ]) {
+      expect(
+        await rejection(client.patch(EtcdClusterKind, "tls-cm", ns.name, { spec: { tls: patch } })),
+      ).toMatch(/source of the peer port certificates .* is immutable/);
+    }
+    const longer = await client.patch(EtcdClusterKind, "tls-cm", ns.name, {
+      spec: { tls: { client: { certManager: { duration: "48h" } } } },
+    });
+    expect(longer.spec.tls?.client?.certManager?.duration).toBe("48h");
+  });
+
   it("network: each client selector needs a pod or namespace selector", async () => {
     expect(
       await rejection(

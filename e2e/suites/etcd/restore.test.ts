@@ -2,10 +2,13 @@
 // namespaces enforcing Pod Security "restricted": keys written into cluster A, A backed up to a PVC (EtcdBackup),
 // cluster B created with spec.bootstrap.restore naming that backup; B holds every key, its revision is past A's
 // at the backup by the bump, it grows to its size with learners, and status.restore and a Restored Event say so.
-// Then disaster recovery: a three-member cluster loses two members with their claims (quorum lost), an
-// EtcdRestore from the survivor brings it back with every key and the same cluster ID, and it grows back to three.
-// Then the same loss recovered from a backup: an EtcdRestore from: Backup brings back every key written before the
-// backup's revision and none written after, as a new cluster (new ID, revision bumped), grown back to three.
+// Then disaster recovery, each under a sequential writer that keeps writing through the loss and the recovery: a
+// three-member cluster loses two members with their claims (quorum lost), an EtcdRestore from the survivor brings
+// it back with every acknowledged write and the same cluster ID, and it grows back to three. Then the same loss
+// on a cluster with spec.recovery.automatic: after afterSeconds the operator itself makes an EtcdRestore from: Backup
+// of the cluster's newest backup (taken under the writer), which brings back every write acknowledged at or before
+// the backup's revision and none after it, as a new cluster (new ID, revision bumped), grown back to three; the
+// writes acknowledged by the recovered cluster are kept.
 import { type Client, isNotFound, PersistentVolumeClaim, Pod } from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -13,13 +16,16 @@ import {
   clusterEvents,
   deleteCluster,
   etcdCluster,
+  keysUnder,
   printFailureReport,
   putKeys,
+  readyEndpoints,
   tearDownSuite,
   waitAvailable,
   waitEtcdHealthy,
 } from "./fixtures/etcd-cluster.ts";
 import {
+  AUTOMATIC_RESTORE_LABEL,
   dataClaimName,
   type EtcdBackup,
   EtcdBackupKind,
@@ -29,10 +35,18 @@ import {
   KEPT_BY_RESTORE_LABEL,
 } from "./fixtures/operator-api.ts";
 import { etcdSuitesEnabled, installOperator, type OperatorRelease } from "./fixtures/operator-release.ts";
+import {
+  compareWrites,
+  compareWritesAcrossRestore,
+  type SequentialWriter,
+  startWriter,
+} from "./fixtures/sequential-writer.ts";
 
 const source = "rsa";
 const restored = "rsb";
 const BUMP = 1_000_000;
+/** spec.recovery.automatic.afterSeconds of the automatic case: the least the API accepts. */
+const AUTOMATIC_AFTER_SECONDS = 300;
 const restricted = { "pod-security.kubernetes.io/enforce": "restricted" };
 const minutes = (n: number) => n * 60_000;
 
@@ -69,9 +83,9 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; Et
       await printFailureReport(client, ns, restored, op);
       await printFailureReport(client, ns, lost, op);
       await printFailureReport(client, ns, lostToBackup, op);
-      for (const n of ["dr", "dr-backup"]) {
-        const r = await client.get(EtcdRestoreKind, n, ns).catch(() => undefined);
-        console.log(`EtcdRestore ${n}: ${JSON.stringify(r?.status ?? "(none)", null, 1)}`);
+      const restores = await client.list(EtcdRestoreKind, { namespace: ns }).catch(() => undefined);
+      for (const r of restores?.items ?? []) {
+        console.log(`EtcdRestore ${r.metadata.name}: ${JSON.stringify(r.status ?? "(no status)", null, 1)}`);
       }
     });
   });
@@ -183,96 +197,195 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; Et
     minutes(6),
   );
 
+  /** Waits until the writer has had `n` more writes acknowledged than `from`. */
+  async function writesAcked(
+    writer: SequentialWriter,
+    from: number,
+    n: number,
+    what: string,
+  ): Promise<number> {
+    return eventually(
+      async () => {
+        const { acked, lastError } = writer.stats();
+        if (acked < from + n)
+          throw new Error(`${acked - from} of ${n} acknowledged (last error: ${lastError})`);
+        return acked;
+      },
+      { timeoutMs: minutes(2), intervalMs: 500, message: what },
+    );
+  }
+
   it(
-    "two of three members lost with their claims: recovered from the survivor with every key and the same cluster ID, grown back to three",
+    "two of three members lost with their claims under a writer: recovered from the survivor with every acknowledged write and the same cluster ID, grown back to three",
     async () => {
       await client.create(EtcdClusterKind, etcdCluster(ns, lost, { replicas: 3 }));
       await waitAvailable(client, ns, lost, 3);
       const view = await waitEtcdHealthy(client, ns, lost, 3);
-      const written = await putKeys(view.etcd, "/dr/", 100);
       const clusterID = (await client.get(EtcdClusterKind, lost, ns)).status?.clusterID;
+      const prefix = "/dr/";
+      const writer = startWriter({ prefix, endpoints: () => readyEndpoints(client, ns, lost) });
+      try {
+        const beforeLoss = await writesAcked(writer, 0, 200, "writes before the loss");
+        // Destroy two followers with their data while the writer writes: claims first (they go once their pods
+        // do), then pods.
+        await loseTwo(lost, [...view.endpoints.keys()].filter((n) => n !== view.leader).slice(0, 2));
 
-      // Destroy two followers with their data: claims first (they go once their pods do), then pods.
-      await loseTwo(lost, [...view.endpoints.keys()].filter((n) => n !== view.leader).slice(0, 2));
+        const request: EtcdRestore = {
+          apiVersion: EtcdRestoreKind.apiVersion,
+          kind: EtcdRestoreKind.kind,
+          metadata: { name: "dr", namespace: ns },
+          spec: { clusterName: lost, from: "Survivor" },
+        };
+        await client.create(EtcdRestoreKind, request);
+        const done = await restoreEnds("dr");
+        expect(done.status?.phase, JSON.stringify(done.status)).toBe("Succeeded");
+        expect(done.status?.survivor).toBe(view.leader);
+        expect(done.status?.revision).toBeGreaterThan(0);
+        expect(done.status?.clusterID).toBe(clusterID);
 
-      const request: EtcdRestore = {
-        apiVersion: EtcdRestoreKind.apiVersion,
-        kind: EtcdRestoreKind.kind,
-        metadata: { name: "dr", namespace: ns },
-        spec: { clusterName: lost, from: "Survivor" },
-      };
-      await client.create(EtcdRestoreKind, request);
-      const done = await restoreEnds("dr");
-      expect(done.status?.phase, JSON.stringify(done.status)).toBe("Succeeded");
-      expect(done.status?.survivor).toBe(view.leader);
-      expect(done.status?.revision).toBeGreaterThan(0);
-      expect(done.status?.clusterID).toBe(clusterID);
-
-      await waitAvailable(client, ns, lost, 3);
-      const after = await waitEtcdHealthy(client, ns, lost, 3);
-      for (const [key, value] of written) expect(await after.etcd.get(key), key).toBe(value);
-      const events = await clusterEvents(client, ns, lost);
-      expect(events.some((e) => e.reason === "Recovered")).toBe(true);
+        await waitAvailable(client, ns, lost, 3);
+        const atRecovery = writer.stats().acked;
+        await writesAcked(writer, atRecovery, 50, "writes after the recovery");
+        const stats = await writer.stop();
+        console.log(
+          `survivor recovery under a writer: ${beforeLoss}+ writes acknowledged before the loss, ${stats.acked} in all, ${stats.failures} failed attempts (retried)`,
+        );
+        const after = await waitEtcdHealthy(client, ns, lost, 3);
+        for (const endpoint of after.endpoints.values()) {
+          expect(compareWrites(await keysUnder(endpoint, prefix), prefix, stats), endpoint).toEqual({
+            missing: [],
+            unexpected: [],
+          });
+        }
+        const events = await clusterEvents(client, ns, lost);
+        expect(events.some((e) => e.reason === "Recovered")).toBe(true);
+      } finally {
+        await writer.stop();
+      }
     },
-    minutes(7),
+    minutes(8),
   );
 
   it(
-    "two of three members lost with their claims: recovered from a backup with every key before it and none after, as a new cluster grown back to three",
+    "two of three members lost with their claims under a writer: recovered automatically from the newest backup after afterSeconds, with every write before the backup's revision and none after, as a new cluster grown back to three",
     async () => {
-      await client.create(EtcdClusterKind, etcdCluster(ns, lostToBackup, { replicas: 3 }));
+      await client.create(
+        EtcdClusterKind,
+        etcdCluster(ns, lostToBackup, {
+          replicas: 3,
+          recovery: { automatic: { enabled: true, afterSeconds: AUTOMATIC_AFTER_SECONDS } },
+        }),
+      );
       await waitAvailable(client, ns, lostToBackup, 3);
       const view = await waitEtcdHealthy(client, ns, lostToBackup, 3);
-      const written = await putKeys(view.etcd, "/drb/", 50);
       const oldID = (await client.get(EtcdClusterKind, lostToBackup, ns)).status?.clusterID;
-      const backup = await backUp(lostToBackup, "snap-dr");
-      const backupRevision = backup.status?.revision ?? 0;
-      // Written after the backup: lost with the two members, not in the backup.
-      const later = await putKeys(view.etcd, "/drb-after/", 5);
+      const prefix = "/drb/";
+      const writer = startWriter({ prefix, endpoints: () => readyEndpoints(client, ns, lostToBackup) });
+      try {
+        await writesAcked(writer, 0, 100, "writes before the backup");
+        // The backup is taken while the writer writes; it is the newest (the only one) of this cluster.
+        const backup = await backUp(lostToBackup, "snap-dr");
+        const backupRevision = backup.status?.revision ?? 0;
+        // Written after the backup: lost with the two members, not in the backup.
+        await writesAcked(writer, writer.stats().acked, 50, "writes after the backup");
 
-      const followers = [...view.endpoints.keys()].filter((n) => n !== view.leader).slice(0, 2);
-      await loseTwo(lostToBackup, followers);
-      const request: EtcdRestore = {
-        apiVersion: EtcdRestoreKind.apiVersion,
-        kind: EtcdRestoreKind.kind,
-        metadata: { name: "dr-backup", namespace: ns },
-        spec: {
+        const followers = [...view.endpoints.keys()].filter((n) => n !== view.leader).slice(0, 2);
+        const lossAt = Date.now();
+        await loseTwo(lostToBackup, followers);
+        const lostSince = await eventually(
+          async () => {
+            const since = (await client.get(EtcdClusterKind, lostToBackup, ns)).status?.quorumLostSince;
+            if (since === undefined) throw new Error("status.quorumLostSince unset");
+            return since;
+          },
+          { timeoutMs: minutes(1), intervalMs: 2_000, message: "status.quorumLostSince is recorded" },
+        );
+        // The operator makes the EtcdRestore itself once quorum has been lost for afterSeconds.
+        const name = await eventually(
+          async () => {
+            const made = (await client.list(EtcdRestoreKind, { namespace: ns })).items.filter(
+              (r) => r.metadata.labels?.[AUTOMATIC_RESTORE_LABEL] === lostToBackup,
+            );
+            if (made.length === 0) throw new Error("no automatic EtcdRestore yet");
+            expect(made.length, "one automatic EtcdRestore per loss").toBe(1);
+            return made[0]?.metadata.name ?? "";
+          },
+          {
+            timeoutMs: AUTOMATIC_AFTER_SECONDS * 1000 + minutes(2),
+            intervalMs: 5_000,
+            message: "the automatic EtcdRestore",
+          },
+        );
+        const madeBy = await client.get(EtcdRestoreKind, name, ns);
+        // Made no earlier than afterSeconds after the recorded loss (creationTimestamp has whole seconds).
+        const waitedMs = Date.parse(madeBy.metadata.creationTimestamp ?? "") - Date.parse(lostSince);
+        console.log(
+          `automatic recovery ${name} made ${Math.round(waitedMs / 1000)}s after status.quorumLostSince, ${Math.round((Date.now() - lossAt) / 1000)}s after the loss began`,
+        );
+        expect(waitedMs).toBeGreaterThanOrEqual(AUTOMATIC_AFTER_SECONDS * 1000 - 1000);
+        expect(madeBy.spec).toMatchObject({
           clusterName: lostToBackup,
           from: "Backup",
-          source: { backup: { name: "snap-dr" }, bumpRevision: BUMP },
-        },
-      };
-      await client.create(EtcdRestoreKind, request);
-      const done = await restoreEnds("dr-backup");
-      expect(done.status?.phase, JSON.stringify(done.status)).toBe("Succeeded");
-      expect(done.status).toMatchObject({ source: "backup/snap-dr", snapshotRevision: backupRevision });
-      expect(done.status?.revision).toBeGreaterThanOrEqual(backupRevision + BUMP);
-      expect(done.status?.clusterID).toBeDefined();
-      expect(done.status?.clusterID).not.toBe(oldID);
-      // The survivor's claim is kept for the user (labelled, no longer the cluster's), never deleted.
-      const kept = await client.get(PersistentVolumeClaim, dataClaimName(view.leader ?? ""), ns);
-      expect(kept.metadata.labels?.[KEPT_BY_RESTORE_LABEL]).toBe("dr-backup");
-      expect(kept.metadata.ownerReferences ?? []).toEqual([]);
+          source: { backup: { name: "snap-dr" } },
+        });
+        const events = await clusterEvents(client, ns, lostToBackup);
+        expect(events.some((e) => e.reason === "AutomaticRecovery")).toBe(true);
 
-      await waitAvailable(client, ns, lostToBackup, 3);
-      const after = await waitEtcdHealthy(client, ns, lostToBackup, 3);
-      for (const [key, value] of written) expect(await after.etcd.get(key), key).toBe(value);
-      for (const key of later.keys()) expect(await after.etcd.get(key), key).toBeUndefined();
-      const cluster = await client.get(EtcdClusterKind, lostToBackup, ns);
-      expect(cluster.status?.clusterID).toBe(done.status?.clusterID);
-      expect(cluster.status?.restore).toMatchObject({
-        source: "backup/snap-dr",
-        snapshotRevision: backupRevision,
-        clusterID: done.status?.clusterID,
-      });
-      const events = await clusterEvents(client, ns, lostToBackup);
-      expect(events.some((e) => e.reason === "Recovered")).toBe(true);
-      const old = await client.get(Pod, view.leader ?? "", ns).catch((err: unknown) => {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      });
-      expect(old, "the old survivor's pod is stopped").toBeUndefined();
+        const done = await restoreEnds(name);
+        expect(done.status?.phase, JSON.stringify(done.status)).toBe("Succeeded");
+        expect(done.status).toMatchObject({ source: "backup/snap-dr", snapshotRevision: backupRevision });
+        const restoredRevision = done.status?.revision ?? 0;
+        expect(restoredRevision).toBeGreaterThan(backupRevision);
+        expect(done.status?.clusterID).toBeDefined();
+        expect(done.status?.clusterID).not.toBe(oldID);
+        // The survivor's claim is kept for the user (labelled, no longer the cluster's), never deleted.
+        const kept = await client.get(PersistentVolumeClaim, dataClaimName(view.leader ?? ""), ns);
+        expect(kept.metadata.labels?.[KEPT_BY_RESTORE_LABEL]).toBe(name);
+        expect(kept.metadata.ownerReferences ?? []).toEqual([]);
+
+        await waitAvailable(client, ns, lostToBackup, 3);
+        await writesAcked(writer, writer.stats().acked, 50, "writes after the recovery");
+        const stats = await writer.stop();
+        const after = await waitEtcdHealthy(client, ns, lostToBackup, 3);
+        for (const endpoint of after.endpoints.values()) {
+          const found = await keysUnder(endpoint, prefix);
+          const across = compareWritesAcrossRestore(found, prefix, stats, backupRevision, restoredRevision);
+          console.log(
+            `${endpoint}: writes ${JSON.stringify(across.counts)}, ${stats.failures} failed attempts`,
+          );
+          expect(across.counts.beforeSnapshot).toBeGreaterThan(0);
+          expect(across.counts.betweenSnapshotAndRestore).toBeGreaterThan(0);
+          expect(across.counts.afterRestore).toBeGreaterThan(0);
+          expect(
+            {
+              lostBeforeSnapshot: across.lostBeforeSnapshot,
+              keptAfterSnapshot: across.keptAfterSnapshot,
+              lostAfterRestore: across.lostAfterRestore,
+              unexpected: compareWrites(found, prefix, stats).unexpected,
+            },
+            endpoint,
+          ).toEqual({ lostBeforeSnapshot: [], keptAfterSnapshot: [], lostAfterRestore: [], unexpected: [] });
+        }
+        const cluster = await client.get(EtcdClusterKind, lostToBackup, ns);
+        expect(cluster.status?.clusterID).toBe(done.status?.clusterID);
+        expect(cluster.status?.quorumLostSince).toBeUndefined();
+        expect(cluster.status?.restore).toMatchObject({
+          source: "backup/snap-dr",
+          snapshotRevision: backupRevision,
+          clusterID: done.status?.clusterID,
+        });
+        expect((await clusterEvents(client, ns, lostToBackup)).some((e) => e.reason === "Recovered")).toBe(
+          true,
+        );
+        const old = await client.get(Pod, view.leader ?? "", ns).catch((err: unknown) => {
+          if (isNotFound(err)) return undefined;
+          throw err;
+        });
+        expect(old, "the old survivor's pod is stopped").toBeUndefined();
+      } finally {
+        await writer.stop();
+      }
     },
-    minutes(8),
+    minutes(14),
   );
 });

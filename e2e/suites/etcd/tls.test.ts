@@ -16,6 +16,7 @@ import {
   memberPods,
   podReady,
   printFailureReport,
+  rangeAnswer,
   tearDownSuite,
   waitAvailable,
 } from "./fixtures/etcd-cluster.ts";
@@ -120,22 +121,8 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster with TLS", () => {
       if (endpoint === undefined) throw new Error("no ready member");
 
       // Refused: plain HTTP, and HTTPS without a client certificate (the server's CA is trusted).
-      const range = {
-        method: "POST" as const,
-        body: JSON.stringify({ key: Buffer.from("k").toString("base64") }),
-      };
-      const plain = await request(`${endpoint.replace("https:", "http:")}/v3/kv/range`, range).then(
-        (r) => `HTTP ${r.statusCode}`,
-        (err: Error) => `refused: ${err.message}`,
-      );
-      expect(plain).not.toBe("HTTP 200");
-      const noCert = new Agent({ connect: { ca: tls.ca, checkServerIdentity: () => undefined } });
-      const anonymous = await request(`${endpoint}/v3/kv/range`, { ...range, dispatcher: noCert }).then(
-        (r) => `HTTP ${r.statusCode}`,
-        (err: Error) => `refused: ${err.message}`,
-      );
-      await noCert.close();
-      expect(anonymous).toMatch(/^refused: /);
+      expect(await rangeAnswer(endpoint.replace("https:", "http:"))).not.toBe("HTTP 200");
+      expect(await rangeAnswer(endpoint, { ca: tls.ca })).toMatch(/^refused: /);
       expect(await new EtcdClient({ endpoints: [endpoint], tls }).memberList()).toBeDefined();
 
       // The members' certificates as first issued.

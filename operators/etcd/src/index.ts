@@ -6,6 +6,7 @@ export * from "./api/etcd-cluster.ts";
 export * from "./api/etcd-restore.ts";
 export * from "./desired/auth.ts";
 export * from "./desired/backup-job.ts";
+export * from "./desired/cert-manager.ts";
 export * from "./desired/cluster-objects.ts";
 export * from "./desired/member-pod.ts";
 export * from "./desired/names.ts";

@@ -38,7 +38,16 @@ describe("capstan new operator --standalone", () => {
     npm_config_fund: "false",
   };
   const npm = (cwd: string, ...args: string[]) =>
-    execFileSync("npm", args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    // A time limit: execFileSync blocks the event loop, so vitest's own test timeout cannot stop an npm that
+    // keeps retrying a registry it cannot reach (it hung a CI run for 20 minutes before this).
+    execFileSync("npm", args, {
+      cwd,
+      env,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 480_000,
+      killSignal: "SIGKILL",
+    });
 
   beforeAll(() => {
     tmp = mkdtempSync(join(tmpdir(), "capstan-standalone-"));

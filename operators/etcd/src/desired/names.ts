@@ -45,6 +45,13 @@ export function dataClaimName(member: string): string {
   return `${member}-data`;
 }
 
+/** The member whose data claim `claim` is (the inverse of dataClaimName), or undefined for another claim. */
+export function memberOfDataClaim(claim: string): string | undefined {
+  return claim.endsWith("-data") && claim.length > "-data".length
+    ? claim.slice(0, -"-data".length)
+    : undefined;
+}
+
 function memberHost(cluster: EtcdCluster, member: string): string {
   return `${member}.${peerServiceName(cluster)}.${clusterRef(cluster).namespace}.svc`;
 }

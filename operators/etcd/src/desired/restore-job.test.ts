@@ -24,6 +24,7 @@ import {
   parseDownloadArgs,
   resolveRestoreSource,
   restoreJob,
+  restoreJobSeed,
   restoreLabels,
   SOURCE_MOUNT,
 } from "./restore-job.ts";
@@ -122,6 +123,17 @@ describe("restoreJob", () => {
         operatorImage: OPERATOR,
       }),
     );
+  });
+
+  it("names the seed it writes into (read back from its data volume), which the planner compares", () => {
+    const c = cluster({ backup: { name: "nightly" } });
+    const from = resolveRestoreSource(c.spec.bootstrap!.restore!, pvcBackup);
+    for (const seed of ["restored-abcde", "a-data", "x"]) {
+      expect(restoreJobSeed(restoreJob({ cluster: c, seed, from, operatorImage: OPERATOR }))).toBe(seed);
+    }
+    const job = restoreJob({ cluster: c, seed: "restored-abcde", from, operatorImage: OPERATOR });
+    job.spec!.template.spec!.volumes = job.spec!.template.spec!.volumes!.filter((v) => v.name !== "data");
+    expect(restoreJobSeed(job)).toBeUndefined();
   });
 
   it("keeps its pod out of the member selector", () => {

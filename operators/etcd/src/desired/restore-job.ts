@@ -16,7 +16,7 @@ import { DEFAULT_BUMP_REVISION, type EtcdBootstrapRestore, type S3Source } from 
 import type { JobObject } from "./backup-job.ts";
 import { type FileOrS3, fileOrS3Flags, parseFileOrS3, parseFlags, S3_FLAGS, s3ObjectOf } from "./job-args.ts";
 import { DATA_DIR, ETCD_UID, etcdImage } from "./member-pod.ts";
-import { CLUSTER_LABEL, clusterRef, dataClaimName, MANAGED_BY, peerURL } from "./names.ts";
+import { CLUSTER_LABEL, clusterRef, dataClaimName, MANAGED_BY, memberOfDataClaim, peerURL } from "./names.ts";
 import { s3CaMounts, s3CaVolumes, s3CredentialsEnv } from "./s3-access.ts";
 
 type PodSpec = NonNullable<NonNullable<JobObject["spec"]>["template"]["spec"]>;
@@ -217,6 +217,13 @@ export interface RestoreJobInput {
 }
 
 const SMALL = { requests: { cpu: "50m", memory: "64Mi" } };
+
+/** The seed whose data claim a restore Job writes into (its "data" volume), or undefined when it has none. */
+export function restoreJobSeed(job: JobObject): string | undefined {
+  const data = job.spec?.template.spec?.volumes?.find((v) => v.name === "data");
+  const claim = data?.persistentVolumeClaim?.claimName;
+  return claim === undefined ? undefined : memberOfDataClaim(claim);
+}
 
 /** The Job restoring the seed's data, controlled by the EtcdCluster. */
 export function restoreJob(input: RestoreJobInput): JobObject {

@@ -10,7 +10,15 @@ import { backupJob } from "./backup-job.ts";
 import { memberPod } from "./member-pod.ts";
 import { clientEndpoint, clientURL, memberNameFromPeerURL, peerURL } from "./names.ts";
 import { networkPolicy } from "./network-policy.ts";
-import { backupClientSecret, clientTLS, memberHosts, operatorClientSecret, peerTLS, tlsArgs } from "./tls.ts";
+import {
+  backupClientSecret,
+  clientTLS,
+  memberHosts,
+  memberSecretFor,
+  operatorClientSecret,
+  peerTLS,
+  tlsArgs,
+} from "./tls.ts";
 
 const UPDATE = process.env.UPDATE_GOLDEN === "1";
 const TESTDATA = new URL("../../testdata/", import.meta.url);
@@ -157,6 +165,12 @@ describe("TLS sources, flags and names", () => {
       ["--peer-client-cert-auth=true"],
     ],
     [
+      "peer from cert-manager: the member CN the operator asks for",
+      cluster({ tls: { peer: { certManager: { issuerRef: { name: "ca" } } } } }),
+      ["--peer-client-cert-auth=true", "--peer-cert-allowed-cn=demo-member"],
+      ["--client-cert-auth=true"],
+    ],
+    [
       "peer from the user's Secret: no CN restriction",
       cluster({ tls: { peer: { secretRef: { name: "x" } } } }),
       ["--peer-client-cert-auth=true"],
@@ -166,6 +180,57 @@ describe("TLS sources, flags and names", () => {
     const args = tlsArgs(c);
     for (const a of has) expect(args).toContain(a);
     for (const a of hasNot) expect(args).not.toContain(a);
+  });
+
+  it("cert-manager: the issuer's defaults filled; the operator's and backup Jobs' Secrets as when operator-managed", () => {
+    const cm = cluster({
+      tls: {
+        peer: { certManager: { issuerRef: { name: "ca" } } },
+        client: { certManager: { issuerRef: { name: "ca", kind: "ClusterIssuer" }, duration: "24h" } },
+      },
+    });
+    expect(peerTLS(cm)).toEqual({
+      kind: "certManager",
+      issuerRef: { name: "ca", kind: "Issuer", group: "cert-manager.io" },
+    });
+    expect(clientTLS(cm)).toMatchObject({ issuerRef: { kind: "ClusterIssuer" }, duration: "24h" });
+    expect([operatorClientSecret(cm), backupClientSecret(cm)]).toEqual([
+      "demo-operator-client-tls",
+      "demo-backup-client-tls",
+    ]);
+  });
+
+  it.each([
+    ["both operator-managed", { peer: {}, client: {} }, ["demo-a-tls", "demo-a-tls"]],
+    [
+      "peer user's, client operator-managed",
+      { peer: { secretRef: { name: "x" } }, client: {} },
+      ["x", "demo-a-tls"],
+    ],
+    [
+      "both from one cert-manager issuer",
+      {
+        peer: { certManager: { issuerRef: { name: "ca" } } },
+        client: { certManager: { issuerRef: { name: "ca" } } },
+      },
+      ["demo-a-tls", "demo-a-tls"],
+    ],
+    [
+      "two cert-manager issuers",
+      {
+        peer: { certManager: { issuerRef: { name: "ca" } } },
+        client: { certManager: { issuerRef: { name: "ca", kind: "ClusterIssuer" as const } } },
+      },
+      ["demo-a-tls", "demo-a-client-tls"],
+    ],
+    [
+      "client from cert-manager, peer user's",
+      { peer: { secretRef: { name: "x" } }, client: { certManager: { issuerRef: { name: "ca" } } } },
+      ["x", "demo-a-tls"],
+    ],
+  ] as const)("a member mounts (peer, client): %s", (_name, tls, want) => {
+    const c = cluster({ tls });
+    expect([memberSecretFor(c, "peer", "demo-a"), memberSecretFor(c, "client", "demo-a")]).toEqual(want);
   });
 
   it("URLs are https where TLS is on, and the member name is still read from a peer URL", () => {

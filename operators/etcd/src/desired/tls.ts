@@ -26,11 +26,33 @@ export const CERTIFICATES_ANNOTATION = "etcd.capstan.dev/certificates";
 /** Where one endpoint's certificates come from, resolved from the spec. */
 export type TLSSource =
   | { kind: "operatorManaged"; validityMs: number; renewBeforeMs: number }
-  | { kind: "secretRef"; secretName: string };
+  | { kind: "secretRef"; secretName: string }
+  | CertManagerSource;
+
+/** Certificates issued by cert-manager (spec.tls.<peer|client>.certManager), with the issuer's defaults filled. */
+export interface CertManagerSource {
+  kind: "certManager";
+  issuerRef: { name: string; kind: string; group: string };
+  duration?: string;
+  renewBefore?: string;
+}
 
 function sourceOf(endpoint: EtcdTLSEndpoint | undefined): TLSSource | undefined {
   if (endpoint === undefined) return undefined;
   if (endpoint.secretRef !== undefined) return { kind: "secretRef", secretName: endpoint.secretRef.name };
+  const cm = endpoint.certManager;
+  if (cm !== undefined) {
+    return {
+      kind: "certManager",
+      issuerRef: {
+        name: cm.issuerRef.name,
+        kind: cm.issuerRef.kind ?? "Issuer",
+        group: cm.issuerRef.group ?? "cert-manager.io",
+      },
+      ...(cm.duration === undefined ? {} : { duration: cm.duration }),
+      ...(cm.renewBefore === undefined ? {} : { renewBefore: cm.renewBefore }),
+    };
+  }
   return {
     kind: "operatorManaged",
     validityMs: parseGoDuration(endpoint.operatorManaged?.validity ?? DEFAULT_VALIDITY),
@@ -129,9 +151,31 @@ export function tlsSecret(
   return secret;
 }
 
-/** The Secret a member mounts for `source`: its own (operator-managed) or the user's. */
-function memberSecret(source: TLSSource, member: string): string {
-  return source.kind === "secretRef" ? source.secretName : memberTLSSecretName(member);
+/** The Secret of a member's client-port certificate when cert-manager issues it apart from its peer certificate. */
+export function memberClientTLSSecretName(member: string): string {
+  return `${member}-client-tls`;
+}
+
+/** True when both ports' certificates come from cert-manager, from different issuers (two per member then). */
+export function separateClientCertificates(cluster: EtcdCluster): boolean {
+  const peer = peerTLS(cluster);
+  const client = clientTLS(cluster);
+  if (peer?.kind !== "certManager" || client?.kind !== "certManager") return false;
+  const [a, b] = [peer.issuerRef, client.issuerRef];
+  return a.name !== b.name || a.kind !== b.kind || a.group !== b.group;
+}
+
+/**
+ * The Secret a member mounts for one port: the user's (secretRef), else its own certificate, `<member>-tls`, which
+ * serves both ports when both are issued the same way; a client-port certificate of another cert-manager issuer
+ * than the peer port's is `<member>-client-tls`.
+ */
+export function memberSecretFor(cluster: EtcdCluster, port: "peer" | "client", member: string): string {
+  const source = port === "peer" ? peerTLS(cluster) : clientTLS(cluster);
+  if (source?.kind === "secretRef") return source.secretName;
+  return port === "client" && separateClientCertificates(cluster)
+    ? memberClientTLSSecretName(member)
+    : memberTLSSecretName(member);
 }
 
 /** The Secret the operator's client reads its certificate from, or undefined without client TLS. */
@@ -168,7 +212,8 @@ export function tlsArgs(cluster: EtcdCluster): string[] {
           `--peer-trusted-ca-file=${PEER_TLS_DIR}/ca.crt`,
           `--peer-cert-file=${PEER_TLS_DIR}/tls.crt`,
           `--peer-key-file=${PEER_TLS_DIR}/tls.key`,
-          ...(peer.kind === "operatorManaged" ? [`--peer-cert-allowed-cn=${memberCommonName(cluster)}`] : []),
+          // The member certificates the operator or cert-manager issues carry this name; a user's may not.
+          ...(peer.kind === "secretRef" ? [] : [`--peer-cert-allowed-cn=${memberCommonName(cluster)}`]),
         ]),
   ];
 }
@@ -191,13 +236,16 @@ export function memberTLSVolumes(
 ): { volumes: TLSVolume[]; mounts: TLSMount[] } {
   const volumes: TLSVolume[] = [];
   const mounts: TLSMount[] = [];
-  for (const [name, source, dir] of [
-    ["peer-tls", peerTLS(cluster), PEER_TLS_DIR],
-    ["client-tls", clientTLS(cluster), CLIENT_TLS_DIR],
+  for (const [name, port, source, dir] of [
+    ["peer-tls", "peer", peerTLS(cluster), PEER_TLS_DIR],
+    ["client-tls", "client", clientTLS(cluster), CLIENT_TLS_DIR],
   ] as const) {
     if (source === undefined) continue;
     // 0440 with fsGroup: readable by etcd's group only.
-    volumes.push({ name, secret: { secretName: memberSecret(source, member), defaultMode: 0o440 } });
+    volumes.push({
+      name,
+      secret: { secretName: memberSecretFor(cluster, port, member), defaultMode: 0o440 },
+    });
     mounts.push({ name, mountPath: dir, readOnly: true });
   }
   return { volumes, mounts };

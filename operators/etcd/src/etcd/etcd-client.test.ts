@@ -124,13 +124,14 @@ describe.skipIf(!available)("EtcdClient against a real etcd cluster", () => {
       return true;
     });
 
-    const { members } = await client.memberList();
-    expect(members).toHaveLength(4);
-    expect(members.find((m) => m.id === added.id)).toMatchObject({
-      name: "m3",
-      isLearner: false,
-      clientURLs: [spec.clientURL],
+    // The member list is answered by whichever member the client reaches, which may not have applied the promotion
+    // (or the new member's published name and client URL) yet on a loaded machine: read it until it has.
+    const promoted = await waitFor("the promoted member in the member list", async () => {
+      const { members } = await client.memberList();
+      const m = members.find((x) => x.id === added.id);
+      return members.length === 4 && m?.isLearner === false && m.name !== "" ? m : undefined;
     });
+    expect(promoted).toMatchObject({ name: "m3", isLearner: false, clientURLs: [spec.clientURL] });
     seeds.push(etcd.members.at(-1)!);
   }, 40_000);
 

@@ -153,6 +153,51 @@ const cases: Case[] = [
     { type: "FinishRestore", name: "demo-x" },
   ],
   [
+    "the seed's claim deleted after its Job succeeded: no fresh claim is made and the old Job is not trusted",
+    spec(fromBackup),
+    fresh({ backup: succeeded, claims: [], job: { succeeded: true, seed: "demo-x" } }),
+    { type: "Degraded", reason: "RestoreJobStale", field: "spec.bootstrap.restore" },
+  ],
+  [
+    "a pending claim of another seed than the succeeded Job wrote into: never marked restored",
+    spec(fromBackup),
+    fresh(
+      {
+        backup: succeeded,
+        claims: [{ name: "demo-y", state: "pending" }],
+        job: { succeeded: true, seed: "demo-x" },
+      },
+      { volumes: ["demo-y"] },
+    ),
+    { type: "Degraded", reason: "RestoreJobStale" },
+  ],
+  [
+    "a running Job of another seed: not waited for as this seed's restore",
+    spec(fromBackup),
+    fresh(
+      {
+        backup: succeeded,
+        claims: [{ name: "demo-y", state: "pending" }],
+        job: { succeeded: false, seed: "demo-x" },
+      },
+      { volumes: ["demo-y"] },
+    ),
+    { type: "Degraded", reason: "RestoreJobStale" },
+  ],
+  [
+    "Job succeeded into this seed's claim: finish",
+    spec(fromBackup),
+    fresh(
+      {
+        backup: succeeded,
+        claims: [{ name: "demo-x", state: "pending" }],
+        job: { succeeded: true, seed: "demo-x" },
+      },
+      { volumes: ["demo-x"] },
+    ),
+    { type: "FinishRestore", name: "demo-x" },
+  ],
+  [
     "claim restored, no pod: the seed starts on it",
     spec(fromBackup),
     fresh(

@@ -13,8 +13,11 @@ export interface ObservedRestore {
    * Undefined when the restore names none or it does not exist.
    */
   backup?: { phase?: string; etcdVersion?: string; sha256?: string; revision?: number };
-  /** The restore Job, when it exists. */
-  job?: { succeeded: boolean; failed?: { reason: string; message: string } };
+  /**
+   * The restore Job, when it exists, with the seed whose claim it writes into (read from its data volume; unset
+   * when the Job does not say).
+   */
+  job?: { succeeded: boolean; failed?: { reason: string; message: string }; seed?: string };
   /** Claims made for the restore's seed, by member name, with the state their annotation records. */
   claims: { name: string; state: "pending" | "done" }[];
   /** Why the source cannot be turned into a location to read (e.g. a backup whose location is malformed). */
@@ -41,7 +44,9 @@ const FIELD = "spec.bootstrap.restore";
  *     made); its sha256 differs from spec.bootstrap.restore.sha256 -> Degraded; the snapshot's etcd version
  *     cannot move to spec.version (a minor downgrade, skipping a minor) -> Degraded naming spec.version.
  *  3. A source that names no readable location, or an operator without its own image -> Degraded.
- *  4. No claim for the restore -> StartRestore(freshName); its claim but no Job -> StartRestore on it.
+ *  4. A Job of another seed than the pending claim's (that claim, or the Job's, was deleted) -> Degraded: delete
+ *     the Job to restore again. No claim for the restore -> StartRestore(freshName); its claim but no Job ->
+ *     StartRestore on it.
  *  5. The Job failed (after its retries) -> Degraded with its message; running -> Wait; succeeded -> FinishRestore.
  */
 export function planRestore(
@@ -120,6 +125,15 @@ export function planRestore(
   }
 
   const seed = pending[0];
+  // A Job writes into one claim: a Job of another seed (the seed's claim was deleted after, or while, it ran)
+  // says nothing about this one, and a fresh claim must not be taken for restored because an old Job succeeded.
+  if (r.job?.seed !== undefined && r.job.seed !== seed) {
+    return degraded(
+      "RestoreJobStale",
+      FIELD,
+      `the restore Job wrote into the claim of seed ${r.job.seed}, which ${seed === undefined ? "is gone" : `is not the pending seed ${seed}`}: delete the restore Job to restore ${sourceName(spec)} again (a finished Job is never trusted for another claim)`,
+    );
+  }
   if (seed === undefined) {
     return {
       type: "StartRestore",

@@ -44,6 +44,11 @@ export interface ActContext {
    * certificates' fingerprints, the CAs it starts trusting).
    */
   beforePod?: (member: string) => Promise<Record<string, string>>;
+  /**
+   * Called before a member is added or its pod created (cert-manager's certificates requested); a reason to wait
+   * while one is not issued yet.
+   */
+  memberPending?: (member: string) => Promise<{ reason: string; message: string } | undefined>;
   signal?: AbortSignal;
   /** What the reconcile observed of spec.bootstrap.restore. */
   restore?: RestoreObservation;
@@ -93,9 +98,13 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
       }));
       return startMember(ctx, step.name, "existing", initial);
     }
-    case "AddLearner":
+    case "AddLearner": {
+      // Its certificates first: it starts only with its names in them.
+      const wait = await ctx.memberPending?.(step.name);
+      if (wait !== undefined) return { done: false, ...wait };
       await etcd().memberAddAsLearner([peerURL(ctx.cluster, step.name)], call);
       return DONE;
+    }
     case "PromoteLearner":
       await etcd().memberPromote(memberIdToDecimal(step.id), call);
       return DONE;
@@ -194,6 +203,8 @@ async function startMember(
       message: `waiting for the old pod of ${name} to go away`,
     };
   }
+  const wait = await ctx.memberPending?.(name);
+  if (wait !== undefined) return { done: false, ...wait };
   const { namespace } = clusterRef(ctx.cluster);
   const claim = memberDataClaim(ctx.cluster, name, claimOptions);
   if (claim !== undefined && !ctx.obs.claims.has(name)) {

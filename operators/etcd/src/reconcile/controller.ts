@@ -33,8 +33,9 @@ import { clusterRef, MANAGED_BY, memberName } from "../desired/names.ts";
 import { networkPolicy, networkPolicyName, type OperatorPods } from "../desired/network-policy.ts";
 import { CERTIFICATES_ANNOTATION } from "../desired/tls.ts";
 import { EtcdError } from "../etcd/etcd-client.ts";
+import type { AutomaticRecoveryDecision } from "../plan/automatic-recovery.ts";
 import { planNext, quorum, type Step } from "../plan/plan.ts";
-import { act } from "./act.ts";
+import { type ActContext, act } from "./act.ts";
 import { prepareAuth } from "./auth.ts";
 import { reconcileAutomaticRecovery } from "./automatic-recovery.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
@@ -43,7 +44,7 @@ import { activeRestore, reconcileRecovery } from "./recovery.ts";
 import { observeRestore, restoreStatusOf } from "./restore.ts";
 import { RestoringClusters } from "./restore-index.ts";
 import { statusOf } from "./status.ts";
-import { type ClusterTLS, isTLSProblem, prepareTLS, rotateCA } from "./tls.ts";
+import { type ClusterTLS, isTLSProblem, prepareTLS, rotateCA, type TLSProblem } from "./tls.ts";
 
 /** The field manager of every object the operator applies. */
 export const FIELD_MANAGER = "capstan-etcd-operator";
@@ -183,7 +184,7 @@ export async function reconcileEtcdCluster(
     const withCredentials: typeof etcdClient = (e, t) => etcdClient(e, t, credentials);
     return reconcileRecovery(ctx, cluster, obs, recovery, withCredentials, clientTLS, {
       ...(options.operatorImage === undefined ? {} : { operatorImage: options.operatorImage }),
-      ...(isTLSProblem(tls) ? {} : { beforePod: (member: string) => tls.podAnnotations(member) }),
+      ...podHooks(tls),
     });
   }
   const restore = await observeRestore(cluster, ctx.cache, obs.claims, options.operatorImage);
@@ -191,16 +192,24 @@ export async function reconcileEtcdCluster(
   await applyDisruptionBudget(ctx, cluster, votersOf(cluster, obs));
   recordMetrics(options.metrics, cluster, obs);
   const planned: Step = isTLSProblem(tls)
-    ? { type: "Degraded", reason: tls.reason, field: tls.field, message: tls.message }
+    ? tls.waiting === true
+      ? { type: "Wait", reason: tls.reason, message: tls.message }
+      : { type: "Degraded", reason: tls.reason, field: tls.field, message: tls.message }
     : auth.problem !== undefined
       ? { type: "Degraded", ...auth.problem }
       : planNext(cluster.spec, obs.observed, new Date(), {
-          freshName: memberName(cluster, randomSuffix()),
+          // A member whose cert-manager certificates were requested before it was made keeps its name.
+          freshName: tls.reservedMember?.() ?? memberName(cluster, randomSuffix()),
           ...(options.deadAfterMs === undefined ? {} : { deadAfterMs: options.deadAfterMs }),
         });
   // spec.recovery.automatic: the loss of quorum is dated in status; once long enough, ONE EtcdRestore is created
   // (its reconcile then takes over); without a usable backup, or after a failed one, the loss is reported Degraded.
-  const automatic = await reconcileAutomaticRecovery(ctx, cluster, obs, new Date());
+  // Without its TLS in place (a Secret or cert-manager missing) the operator cannot ask etcd anything: a silent etcd
+  // says nothing about its quorum then, so no recovery from a backup is started and the recorded time is kept.
+  const recordedLoss = cluster.status?.quorumLostSince;
+  const automatic: AutomaticRecoveryDecision = isTLSProblem(tls)
+    ? { type: "None", ...(recordedLoss === undefined ? {} : { lostSince: new Date(recordedLoss) }) }
+    : await reconcileAutomaticRecovery(ctx, cluster, obs, new Date());
   let step: Step =
     planned.type === "QuorumLost" && (automatic.type === "NoBackup" || automatic.type === "Blocked")
       ? {
@@ -232,7 +241,7 @@ export async function reconcileEtcdCluster(
         ...(restore === undefined ? {} : { restore }),
         ...(clientTLS === undefined ? {} : { tls: clientTLS }),
         ...(credentials === undefined ? {} : { auth: credentials }),
-        ...(isTLSProblem(tls) ? {} : { beforePod: (member: string) => tls.podAnnotations(member) }),
+        ...podHooks(tls),
         signal,
       });
       if (result.done) {
@@ -278,6 +287,16 @@ export async function reconcileEtcdCluster(
     await ctx.client.patchStatus(EtcdClusterKind, req.name, req.namespace, patch, "merge", { signal });
   }
   return requeueAfter === undefined ? undefined : { requeueAfter };
+}
+
+/** The certificate hooks of member creation: issue (or wait for) its certificates, annotate its pod. */
+function podHooks(tls: ClusterTLS | TLSProblem): Pick<ActContext, "beforePod" | "memberPending"> {
+  if (isTLSProblem(tls)) return {};
+  const { memberPending } = tls;
+  return {
+    beforePod: (member: string) => tls.podAnnotations(member),
+    ...(memberPending === undefined ? {} : { memberPending: (member: string) => memberPending(member) }),
+  };
 }
 
 /**

@@ -14,6 +14,7 @@ import {
 import { Registry } from "prom-client";
 import { EtcdBackupKind } from "../api/backup.ts";
 import { EtcdRestoreKind } from "../api/etcd-restore.ts";
+import { CertificateKind } from "../desired/cert-manager.ts";
 import { etcdBackupController } from "./backup-controller.ts";
 import { etcdBackupScheduleController } from "./backup-schedule-controller.ts";
 import { DEFAULT_BACKUP_IMAGE, etcdClusterController } from "./controller.ts";
@@ -79,6 +80,11 @@ export const access: OperatorAccess = {
       kind: Secret,
       verbs: ["get", "list", "create", "patch", "delete"],
       why: "TLS: the user's certificate Secrets are read; the CA and the certificates the operator issues are created, renewed and deleted with their member; a deleted S3 backup's object is deleted with the credentials (and CA) Secret it names; etcd auth: the root Secret is read, or created with a random password",
+    },
+    {
+      kind: CertificateKind,
+      verbs: ["get", "list", "create", "patch", "delete"],
+      why: "spec.tls.<port>.certManager: the cluster's cert-manager Certificates are listed, created and kept as desired (server-side apply), and deleted with their member; plain reads, no watch (cert-manager may not be installed)",
     },
     {
       kind: NetworkPolicy,

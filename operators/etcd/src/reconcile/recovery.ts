@@ -345,6 +345,8 @@ export interface RecoveryOptions {
   operatorImage?: string;
   /** Issues a member's certificates before its pod is created (TLS clusters); returns annotations for the pod. */
   beforePod?: (member: string) => Promise<Record<string, string>>;
+  /** Waits for a member's cert-manager certificates before its pod is created. */
+  memberPending?: (member: string) => Promise<{ reason: string; message: string } | undefined>;
 }
 
 /** One reconcile of `cluster` while `restore` is active: observe, plan one recovery step, act, write both statuses. */
@@ -372,6 +374,7 @@ export async function reconcileRecovery(
       signal: ctx.signal,
       ...(tls === undefined ? {} : { tls }),
       ...(options.beforePod === undefined ? {} : { beforePod: options.beforePod }),
+      ...(options.memberPending === undefined ? {} : { memberPending: options.memberPending }),
     },
     restore,
     now,

@@ -14,6 +14,7 @@ import {
   resolveRestoreSource,
   restoreJob,
   restoreJobName,
+  restoreJobSeed,
   restoreSourceName,
 } from "../desired/restore-job.ts";
 import type { ObservedRestore } from "../plan/restore.ts";
@@ -61,6 +62,7 @@ export async function observeRestore(
       : await cache.get(EtcdBackupKind, restore.backup.name, namespace);
   const liveJob = await cache.get(Job, request?.jobName ?? restoreJobName(cluster), namespace);
   const job = liveJob === undefined ? undefined : observeJob(liveJob);
+  const jobSeed = liveJob === undefined ? undefined : restoreJobSeed(liveJob);
   let from: RestoreFrom | undefined;
   let sourceError: string | undefined;
   if (restore.backup === undefined || backup?.status?.phase === "Succeeded") {
@@ -87,7 +89,13 @@ export async function observeRestore(
           }),
       ...(job === undefined
         ? {}
-        : { job: { succeeded: job.succeeded, ...(job.failed === undefined ? {} : { failed: job.failed }) } }),
+        : {
+            job: {
+              succeeded: job.succeeded,
+              ...(job.failed === undefined ? {} : { failed: job.failed }),
+              ...(jobSeed === undefined ? {} : { seed: jobSeed }),
+            },
+          }),
       ...(sourceError === undefined ? {} : { sourceError }),
     },
     ...(backup === undefined ? {} : { backup }),

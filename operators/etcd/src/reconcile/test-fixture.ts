@@ -2,9 +2,12 @@
 // pods and data claims as the in-memory API server holds them, a scripted healthy etcd answering for them, and one
 // EtcdCluster reconcile run against core's reconcileOnce.
 import type { Client, KubeObject } from "@capstan/core";
-import { type ReconcileRun, reconcileOnce } from "@capstan/core/testing";
+import { type ReconcileOnceOptions, type ReconcileRun, reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
+import { EtcdBackupKind } from "../api/backup.ts";
 import { type EtcdCluster, EtcdClusterKind, type EtcdClusterSpec } from "../api/etcd-cluster.ts";
+import { EtcdRestoreKind } from "../api/etcd-restore.ts";
+import { CertificateKind } from "../desired/cert-manager.ts";
 import { memberDataClaim } from "../desired/cluster-objects.ts";
 import { memberPod } from "../desired/member-pod.ts";
 import { peerURL } from "../desired/names.ts";
@@ -87,11 +90,15 @@ export function healthyEtcd(
   };
 }
 
-/** One reconcile of `cluster` among `objects` (fresh metrics; `options` add to or replace the defaults). */
+/**
+ * One reconcile of `cluster` among `objects` (fresh metrics; `options` add to or replace the defaults; `setup`
+ * scripts the API server's answers, e.g. faults).
+ */
 export function reconcileCluster(
   cluster: EtcdCluster,
   objects: readonly KubeObject[],
   options: Partial<EtcdClusterControllerOptions> = {},
+  setup?: ReconcileOnceOptions["setup"],
 ): Promise<ReconcileRun> {
   return reconcileOnce(
     (req, ctx) =>
@@ -100,7 +107,13 @@ export function reconcileCluster(
         etcdClient: healthyEtcd(cluster),
         ...options,
       }),
-    { kinds: [EtcdClusterKind], objects: [cluster, ...objects], request: cluster },
+    {
+      // cert-manager's Certificate: seeded by the tests of spec.tls.<port>.certManager (with backups and restores).
+      kinds: [EtcdClusterKind, CertificateKind, EtcdBackupKind, EtcdRestoreKind],
+      objects: [cluster, ...objects],
+      request: cluster,
+      ...(setup === undefined ? {} : { setup }),
+    },
   );
 }
 

@@ -18,6 +18,7 @@ import {
   splitPemBundle,
 } from "@capstan/core";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
+import { usesCertManager } from "../desired/cert-manager.ts";
 import type { PodObject } from "../desired/member-pod.ts";
 import { CLUSTER_LABEL, clusterRef, MEMBER_LABEL } from "../desired/names.ts";
 import {
@@ -52,6 +53,7 @@ import {
 } from "../desired/tls-rotation.ts";
 import type { EtcdClientTLS } from "../etcd/etcd-client.ts";
 import { quorum, type Step } from "../plan/plan.ts";
+import { prepareCertManagerTLS } from "./cert-manager.ts";
 import { type Observation, podGone, podReady } from "./observe.ts";
 
 /** Label on the Secrets of member certificates (value: the member), so the ones of removed members are found. */
@@ -92,6 +94,13 @@ export interface ClusterTLS {
   readonly issued: { reason: string; message: string }[];
   /** The operator's CA and its leaves as they are now, when the operator keeps a CA (for the CA rotation). */
   caState(): CAState | undefined;
+  /**
+   * cert-manager only: makes sure `member`'s certificates are requested and says why it must wait when one is not
+   * issued yet (a member is added or started only once its certificates are there); undefined: ready.
+   */
+  memberPending?(member: string): Promise<{ reason: string; message: string } | undefined>;
+  /** cert-manager only: a member whose certificates were requested before it was made: the next new member's name. */
+  reservedMember?(): string | undefined;
 }
 
 /** The operator's CA of a cluster as this reconcile read (or made) it. */
@@ -115,11 +124,15 @@ export function shortFingerprint(pem: string): string {
   return certificateInfo(pem)?.fingerprint.slice(0, 16) ?? "";
 }
 
-/** Why TLS is not in place (a user's Secret missing or incomplete): the cluster is Degraded until it is. */
+/**
+ * Why TLS is not in place (a user's Secret missing or incomplete, cert-manager's API missing): the cluster is
+ * Degraded until it is; `waiting`: a certificate is on its way (cert-manager issuing it), Progressing.
+ */
 export interface TLSProblem {
   reason: string;
   field: string;
   message: string;
+  waiting?: boolean;
 }
 
 const NO_TLS: ClusterTLS = {
@@ -171,6 +184,7 @@ export async function prepareTLS(
     }
     userSecrets.set(source.secretName, data);
   }
+  if (usesCertManager(cluster)) return prepareCertManagerTLS(client, cluster, userSecrets, signal);
 
   // The operator's Secrets of this cluster, in one list.
   const owned = new Map<string, SecretObject>();

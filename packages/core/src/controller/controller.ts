@@ -317,7 +317,8 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   private async worker(queue: WorkQueue<string>): Promise<void> {
     for (;;) {
-      const key = await queue.get();
+      // A key that is ready is taken without a promise; get() waits only on an empty queue.
+      const key = queue.tryGet() ?? (await queue.get());
       if (key === undefined) return;
       try {
         await this.process(queue, key);

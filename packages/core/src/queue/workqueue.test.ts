@@ -77,6 +77,82 @@ describe("WorkQueue", () => {
     expect(got).toEqual(Array.from({ length: 8_000 }, (_, i) => `k${i}`));
   });
 
+  it("stays FIFO while its buffer wraps around, grows and shrinks", async () => {
+    const { queue } = newQueue();
+    const expected: string[] = [];
+    let next = 0;
+    // Uneven adds and takes: the oldest item moves around the buffer while it grows to thousands and drains.
+    for (const [adds, takes] of [
+      [7, 5],
+      [13, 2],
+      [3000, 100],
+      [50, 2900],
+      [5, 60],
+      [2000, 2000],
+    ] as const) {
+      for (let i = 0; i < adds; i++) {
+        queue.add(`k${next}`);
+        expected.push(`k${next++}`);
+      }
+      for (let i = 0; i < takes; i++) {
+        const item = expected.shift()!;
+        expect(queue.tryGet()).toBe(item);
+        queue.done(item);
+      }
+      expect(queue.len()).toBe(expected.length);
+    }
+  });
+
+  it("keeps a held and a waiting item through many other items being finished", async () => {
+    const { queue } = newQueue();
+    queue.add("held");
+    expect(await queue.get()).toBe("held");
+    queue.add("held"); // dirty while held: queued again on done()
+    queue.add("waiting");
+    // Thousands of other items come and go (the queue replaces its map of items now and then).
+    for (let i = 0; i < 5_000; i++) queue.add(`other-${i}`);
+    expect(await queue.get()).toBe("waiting");
+    queue.done("waiting");
+    queue.add("waiting");
+    for (let i = 0; i < 5_000; i++) {
+      expect(queue.tryGet()).toBe(`other-${i}`);
+      queue.done(`other-${i}`);
+    }
+    queue.add("held");
+    queue.add("waiting");
+    expect(queue.len()).toBe(1); // "waiting" once; "held" is still held
+    expect(queue.tryGet()).toBe("waiting");
+    expect(queue.tryGet()).toBeUndefined();
+    queue.done("held");
+    expect(queue.tryGet()).toBe("held");
+    expect(queue.tryGet()).toBeUndefined();
+  });
+
+  it("tryGet takes a waiting item at once, with get()'s de-duplication, and none once shut down", async () => {
+    const { queue } = newQueue();
+    expect(queue.tryGet()).toBeUndefined();
+    queue.add("a");
+    queue.add("b");
+    queue.add("a");
+    expect(queue.tryGet()).toBe("a");
+    queue.add("a"); // held: not handed out again until done()
+    expect(queue.tryGet()).toBe("b");
+    expect(queue.tryGet()).toBeUndefined();
+    const waiting = queue.get();
+    queue.done("a");
+    expect(await waiting).toBe("a"); // a pending get() is served first: nothing waits in the queue meanwhile
+    expect(queue.tryGet()).toBeUndefined();
+
+    queue.add("c");
+    const drained = queue.shutDownWithDrain();
+    expect(queue.tryGet()).toBeUndefined(); // "c" was dropped
+    queue.add("d");
+    expect(queue.tryGet()).toBeUndefined();
+    queue.done("a");
+    queue.done("b");
+    expect(await isSettled(drained)).toBe(true);
+  });
+
   it("re-queues an item added while it is processed, exactly once, after done()", async () => {
     const { queue } = newQueue();
     queue.add("a");
@@ -274,6 +350,26 @@ describe("WorkQueue", () => {
     vi.advanceTimersByTime(1_000);
     expect(queue.len()).toBe(2);
     expect(await sample(metrics, "workqueue_adds_total")).toBe(2);
+  });
+
+  it("addAfter keeps one due time per item while thousands of other delayed items come and go", () => {
+    vi.useFakeTimers();
+    const { queue } = newQueue({ metrics: null });
+    queue.addAfter("x", 10_000);
+    // Other delayed items come due and are processed (the delay heap replaces its map now and then).
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 1_000; i++) queue.addAfter(`other-${round}-${i}`, 1);
+      vi.advanceTimersByTime(1);
+      for (let item = queue.tryGet(); item !== undefined; item = queue.tryGet()) queue.done(item);
+    }
+    queue.addAfter("x", 20_000); // later than its due time: ignored
+    queue.addAfter("x", 100); // earlier: moves it forward
+    vi.advanceTimersByTime(100);
+    expect(queue.tryGet()).toBe("x");
+    queue.done("x");
+    vi.advanceTimersByTime(30_000); // nothing else was scheduled for it
+    expect(queue.len()).toBe(0);
+    queue.shutDown();
   });
 
   it("shutDown drops delayed items and clears the timer", () => {

@@ -28,7 +28,8 @@ const MAX_TIMEOUT_MS = 2 ** 31 - 1;
  * no two workers ever hold the same item, and an item added while it is processed is queued again on `done()`.
  * Items are compared as Map keys, so use strings (e.g. "namespace/name") or stable object references.
  *
- * A worker loops: `const item = await q.get(); if (item === undefined) return; try { ... } finally { q.done(item) }`.
+ * A worker loops: `const item = q.tryGet() ?? (await q.get()); if (item === undefined) return;`
+ * then `try { ... } finally { q.done(item) }`.
  */
 export class WorkQueue<T = string> {
   /** The `name` label of this queue's metrics. */
@@ -39,7 +40,7 @@ export class WorkQueue<T = string> {
   private readonly rateLimiter: RateLimiter<T>;
   private readonly now: () => number;
   /** Every item that is waiting (dirty) or held by a worker (processing), or both: one entry per item. */
-  private readonly entries = new Map<T, Entry<T>>();
+  private readonly entries = new RenewingMap<T, Entry<T>>();
   /** Dirty entries not held by a worker, oldest first. */
   private readonly queue = new Fifo<Entry<T>>();
   /** Entries held by workers, in the order they were taken (so the oldest first). */
@@ -115,6 +116,16 @@ export class WorkQueue<T = string> {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  /**
+   * The next item, like {@link get}, when one is waiting now; `undefined` when none is (or the queue is shut
+   * down), without waiting and without a promise. The caller holds a returned item until `done(item)`.
+   * A worker loop that takes what is ready synchronously and waits only on an empty queue:
+   * `const item = q.tryGet() ?? (await q.get()); if (item === undefined) return;`
+   */
+  tryGet(): T | undefined {
+    return this.queue.length > 0 ? this.take() : undefined;
+  }
+
   /** Marks `item` as processed; queues it again if it was added meanwhile. Ignored for an item not held. */
   done(item: T): void {
     const entry = this.entries.get(item);
@@ -182,9 +193,9 @@ export class WorkQueue<T = string> {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     this.queue.clear();
-    for (const [item, entry] of this.entries) {
+    for (const [item, entry] of this.entries.map) {
       if (entry.processing) entry.dirty = false;
-      else this.entries.delete(item);
+      else this.entries.map.delete(item); // deleting while iterating: not through RenewingMap.delete
     }
     this.dirtyCount = 0;
     this.delayed.clear();
@@ -315,6 +326,42 @@ class Entry<T> {
   }
 }
 
+/**
+ * A Map that replaces itself by a copy once it has had at least {@link RenewingMap.MIN_DELETES} deletes and
+ * twice its size in deletes (so the copy is O(1) per delete). V8 links each hash table a Map outgrows, or
+ * rehashes after deletes, to the next one (for live iterators). Once a long-lived map sits in the old
+ * generation, the chain from its table of that time to the current one is reachable for every young
+ * collection (old-to-young pointers are roots there): every superseded table and every value it held is kept
+ * and promoted, until the next full collection. A fresh map is young, and its superseded tables die young.
+ */
+class RenewingMap<K, V> {
+  private static readonly MIN_DELETES = 1024;
+  /** The current map; read it, but delete through {@link delete} (except while iterating it). */
+  map = new Map<K, V>();
+  private deletes = 0;
+
+  get(key: K): V | undefined {
+    return this.map.get(key);
+  }
+
+  set(key: K, value: V): void {
+    this.map.set(key, value);
+  }
+
+  delete(key: K): void {
+    const map = this.map;
+    if (!map.delete(key)) return;
+    if (++this.deletes < RenewingMap.MIN_DELETES || this.deletes < 2 * map.size) return;
+    this.map = map.size === 0 ? new Map() : new Map(map);
+    this.deletes = 0;
+  }
+
+  clear(): void {
+    this.map = new Map();
+    this.deletes = 0;
+  }
+}
+
 /** A doubly-linked list of entries through their prev/next fields: O(1) append and remove. */
 class EntryList<T> {
   first: Entry<T> | undefined = undefined;
@@ -341,33 +388,51 @@ class EntryList<T> {
   }
 }
 
-/** A FIFO with O(1) amortized shift (Array#shift is O(n) on large arrays). */
+/**
+ * A FIFO in a ring buffer: O(1) push and shift without allocating (Array#shift is O(n) on large arrays, and
+ * a sliding array allocates a new one every time it is emptied or compacted). The capacity doubles when full
+ * and, above {@link Fifo.KEEP_CAPACITY}, halves when a quarter full: a queue that fills and drains every turn
+ * keeps its array.
+ */
 class Fifo<T> {
-  private items: (T | undefined)[] = [];
+  private static readonly MIN_CAPACITY = 16;
+  private static readonly KEEP_CAPACITY = 1024;
+  private items: (T | undefined)[] = new Array(Fifo.MIN_CAPACITY).fill(undefined);
+  /** Capacity - 1; the capacity is a power of two. */
+  private mask = Fifo.MIN_CAPACITY - 1;
   private head = 0;
-
-  get length(): number {
-    return this.items.length - this.head;
-  }
+  length = 0;
 
   push(item: T): void {
-    this.items.push(item);
+    if (this.length > this.mask) this.resize((this.mask + 1) * 2);
+    this.items[(this.head + this.length) & this.mask] = item;
+    this.length++;
   }
 
   /** Removes and returns the oldest item. The queue must not be empty. */
   shift(): T {
     const item = this.items[this.head] as T;
-    this.items[this.head++] = undefined;
-    if (this.head === this.items.length) this.clear();
-    else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
+    this.items[this.head] = undefined;
+    this.head = (this.head + 1) & this.mask;
+    this.length--;
+    const capacity = this.mask + 1;
+    if (capacity > Fifo.KEEP_CAPACITY && this.length <= capacity >> 2) this.resize(capacity >> 1);
     return item;
   }
 
   clear(): void {
-    this.items = [];
+    this.items = new Array(Fifo.MIN_CAPACITY).fill(undefined);
+    this.mask = Fifo.MIN_CAPACITY - 1;
+    this.head = 0;
+    this.length = 0;
+  }
+
+  /** Moves the items, oldest first, to the start of a new array of `capacity` (a power of two). */
+  private resize(capacity: number): void {
+    const items = new Array<T | undefined>(capacity).fill(undefined);
+    for (let i = 0; i < this.length; i++) items[i] = this.items[(this.head + i) & this.mask];
+    this.items = items;
+    this.mask = capacity - 1;
     this.head = 0;
   }
 }
@@ -382,7 +447,7 @@ interface Delayed<T> {
 /** Delayed items in a binary min-heap by due time (then insertion order), one entry per item. */
 class DelayHeap<T> {
   private readonly heap: Delayed<T>[] = [];
-  private readonly entries = new Map<T, Delayed<T>>();
+  private readonly entries = new RenewingMap<T, Delayed<T>>();
   private seq = 0;
 
   /** Schedules `item` at `due`, or moves it earlier; returns false when it was already due no later. */
