@@ -138,7 +138,7 @@ if [ "$code" != 0 ]; then exit "$code"; fi
 failed=()
 # etcd's suites in two lanes side by side (each suite installs its own namespace-scoped operator), about 30 minutes
 # each in the full run. The first runs lifecycle, failures (about 15 minutes alone), invalid-spec, tls (about 7) and
-# network-policy (about 5; the node's NetworkPolicy enforcer, which node.sh starts, makes it meaningful; it joined the
+# network-policy (about 3; the node's NetworkPolicy enforcer, which node.sh starts, makes it meaningful; it joined the
 # first lane because the second also waits for the versitygw image when that is cold);
 # the second every other etcd suite (a new one joins it; restore is about 10 minutes), those that talk S3 last, after the versitygw image, then `capstan new operator` end to end: generated into a
 # scratch directory, built, unit-tested, its image imported, its chart installed and its sample reconciled by its own
