@@ -3,20 +3,11 @@
 import { describe, expect, it } from "vitest";
 import { type BackupMemberChoice, chooseBackupMember } from "./backup-member.ts";
 import type { ObservedMember } from "./plan.ts";
+import { member as voter } from "./test-builders.ts";
 
-const member = (name: string, o: Partial<ObservedMember> = {}): ObservedMember => ({
-  id: `id-${name}`,
-  name,
-  peerURLs: [`http://${name}.demo-peer.ns.svc:2380`],
-  isLearner: false,
-  started: true,
-  healthy: true,
-  leader: false,
-  version: "3.6.15",
-  raftIndex: 5000,
-  clusterID: "c1",
-  ...o,
-});
+/** The planner tests' member, at raft index 5000 of cluster c1. */
+const member = (name: string, o: Partial<ObservedMember> = {}): ObservedMember =>
+  voter(name, { raftIndex: 5000, clusterID: "c1", ...o });
 const leader = (o: Partial<ObservedMember> = {}) => member("demo-a", { leader: true, ...o });
 const withoutIndex = ({ raftIndex: _, ...m }: ObservedMember): ObservedMember => m;
 

@@ -124,6 +124,20 @@ export function chooseSurvivor(members: RecoveryMember[]): RecoveryMember | unde
     )[0];
 }
 
+/** A recovery asked of a cluster a quorum of whose members answers: refused, and nothing is changed. */
+function quorumHealthy(): RecoveryStep {
+  return {
+    type: "Refuse",
+    reason: "QuorumHealthy",
+    message: "a quorum of members answers: there is nothing to recover (nothing was changed)",
+  };
+}
+
+/** The members by name: every choice among them is made in this order, so every leader makes the same one. */
+function sortedByName(members: readonly RecoveryMember[]): RecoveryMember[] {
+  return [...members].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
 /**
  * The next step. From a backup: see planFromBackup. From a survivor, in order:
  *  1. Not started (no survivor mark, no kept claim): a quorum answers -> Refuse QuorumHealthy. From a survivor:
@@ -138,16 +152,12 @@ export function chooseSurvivor(members: RecoveryMember[]): RecoveryMember | unde
  */
 export function planRecovery(o: RecoveryObserved): RecoveryStep {
   if (o.from === "Backup") return planFromBackup(o);
-  const byName = [...o.members].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const byName = sortedByName(o.members);
   const started = byName.some((m) => m.survivorMark === true || m.claimKept === true);
   let survivor: RecoveryMember | undefined;
   if (!started) {
     if (o.quorum) {
-      return {
-        type: "Refuse",
-        reason: "QuorumHealthy",
-        message: "a quorum of members answers: there is nothing to recover (nothing was changed)",
-      };
+      return quorumHealthy();
     }
     if (o.from === "Survivor") {
       survivor = chooseSurvivor(byName);
@@ -275,18 +285,14 @@ function planFromBackup(o: RecoveryObserved): RecoveryStep {
         "spec.source is required with from: Backup: name an EtcdBackup, an S3 object or a file on a PVC",
     };
   }
-  const byName = [...o.members].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+  const byName = sortedByName(o.members);
   const old = byName.filter((m) => m.name !== b.seed);
   const seed = byName.find((m) => m.name === b.seed);
   const seedClaim = b.restore.claims.find((c) => c.name === b.seed);
   const started = old.some((m) => m.claimKept === true) || seedClaim !== undefined;
   if (!started) {
     if (o.quorum) {
-      return {
-        type: "Refuse",
-        reason: "QuorumHealthy",
-        message: "a quorum of members answers: there is nothing to recover (nothing was changed)",
-      };
+      return quorumHealthy();
     }
     if (b.spec.storage.ephemeral === true) {
       return {

@@ -7,42 +7,16 @@ import { type ReconcileRun, reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { type EtcdAuth, type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
-import { memberDataClaim } from "../desired/cluster-objects.ts";
-import { memberPod } from "../desired/member-pod.ts";
 import { peerURL } from "../desired/names.ts";
 import { EtcdAuthError, type EtcdClient, type EtcdClientAuth, type EtcdMember } from "../etcd/etcd-client.ts";
 import { reconcileEtcdCluster } from "./controller.ts";
 import { EtcdOperatorMetrics } from "./metrics.ts";
-import { memberStatus } from "./test-fixture.ts";
+import { MEMBERS, memberStatus, runningMembers, testCluster } from "./test-fixture.ts";
 
-const names = ["demo-a", "demo-b", "demo-c"];
-
-const clusterWith = (auth: EtcdAuth | undefined, status: EtcdCluster["status"] = {}): EtcdCluster => ({
-  apiVersion: EtcdClusterKind.apiVersion,
-  kind: EtcdClusterKind.kind,
-  metadata: { name: "demo", namespace: "ns", uid: "u1", generation: 1 },
-  spec: {
-    replicas: 3,
-    version: "3.6.15",
-    repository: "r",
-    storage: { size: "1Gi" },
-    ...(auth === undefined ? {} : { auth }),
-  },
-  status: { clusterID: "ff", observedGeneration: 1, ...status },
-});
-
-function members(cluster: EtcdCluster): KubeObject[] {
-  const initial = names.map((n) => ({ name: n, peerURL: peerURL(cluster, n) }));
-  return names.flatMap((n, i) => {
-    const pod = memberPod({ cluster, member: n, initialCluster: initial, initialClusterState: "existing" });
-    pod.status = {
-      phase: "Running",
-      podIP: `10.0.0.${i + 1}`,
-      conditions: [{ type: "Ready", status: "True", lastTransitionTime: "2026-11-30T00:00:00Z" }],
-    };
-    return [pod, memberDataClaim(cluster, n)!];
-  });
-}
+const clusterWith = (auth: EtcdAuth | undefined, status: EtcdCluster["status"] = {}): EtcdCluster => {
+  const c = testCluster(auth === undefined ? {} : { auth });
+  return { ...c, status: { ...c.status, ...status } };
+};
 
 const secret = (name: string, password: string | undefined): KubeObject =>
   ({
@@ -61,7 +35,7 @@ class FakeAuthEtcd {
 
   factory = (_endpoints: string[], _tls?: unknown, auth?: EtcdClientAuth): EtcdClient => {
     const header = { clusterId: "255", memberId: "101", revision: 1, raftTerm: 1 };
-    const list: EtcdMember[] = names.map((n, i) => ({
+    const list: EtcdMember[] = MEMBERS.map((n, i) => ({
       id: String(101 + i),
       name: n,
       peerURLs: [peerURL(clusterWith(undefined), n)],
@@ -152,7 +126,7 @@ describe("etcd authentication in reconcile", () => {
   it("makes the root Secret, turns auth on one step per reconcile, then writes nothing", async () => {
     const etcd = new FakeAuthEtcd();
     const cluster = clusterWith({ enabled: true });
-    let run = await reconcile(etcd, [cluster, ...members(cluster)]);
+    let run = await reconcile(etcd, [cluster, ...runningMembers(cluster)]);
     run.expectNoError();
     const made = run.get(Secret, "demo-root", "ns");
     expect(made?.metadata.ownerReferences).toBeUndefined();
@@ -191,7 +165,11 @@ describe("etcd authentication in reconcile", () => {
     const etcd = new FakeAuthEtcd();
     etcd.users.set("root", { password: "old", roles: [] });
     const cluster = clusterWith({ enabled: true, rootSecretRef: { name: "creds" } });
-    const run = await reconcile(etcd, [cluster, secret("creds", "from-the-secret"), ...members(cluster)]);
+    const run = await reconcile(etcd, [
+      cluster,
+      secret("creds", "from-the-secret"),
+      ...runningMembers(cluster),
+    ]);
     run.expectNoError();
     expect(etcd.calls).toEqual(["userGrantRole as root"]);
     const next = await reconcile(etcd, run.objects);
@@ -204,7 +182,7 @@ describe("etcd authentication in reconcile", () => {
   it("a named Secret that is missing: Degraded naming spec.auth.rootSecretRef.name, an Event, nothing done", async () => {
     const etcd = new FakeAuthEtcd();
     const cluster = clusterWith({ enabled: true, rootSecretRef: { name: "creds" } });
-    const run = await reconcile(etcd, [cluster, ...members(cluster)]);
+    const run = await reconcile(etcd, [cluster, ...runningMembers(cluster)]);
     run.expectNoError();
     expect(degraded(run)).toMatchObject({ status: "True", reason: "RootSecretMissing" });
     expect(degraded(run)?.message).toMatch(/^spec\.auth\.rootSecretRef\.name: Secret ns\/creds not found/);
@@ -220,7 +198,7 @@ describe("etcd authentication in reconcile", () => {
   it("a Secret without a password key: Degraded RootSecretInvalid", async () => {
     const etcd = new FakeAuthEtcd();
     const cluster = clusterWith({ enabled: true, rootSecretRef: { name: "creds" } });
-    const run = await reconcile(etcd, [cluster, secret("creds", undefined), ...members(cluster)]);
+    const run = await reconcile(etcd, [cluster, secret("creds", undefined), ...runningMembers(cluster)]);
     expect(degraded(run)).toMatchObject({ status: "True", reason: "RootSecretInvalid" });
     expect(etcd.calls).toEqual([]);
   });
@@ -230,7 +208,7 @@ describe("etcd authentication in reconcile", () => {
     etcd.users.set("root", { password: "the-source-clusters", roles: ["root"] });
     etcd.enabled = true;
     const cluster = clusterWith({ enabled: true, rootSecretRef: { name: "creds" } }, { auth: "Enabled" });
-    const run = await reconcile(etcd, [cluster, secret("creds", "a-new-one"), ...members(cluster)]);
+    const run = await reconcile(etcd, [cluster, secret("creds", "a-new-one"), ...runningMembers(cluster)]);
     run.expectNoError();
     expect(degraded(run)).toMatchObject({ status: "True", reason: "AuthFailed" });
     expect(degraded(run)?.message).toMatch(/^spec\.auth\.rootSecretRef: etcd rejects the root password/);
@@ -246,7 +224,7 @@ describe("etcd authentication in reconcile", () => {
     etcd.users.set("root", { password: "pw", roles: ["root"] });
     etcd.enabled = true;
     const cluster = clusterWith({ enabled: false }, { auth: "Enabled" });
-    const run = await reconcile(etcd, [cluster, secret("demo-root", "pw"), ...members(cluster)]);
+    const run = await reconcile(etcd, [cluster, secret("demo-root", "pw"), ...runningMembers(cluster)]);
     run.expectNoError();
     expect(etcd.calls).toEqual(["authDisable as root"]);
     const next = await reconcile(etcd, run.objects);
@@ -258,7 +236,7 @@ describe("etcd authentication in reconcile", () => {
   it("spec.auth unset: no Secret is read or made and etcd's auth is not asked", async () => {
     const etcd = new FakeAuthEtcd();
     const cluster = clusterWith(undefined);
-    const run = await reconcile(etcd, [cluster, ...members(cluster)]);
+    const run = await reconcile(etcd, [cluster, ...runningMembers(cluster)]);
     run.expectNoError();
     expect(run.requests.filter((r) => r.path.includes("/secrets"))).toEqual([]);
     expect(statusOf(run)?.auth).toBeUndefined();

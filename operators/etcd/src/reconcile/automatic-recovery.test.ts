@@ -15,40 +15,33 @@ import { type EtcdClient, EtcdError } from "../etcd/etcd-client.ts";
 import { automaticRestoreName } from "./automatic-recovery.ts";
 import { reconcileEtcdCluster } from "./controller.ts";
 import { EtcdOperatorMetrics } from "./metrics.ts";
+import { MEMBERS, testCluster } from "./test-fixture.ts";
 
 const LOST = new Date(Date.now() - 20 * 60_000);
-const cluster = (o: { lostSince?: string; enabled?: boolean } = {}): EtcdCluster => ({
-  apiVersion: EtcdClusterKind.apiVersion,
-  kind: EtcdClusterKind.kind,
-  metadata: { name: "demo", namespace: "ns", uid: "u1", generation: 1 },
-  spec: {
-    replicas: 3,
-    version: "3.6.15",
-    repository: "r",
-    storage: { size: "1Gi" },
-    recovery: { automatic: { enabled: o.enabled ?? true, afterSeconds: 600 } },
-  },
-  status: {
-    clusterID: "ff",
-    observedGeneration: 1,
-    members: ["demo-a", "demo-b", "demo-c"].map((name) => ({
-      name,
-      id: "1",
-      peerURL: "",
-      clientURLs: [],
-      healthy: false,
-      learner: false,
-      leader: false,
-    })),
-    ...(o.lostSince === undefined ? {} : { quorumLostSince: o.lostSince }),
-  },
-});
+const cluster = (o: { lostSince?: string; enabled?: boolean } = {}): EtcdCluster => {
+  const c = testCluster({ recovery: { automatic: { enabled: o.enabled ?? true, afterSeconds: 600 } } });
+  return {
+    ...c,
+    status: {
+      ...c.status,
+      members: MEMBERS.map((name) => ({
+        name,
+        id: "1",
+        peerURL: "",
+        clientURLs: [],
+        healthy: false,
+        learner: false,
+        leader: false,
+      })),
+      ...(o.lostSince === undefined ? {} : { quorumLostSince: o.lostSince }),
+    },
+  };
+};
 
 /** Three running member pods whose etcd answers nothing. */
 function members(c: EtcdCluster): KubeObject[] {
-  const names = ["demo-a", "demo-b", "demo-c"];
-  const initial = names.map((n) => ({ name: n, peerURL: peerURL(c, n) }));
-  return names.flatMap((n, i) => {
+  const initial = MEMBERS.map((n) => ({ name: n, peerURL: peerURL(c, n) }));
+  return MEMBERS.flatMap((n, i) => {
     const pod = memberPod({
       cluster: c,
       member: n,
@@ -75,19 +68,19 @@ const silentEtcd = () => {
   return () => new Proxy({}, { get: () => fail }) as unknown as EtcdClient;
 };
 
-async function reconcile(c: EtcdCluster, extra: KubeObject[]) {
-  const run = await reconcileOnce(
+/** One reconcile of `c` among `objects` (which hold `c` as the API server has it), its etcd silent. */
+const reconcileAmong = (c: EtcdCluster, objects: KubeObject[]) =>
+  reconcileOnce(
     (req, ctx) =>
       reconcileEtcdCluster(req, ctx, {
         metrics: new EtcdOperatorMetrics(new Registry()),
         etcdClient: silentEtcd(),
       }),
-    {
-      kinds: [EtcdClusterKind, EtcdBackupKind, EtcdRestoreKind],
-      objects: [c, ...members(c), ...extra],
-      request: c,
-    },
+    { kinds: [EtcdClusterKind, EtcdBackupKind, EtcdRestoreKind], objects, request: c },
   );
+
+async function reconcile(c: EtcdCluster, extra: KubeObject[]) {
+  const run = await reconcileAmong(c, [c, ...members(c), ...extra]);
   run.expectNoError();
   return run;
 }
@@ -119,14 +112,7 @@ describe("spec.recovery.automatic in a reconcile", () => {
     // The recorded time is kept, not moved to now.
     expect(run.get(EtcdClusterKind, "demo", "ns")?.status?.quorumLostSince).toBe(LOST.toISOString());
     // A second reconcile (a restart: only the objects are known) creates no other.
-    const again = await reconcileOnce(
-      (req, ctx) =>
-        reconcileEtcdCluster(req, ctx, {
-          metrics: new EtcdOperatorMetrics(new Registry()),
-          etcdClient: silentEtcd(),
-        }),
-      { kinds: [EtcdClusterKind, EtcdBackupKind, EtcdRestoreKind], objects: run.objects, request: c },
-    );
+    const again = await reconcileAmong(c, run.objects);
     expect(again.writesOf(EtcdRestoreKind).filter((w) => w.verb === "create")).toEqual([]);
   });
 

@@ -144,6 +144,18 @@ function world(objects: KubeObject[]): KubeObject[] {
   });
 }
 
+/** One reconcile of the cluster among `objects`, its etcd scripted, the operator's image known. */
+const reconcile = (objects: KubeObject[]) =>
+  reconcileOnce(
+    (req, ctx) =>
+      reconcileEtcdCluster(req, ctx, {
+        metrics: new EtcdOperatorMetrics(new Registry()),
+        etcdClient: scriptedEtcd(),
+        operatorImage: "op:1",
+      }),
+    { kinds: [EtcdClusterKind, EtcdBackupKind, EtcdRestoreKind], objects, request: cluster },
+  );
+
 describe("a recovery from a backup, reconcile after reconcile", () => {
   it("keeps the old claim, restores one seed with one Job, starts it as a new cluster, records the new ID", async () => {
     let objects = start();
@@ -151,15 +163,7 @@ describe("a recovery from a backup, reconcile after reconcile", () => {
     const events: string[] = [];
     let restore: EtcdRestore | undefined;
     for (let i = 0; i < 20; i++) {
-      const run = await reconcileOnce(
-        (req, ctx) =>
-          reconcileEtcdCluster(req, ctx, {
-            metrics: new EtcdOperatorMetrics(new Registry()),
-            etcdClient: scriptedEtcd(),
-            operatorImage: "op:1",
-          }),
-        { kinds: [EtcdClusterKind, EtcdBackupKind, EtcdRestoreKind], objects, request: cluster },
-      );
+      const run = await reconcile(objects);
       run.expectNoError();
       writes.push(
         ...run.writes.map((w) => `${w.verb} ${w.kind} ${w.name}${w.subresource ? `/${w.subresource}` : ""}`),
@@ -211,15 +215,7 @@ describe("a recovery from a backup, reconcile after reconcile", () => {
     ).toEqual([`create Pod ${SEED}`]);
     expect(events).toContain("Recovered");
     // The ordinary planner takes over from the new cluster ID: it grows the cluster with a learner, not Degraded.
-    const next = await reconcileOnce(
-      (req, ctx) =>
-        reconcileEtcdCluster(req, ctx, {
-          metrics: new EtcdOperatorMetrics(new Registry()),
-          etcdClient: scriptedEtcd(),
-          operatorImage: "op:1",
-        }),
-      { kinds: [EtcdClusterKind, EtcdBackupKind, EtcdRestoreKind], objects, request: cluster },
-    );
+    const next = await reconcile(objects);
     next.expectNoError();
     expect(next.events.map((e) => e.reason)).toEqual(["AddLearner"]);
     expect(added).toHaveLength(1);
