@@ -251,6 +251,36 @@ describe("Informer", () => {
     await kept.stop();
   });
 
+  it("lets the list leave managedFields out unless they are kept, and transforms each object once", async () => {
+    const asked: { dropManagedFields?: boolean | undefined; transform?: unknown }[] = [];
+    const transformed: string[] = [];
+    /** A ListerWatcher that transforms as it decodes, as the client's does. */
+    const decoding = () => {
+      const lw = new FakeListerWatcher<CM>().replyList(page([cm("a", "1")], "1"));
+      const list = lw.list.bind(lw);
+      lw.list = async (options) => {
+        asked.push({ dropManagedFields: options.dropManagedFields, transform: options.transform });
+        const result = await list(options);
+        return { ...result, items: result.items.map((o) => options.transform!(o)), transformed: true };
+      };
+      return lw;
+    };
+    const transform = (o: CM) => {
+      transformed.push(o.metadata.name ?? "");
+      return o;
+    };
+    const a = run(decoding(), { transform });
+    await settle();
+    expect(a.informer.store.size).toBe(1);
+    await a.stop();
+    const b = run(decoding(), { keepManagedFields: true });
+    await settle();
+    await b.stop();
+    expect(asked.map((o) => o.dropManagedFields)).toEqual([true, false]);
+    expect(asked.every((o) => typeof o.transform === "function")).toBe(true);
+    expect(transformed).toEqual(["a"]); // by the ListerWatcher, not again by the reflector
+  });
+
   it("contains an async handler that rejects: logged, no unhandled rejection, later events still run", async () => {
     const lines: string[] = [];
     const logger = pino({ level: "error" }, { write: (line: string) => lines.push(line) });

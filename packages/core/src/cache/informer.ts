@@ -92,7 +92,7 @@ export class Informer<T extends KubeObject> {
     this.reflector = new Reflector(
       lw,
       { replace: (items) => this.replace(items), apply: (type, obj) => this.apply(type, obj) },
-      { ...options, transform, logger: this.logger },
+      { ...options, transform, dropManagedFields: options.keepManagedFields !== true, logger: this.logger },
     );
   }
 

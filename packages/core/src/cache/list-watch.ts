@@ -24,7 +24,14 @@ export interface ListerWatcher<T extends KubeObject = KubeObject> {
     continue?: string;
     resourceVersion?: string;
     signal?: AbortSignal;
-  }): Promise<ListResult<T>>;
+    /**
+     * The reflector's transform. An implementation may apply it to each item as it decodes the list
+     * (then it answers `transformed: true`), so that untransformed objects never pile up.
+     */
+    transform?: (obj: T) => T;
+    /** The transform drops `metadata.managedFields`: an implementation may leave them out when decoding. */
+    dropManagedFields?: boolean;
+  }): Promise<ListResult<T> & { transformed?: boolean }>;
   watch(options: {
     resourceVersion: string;
     timeoutSeconds: number;
@@ -49,7 +56,14 @@ export function clientListerWatcher<T extends KubeObject>(
   };
   return {
     supportsWatchList: true,
-    list: (options) => client.listPage(kind, { ...base, ...stripUndefined(options) }),
+    list: async ({ transform, ...options }) => ({
+      ...(await client.listPage(kind, {
+        ...base,
+        ...stripUndefined(options),
+        ...(transform ? { transform: transform as unknown as (item: KubeObject) => KubeObject } : {}),
+      })),
+      transformed: transform !== undefined,
+    }),
     watch: (options) => client.watch(kind, { ...base, ...options }),
   };
 }

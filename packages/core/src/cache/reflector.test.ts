@@ -405,14 +405,17 @@ describe("Reflector with a streaming list (WatchList)", () => {
     await stop();
   });
 
-  it("is used by default when the ListerWatcher supports it, and never for one that does not", async () => {
-    const plain = new FakeListerWatcher<CM>().replyList(page([], "1"));
-    const a = run(plain);
+  it("is used when asked, never by default (not even when the ListerWatcher supports it)", async () => {
+    const byDefault = Object.assign(new FakeListerWatcher<CM>(), { supportsWatchList: true }).replyList(
+      page([], "1"),
+    );
+    const c = run(byDefault);
     await settle();
-    expect(plain.listCalls).toHaveLength(1);
-    await a.stop();
+    expect(byDefault.listCalls).toHaveLength(1);
+    expect(byDefault.watches.every((w) => w.options.sendInitialEvents !== true)).toBe(true);
+    await c.stop();
     const streaming = Object.assign(new FakeListerWatcher<CM>(), { supportsWatchList: true });
-    const b = run(streaming);
+    const b = run(streaming, { watchList: true });
     await settle();
     expect(streaming.listCalls).toHaveLength(0);
     expect(streaming.lastWatch.options.sendInitialEvents).toBe(true);

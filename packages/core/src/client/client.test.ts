@@ -1,6 +1,7 @@
 // Tests for the Client over real HTTP, against a scripted node:http server on 127.0.0.1 answering per test.
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 import { KubeConfig } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -342,6 +343,97 @@ describe("list", () => {
       expect(r.query.has("resourceVersion")).toBe(false);
       expect(r.query.has("resourceVersionMatch")).toBe(false);
     }
+  });
+
+  it("asks for gzip, and decodes a compressed list sent in pieces", async () => {
+    const many = Array.from({ length: 300 }, (_, i) => ({
+      metadata: { name: `cm-${i}`, namespace: "ns" },
+      data: { text: `gr\u00fc\u00dfe ${"x".repeat(i)}` },
+    }));
+    const body = gzipSync(
+      JSON.stringify({
+        kind: "ConfigMapList",
+        apiVersion: "v1",
+        metadata: { resourceVersion: "77" },
+        items: many,
+      }),
+    );
+    api.handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" });
+      for (let i = 0; i < body.length; i += 1000) res.write(body.subarray(i, i + 1000));
+      res.end();
+    };
+    const page = await newClient().listPage(ConfigMap, { namespace: "ns" });
+    expect(api.seen[0]?.headers["accept-encoding"]).toBe("gzip");
+    expect(page.resourceVersion).toBe("77");
+    expect(page.items).toEqual(many.map((o) => ({ ...o, apiVersion: "v1", kind: "ConfigMap" })));
+  });
+
+  it("inflates a compressed answer to get and a compressed error", async () => {
+    api.handler = (req, res) => {
+      const notFound = req.path.endsWith("/missing");
+      const obj = notFound
+        ? {
+            kind: "Status",
+            apiVersion: "v1",
+            status: "Failure",
+            code: 404,
+            reason: "NotFound",
+            message: "gone",
+          }
+        : cm("a", { k: "v" });
+      res.writeHead(notFound ? 404 : 200, { "content-type": "application/json", "content-encoding": "gzip" });
+      res.end(gzipSync(JSON.stringify(obj)));
+    };
+    const client = newClient();
+    expect(await client.get(ConfigMap, "a", "ns")).toEqual(cm("a", { k: "v" }));
+    const err = await rejection(client.get(ConfigMap, "missing", "ns"));
+    expect(err.reason).toBe("NotFound");
+    expect(err.message).toContain("gone");
+  });
+
+  it("applies the transform to each item as its batch is parsed", async () => {
+    pagedServer();
+    const seen: string[] = [];
+    const page = await newClient().listPage(ConfigMap, {
+      transform: (o) => {
+        seen.push(o.metadata.name ?? "");
+        return { ...o, metadata: { ...o.metadata, labels: { t: "1" } } };
+      },
+    });
+    expect(seen).toEqual(["a", "b", "c", "d", "e"]);
+    expect(page.items.map((o) => o.metadata.labels)).toEqual(Array(5).fill({ t: "1" }));
+  });
+
+  it("leaves managedFields out of the items when asked", async () => {
+    const withFields = items.map((o) => ({
+      ...o,
+      metadata: { ...o.metadata, managedFields: [{ manager: "m" }] },
+    }));
+    api.handler = (_req, res) => json(res, 200, { kind: "ConfigMapList", metadata: {}, items: withFields });
+    const client = newClient();
+    const dropped = await client.listPage(ConfigMap, { dropManagedFields: true });
+    expect(dropped.items.map((o) => o.metadata)).toEqual(items.map((o) => o.metadata));
+    const kept = await client.listPage(ConfigMap);
+    expect(kept.items.map((o) => o.metadata)).toEqual(withFields.map((o) => o.metadata));
+  });
+
+  it("rejects a list whose body ends early or whose connection drops mid-body", async () => {
+    const text = JSON.stringify({ kind: "ConfigMapList", metadata: { resourceVersion: "1" }, items });
+    api.handler = (req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      if (req.query.get("limit") === "1")
+        res.end(text.slice(0, text.length - 20)); // ends early
+      else {
+        res.write(text.slice(0, 60));
+        setTimeout(() => res.socket?.destroy(), 20);
+      }
+    };
+    const client = newClient();
+    await expect(client.listPage(ConfigMap, { limit: 1 })).rejects.toThrow(/ended early/);
+    const dropped = await rejection(client.listPage(ConfigMap, { limit: 2 }));
+    expect(isApiError(dropped)).toBe(true);
+    expect(dropped.code).toBe(0);
   });
 
   it("listPage returns one page and its continue token", async () => {

@@ -7,7 +7,7 @@ import { ApiError } from "../client/errors.ts";
 
 /** A list reply: a page, or an error to reject with. */
 export type ListReply<T> = ListResult<T> | Error;
-type ListOptions = Parameters<ListerWatcher["list"]>[0];
+type ListOptions<T extends KubeObject> = Parameters<ListerWatcher<T>["list"]>[0];
 type WatchOptions = Parameters<ListerWatcher["watch"]>[0];
 
 /** One watch call's stream. Tests push events into it, end it as the server would, or make it fail. */
@@ -87,7 +87,9 @@ export interface WatchScript<T> {
  */
 export class FakeListerWatcher<T extends KubeObject = KubeObject> implements ListerWatcher<T> {
   /** Every list call's options (without the signal), with `at` = Date.now(). */
-  readonly listCalls: (Omit<ListOptions, "signal"> & { at: number })[] = [];
+  readonly listCalls: (Omit<ListOptions<T>, "signal" | "transform" | "dropManagedFields"> & {
+    at: number;
+  })[] = [];
   /** Every watch call, in order. */
   readonly watches: FakeWatch<T>[] = [];
   /** Whether watch streams stop when their signal aborts; false simulates a stream that ignores it. */
@@ -116,8 +118,8 @@ export class FakeListerWatcher<T extends KubeObject = KubeObject> implements Lis
     return w;
   }
 
-  list(options: ListOptions): Promise<ListResult<T>> {
-    const { signal, ...rest } = options;
+  list(options: ListOptions<T>): Promise<ListResult<T>> {
+    const { signal, transform: _transform, dropManagedFields: _drop, ...rest } = options; // the reflector transforms what we return
     this.listCalls.push({ ...rest, at: Date.now() });
     const reply = this.listReplies.shift();
     if (reply instanceof Error) return Promise.reject(reply);
