@@ -17,7 +17,7 @@ const PAGE_SIZE = 500;
 const DATA_KEYS = ["application.yaml", "logging.properties", "features.json", "limits.conf"];
 
 /** A realistic ConfigMap as the API server sends it: labels, annotations, ~1.5 KB managedFields, ~1 KB data. */
-function configMapJson(i: number): string {
+export function configMapJson(i: number): string {
   const ns = `team-${i % 50}`;
   const app = `service-${i % 400}`;
   const time = new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString().replace(/\.\d+Z$/, "Z");

@@ -2,9 +2,14 @@
 // Peer comparisons (client-go, client-node's makeInformer) on a real API server: `npm run bench:peers`
 // (bench/peers.ts); figures in docs/performance.md.
 import { benchInformerMemory } from "./informer-memory.ts";
+import { benchListDecode } from "./list-decode.ts";
 import { type BenchResult, benchQueue } from "./queue.ts";
 
-const results: BenchResult[] = [...(await benchQueue()), ...(await benchInformerMemory())];
+const results: BenchResult[] = [
+  ...(await benchQueue()),
+  ...(await benchInformerMemory()),
+  ...(await benchListDecode()),
+];
 const width = Math.max(...results.map((r) => r.name.length));
 console.log(`\n${"benchmark".padEnd(width)}  ${"value".padStart(14)}  unit`);
 for (const r of results) {
