@@ -2,7 +2,7 @@
 // informer sync time, peak RSS and update events/s (each peer in its own process), and work queue throughput.
 // Run: KUBECONFIG=... npm run bench:peers
 //   (env: BENCH_SIZES=10000,50000 BENCH_REPEATS=3 BENCH_UPDATES=20000; BENCH_QUEUE=0 skips the work queue;
-//   BENCH_SIZES= runs the work queue only, without a cluster)
+//   BENCH_SIZES= runs the work queue only, without a cluster; BENCH_CAPSTAN_NODE_FLAGS, see below)
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { stripTypeScriptTypes } from "node:module";
@@ -53,8 +53,18 @@ function informerCommand(peer: Peer, goPeer: string, ns: string, expect: number)
   if (peer === "client-go") {
     return [goPeer, ["informer", "-namespace", ns, "-expect", String(expect), "-updates", String(updates)]];
   }
-  return [process.execPath, [informerChild(), peer, ns, String(expect), String(updates)]];
+  const flags = peer === "capstan" ? CAPSTAN_NODE_FLAGS : [];
+  return [process.execPath, [...flags, informerChild(), peer, ns, String(expect), String(updates)]];
 }
+
+/**
+ * Node.js flags of the capstan peer: by default the ones the operator images run with (the Dockerfile's
+ * ENTRYPOINT: a 4 MiB young generation per semi-space); BENCH_CAPSTAN_NODE_FLAGS= (empty) runs it with Node's
+ * defaults. client-node's peer always runs with Node's defaults, as its README shows it.
+ */
+const CAPSTAN_NODE_FLAGS = (env.BENCH_CAPSTAN_NODE_FLAGS ?? "--max-semi-space-size=4")
+  .split(" ")
+  .filter(Boolean);
 
 /**
  * bench/peers/informer-child.ts as plain JavaScript (types stripped once, here): Node's TypeScript support
@@ -297,6 +307,7 @@ async function main(): Promise<void> {
     const goPeer = buildGoPeer("client-go");
     const goVersion = execFileSync("go", ["env", "GOVERSION"], { encoding: "utf8" }).trim();
     console.log(`node ${process.version}, ${goVersion}, client-go v0.34.4, @kubernetes/client-node 2.0.1`);
+    console.log(`capstan's Node.js flags: ${CAPSTAN_NODE_FLAGS.join(" ") || "(Node's defaults)"}`);
     console.log(`sizes ${sizes.join(", ")}; ${repeats} runs each, medians; ${updates} updates per run\n`);
 
     const results: Record<string, unknown> = {};

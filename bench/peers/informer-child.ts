@@ -15,9 +15,9 @@ const updates = Number(updatesArg);
 const TIMEOUT_MS = 5 * 60_000;
 
 /**
- * @capstan/core's Informer with its defaults (a streaming list where the server supports it, else pages of 500
- * from resourceVersion 0; managedFields dropped), from the built package. BENCH_CAPSTAN_OPTIONS (JSON, e.g.
- * {"watchList":false,"pageSize":0}) overrides informer options, to measure one lever at a time.
+ * @capstan/core's Informer with its defaults (a list at resourceVersion 0 decoded while it arrives, managedFields
+ * left out), from the built package. BENCH_CAPSTAN_OPTIONS (JSON, e.g. {"watchList":true,"pageSize":0})
+ * overrides informer options, to measure one lever at a time.
  */
 async function loadCapstan(): Promise<StartInformer> {
   const { Client, ConfigMap, Informer, clientListerWatcher } = await import("@capstan/core");

@@ -387,6 +387,26 @@ describe("list", () => {
     };
     const client = newClient();
     expect(await client.get(ConfigMap, "a", "ns")).toEqual(cm("a", { k: "v" }));
+    api.handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" });
+      res.end(); // a proxy that marks an empty body as compressed
+    };
+    expect(await client.raw("/empty")).toBeUndefined();
+    api.handler = (req, res) => {
+      const notFound = req.path.endsWith("/missing");
+      const obj = notFound
+        ? {
+            kind: "Status",
+            apiVersion: "v1",
+            status: "Failure",
+            code: 404,
+            reason: "NotFound",
+            message: "gone",
+          }
+        : cm("a", { k: "v" });
+      res.writeHead(notFound ? 404 : 200, { "content-type": "application/json", "content-encoding": "gzip" });
+      res.end(gzipSync(JSON.stringify(obj)));
+    };
     const err = await rejection(client.get(ConfigMap, "missing", "ns"));
     expect(err.reason).toBe("NotFound");
     expect(err.message).toContain("gone");

@@ -4,7 +4,8 @@
 // ~/.kube/config; exec and OIDC plugins through client-node, imported only then). Retries 429 and 5xx with
 // backoff; records rest_client_* metrics.
 import type { Readable } from "node:stream";
-import { createGunzip } from "node:zlib";
+import { promisify } from "node:util";
+import { createGunzip, gunzip } from "node:zlib";
 import { Agent, type Dispatcher, request } from "undici";
 import type { Kind } from "../api/kinds.ts";
 import type { KubeObject } from "../api/object.ts";
@@ -625,25 +626,32 @@ export class Client {
   }
 }
 
+const gunzipAsync = promisify(gunzip);
+
+function isGzip(res: Dispatcher.ResponseData): boolean {
+  return (
+    String(res.headers["content-encoding"] ?? "")
+      .trim()
+      .toLowerCase() === "gzip"
+  );
+}
+
 /** A response body as sent, or inflated when the server compressed it. */
 function decoded(res: Dispatcher.ResponseData): Readable {
-  const encoding = String(res.headers["content-encoding"] ?? "")
-    .trim()
-    .toLowerCase();
-  if (encoding !== "gzip") return res.body;
+  if (!isGzip(res)) return res.body;
   const gunzip = createGunzip({ chunkSize: 128 * 1024 });
   res.body.once("error", (err) => gunzip.destroy(err));
   gunzip.once("close", () => res.body.destroy());
   return res.body.pipe(gunzip);
 }
 
-/** A response body as text, inflated when the server compressed it. */
+/** A response body as text, inflated when the server compressed it (an empty body stays empty). */
 async function bodyText(res: Dispatcher.ResponseData): Promise<string> {
-  const body = decoded(res);
-  if (body === res.body) return res.body.text();
+  if (!isGzip(res)) return res.body.text();
   const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  for await (const chunk of res.body) chunks.push(chunk as Buffer);
+  const raw = Buffer.concat(chunks);
+  return raw.length === 0 ? "" : (await gunzipAsync(raw)).toString("utf8");
 }
 
 /** One line of a watch stream; with `partial`, objects reduced to metadata (see toPartialObjectMetadata). */
