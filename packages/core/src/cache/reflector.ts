@@ -36,10 +36,10 @@ export interface ReflectorOptions<T> {
   pageSize?: number;
   /**
    * Fill the cache with a streaming list (WatchList: a watch with `sendInitialEvents`) instead of a list,
-   * then keep watching on the same call; lists when the server refuses it. Default false, as client-go's: kube-apiserver 1.34 sends a list at resourceVersion "0"
-   * about twice as fast as the same objects as watch events, and the client decodes a list as it arrives,
-   * so neither side holds it whole (docs/performance.md). A streaming list spares the API server the
-   * list's memory on very large collections.
+   * then keep watching on the same call; lists when the server refuses it. Default false, as client-go's:
+   * kube-apiserver 1.34 sends a list at resourceVersion "0" about twice as fast as the same objects as watch
+   * events, and the client decodes a list while it arrives, never holding it whole (docs/performance.md).
+   * A streaming list spares the API server the list's memory on very large collections.
    */
   watchList?: boolean;
   /** Server-side timeout of each watch call, picked at random in [min, max]; default [300, 600]. */

@@ -305,8 +305,8 @@ export class Client {
       signal: options.signal,
       decode: (body) =>
         new Promise((resolve, reject) => {
-          // Events, not an async iterator: a 20 MB list arrives in ~1,000 chunks, and a promise per chunk
-          // cost more than the scan.
+          // Events, not an async iterator: a 20 MB list arrives in ~1,000 chunks, and the iterator's
+          // promise and microtasks per chunk showed in profiles of a 10,000-object sync.
           const decoder = new ListDecoder<T>(onItems, {
             dropManagedFields: options.dropManagedFields === true,
           });
@@ -639,10 +639,10 @@ function isGzip(res: Dispatcher.ResponseData): boolean {
 /** A response body as sent, or inflated when the server compressed it. */
 function decoded(res: Dispatcher.ResponseData): Readable {
   if (!isGzip(res)) return res.body;
-  const gunzip = createGunzip({ chunkSize: 128 * 1024 });
-  res.body.once("error", (err) => gunzip.destroy(err));
-  gunzip.once("close", () => res.body.destroy());
-  return res.body.pipe(gunzip);
+  const inflate = createGunzip({ chunkSize: 128 * 1024 });
+  res.body.once("error", (err) => inflate.destroy(err));
+  inflate.once("close", () => res.body.destroy());
+  return res.body.pipe(inflate);
 }
 
 /** A response body as text, inflated when the server compressed it (an empty body stays empty). */
