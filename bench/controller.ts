@@ -12,6 +12,7 @@ import type { KubeObject } from "../packages/core/src/api/object.ts";
 import { Client } from "../packages/core/src/client/client.ts";
 import { isNotFound } from "../packages/core/src/client/errors.ts";
 import { buildCore, buildGoPeer } from "./peers/build.ts";
+import { median } from "./stats.ts";
 
 const HERE = import.meta.dirname;
 const ALL_PEERS = ["capstan", "controller-runtime"] as const;
@@ -72,11 +73,6 @@ interface Run {
 if (PEERS.length === 0) throw new Error(`BENCH_PEERS must name some of ${ALL_PEERS.join(", ")}`);
 
 const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** A client for KUBECONFIG's cluster; throws a clear error when none is set or it does not answer. */
 async function connect(): Promise<Client> {

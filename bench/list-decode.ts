@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs";
 import { dropManagedFields } from "../packages/core/src/cache/store.ts";
 import { ListDecoder } from "../packages/core/src/client/list-decoder.ts";
 import { type BenchResult, configMapJson } from "./informer-memory.ts";
+import { median } from "./stats.ts";
 
 const { env } = process; // read here, not by turbo: no turbo.json entry needed
 const REPEATS = Number(env.BENCH_REPEATS ?? 9);
@@ -74,7 +75,6 @@ function measure(label: string, chunks: Buffer[], count: number): BenchResult[] 
       if (r > 0) times[way].push(ms); // the first round warms up
     }
   }
-  const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
   const mib = (chunks.reduce((n, c) => n + c.length, 0) / 2 ** 20).toFixed(1);
   return WAYS.map((way) => ({
     name: `list decode, ${label} (${mib} MiB), ${way}`,

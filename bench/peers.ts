@@ -19,6 +19,7 @@ import {
   writeUpdates,
 } from "./peers/cluster-data.ts";
 import { benchQueue } from "./queue.ts";
+import { median } from "./stats.ts";
 
 const HERE = import.meta.dirname;
 const PEERS = ["capstan", "client-go", "client-node"] as const;
@@ -149,11 +150,6 @@ async function within<T>(ms: number, promise: Promise<T>, message: string): Prom
   }
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 const mib = (bytes: number) => bytes / 2 ** 20;
 
 /** One figure for every peer, printed with `digits` decimals. */
