@@ -1,10 +1,12 @@
 // Tests that long-running watches never starve requests: watches and requests use separate connection pools.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createSecureServer, type Http2SecureServer, type ServerHttp2Session } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ConfigMap } from "../api/kinds.ts";
+import { selfSignedCertificate } from "../helpers/certificates.ts";
 import { CoreMetrics } from "../metrics/metrics.ts";
 import { Client, type ClientOptions } from "./client.ts";
 
@@ -143,5 +145,49 @@ describe("watches and requests", () => {
 
   it("rejects a maxConnections below 1, naming the option", () => {
     expect(() => newClient({ maxConnections: 0 })).toThrow(/maxConnections/);
+  });
+});
+
+describe("HTTP/2 flow control", () => {
+  let h2: Http2SecureServer | undefined;
+  afterEach(async () => {
+    const server = h2;
+    h2 = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it("lets the server send 4 MiB of a response and 16 MiB of a connection before acknowledging (client-go's stream window)", async () => {
+    // undici's defaults (256 KiB, 512 KiB) made a 15 MB list of 10,000 ConfigMaps wait for acknowledgements.
+    const pair = await selfSignedCertificate({ hosts: ["127.0.0.1"], validityMs: 3_600_000 });
+    const sessions: ServerHttp2Session[] = [];
+    const server = createSecureServer({ cert: pair.cert, key: pair.key }, (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ kind: "ConfigMap", metadata: { name: "c", namespace: "ns" } }));
+    });
+    h2 = server;
+    server.on("session", (session) => sessions.push(session));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [
+        {
+          name: "t",
+          server: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+          skipTLSVerify: true,
+        },
+      ],
+      users: [{ name: "t", token: "t" }],
+      contexts: [{ name: "t", cluster: "t", user: "t" }],
+      currentContext: "t",
+    });
+    const client = new Client({ kubeConfig: kc, metrics: new CoreMetrics(new Registry()) });
+    clients.push(client);
+    expect((await client.get(ConfigMap, "c", "ns")).metadata.name).toBe("c");
+    expect(sessions).toHaveLength(1); // one HTTP/2 session, not HTTP/1.1
+    const session = sessions[0] as ServerHttp2Session;
+    expect(session.remoteSettings.initialWindowSize).toBe(4 << 20);
+    // The client's connection window as the server sees it: 16 MiB less what it has sent and not yet had
+    // acknowledged (the small answer above).
+    await vi.waitFor(() => expect(session.state.remoteWindowSize).toBeGreaterThan((16 << 20) - 65_536));
   });
 });
