@@ -37,6 +37,8 @@ if (sizes.some((n) => !Number.isInteger(n) || n < 1) || !(repeats >= 1) || !(upd
 /** What one informer child reports (both JSON lines merged), plus what the runner measured around it. */
 interface InformerRun {
   syncSeconds: number;
+  /** CPU time (user + system, every thread) from starting the informer to synced. */
+  syncCpuSeconds: number;
   /** RSS with the peer's code loaded, before its informer starts. */
   baseRssBytes: number;
   syncPeakRssBytes: number;
@@ -266,7 +268,7 @@ async function benchInformers(
         const run = await runInformer(client, peer, goPeer, ns, size, expect);
         runs[peer].push(run);
         console.log(
-          `  ${size} #${r + 1} ${peer.padEnd(11)} sync ${run.syncSeconds.toFixed(2)} s, peak RSS ${mib(run.peakRssBytes).toFixed(0)} MiB, ` +
+          `  ${size} #${r + 1} ${peer.padEnd(11)} sync ${run.syncSeconds.toFixed(2)} s (CPU ${run.syncCpuSeconds.toFixed(2)} s), peak RSS ${mib(run.peakRssBytes).toFixed(0)} MiB, ` +
             `${Math.round(updates / run.updateSeconds)} updates/s, ${((run.cpuSeconds * 1e6) / updates).toFixed(0)} µs CPU/update ` +
             `(load average ${loadavg()[0]!.toFixed(1)})`,
         );
@@ -280,6 +282,7 @@ async function benchInformers(
     });
     const rows = [
       figure("sync time", "s", 2, (r) => r.syncSeconds),
+      figure("CPU time to sync", "s", 2, (r) => r.syncCpuSeconds),
       figure("sync time incl. process start", "s", 2, (r) => r.startToSyncSeconds),
       figure("RSS before start (code loaded)", "MiB", 0, (r) => mib(r.baseRssBytes)),
       figure("peak RSS after sync", "MiB", 0, (r) => mib(r.syncPeakRssBytes)),

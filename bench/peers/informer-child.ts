@@ -99,13 +99,21 @@ const onUpdate = () => {
 const start = await load(); // module loading is not part of the sync time (the client-go binary is loaded too)
 const baseRssBytes = procStatusBytes("VmRSS");
 const started = performance.now();
+const cpuAtStart = cpuSeconds();
 const informer = await start(namespace, onUpdate);
 const syncSeconds = (performance.now() - started) / 1000;
+const syncCpuSeconds = cpuSeconds() - cpuAtStart;
 if (informer.size() !== expect) {
   console.error(`${peer}: synced ${informer.size()} objects, expected ${expect}`);
   process.exit(1);
 }
-emit({ phase: "synced", syncSeconds, baseRssBytes, syncPeakRssBytes: procStatusBytes("VmHWM") });
+emit({
+  phase: "synced",
+  syncSeconds,
+  syncCpuSeconds,
+  baseRssBytes,
+  syncPeakRssBytes: procStatusBytes("VmHWM"),
+});
 
 const cpuBefore = cpuSeconds();
 const last = await updated;

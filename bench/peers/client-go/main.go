@@ -71,6 +71,7 @@ func runInformer(args []string) {
 	var firstUpdate atomic.Int64 // unix nanos of the first update event
 	done := make(chan time.Time, 1)
 	started := time.Now()
+	cpuAtStart := cpuSeconds()
 	factory := informers.NewSharedInformerFactoryWithOptions(clientset, 0, informers.WithNamespace(*namespace))
 	informer := factory.Core().V1().ConfigMaps().Informer()
 	_, err = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -99,12 +100,14 @@ func runInformer(args []string) {
 		}
 	}
 	syncSeconds := time.Since(started).Seconds()
+	syncCpuSeconds := cpuSeconds() - cpuAtStart
 	if size := len(informer.GetStore().ListKeys()); size != *expect {
 		fail(fmt.Errorf("synced %d objects, expected %d", size, *expect))
 	}
 	emit(map[string]any{
 		"phase":            "synced",
 		"syncSeconds":      syncSeconds,
+		"syncCpuSeconds":   syncCpuSeconds,
 		"baseRssBytes":     baseRss,
 		"syncPeakRssBytes": vmHWM(),
 	})
