@@ -5,9 +5,11 @@
 // - time: parsing overlaps the transfer, which the API server paces (it encodes as it sends);
 // - memory: the body is never held whole, neither as bytes nor as one string, and the caller's transform
 //   (e.g. dropping managedFields) runs on each batch, so untransformed objects never pile up.
-// Batches are large (256 KiB by default): V8 allocates what JSON.parse builds from a source of 100 KiB or
-// more in the old generation at once, so objects a cache keeps are not copied by the young-generation
-// collector first.
+// Batches are 256 KiB by default: large enough that each batch's fixed costs (one copy of its text, one
+// JSON.parse call, one array) vanish beside the parse, small enough that the text waiting stays small. What
+// JSON.parse builds is young whatever the size of its source (Node 24's V8 does not pretenure it, measured),
+// so the objects a cache keeps are copied by the young-generation collector before they settle: hence the
+// operator images' 4 MiB young generation (docs/performance.md, "Node.js heap flags").
 
 import { StringDecoder } from "node:string_decoder";
 
