@@ -1,6 +1,8 @@
 // The certificates helper: a CA and leaves it signs, checked by node:crypto and by a real mutual-TLS handshake.
+import { execFileSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { connect, createServer } from "node:tls";
 import { describe, expect, it } from "vitest";
 import {
@@ -161,5 +163,31 @@ describe("a real mutual-TLS handshake", () => {
     expect(await handshake(ca, server, client)).toBe("ok");
     expect(await handshake(ca, server)).toBe("refused");
     expect(await handshake(ca, server, foreign)).toBe("refused");
+  });
+});
+
+describe("module loading", () => {
+  it("importing @capstan/core loads pkijs and asn1js only when the first certificate is made", () => {
+    // A fresh process that records what resolves while core's public API loads, then makes a certificate.
+    const script = `
+      import { registerHooks } from "node:module";
+      const x509 = [];
+      registerHooks({
+        resolve(specifier, context, next) {
+          if (specifier === "pkijs" || specifier === "asn1js") x509.push(specifier);
+          return next(specifier, context);
+        },
+      });
+      const core = await import(${JSON.stringify(join(import.meta.dirname, "..", "index.ts"))});
+      const atImport = [...x509];
+      const pair = await core.selfSignedCertificate({ hosts: ["localhost"], validityMs: 60000 });
+      console.log(JSON.stringify({ atImport, afterFirst: [...new Set(x509)].sort(), made: pair.cert.startsWith("-----BEGIN CERTIFICATE") }));
+    `;
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(JSON.parse(out.trim().split("\n").at(-1) ?? "")).toEqual({
+      atImport: [],
+      afterFirst: ["asn1js", "pkijs"],
+      made: true,
+    });
   });
 });
