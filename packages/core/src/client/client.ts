@@ -127,7 +127,7 @@ const RETRIABLE_NET = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "UND_ERR_S
  * HTTP/2 flow-control windows: how much of a response the server may send before the client acknowledges it.
  * undici's defaults (256 KiB per stream, 512 KiB per connection) make the server stop and wait for an
  * acknowledgement every few hundred KiB, a round trip each time: an uncompressed 15 MB list of 10,000
- * ConfigMaps took 230-310 ms on a local API server against 150-190 ms over HTTP/1.1, 150-275 ms with these
+ * ConfigMaps took 230-310 ms on a local API server against 150-190 ms over HTTP/1.1, 190-250 ms with these
  * windows (docs/performance.md); the farther the server, the longer each wait. Go's HTTP/2 transport, and so
  * client-go, announces 4 MiB per stream. At most this much of a body the client does not read yet waits in
  * memory per stream (a watch whose consumer is busy).
