@@ -62,10 +62,11 @@ let api: HoldingServer;
 const clients: Client[] = [];
 const aborts: AbortController[] = [];
 
-function newClient(options: ClientOptions = {}): Client {
+/** A client of `server` (default: the HoldingServer), closed after the test. */
+function newClient(options: ClientOptions = {}, server = `http://127.0.0.1:${api.port}`): Client {
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: "test", server: `http://127.0.0.1:${api.port}`, skipTLSVerify: true }],
+    clusters: [{ name: "test", server, skipTLSVerify: true }],
     users: [{ name: "test", token: "t" }],
     contexts: [{ name: "test", cluster: "test", user: "test" }],
     currentContext: "test",
@@ -167,21 +168,7 @@ describe("HTTP/2 flow control", () => {
     h2 = server;
     server.on("session", (session) => sessions.push(session));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [
-        {
-          name: "t",
-          server: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
-          skipTLSVerify: true,
-        },
-      ],
-      users: [{ name: "t", token: "t" }],
-      contexts: [{ name: "t", cluster: "t", user: "t" }],
-      currentContext: "t",
-    });
-    const client = new Client({ kubeConfig: kc, metrics: new CoreMetrics(new Registry()) });
-    clients.push(client);
+    const client = newClient({}, `https://127.0.0.1:${(server.address() as AddressInfo).port}`);
     expect((await client.get(ConfigMap, "c", "ns")).metadata.name).toBe("c");
     expect(sessions).toHaveLength(1); // one HTTP/2 session, not HTTP/1.1
     const session = sessions[0] as ServerHttp2Session;
