@@ -102,8 +102,10 @@ prometheus_lane() {
   until [ -f "$marks/vault-image" ]; do sleep 2; done
   [ "$(cat "$marks/vault-image")" = ok ] || { echo "no Vault image (the Vault lane failed to make it)" >&2; return 1; }
   npx vitest run suites/prometheus || return 1
-  # This lane ends first: it takes an etcd suite off the second etcd lane (see etcd_in_prometheus_lane).
-  npx vitest run "${etcd_in_prometheus_lane[@]/#/suites/etcd/}"
+  # This lane ends first: it takes an etcd suite off the second etcd lane (see etcd_in_prometheus_lane), and the
+  # README's commands, each from a fresh copy of the checkout with nothing built (suites/readme).
+  npx vitest run "${etcd_in_prometheus_lane[@]/#/suites/etcd/}" || return 1
+  npx vitest run suites/readme
 }
 wait_core() {
   echo "waiting for the core suites" >&2

@@ -35,21 +35,23 @@ kubectl="$cache/kubernetes-$KUBERNETES_VERSION/bin/kubectl"
 helm="$cache/helm-$HELM_VERSION/bin/helm"
 
 vault="${VAULT:-true}" prom="${PROMETHEUS:-true}"
-workspaces=(--workspace @capstan/core --workspace @capstan/etcd-operator)
+# Built through turbo, which builds each one's dependencies first (@capstan/core, and @capstan/cli, whose tsup
+# preset every operator's build imports from its dist/): a clean checkout has no dist/ anywhere.
+filters=(--filter=@capstan/etcd-operator)
 images=(etcd node etcd-operator)
 if [ "$vault" != false ]; then
-  workspaces+=(--workspace @capstan/vault-operator)
+  filters+=(--filter=@capstan/vault-operator)
   images+=(busybox vault vault-operator)
 fi
 if [ "$prom" != false ]; then
-  workspaces+=(--workspace @capstan/prometheus-operator)
+  filters+=(--filter=@capstan/prometheus-operator)
   images+=(busybox prometheus prometheus-operator)
 fi
 # With the Prometheus operator, the operator charts ship their ServiceMonitor and alert rules.
 monitoring=()
 if [ "$prom" != false ]; then monitoring=(--set serviceMonitor.enabled=true --set prometheusRule.enabled=true); fi
 log "building the operators"
-npm run build "${workspaces[@]}" >/dev/null
+(cd "$repo" && npm exec -- turbo run build "${filters[@]}" --output-logs=errors-only) >&2
 if [ "${imported:-0}" = 1 ]; then
   log "building and importing the images (${images[*]})"
   bash "$repo/e2e/images/build-all.sh" --import "${images[@]}" >/dev/null
@@ -131,6 +133,32 @@ MSG
     log "waiting for the Prometheus to become Available"
     "$kubectl" -n "$ns" wait prometheuses.monitoring.capstan.dev/prometheus-demo --for=condition=Available --timeout=10m >&2
     "$kubectl" -n "$ns" get prometheuses.monitoring.capstan.dev prometheus-demo -o wide
+    # Available means the server runs its config; scraping is what the sample is for: wait until every active target
+    # answers, the operators' ServiceMonitors and the etcd members' PodMonitor among them (asked through the API
+    # server's Service proxy, so no port is opened here).
+    # Scrape pools are serviceMonitor/<namespace>/<name>/<i> and podMonitor/<namespace>/<name>/<i>.
+    pools=(serviceMonitor/etcd-operator/ serviceMonitor/prometheus-operator/ "podMonitor/$ns/etcd-demo/")
+    if [ "$vault" != false ]; then pools+=(serviceMonitor/vault-operator/); fi
+    log "waiting for prometheus-demo to scrape the operators and the etcd members (${pools[*]})"
+    targets="/api/v1/namespaces/$ns/services/prometheus-prometheus-demo:9090/proxy/api/v1/targets?state=active"
+    scraping=""
+    for _ in $(seq 1 60); do
+      if scraping="$("$kubectl" get --raw "$targets" 2>/dev/null | "$repo/node_modules/node/bin/node" -e '
+        const wanted = process.argv.slice(1);
+        const { data } = JSON.parse(require("fs").readFileSync(0, "utf8"));
+        const up = (pool) => data.activeTargets.filter((t) => t.scrapePool.startsWith(pool));
+        const missing = wanted.filter((p) => up(p).length === 0 || up(p).some((t) => t.health !== "up"));
+        if (missing.length > 0) process.exit(1);
+        console.log(data.activeTargets.map((t) => `${t.scrapePool} ${t.scrapeUrl} ${t.health}`).join("\n"));
+      ' "${pools[@]}")"; then break; fi
+      scraping="" && sleep 5
+    done
+    if [ -z "$scraping" ]; then
+      log "prometheus-demo does not scrape every one of ${pools[*]} after 5 minutes: its targets:"
+      "$kubectl" get --raw "$targets" >&2 || true
+      exit 1
+    fi
+    printf '%s\n' "$scraping" >&2
     cat >&2 <<MSG
 
 The Prometheus operator is running and prometheus-demo scrapes the operators and the etcd members.

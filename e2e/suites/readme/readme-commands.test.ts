@@ -1,0 +1,134 @@
+// The commands the README and docs/writing-an-operator.md give a newcomer, each run as a newcomer runs it: in a fresh
+// copy of this checkout (its tracked and untracked, not ignored, files: no dist/, no turbo cache) whose node_modules
+// is what `npm ci` left, so nothing an earlier CI step built can hide a missing build step (issue 25: `npm start`
+// and `npx capstan` needed a CLI nothing had built). `npm start` and `npm test` themselves are .ci/run's first and
+// last steps on CI's clean clone. Each command gets its own copy, since each builds what it needs.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { ConfigMap, CustomResourceDefinition, isNotFound } from "@capstan/core";
+import { connect, eventually } from "@capstan/testing";
+import { afterAll, describe, expect, it } from "vitest";
+
+const repo = fileURLToPath(new URL("../../..", import.meta.url));
+const exec = promisify(execFile);
+const env = { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" };
+const copies: string[] = [];
+
+/** Runs a command in `cwd`; resolves to its standard output, or throws with the command, its exit and its output. */
+async function run(cwd: string, command: string, args: string[], timeoutMs = 300_000): Promise<string> {
+  try {
+    const { stdout } = await exec(command, args, { cwd, env, timeout: timeoutMs, maxBuffer: 64 << 20 });
+    return stdout;
+  } catch (err) {
+    const e = err as Error & { stdout?: string; stderr?: string };
+    throw new Error(
+      `${command} ${args.join(" ")} (in ${cwd}) failed: ${e.message}\n${e.stdout ?? ""}${e.stderr ?? ""}`,
+    );
+  }
+}
+
+/**
+ * A fresh copy of the checkout: the files git tracks or would track (what a clone of this tree has), then
+ * node_modules as `npm ci` made it (hard links where `link`, a full copy where the command rewrites it: `npm install`
+ * writes node_modules/.package-lock.json in place). Workspace links in node_modules are relative, so they point
+ * into the copy's own packages, which have no dist/.
+ */
+async function freshCheckout(link: boolean): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "capstan-readme-"));
+  copies.push(dir);
+  await run(repo, "bash", [
+    "-c",
+    'git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d "" f; do [ -e "$f" ] && printf "%s\\0" "$f"; done | tar --null -T - -cf - | tar -xf - -C "$1"',
+    "fresh-checkout",
+    dir,
+  ]);
+  await run(repo, "cp", [link ? "-al" : "-a", "node_modules", dir]);
+  for (const pkg of ["packages/core", "packages/cli", "packages/testing", "operators/etcd"]) {
+    expect(existsSync(join(dir, pkg, "dist")), `${pkg}/dist in a fresh checkout`).toBe(false);
+  }
+  return dir;
+}
+
+afterAll(() => {
+  for (const dir of copies) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the README's commands, from a checkout where nothing is built", () => {
+  it("npx capstan --help (docs/writing-an-operator.md's first tool) builds the CLI it needs", async () => {
+    const dir = await freshCheckout(true);
+    const out = await run(dir, "npx", ["capstan", "--help"]);
+    expect(out).toMatch(/^Usage: capstan <command>/m);
+    expect(out).toContain("new operator");
+  }, 300_000);
+
+  it("writing-an-operator.md's first steps: new operator, npm install, build, test", async () => {
+    const dir = await freshCheckout(false);
+    await run(dir, "npx", [
+      "capstan",
+      "new",
+      "operator",
+      "greeter",
+      "--group",
+      "greeter.example.com",
+      "--kind",
+      "Greeter",
+    ]);
+    await run(dir, "npm", ["install", "--no-audit", "--no-fund"]);
+    await run(dir, "npm", ["run", "build", "-w", "@capstan/greeter-operator"]);
+    expect(existsSync(join(dir, "operators/greeter/dist/main.js"))).toBe(true);
+    const out = await run(dir, "npm", ["test", "-w", "@capstan/greeter-operator"]);
+    expect(out).toMatch(/Tests\s+\d+ passed/);
+  }, 900_000);
+
+  it("npm run bench builds nothing it lacks and prints its table", async () => {
+    const dir = await freshCheckout(true);
+    const out = await run(dir, "npm", ["run", "bench"], 600_000);
+    expect(out).toMatch(/^benchmark\s+value\s+unit$/m);
+  }, 600_000);
+
+  describe("npm run example, against this run's cluster", () => {
+    const { client } = connect();
+    const crd = "greetings.examples.capstan.dev";
+    let example: ChildProcess | undefined;
+    afterAll(async () => {
+      if (example?.pid !== undefined) {
+        try {
+          process.kill(-example.pid, "SIGKILL");
+        } catch {}
+      }
+      // The example's CRD (and with it the sample Greeting and its ConfigMap, owned by it) goes with the test.
+      await client.delete(CustomResourceDefinition, crd).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    });
+
+    it("installs its CRD and sample, and keeps the sample's ConfigMap; stops on SIGTERM", async () => {
+      const dir = await freshCheckout(true);
+      let output = "";
+      // Its own process group, so the whole npm -> sh -> node chain gets the signal; no ports taken on this machine.
+      example = spawn("npm", ["run", "example"], {
+        cwd: dir,
+        detached: true,
+        env: { ...env, METRICS_BIND_ADDRESS: "0", HEALTH_PROBE_BIND_ADDRESS: "0" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      example.stdout?.on("data", (d: Buffer) => (output += d.toString()));
+      example.stderr?.on("data", (d: Buffer) => (output += d.toString()));
+      const exited = new Promise<number | null>((resolve) => example?.on("exit", (code) => resolve(code)));
+      const cm = await eventually(
+        async () => {
+          if (example?.exitCode !== null) throw new Error(`npm run example exited early:\n${output}`);
+          return await client.get(ConfigMap, "hello-greeting", "default");
+        },
+        { timeoutMs: 240_000, intervalMs: 1_000 },
+      );
+      expect(cm.data).toEqual({ world: "Hello, world!", capstan: "Hello, capstan!" });
+      process.kill(-(example.pid as number), "SIGTERM");
+      expect(await exited, output).toBe(0);
+    }, 600_000);
+  });
+});
