@@ -105,7 +105,9 @@ prometheus_lane() {
   # This lane ends first: it takes an etcd suite off the second etcd lane (see etcd_in_prometheus_lane), and the
   # README's commands, each from a fresh copy of the checkout with nothing built (suites/readme).
   npx vitest run "${etcd_in_prometheus_lane[@]/#/suites/etcd/}" || return 1
-  npx vitest run suites/readme
+  # Then each chart installed with its monitoring values on a control plane of its own, without and beside
+  # prometheus-operator's CRDs (suites/charts).
+  npx vitest run suites/charts suites/readme
 }
 wait_core() {
   echo "waiting for the core suites" >&2

@@ -35,9 +35,8 @@ export interface TestCluster {
   metrics: CoreMetrics;
 }
 
-/** A client for the cluster in KUBECONFIG; fails with a clear message when none is configured. */
-export function connect(): TestCluster {
-  const path = process.env.KUBECONFIG;
+/** A client for the cluster in KUBECONFIG (or the kubeconfig file at `path`); fails with a clear message when none is configured. */
+export function connect(path = process.env.KUBECONFIG): TestCluster {
   if (!path) {
     throw new Error(
       "KUBECONFIG is not set: start a cluster with `npm run cluster:up` and export the path it prints",

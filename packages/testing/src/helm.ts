@@ -20,12 +20,14 @@ export function chartValueArgs(values: ChartValues): string[] {
   return [...sets, ...strings];
 }
 
-/** Runs helm against $KUBECONFIG; a failure throws with helm's output. */
-export async function helm(args: readonly string[]): Promise<string> {
+/** Runs helm against $KUBECONFIG (or the cluster of `kubeconfig`); a failure throws with helm's output. */
+export async function helm(
+  args: readonly string[],
+  kubeconfig = process.env.KUBECONFIG ?? "",
+): Promise<string> {
   const bin = process.env.CAPSTAN_HELM || "helm";
   try {
-    return (await run(bin, ["--kubeconfig", process.env.KUBECONFIG ?? "", ...args], { maxBuffer: 16 << 20 }))
-      .stdout;
+    return (await run(bin, ["--kubeconfig", kubeconfig, ...args], { maxBuffer: 16 << 20 })).stdout;
   } catch (err) {
     const e = err as Error & { stderr?: string; stdout?: string };
     throw new Error(
