@@ -57,7 +57,8 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/* The labels of the chart's CRDs (templates/crds/, written by capstan crd): the standard ones with component crds,
-and global.commonLabels. They stay on a CRD that helm uninstall keeps. */}}
+and global.commonLabels. They stay on a CRD that helm uninstall keeps. (The CRDs of Helm's crds/ are not rendered:
+capstan crd gives them fixed labels.) */}}
 {{- define "capstan-operator.crdLabels" -}}
 helm.sh/chart: {{ include "capstan-operator.chart" . }}
 {{ include "capstan-operator.selectorLabels" . }}

@@ -30,8 +30,9 @@ export interface K8sObject {
 }
 
 /**
- * The drift of the chart's CRD copies (`templates/crds/`, and Helm's `crds/` for CRDs installed only where absent) of the operator in `packageDir`, whose package.json
- * names the chart in "capstan.chart": empty when they are what `capstan crd` writes. Throws when no chart is named.
+ * The drift of the chart's CRD copies (`templates/crds/`, and Helm's `crds/` for the CRDs installed only where
+ * absent) of the operator in `packageDir`, whose package.json names the chart in "capstan.chart": empty when they
+ * are what `capstan crd` writes. Throws when no chart is named.
  */
 export async function chartCrdDrift(packageDir: string): Promise<Drift[]> {
   const plan = await planCrdFiles(packageDir);
