@@ -159,7 +159,8 @@ export function helmNotes(helm: string, chartDir: string, options: RenderOptions
       ...options,
       showOnly: [`templates/${NOTES_UNDER_TEST}.yaml`],
     });
-    return (configMap as { data: { "NOTES.txt": string } }).data["NOTES.txt"];
+    const data = configMap?.data as Record<string, string> | undefined;
+    return data?.["NOTES.txt"] ?? "";
   } finally {
     rmSync(copy, { recursive: true, force: true });
   }
