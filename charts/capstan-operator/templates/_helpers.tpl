@@ -57,7 +57,8 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/* The labels of the chart's CRDs (templates/crds/, written by capstan crd): the standard ones with component crds,
-and global.commonLabels. They stay on a CRD that helm uninstall keeps. */}}
+and global.commonLabels. They stay on a CRD that helm uninstall keeps. (The CRDs of Helm's crds/ are not rendered:
+capstan crd gives them fixed labels.) */}}
 {{- define "capstan-operator.crdLabels" -}}
 helm.sh/chart: {{ include "capstan-operator.chart" . }}
 {{ include "capstan-operator.selectorLabels" . }}
@@ -67,6 +68,40 @@ app.kubernetes.io/part-of: capstan
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- with (.Values.global).commonLabels }}
 {{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+Whether the cluster serves prometheus-operator's <kind> API (monitoring.coreos.com/v1/<kind>): "true" or "". The one
+place the charts look at the cluster's APIs. helm install and helm upgrade ask the cluster (after creating a chart's
+crds/); helm template has no cluster: pass --api-versions monitoring.coreos.com/v1/<kind>.
+Takes (dict "ctx" . "kind" "ServiceMonitor").
+*/}}
+{{- define "capstan-operator.monitoringServed" -}}
+{{- if .ctx.Capabilities.APIVersions.Has (printf "monitoring.coreos.com/v1/%s" .kind) }}true{{ end }}
+{{- end }}
+
+{{/*
+Whether the chart renders its <kind> (ServiceMonitor or PrometheusRule): its value (serviceMonitor.enabled,
+prometheusRule.enabled) asks for it and the cluster serves the API. Rendering it where the CRD is absent would fail
+the whole install ("no matches for kind"); capstan-operator.monitoringNotes says what was skipped.
+Takes (dict "ctx" . "kind" "PrometheusRule"); "true" or "".
+*/}}
+{{- define "capstan-operator.monitoringEnabled" -}}
+{{- if and (index .ctx.Values (untitle .kind)).enabled (include "capstan-operator.monitoringServed" .) }}true{{ end }}
+{{- end }}
+
+{{/* The NOTES.txt lines of every operator chart on a ServiceMonitor or PrometheusRule its value asked for but the cluster's APIs kept out. */}}
+{{- define "capstan-operator.monitoringNotes" -}}
+{{- range $kind := list "ServiceMonitor" "PrometheusRule" }}
+{{- $value := untitle $kind }}
+{{- if and (index $.Values $value).enabled (not (include "capstan-operator.monitoringServed" (dict "ctx" $ "kind" $kind))) }}
+
+{{ $value }}.enabled is true, but no {{ $kind }} was created: the cluster has no monitoring.coreos.com/v1 {{ $kind }} API.
+Install the monitoring.coreos.com CRDs (Capstan's Prometheus operator chart brings them in its crds/, unless
+installed with --skip-crds; or prometheus-operator's), then run helm upgrade with the same values to create it.
+With helm template, pass --api-versions monitoring.coreos.com/v1/{{ $kind }}.
+{{- end }}
 {{- end }}
 {{- end }}
 

@@ -61,9 +61,9 @@ spec:
 {{- end }}
 {{- end }}
 
-{{/* Optional ServiceMonitor (monitoring.coreos.com/v1): prometheus-operator and Capstan's Prometheus operator scrape the operator's /metrics with it. */}}
+{{/* Optional ServiceMonitor (monitoring.coreos.com/v1): prometheus-operator and Capstan's Prometheus operator scrape the operator's /metrics with it. Only where the cluster serves the API (capstan-operator.monitoringEnabled). */}}
 {{- define "capstan-operator.serviceMonitor" -}}
-{{- if .Values.serviceMonitor.enabled }}
+{{- if include "capstan-operator.monitoringEnabled" (dict "ctx" . "kind" "ServiceMonitor") }}
 apiVersion: monitoring.coreos.com/v1
 kind: ServiceMonitor
 metadata:

@@ -1,12 +1,15 @@
 // The Helm chart (charts/prometheus-operator): its CRD copies and the docs page's reference are what the shared
 // tool (@capstan/cli) generates from the schema, and, where helm is installed, it lints clean and renders what each
 // mode needs: cluster-wide and namespace-scoped RBAC (least privilege, holding every read it grants the servers'
-// discovery), the monitoring.coreos.com CRDs only where absent, the reloader image, the PrometheusRule's alerts and
-// the dashboard's queries on metrics the operator exports. What the capstan-operator library chart renders (the
+// discovery), the Prometheus CRD as a template and the monitoring.coreos.com CRDs in Helm's crds/ (created before
+// the templates, only where absent), the reloader image, the PrometheusRule's alerts and the dashboard's queries
+// on metrics the operator exports. What the capstan-operator library chart renders (the
 // Deployment, leader election, secure or plain metrics, the ServiceMonitor, PodDisruptionBudget and dashboard
 // ConfigMap, the common schema) is tested once for every chart in packages/cli/src/operator-library-chart.test.ts.
-// The chart's CRD copy is checked here (chartCrdDrift), the docs reference by api/crd-yaml.test.ts (crdDrift);
+// The chart's CRD copies are checked here (chartCrdDrift), the docs reference by api/crd-yaml.test.ts (crdDrift);
 // `npm run gen:crd` rewrites both.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatDrift, INSTALL_IF_ABSENT } from "@capstan/cli";
 import {
@@ -35,6 +38,7 @@ import {
   single,
 } from "@capstan/cli/chart";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { crds } from "./api/crds.ts";
 import { PrometheusOperatorMetrics } from "./reconcile/metrics.ts";
 
@@ -42,10 +46,42 @@ const ownCrds = crds.filter((c) => c.spec.group === "monitoring.capstan.dev");
 const packageDir = fileURLToPath(new URL("../", import.meta.url));
 const chartDir = fileURLToPath(new URL("../../../charts/prometheus-operator/", import.meta.url));
 
-describe("the chart's CRD copy", () => {
+const MONITORING_CRDS = [
+  "podmonitors.monitoring.coreos.com",
+  "prometheusrules.monitoring.coreos.com",
+  "servicemonitors.monitoring.coreos.com",
+];
+/** The labels capstan crd gives the crds/ files: static, as Helm does not render crds/. */
+const STATIC_CRD_LABELS = {
+  "app.kubernetes.io/name": "prometheus-operator",
+  "app.kubernetes.io/component": "crds",
+  "app.kubernetes.io/part-of": "capstan",
+};
+
+describe("the chart's CRD copies", () => {
   it("are what `capstan crd` writes from the schema, and the chart holds no other CRD", async () => {
     const drift = await chartCrdDrift(packageDir);
     expect(drift.map((d) => formatDrift(d, packageDir))).toEqual([]);
+  });
+
+  it("are the monitoring.coreos.com CRDs in Helm's crds/ (plain YAML), and the Prometheus CRD alone a template", () => {
+    const yamlFiles = (dir: string) =>
+      readdirSync(join(chartDir, dir))
+        .filter((f) => f.endsWith(".yaml"))
+        .sort();
+    expect(yamlFiles("crds")).toEqual(MONITORING_CRDS.map((n) => `${n}.yaml`));
+    expect(yamlFiles("templates/crds")).toEqual(["prometheuses.monitoring.capstan.dev.yaml"]);
+    for (const name of MONITORING_CRDS) {
+      const text = readFileSync(join(chartDir, "crds", `${name}.yaml`), "utf8");
+      // Helm does not render crds/: a template action there would reach the API server as it is.
+      expect(text, name).not.toContain("{{");
+      const crd = crds.find((c) => c.metadata.name === name)!;
+      expect(parse(text), name).toEqual({
+        ...crd,
+        metadata: { ...crd.metadata, labels: STATIC_CRD_LABELS },
+      });
+      expect(crd.metadata.annotations, name).toEqual({ [INSTALL_IF_ABSENT]: "true" });
+    }
   });
 });
 
@@ -134,25 +170,35 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
         sets.join(" "),
       ).toEqual([]);
     }
-    // The CRDs come with the keep annotation (the monitoring ones also marked install-if-absent: the chart's
-    // lookup renders them where the cluster has none, as under helm template), and not at all with crds.enabled=false.
+    // Among the templates, only the Prometheus CRD, with the keep annotation, and not at all with
+    // crds.enabled=false. The monitoring ones are in crds/, which helm install creates first (--include-crds shows
+    // them), whatever crds.enabled says (--skip-crds skips them).
     const crdObjs = byKind(render(), "CustomResourceDefinition");
     expect(crdObjs.map((c) => [c.metadata.name, c.metadata.annotations])).toEqual([
-      [
-        "podmonitors.monitoring.coreos.com",
-        { "helm.sh/resource-policy": "keep", [INSTALL_IF_ABSENT]: "true" },
-      ],
       ["prometheuses.monitoring.capstan.dev", { "helm.sh/resource-policy": "keep" }],
-      [
-        "prometheusrules.monitoring.coreos.com",
-        { "helm.sh/resource-policy": "keep", [INSTALL_IF_ABSENT]: "true" },
-      ],
-      [
-        "servicemonitors.monitoring.coreos.com",
-        { "helm.sh/resource-policy": "keep", [INSTALL_IF_ABSENT]: "true" },
-      ],
     ]);
     expect(byKind(render(["crds.enabled=false"]), "CustomResourceDefinition")).toEqual([]);
+    for (const set of [[], ["crds.enabled=false"]]) {
+      const withCrds = byKind(
+        helmTemplate(helm!, chartDir, { set, includeCrds: true }) as Obj[],
+        "CustomResourceDefinition",
+      );
+      expect(
+        withCrds.map((c) => [c.metadata.name, c.metadata.labels, c.metadata.annotations]),
+        set.join(" "),
+      ).toEqual([
+        ...MONITORING_CRDS.map((n) => [n, STATIC_CRD_LABELS, { [INSTALL_IF_ABSENT]: "true" }]),
+        ...(set.length === 0
+          ? [
+              [
+                "prometheuses.monitoring.capstan.dev",
+                expect.objectContaining({ "app.kubernetes.io/instance": "ops" }),
+                { "helm.sh/resource-policy": "keep" },
+              ],
+            ]
+          : []),
+      ]);
+    }
   });
 
   it("renders a cluster-wide operator by default: ClusterRole with exactly the operator's grants", () => {

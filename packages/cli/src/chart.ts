@@ -7,8 +7,8 @@
  */
 
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
-import { homedir } from "node:os";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { join, resolve, sep } from "node:path";
 import type { CustomResourceDefinitionObject } from "@capstan/core";
 import { parseAllDocuments } from "yaml";
@@ -30,8 +30,9 @@ export interface K8sObject {
 }
 
 /**
- * The drift of the chart's CRD copies (`templates/crds/`) of the operator in `packageDir`, whose package.json
- * names the chart in "capstan.chart": empty when they are what `capstan crd` writes. Throws when no chart is named.
+ * The drift of the chart's CRD copies (`templates/crds/`, and Helm's `crds/` for the CRDs installed only where
+ * absent) of the operator in `packageDir`, whose package.json names the chart in "capstan.chart": empty when they
+ * are what `capstan crd` writes. Throws when no chart is named.
  */
 export async function chartCrdDrift(packageDir: string): Promise<Drift[]> {
   const plan = await planCrdFiles(packageDir);
@@ -60,6 +61,17 @@ export function findHelm(env: NodeJS.ProcessEnv = process.env): string | undefin
   return found.at(-1);
 }
 
+/**
+ * The API versions `helm template` passes by default (`--api-versions`): those of prometheus-operator's
+ * ServiceMonitor and PrometheusRule, which the charts render only where the cluster serves them. `helm template`
+ * has no cluster, so without them its Capabilities lack monitoring.coreos.com; with them it renders what an
+ * install on a cluster with those CRDs does, which is what most tests look at.
+ */
+export const MONITORING_API_VERSIONS: readonly string[] = [
+  "monitoring.coreos.com/v1/ServiceMonitor",
+  "monitoring.coreos.com/v1/PrometheusRule",
+];
+
 /** How to render a chart: the release name (default "ops"), its namespace (default "ops-ns"), --set values. */
 export interface RenderOptions {
   release?: string;
@@ -67,6 +79,16 @@ export interface RenderOptions {
   set?: string[];
   /** A values document (given to helm on stdin, `-f -`), for lists and objects --set cannot write well. */
   values?: Record<string, unknown>;
+  /**
+   * The API versions the cluster is taken to serve (`--api-versions`, e.g. "monitoring.coreos.com/v1/ServiceMonitor"),
+   * besides Helm's built-in ones: default {@link MONITORING_API_VERSIONS}; `[]` renders as for a cluster with
+   * none of the monitoring.coreos.com CRDs.
+   */
+  apiVersions?: readonly string[];
+  /** Render the chart's `crds/` files too (`--include-crds`), as `helm install` creates them before the templates. */
+  includeCrds?: boolean;
+  /** Render only these templates (`--show-only`, e.g. "templates/servicemonitor.yaml"). */
+  showOnly?: string[];
 }
 
 /** `helm lint --strict` of `chartDir` with --set values; helm's output, or throws with helm's stderr. */
@@ -84,6 +106,9 @@ export function helmTemplate(helm: string, chartDir: string, options: RenderOpti
       chartDir,
       "--namespace",
       options.namespace ?? "ops-ns",
+      ...(options.apiVersions ?? MONITORING_API_VERSIONS).flatMap((v) => ["--api-versions", v]),
+      ...(options.includeCrds === true ? ["--include-crds"] : []),
+      ...(options.showOnly ?? []).flatMap((t) => ["--show-only", t]),
       ...(options.set ?? []).flatMap((s) => ["--set", s]),
       ...(options.values === undefined ? [] : ["--values", "-"]),
     ],
@@ -103,6 +128,42 @@ export function helmTemplateError(helm: string, chartDir: string, options: Rende
   }
   const values = options.values === undefined ? "" : ` --values ${JSON.stringify(options.values)}`;
   throw new Error(`helm template ${(options.set ?? []).join(" ")}${values} succeeded; expected it to fail`);
+}
+
+const NOTES_UNDER_TEST = "capstan-notes-under-test";
+
+/**
+ * The chart's `templates/NOTES.txt` as `helm install` would print it with these options (the API versions
+ * included, as for {@link helmTemplate}). `helm template` never renders NOTES.txt (`--show-only
+ * templates/NOTES.txt` finds no such template) and `helm install --dry-run=client` still needs a reachable
+ * cluster, so this renders it through `helm template` of a copy of the chart in which NOTES.txt is a named
+ * template, included verbatim by a ConfigMap. Throws with helm's stderr when rendering fails.
+ */
+export function helmNotes(helm: string, chartDir: string, options: RenderOptions = {}): string {
+  const copy = mkdtempSync(join(tmpdir(), "capstan-notes-"));
+  try {
+    // dereference: the library chart is a link (charts/capstan-operator -> ../../capstan-operator).
+    cpSync(chartDir, copy, { recursive: true, dereference: true });
+    const templates = join(copy, "templates");
+    const notes = readFileSync(join(templates, "NOTES.txt"), "utf8");
+    rmSync(join(templates, "NOTES.txt"));
+    writeFileSync(
+      join(templates, `_${NOTES_UNDER_TEST}.tpl`),
+      `{{- define "${NOTES_UNDER_TEST}" }}${notes}{{ end }}`,
+    );
+    writeFileSync(
+      join(templates, `${NOTES_UNDER_TEST}.yaml`),
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${NOTES_UNDER_TEST}\ndata:\n  NOTES.txt: {{ include "${NOTES_UNDER_TEST}" . | toJson }}\n`,
+    );
+    const [configMap] = helmTemplate(helm, copy, {
+      ...options,
+      showOnly: [`templates/${NOTES_UNDER_TEST}.yaml`],
+    });
+    const data = configMap?.data as Record<string, string> | undefined;
+    return data?.["NOTES.txt"] ?? "";
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
 }
 
 function runHelm(helm: string, args: string[], input?: string): string {

@@ -36,14 +36,16 @@ Reads the "capstan" field of the operator's package.json:
                                                  <!-- BEGIN GENERATED: <Kind> reference --> and
                                                  <!-- END GENERATED: <Kind> reference -->
     "chart": "../../charts/<name>-operator"      optional: chart whose templates/crds/ gets each CRD
-  }                                              behind crds.enabled, with helm.sh/resource-policy: keep;
+  }                                              behind crds.enabled, with helm.sh/resource-policy: keep
+                                                 (one annotated capstan.dev/install-if-absent goes to
+                                                 Helm's crds/ as it is, installed only where absent);
                                                  on the capstan-operator library chart, also its
                                                  values.schema.json and README.md's values table (between
                                                  <!-- BEGIN GENERATED: values reference --> and
                                                  <!-- END GENERATED: values reference -->), described by
                                                  the comments of its values.yaml
 and writes every file that differs from what it generates; .yaml files in crds/ and the chart's
-templates/crds/ that no declared CRD generates are removed.
+templates/crds/ and crds/ that no declared CRD generates are removed.
 
 Options:
   --check         Write nothing; exit 1 naming each missing, stale or unexpected file (for CI)

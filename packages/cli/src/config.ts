@@ -14,7 +14,7 @@ export interface OperatorConfig {
   crdDir: string;
   /** `capstan.docs`: the Markdown page holding each kind's generated reference between its markers. */
   docs?: string;
-  /** `capstan.chart`: the Helm chart whose `templates/crds/` holds a copy of each CRD. */
+  /** `capstan.chart`: the Helm chart whose `templates/crds/` (or Helm's `crds/`, for an install-if-absent CRD) holds a copy of each CRD. */
   chart?: string;
   /** `capstan.rbac` as written: the module exporting the operator's `access` (OperatorAccess), for `capstan rbac`. */
   rbacModule?: string;

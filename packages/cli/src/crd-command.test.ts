@@ -97,6 +97,36 @@ describe("capstan crd", () => {
     expect((await capstan("crd", "--check")).code).toBe(0);
   });
 
+  it("writes an install-if-absent CRD to the chart's crds/ (Helm's), owning that directory too", async () => {
+    writeFileSync(
+      join(dir, "src/crds.ts"),
+      read("src/crds.ts").replace(
+        'metadata: { name: "gadgets.example.dev" }',
+        'metadata: { name: "gadgets.example.dev", annotations: { "capstan.dev/install-if-absent": "true" } }',
+      ),
+    );
+    expect((await capstan("crd")).code).toBe(0);
+    const copy = read("chart/crds/gadgets.example.dev.yaml");
+    expect(copy).not.toContain("{{");
+    expect(copy).toContain("# Copy of crds/gadgets.example.dev.yaml of @example/widget-operator");
+    expect(copy.endsWith(read("crds/gadgets.example.dev.yaml"))).toBe(true);
+    expect(existsSync(join(dir, "chart/templates/crds/gadgets.example.dev.yaml"))).toBe(false);
+    expect(existsSync(join(dir, "chart/templates/crds/widgets.example.dev.yaml"))).toBe(true);
+    expect((await capstan("crd", "--check")).code).toBe(0);
+
+    // A stale or unexpected file there is drift, as in templates/crds/.
+    writeFileSync(join(dir, "chart/crds/gadgets.example.dev.yaml"), `${copy}# edited\n`);
+    writeFileSync(join(dir, "chart/crds/old.example.dev.yaml"), "kind: CustomResourceDefinition\n");
+    const { code, err } = await capstan("crd", "--check");
+    expect(code).toBe(1);
+    expect(err).toContain("stale: chart/crds/gadgets.example.dev.yaml");
+    expect(err).toContain("unexpected: chart/crds/old.example.dev.yaml");
+    expect((await capstan("crd")).out).toBe(
+      "wrote chart/crds/gadgets.example.dev.yaml\nremoved chart/crds/old.example.dev.yaml\n",
+    );
+    expect(read("chart/crds/gadgets.example.dev.yaml")).toBe(copy);
+  });
+
   it("runs from another directory with --dir", async () => {
     const { code, out } = await runCollect(["crd", "--dir", relative(tmpdir(), dir)], tmpdir());
     expect(code).toBe(0);

@@ -1,5 +1,6 @@
 // `capstan crd`'s work: the files an operator's CRDs generate (crds/*.yaml, the docs page's reference blocks, the
-// chart's CRD copies and its values.schema.json), compared with what is on disk (drift) or written there.
+// chart's CRD copies in templates/crds/ or Helm's crds/, and its values.schema.json), compared with what is on disk
+// (drift) or written there.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -9,7 +10,7 @@ import { chartValuesFiles } from "./chart-docs.ts";
 import { type ChartValuesSpec, operatorValuesSchema } from "./chart-values.ts";
 import { type OperatorConfig, readOperatorConfig } from "./config.ts";
 import { renderCrdReference, spliceGeneratedBlock } from "./crd-reference.ts";
-import { crdFileName, renderChartCrd, renderCrdYaml } from "./crd-yaml.ts";
+import { chartCrdDir, crdFileName, renderChartCrd, renderCrdYaml } from "./crd-yaml.ts";
 import { textDiff } from "./text-diff.ts";
 
 /** One generated file: its absolute path and the text it must hold. */
@@ -23,7 +24,7 @@ export interface CrdPlan {
   config: OperatorConfig;
   crds: CustomResourceDefinitionObject[];
   files: GeneratedFile[];
-  /** crds/ and the chart's templates/crds/: a `.yaml` file there that is not generated is stale. */
+  /** crds/, and the chart's templates/crds/ and crds/: a `.yaml` file there that is not generated is stale. */
   ownedDirs: string[];
 }
 
@@ -111,21 +112,33 @@ export async function planCrdFiles(packageDir: string): Promise<CrdPlan> {
   const source = `${config.crdsModule.replace(/^\.\//, "")} in ${config.packageName}`;
   const files: GeneratedFile[] = [];
   const ownedDirs = [config.crdDir];
-  const chartCrdDir = config.chart === undefined ? undefined : join(config.chart, "templates", "crds");
-  if (chartCrdDir !== undefined) {
-    if (!existsSync(join(config.chart!, "Chart.yaml"))) {
-      throw new Error(`"capstan.chart" is ${config.chart}, which holds no Chart.yaml`);
+  const chart = config.chart;
+  if (chart !== undefined) {
+    if (!existsSync(join(chart, "Chart.yaml"))) {
+      throw new Error(`"capstan.chart" is ${chart}, which holds no Chart.yaml`);
     }
-    ownedDirs.push(chartCrdDir);
+    ownedDirs.push(join(chart, "templates", "crds"), join(chart, "crds"));
   }
+  // A chart on the capstan-operator library labels its CRDs: the templates with capstan-operator.crdLabels, Helm's
+  // crds/ (not rendered) with the labels of those that do not depend on the release.
+  const labels =
+    chart !== undefined && usesOperatorLibrary(chart)
+      ? {
+          labels: "capstan-operator.crdLabels",
+          staticLabels: {
+            "app.kubernetes.io/name": basename(chart),
+            "app.kubernetes.io/component": "crds",
+            "app.kubernetes.io/part-of": "capstan",
+          },
+        }
+      : {};
   for (const crd of crds) {
     const file = crdFileName(crd);
     const yaml = renderCrdYaml(crd, source);
     files.push({ path: join(config.crdDir, file), content: yaml });
-    if (chartCrdDir !== undefined) {
-      const labels = usesOperatorLibrary(config.chart!) ? { labels: "capstan-operator.crdLabels" } : {};
+    if (chart !== undefined) {
       files.push({
-        path: join(chartCrdDir, file),
+        path: join(chart, chartCrdDir(crd), file),
         content: renderChartCrd(file, yaml, config.packageName, labels),
       });
     }

@@ -1,9 +1,10 @@
-// The chart copy of a CRD: keep annotation added (beside the CRD's own annotations), behind crds.enabled, and for
-// a CRD marked install-if-absent, only where the cluster has none of that name or has this release's own.
+// The chart copy of a CRD: a template with the keep annotation added (beside the CRD's own annotations), behind
+// crds.enabled; and for a CRD marked install-if-absent, a plain file for Helm's crds/ directory (Helm creates it
+// only where the cluster has none of that name, and never changes it).
 import type { CustomResourceDefinitionObject } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { INSTALL_IF_ABSENT, renderChartCrd, renderCrdYaml } from "./crd-yaml.ts";
+import { chartCrdDir, INSTALL_IF_ABSENT, renderChartCrd, renderCrdYaml } from "./crd-yaml.ts";
 
 const crd = (annotations?: Record<string, string>): CustomResourceDefinitionObject =>
   ({
@@ -47,20 +48,52 @@ describe("renderChartCrd", () => {
     expect(out).not.toContain("lookup");
   });
 
-  it("renders an install-if-absent CRD only where none exists or this release made it", () => {
+  it("writes an install-if-absent CRD for Helm's crds/ as it is: no template, no keep, a header saying what Helm does", () => {
     const yaml = renderCrdYaml(crd({ [INSTALL_IF_ABSENT]: "true" }), "x");
+    expect(chartCrdDir(crd({ [INSTALL_IF_ABSENT]: "true" }))).toBe("crds");
+    expect(chartCrdDir(crd({ a: "1" }))).toBe("templates/crds");
+    expect(chartCrdDir(crd())).toBe("templates/crds");
     const out = renderChartCrd("widgets.example.dev.yaml", yaml, "@x/op");
-    expect(body(out).metadata.annotations).toEqual({
-      [INSTALL_IF_ABSENT]: "true",
-      "helm.sh/resource-policy": "keep",
+    // crds/ is not rendered: any {{ }} would reach the API server as it is.
+    expect(out).not.toContain("{{");
+    expect(out).not.toContain("lookup");
+    expect(parse(out)).toEqual(crd({ [INSTALL_IF_ABSENT]: "true" }));
+    expect(out.endsWith(yaml)).toBe(true);
+    const header = out.slice(0, out.length - yaml.length);
+    expect(header).toMatch(/^(# [^\n]*\n)+$/);
+    expect(header).toContain("crds/widgets.example.dev.yaml of @x/op");
+    expect(header).toContain("do not edit");
+    expect(header).toContain("only where the cluster has no CRD of this name");
+    expect(header).toContain("never");
+  });
+
+  it("gives an install-if-absent CRD the static labels it is given (crds/ cannot include a template)", () => {
+    const yaml = renderCrdYaml(crd({ [INSTALL_IF_ABSENT]: "true" }), "x");
+    const labels = { "app.kubernetes.io/name": "x-operator", "app.kubernetes.io/component": "crds" };
+    const out = renderChartCrd("widgets.example.dev.yaml", yaml, "@x/op", {
+      labels: "capstan-operator.crdLabels",
+      staticLabels: labels,
     });
-    const guard = actions(out).join("\n");
-    expect(guard).toContain(
-      'lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" "widgets.example.dev"',
+    expect(out).not.toContain("{{");
+    expect((parse(out) as CustomResourceDefinitionObject).metadata).toEqual({
+      name: "widgets.example.dev",
+      labels,
+      annotations: { [INSTALL_IF_ABSENT]: "true" },
+    });
+    const own = renderCrdYaml(
+      {
+        ...crd(),
+        metadata: {
+          name: "widgets.example.dev",
+          labels: { b: "2" },
+          annotations: { [INSTALL_IF_ABSENT]: "true" },
+        },
+      },
+      "x",
     );
-    expect(guard).toContain('"meta.helm.sh/release-name" "" $existing) .Release.Name');
-    expect(guard).toContain('"meta.helm.sh/release-namespace" "" $existing) .Release.Namespace');
-    expect(guard).toContain("{{- if and .Values.crds.enabled (or (not $existing) $ours) }}");
+    expect(() => renderChartCrd("w.yaml", own, "@x/op", { staticLabels: labels })).toThrow(
+      /metadata.labels is set/,
+    );
   });
 
   it("labels the CRD with the named template when asked (charts on the capstan-operator library)", () => {

@@ -26,7 +26,7 @@ export {
   renderCrdReference,
   spliceGeneratedBlock,
 } from "./crd-reference.ts";
-export { crdFileName, INSTALL_IF_ABSENT, renderChartCrd, renderCrdYaml } from "./crd-yaml.ts";
+export { chartCrdDir, crdFileName, INSTALL_IF_ABSENT, renderChartCrd, renderCrdYaml } from "./crd-yaml.ts";
 export {
   type AccessRule,
   DEFAULT_MANAGER_ACCESS,

@@ -2,8 +2,9 @@
 // expects of an operator chart (cert-manager's set) reach the Deployment, the schema refuses what they must not
 // hold, and every chart is built on the library (no template of its own for what the library renders). What the
 // library renders is tested here once, against every chart (the Deployment, metrics Service and RBAC, ServiceMonitor,
-// PodDisruptionBudget, dashboard ConfigMap, leader election, the common schema); each operator's chart.test.ts keeps
-// what is its own (CRDs, RBAC rules, own values, alerts, dashboard queries).
+// PodDisruptionBudget, dashboard ConfigMap, leader election, the common schema, the ServiceMonitor and PrometheusRule
+// only where the cluster serves their API, with a NOTES line when one was skipped); each operator's chart.test.ts
+// keeps what is its own (CRDs, RBAC rules, own values, alerts, dashboard queries).
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,6 +15,7 @@ import {
   deploymentPodSpec,
   findHelm,
   grantList,
+  helmNotes,
   helmTemplate,
   helmTemplateError,
   type K8sObject,
@@ -81,6 +83,32 @@ describe("charts built on the capstan-operator library chart", () => {
     }
     const fixtureChart = fileURLToPath(new URL("../testdata/widget-operator/chart", import.meta.url));
     expect(usesOperatorLibrary(fixtureChart)).toBe(false);
+  });
+
+  it("gate the ServiceMonitor and PrometheusRule on the library's one API check, and say in NOTES when it skips one", () => {
+    const library = join(charts, "capstan-operator", "templates");
+    const checks = readdirSync(library).filter((f) =>
+      readFileSync(join(library, f), "utf8").includes(".Capabilities.APIVersions.Has"),
+    );
+    expect(checks).toEqual(["_helpers.tpl"]);
+    expect(readFileSync(join(library, "_objects.tpl"), "utf8")).toContain(
+      '{{- if include "capstan-operator.monitoringEnabled" (dict "ctx" . "kind" "ServiceMonitor") }}',
+    );
+    for (const chart of operatorCharts) {
+      const templates = join(charts, chart, "templates");
+      for (const f of readdirSync(templates, { recursive: true, encoding: "utf8" })) {
+        if (!f.endsWith(".yaml") && !f.endsWith(".txt") && !f.endsWith(".tpl")) continue;
+        expect(readFileSync(join(templates, f), "utf8"), `${chart}/templates/${f}`).not.toContain(
+          "Capabilities.APIVersions",
+        );
+      }
+      expect(readFileSync(join(templates, "prometheusrule.yaml"), "utf8"), chart).toContain(
+        '{{- if include "capstan-operator.monitoringEnabled" (dict "ctx" . "kind" "PrometheusRule") }}',
+      );
+      expect(readFileSync(join(templates, "NOTES.txt"), "utf8"), chart).toContain(
+        '{{- include "capstan-operator.monitoringNotes" . }}',
+      );
+    }
   });
 
   describe.skipIf(helm === undefined).each(operatorCharts)("%s", (chart) => {
@@ -347,6 +375,42 @@ describe("charts built on the capstan-operator library chart", () => {
       expect(others).toEqual([]);
       expect(service?.spec.ports).toMatchObject([{ name: "metrics", port: 8080 }]);
       expect(service?.metadata.labels).toMatchObject(m.spec.selector.matchLabels);
+    });
+
+    it("renders the ServiceMonitor and PrometheusRule only where the cluster serves their API, else says so in NOTES", () => {
+      const both = ["serviceMonitor.enabled=true", "prometheusRule.enabled=true"];
+      const kinds = (objs: K8sObject[]) => [
+        ...namesOf(objs, "ServiceMonitor").map((n) => `ServiceMonitor ${n}`),
+        ...namesOf(objs, "PrometheusRule").map((n) => `PrometheusRule ${n}`),
+      ];
+      const skipped = (kind: string, value: string) =>
+        `${value}.enabled is true, but no ${kind} was created: the cluster has no monitoring.coreos.com/v1 ${kind} API.`;
+      // A cluster with prometheus-operator's CRDs (helmTemplate's default --api-versions): both, and no such line.
+      expect(kinds(render(both))).toEqual([`ServiceMonitor ${full}`, `PrometheusRule ${full}`]);
+      expect(helmNotes(helm!, dir, { set: both })).not.toMatch(/no monitoring\.coreos\.com\/v1 \w+ API/);
+      // A cluster without them (a fresh one: helm install would fail mapping the kinds): neither, and NOTES says
+      // which value was skipped, why, and what to do.
+      const fresh = { set: both, apiVersions: [] };
+      expect(kinds(helmTemplate(helm!, dir, fresh))).toEqual([]);
+      const notes = helmNotes(helm!, dir, fresh);
+      for (const [kind, value] of [
+        ["ServiceMonitor", "serviceMonitor"],
+        ["PrometheusRule", "prometheusRule"],
+      ] as const) {
+        expect(notes, kind).toContain(skipped(kind, value));
+        expect(notes, kind).toContain(`--api-versions monitoring.coreos.com/v1/${kind}`);
+      }
+      expect(notes).toContain("then run helm upgrade with the same values");
+      // One served, the other not: each follows its own API.
+      const smOnly = { set: both, apiVersions: ["monitoring.coreos.com/v1/ServiceMonitor"] };
+      expect(kinds(helmTemplate(helm!, dir, smOnly))).toEqual([`ServiceMonitor ${full}`]);
+      const smOnlyNotes = helmNotes(helm!, dir, smOnly);
+      expect(smOnlyNotes).toContain(skipped("PrometheusRule", "prometheusRule"));
+      expect(smOnlyNotes).not.toContain(skipped("ServiceMonitor", "serviceMonitor"));
+      // Not asked for: nothing to say, API or not.
+      expect(helmNotes(helm!, dir, { apiVersions: [] })).not.toMatch(
+        /no monitoring\.coreos\.com\/v1 \w+ API/,
+      );
     });
 
     it("renders a ServiceMonitor scraping HTTPS with Prometheus' token, skipping the self-signed certificate", () => {
