@@ -59,8 +59,9 @@ if [ "${imported:-0}" = 1 ]; then
 fi
 
 if [ "$prom" != false ]; then
-  # Installed first: the other charts' ServiceMonitors and PrometheusRules need the monitoring.coreos.com CRDs,
-  # which this chart creates where the cluster has none (an existing one, e.g. prometheus-operator's, is kept).
+  # Installed first: the other charts render their ServiceMonitors and PrometheusRules only where the cluster serves
+  # monitoring.coreos.com/v1, whose CRDs this chart's crds/ holds. Helm creates each on the first install where the
+  # cluster has none (an existing one, e.g. prometheus-operator's, is kept), before it renders the chart's own.
   log "installing charts/prometheus-operator (release prometheus-operator in namespace prometheus-operator)"
   "$helm" upgrade --install prometheus-operator "$repo/charts/prometheus-operator" --take-ownership \
     --namespace prometheus-operator --create-namespace --wait --timeout 5m \
