@@ -2,9 +2,8 @@
 // prometheusRule.enabled) on a cluster that has none of the monitoring.coreos.com CRDs, and on one that has
 // prometheus-operator's own (an older and a newer release, from the Go module proxy). Helm maps every object of a
 // release before it creates any, so a chart whose ServiceMonitor needs a CRD the same release creates cannot install
-// (issue 25). The shared e2e cluster has had those CRDs since its first Prometheus suite, so this suite starts a
-// control plane of its own (cluster.sh with its own state directory and ports, a kwok node: no containers needed)
-// and resets it between cases. Skipped where the local cluster's binaries are not built (the kind path).
+// (issue 25). The shared e2e cluster has had those CRDs since its first Prometheus suite, so each case starts a
+// control plane of its own (cluster.sh with its own state directory and ports, a kwok node: no containers needed). Skipped where the local cluster's binaries are not built (the kind path).
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
@@ -56,8 +55,21 @@ let kubeconfig = "";
 let client: Client;
 const env = () => ({ ...process.env, CAPSTAN_CLUSTER_DIR: state });
 
-beforeAll(async () => {
-  if (!built) return;
+/** Stops the control plane this suite started, if any, and removes its state. */
+async function stopControlPlane(): Promise<void> {
+  if (state === "") return;
+  await exec("bash", [clusterScript, "down"], { env: env() }).catch(() => undefined);
+  rmSync(state, { recursive: true, force: true });
+  state = "";
+}
+
+/**
+ * A new control plane for each case (deleting CRDs right after they were made can stall for minutes in the API
+ * server's "storage is (re)initializing", so no case cleans up after another): cluster.sh up with its own state
+ * directory and free ports, and a kwok node.
+ */
+async function freshControlPlane(): Promise<void> {
+  await stopControlPlane();
   state = mkdtempSync(join(tmpdir(), "capstan-charts-cluster-"));
   const [api, etcd, kcm, scheduler, kwok] = [
     await freePort(),
@@ -80,13 +92,9 @@ beforeAll(async () => {
   });
   kubeconfig = stdout.trim().split("\n").at(-1) ?? "";
   client = connect(kubeconfig).client;
-}, 300_000);
+}
 
-afterAll(async () => {
-  if (state === "") return;
-  await exec("bash", [clusterScript, "down"], { env: env() }).catch(() => undefined);
-  rmSync(state, { recursive: true, force: true });
-});
+afterAll(stopControlPlane, 120_000);
 
 /** `helm install` (or upgrade) of charts/<release> as release <release> in its own namespace; helm's output. */
 const install = (release: string, verb: "install" | "upgrade" = "install") =>
@@ -115,28 +123,6 @@ async function monitoringObjects(
 const none = { serviceMonitors: [], prometheusRules: [] };
 const own = (release: string) => ({ serviceMonitors: [release], prometheusRules: [release] });
 
-/** The CRDs the charts (or a test) put here: Capstan's groups and monitoring.coreos.com. */
-const ours = (crd: CustomResourceDefinitionObject) =>
-  crd.spec.group === "monitoring.coreos.com" || crd.spec.group.endsWith(".capstan.dev");
-
-/** Every release uninstalled, every CRD the charts or a test put there deleted: a cluster as new. */
-async function reset(): Promise<void> {
-  for (const release of releases) {
-    await helm(["uninstall", release, "--namespace", release, "--ignore-not-found", "--wait"], kubeconfig);
-  }
-  for (const crd of (await client.list(CustomResourceDefinition)).items.filter(ours)) {
-    await client.delete(CustomResourceDefinition, crd.metadata.name ?? "").catch((err: unknown) => {
-      if (!isNotFound(err)) throw err;
-    });
-  }
-  await eventually(
-    async () => (await client.list(CustomResourceDefinition)).items.filter(ours).length === 0,
-    {
-      timeoutMs: 60_000,
-    },
-  );
-}
-
 const crdNamed = async (name: string): Promise<CustomResourceDefinitionObject | undefined> =>
   await client.get(CustomResourceDefinition, name).catch((err: unknown) => {
     if (isNotFound(err)) return undefined;
@@ -144,7 +130,7 @@ const crdNamed = async (name: string): Promise<CustomResourceDefinitionObject | 
   });
 
 describe.skipIf(!built)("on a cluster without the monitoring.coreos.com CRDs", () => {
-  beforeAll(reset, 120_000);
+  beforeAll(freshControlPlane, 300_000);
 
   it("the etcd and Vault charts install, skip their ServiceMonitor and PrometheusRule, and say so", async () => {
     for (const release of ["etcd-operator", "vault-operator"]) {
@@ -199,7 +185,7 @@ describe.skipIf(!built).each(PROMETHEUS_OPERATOR_VERSIONS)(
   (version) => {
     const before = new Map<string, string | undefined>();
     beforeAll(async () => {
-      await reset();
+      await freshControlPlane();
       for (const file of await prometheusOperatorCrds(version)) {
         const crd = parse(readFileSync(file, "utf8")) as CustomResourceDefinitionObject;
         await client.apply(CustomResourceDefinition, crd, {
