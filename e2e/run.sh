@@ -102,11 +102,10 @@ prometheus_lane() {
   until [ -f "$marks/vault-image" ]; do sleep 2; done
   [ "$(cat "$marks/vault-image")" = ok ] || { echo "no Vault image (the Vault lane failed to make it)" >&2; return 1; }
   npx vitest run suites/prometheus || return 1
-  # This lane ends first: it takes an etcd suite off the second etcd lane (see etcd_in_prometheus_lane), and the
-  # README's commands, each from a fresh copy of the checkout with nothing built (suites/readme).
+  # This lane ends first: it takes an etcd suite off the second etcd lane (see etcd_in_prometheus_lane), then runs
+  # each chart's install with its monitoring values on a control plane of its own (suites/charts) and the README's
+  # commands, each from a fresh copy of the checkout with nothing built (suites/readme).
   npx vitest run "${etcd_in_prometheus_lane[@]/#/suites/etcd/}" || return 1
-  # Then each chart installed with its monitoring values on a control plane of its own, without and beside
-  # prometheus-operator's CRDs (suites/charts).
   npx vitest run suites/charts suites/readme
 }
 wait_core() {

@@ -147,8 +147,8 @@ MSG
       if scraping="$("$kubectl" get --raw "$targets" 2>/dev/null | "$repo/node_modules/node/bin/node" -e '
         const wanted = process.argv.slice(1);
         const { data } = JSON.parse(require("fs").readFileSync(0, "utf8"));
-        const up = (pool) => data.activeTargets.filter((t) => t.scrapePool.startsWith(pool));
-        const missing = wanted.filter((p) => up(p).length === 0 || up(p).some((t) => t.health !== "up"));
+        const of = (pool) => data.activeTargets.filter((t) => t.scrapePool.startsWith(pool));
+        const missing = wanted.filter((p) => of(p).length === 0 || of(p).some((t) => t.health !== "up"));
         if (missing.length > 0) process.exit(1);
         console.log(data.activeTargets.map((t) => `${t.scrapePool} ${t.scrapeUrl} ${t.health}`).join("\n"));
       ' "${pools[@]}")"; then break; fi
