@@ -253,7 +253,9 @@ Until @capstan/core, @capstan/cli and @capstan/testing are on npm, npm install n
   io.out(`
 The ${name} operator is in operators/${name}. Next:
   npm install                                        link the new workspace
-  npm run build -w @capstan/${name}-operator && npm test -w @capstan/${name}-operator
+  npx turbo run build test --filter=@capstan/${name}-operator
+                                                     its build and tests, after what it needs (@capstan/core,
+                                                     @capstan/cli, @capstan/testing) is built
   bash e2e/run.sh suites/${name}/${name}.test.ts     its image built and imported into the local cluster's node, the
                                                      chart installed, the sample ${values.kind} reconciled
 Then make it yours: api/ (the schema), plan/, desired/, reconcile/; docs/operators/${name}.md says what it does.
