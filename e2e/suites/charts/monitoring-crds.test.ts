@@ -6,7 +6,7 @@
 // control plane of its own (cluster.sh with its own state directory and ports, a kwok node: no containers needed). Skipped where the local cluster's binaries are not built (the kind path).
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -18,7 +18,7 @@ import {
   type Kind,
 } from "@capstan/core";
 import { PrometheusRuleKind, ServiceMonitorKind } from "@capstan/prometheus-operator";
-import { connect, eventually, freePort, helm } from "@capstan/testing";
+import { capstanCacheDir, connect, eventually, freePort, helm } from "@capstan/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 
@@ -37,7 +37,7 @@ const PROMETHEUS_OPERATOR_VERSIONS = ["v0.60.0", "v0.85.0"];
 const releases = ["prometheus-operator", "etcd-operator", "vault-operator"];
 const monitoringValues = ["--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true"];
 
-const cache = process.env.CAPSTAN_CACHE ?? join(homedir(), ".cache", "capstan");
+const cache = capstanCacheDir();
 const versions = readFileSync(
   fileURLToPath(new URL("../../cluster/local/versions.env", import.meta.url)),
   "utf8",

@@ -3,34 +3,19 @@
 // is what `npm ci` left, so nothing an earlier CI step built can hide a missing build step (issue 25: `npm start`
 // and `npx capstan` needed a CLI nothing had built). `npm start` and `npm test` themselves are .ci/run's first and
 // last steps on CI's clean clone. Each command gets its own copy, since each builds what it needs.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { ConfigMap, isNotFound } from "@capstan/core";
-import { connect, eventually } from "@capstan/testing";
+import { connect, eventually, runCommand } from "@capstan/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { Greeting } from "../../../packages/core/examples/greeting.ts";
 
 const repo = fileURLToPath(new URL("../../..", import.meta.url));
-const exec = promisify(execFile);
 const env = { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" };
 const copies: string[] = [];
-
-/** Runs a command in `cwd`; resolves to its standard output, or throws with the command, its exit and its output. */
-async function run(cwd: string, command: string, args: string[], timeoutMs = 300_000): Promise<string> {
-  try {
-    const { stdout } = await exec(command, args, { cwd, env, timeout: timeoutMs, maxBuffer: 64 << 20 });
-    return stdout;
-  } catch (err) {
-    const e = err as Error & { stdout?: string; stderr?: string };
-    throw new Error(
-      `${command} ${args.join(" ")} (in ${cwd}) failed: ${e.message}\n${e.stdout ?? ""}${e.stderr ?? ""}`,
-    );
-  }
-}
 
 /**
  * A fresh copy of the checkout: the files git tracks or would track (what a clone of this tree has), then
@@ -41,13 +26,13 @@ async function run(cwd: string, command: string, args: string[], timeoutMs = 300
 async function freshCheckout(link: boolean): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "capstan-readme-"));
   copies.push(dir);
-  await run(repo, "bash", [
+  await runCommand(repo, "bash", [
     "-c",
     'git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d "" f; do [ -e "$f" ] && printf "%s\\0" "$f"; done | tar --null -T - -cf - | tar -xf - -C "$1"',
     "fresh-checkout",
     dir,
   ]);
-  await run(repo, "cp", [link ? "-al" : "-a", "node_modules", dir]);
+  await runCommand(repo, "cp", [link ? "-al" : "-a", "node_modules", dir]);
   for (const pkg of ["packages/core", "packages/cli", "packages/testing", "operators/etcd"]) {
     expect(existsSync(join(dir, pkg, "dist")), `${pkg}/dist in a fresh checkout`).toBe(false);
   }
@@ -61,14 +46,14 @@ afterAll(() => {
 describe("the README's commands, from a checkout where nothing is built", () => {
   it("npx capstan --help (docs/writing-an-operator.md's first tool) builds the CLI it needs", async () => {
     const dir = await freshCheckout(true);
-    const out = await run(dir, "npx", ["capstan", "--help"]);
+    const out = await runCommand(dir, "npx", ["capstan", "--help"]);
     expect(out).toMatch(/^Usage: capstan <command>/m);
     expect(out).toContain("new operator");
   }, 300_000);
 
   it("writing-an-operator.md's first steps: new operator, npm install, build and test", async () => {
     const dir = await freshCheckout(false);
-    await run(dir, "npx", [
+    await runCommand(dir, "npx", [
       "capstan",
       "new",
       "operator",
@@ -78,8 +63,8 @@ describe("the README's commands, from a checkout where nothing is built", () => 
       "--kind",
       "Greeter",
     ]);
-    await run(dir, "npm", ["install", "--no-audit", "--no-fund"]);
-    const out = await run(dir, "npx", [
+    await runCommand(dir, "npm", ["install", "--no-audit", "--no-fund"]);
+    const out = await runCommand(dir, "npx", [
       "turbo",
       "run",
       "build",
@@ -93,7 +78,7 @@ describe("the README's commands, from a checkout where nothing is built", () => 
 
   it("npm run bench builds nothing it lacks and prints its table", async () => {
     const dir = await freshCheckout(true);
-    const out = await run(dir, "npm", ["run", "bench"], 600_000);
+    const out = await runCommand(dir, "npm", ["run", "bench"], 600_000);
     expect(out).toMatch(/^benchmark\s+value\s+unit$/m);
   }, 600_000);
 

@@ -3,14 +3,12 @@
 // packed from its bundle (its e2e/images/<name>-operator/build.sh) and imported into the real node, and its own
 // generated e2e suite, run from the generated tree, installs its chart, applies its sample and sees it reconciled.
 // Skipped unless the cluster has a real node and Helm (not on CAPSTAN_NODE=kwok).
-import { execFile } from "node:child_process";
 import { rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { CustomResourceDefinition, isNotFound } from "@capstan/core";
-import { connect, realNodeSuitesEnabled } from "@capstan/testing";
+import { connect, realNodeSuitesEnabled, runCommand } from "@capstan/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ScratchRepository, scratchRepository } from "../../../packages/cli/src/new-operator-scratch.ts";
 
@@ -18,31 +16,12 @@ const repo = fileURLToPath(new URL("../../..", import.meta.url));
 const name = "widget";
 const crdName = "widgets.demo.capstan.dev";
 const images = join(process.env.CAPSTAN_CACHE ?? join(homedir(), ".cache", "capstan"), "images");
-const exec = promisify(execFile);
 
 if (!realNodeSuitesEnabled) {
   console.warn(
     "suites/scaffold skipped: it runs a generated operator's image on a real node with Helm (CAPSTAN_REAL_NODE=1 " +
       "and CAPSTAN_HELM, set by e2e/run.sh on the local cluster with its real node; not on CAPSTAN_NODE=kwok)",
   );
-}
-
-/** Runs a command in `cwd`; resolves to its standard output, or throws with the command, its exit and its output. */
-async function run(cwd: string, command: string, args: string[], timeoutMs = 300_000): Promise<string> {
-  try {
-    const { stdout } = await exec(command, args, {
-      cwd,
-      timeout: timeoutMs,
-      maxBuffer: 64 << 20,
-      env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
-    });
-    return stdout;
-  } catch (err) {
-    const e = err as Error & { stdout?: string; stderr?: string };
-    throw new Error(
-      `${command} ${args.join(" ")} (in ${cwd}) failed: ${e.message}\n${e.stdout ?? ""}${e.stderr ?? ""}`,
-    );
-  }
 }
 
 describe.skipIf(!realNodeSuitesEnabled)("a generated operator, installed as generated", () => {
@@ -70,11 +49,20 @@ describe.skipIf(!realNodeSuitesEnabled)("a generated operator, installed as gene
 
   it("is generated, built and unit-tested", { timeout: 600_000 }, async () => {
     const cli = join(repo, "packages/cli/bin/capstan.js");
-    await run(root, node, [cli, "new", "operator", name, "--group", "demo.capstan.dev", "--kind", "Widget"]);
+    await runCommand(root, node, [
+      cli,
+      "new",
+      "operator",
+      name,
+      "--group",
+      "demo.capstan.dev",
+      "--kind",
+      "Widget",
+    ]);
     const operator = join(root, "operators", name);
-    await run(operator, node, [join(repo, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", "."]);
-    await run(operator, node, [join(repo, "node_modules/tsup/dist/cli-default.js")]);
-    const tests = await run(operator, node, [join(repo, "node_modules/vitest/vitest.mjs"), "run"]);
+    await runCommand(operator, node, [join(repo, "node_modules/typescript/bin/tsc"), "--noEmit", "-p", "."]);
+    await runCommand(operator, node, [join(repo, "node_modules/tsup/dist/cli-default.js")]);
+    const tests = await runCommand(operator, node, [join(repo, "node_modules/vitest/vitest.mjs"), "run"]);
     expect(tests).toMatch(/Tests\s+\d+ passed/);
     expect(tests).not.toMatch(/failed/);
     built = true;
@@ -82,16 +70,19 @@ describe.skipIf(!realNodeSuitesEnabled)("a generated operator, installed as gene
 
   it("packs its image and imports it into the real node", { timeout: 600_000 }, async () => {
     if (!built) throw new Error("the generated operator did not build: see the step before");
-    const out = await run(root, "bash", [join(root, "e2e/images", `${name}-operator`, "build.sh"), images]);
+    const out = await runCommand(root, "bash", [
+      join(root, "e2e/images", `${name}-operator`, "build.sh"),
+      images,
+    ]);
     tarball = out.trim().split("\n").at(-1) ?? "";
     expect(tarball).toBe(join(images, `${name}-operator_0.1.0.tar`));
-    await run(repo, "bash", [join(repo, "e2e/cluster/local/node.sh"), "import", tarball]);
+    await runCommand(repo, "bash", [join(repo, "e2e/cluster/local/node.sh"), "import", tarball]);
     imported = true;
   });
 
   it("passes its own e2e suite: chart installed, sample reconciled", { timeout: 600_000 }, async () => {
     if (!imported) throw new Error("no image of the generated operator on the node: see the step before");
-    const out = await run(join(root, "e2e"), node, [
+    const out = await runCommand(join(root, "e2e"), node, [
       join(repo, "node_modules/vitest/vitest.mjs"),
       "run",
       `suites/${name}`,

@@ -1,10 +1,11 @@
 // Running real operand binaries (etcd, Vault...) on 127.0.0.1 for an operator's tests: free ports, the local
 // build cache the e2e scripts fill, and child processes logging to a file that are killed and awaited at the end.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { openSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 
 /**
  * The kernel's ephemeral port range (where outbound connections take their local port), read from
@@ -59,6 +60,32 @@ export async function freePort(): Promise<number> {
 /** Where e2e/cluster/local/build.sh and e2e/images/ keep built binaries: $CAPSTAN_CACHE or ~/.cache/capstan. */
 export function capstanCacheDir(): string {
   return process.env.CAPSTAN_CACHE ?? join(homedir(), ".cache", "capstan");
+}
+
+/**
+ * Runs `command` in `cwd` to its end (colour off, `timeoutMs` at most); resolves to its standard output, or throws
+ * with the command, its exit and its output.
+ */
+export async function runCommand(
+  cwd: string,
+  command: string,
+  args: string[],
+  timeoutMs = 300_000,
+): Promise<string> {
+  try {
+    const { stdout } = await promisify(execFile)(command, args, {
+      cwd,
+      timeout: timeoutMs,
+      maxBuffer: 64 << 20,
+      env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+    });
+    return stdout;
+  } catch (err) {
+    const e = err as Error & { stdout?: string; stderr?: string };
+    throw new Error(
+      `${command} ${args.join(" ")} (in ${cwd}) failed: ${e.message}\n${e.stdout ?? ""}${e.stderr ?? ""}`,
+    );
+  }
 }
 
 /** A child process and a promise of how it ended. */
