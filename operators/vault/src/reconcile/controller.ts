@@ -42,7 +42,8 @@ import {
 } from "../desired/objects.ts";
 import { type PlanOptions, planNext, type Step } from "../plan/plan.ts";
 import { VaultError } from "../vault/vault-client.ts";
-import { act } from "./act.ts";
+import { act, keysNotStored } from "./act.ts";
+import type { KeysKeeper } from "./keys-keeper.ts";
 import type { VaultOperatorMetrics } from "./metrics.ts";
 import { defaultVaultClient, type Observation, observe, type VaultClientFactory } from "./observe.ts";
 import { podState, statusOf } from "./status.ts";
@@ -78,6 +79,11 @@ export function vaultClusterCacheSelectors(): CacheSelector[] {
 /** Options of {@link vaultClusterController}. */
 export interface VaultClusterControllerOptions {
   metrics: VaultOperatorMetrics;
+  /**
+   * Holds an init's keys until they are in their Secret: one per process, with a client no Lease aborts
+   * (main.ts makes it and waits for it before the process exits).
+   */
+  keys: KeysKeeper;
   /** Image of the certificate reloader sidecar (default busybox:1.37). */
   reloaderImage?: string;
   /** Default 4: different clusters in parallel, one cluster never by two workers. */
@@ -161,9 +167,14 @@ export async function reconcileVaultCluster(
   }
   recordMetrics(options.metrics, cluster, obs);
 
-  const step = planNext(name, cluster.spec, obs.observed, now, options.plan);
+  // Keys of an init still only in memory: nothing else is done (the planner would read the Secret without them
+  // as a lost init answer) until the keeper has written them.
+  const pendingKeys = options.keys.pending(namespace, name) !== undefined;
+  const step: Step = pendingKeys
+    ? toStep(keysNotStored({ cluster, keys: options.keys }))
+    : planNext(name, cluster.spec, obs.observed, now, options.plan);
   let reported: Step = step;
-  let requeueAfter = requeueFor(step);
+  let requeueAfter = pendingKeys ? REQUEUE.waiting : requeueFor(step);
   if (isAction(step) && tls.ca !== undefined) {
     try {
       const result = await act(step, {
@@ -172,6 +183,7 @@ export async function reconcileVaultCluster(
         obs,
         settings,
         vaultClient,
+        keys: options.keys,
         ca: tls.ca,
         ...(tls.fingerprint === undefined ? {} : { certificate: tls.fingerprint }),
         now,
@@ -183,7 +195,7 @@ export async function reconcileVaultCluster(
         ctx.recorder.event(cluster, "Normal", step.type, step.type, step.message);
         options.metrics.countStep(namespace, name, step.type);
       } else {
-        reported = { type: "Wait", reason: result.reason, message: result.message };
+        reported = toStep(result);
         requeueAfter = REQUEUE.waiting;
       }
     } catch (err) {
@@ -195,11 +207,12 @@ export async function reconcileVaultCluster(
       reported = { type: "Wait", reason: `${step.type}Failed`, message };
       requeueAfter = REQUEUE.waiting;
     }
-  } else if (step.type === "Degraded") {
+  }
+  if (reported.type === "Degraded") {
     const before = findCondition(cluster.status?.conditions, "Degraded");
-    if (before?.status !== "True" || before.reason !== step.reason) {
-      ctx.log.warn({ reason: step.reason }, step.message);
-      ctx.recorder.event(cluster, "Warning", step.reason, "Reconcile", step.message);
+    if (before?.status !== "True" || before.reason !== reported.reason) {
+      ctx.log.warn({ reason: reported.reason }, reported.message);
+      ctx.recorder.event(cluster, "Warning", reported.reason, "Reconcile", reported.message);
     }
   }
 
@@ -284,6 +297,11 @@ async function recordClusterID(
     "merge",
     { signal: ctx.signal },
   );
+}
+
+/** A step that did not go on, as the step reported in status: Degraded when only a human can help, else Wait. */
+function toStep(result: { reason: string; message: string; degraded?: boolean }): Step {
+  return { type: result.degraded ? "Degraded" : "Wait", reason: result.reason, message: result.message };
 }
 
 function isAction(step: Step): boolean {
