@@ -67,13 +67,24 @@ const failed = await mgr.start(shutdownSignal()).then(
 // Whatever ended the manager (a signal, a lost Lease, an error), an init in flight and keys not yet in their
 // Secret are waited for: the process is their only holder (the kubelet's SIGKILL after the grace period is the
 // one bound).
-const waiting = setInterval(() => {
-  try {
-    keys.check();
-  } catch (err) {
-    logger.warn({ err: String(err) }, "waiting for the unseal keys to be written before exiting");
-  }
-}, 5_000);
-await keys.idle();
-clearInterval(waiting);
+if (keys.busy()) {
+  const healthPort = cli.manager.healthPort === undefined ? 8081 : cli.manager.healthPort;
+  const probes =
+    healthPort === null || healthPort === 0
+      ? undefined
+      : await keys.serveProbes(healthPort, cli.manager.bindAddress).catch((err: unknown) => {
+          logger.warn({ err: String(err) }, "could not serve the probes while writing the unseal keys");
+          return undefined;
+        });
+  const waiting = setInterval(() => {
+    try {
+      keys.check();
+    } catch (err) {
+      logger.warn({ err: String(err) }, "waiting for the unseal keys to be written before exiting");
+    }
+  }, 5_000);
+  await keys.idle();
+  clearInterval(waiting);
+  await probes?.close();
+}
 process.exit(failed ? 1 : 0);

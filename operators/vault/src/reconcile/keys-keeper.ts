@@ -6,7 +6,10 @@
 //  - retries until they are written, however long the API server is away, with a capped backoff;
 //  - says so meanwhile: readiness fails (check), a Warning Event KeysNotStored, and the controller reports
 //    Degraded KeysNotStored; a Normal Event KeysStored once written;
-//  - lets the process wait for it (idle) before it exits, with every init in flight (whileInit).
+//  - lets the process wait for it (idle) before it exits, with every init in flight (whileInit), answering the
+//    kubelet's probes meanwhile (serveProbes: alive, not ready), so a liveness probe never kills the only holder.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import {
   type Client,
   type EventRecorder,
@@ -127,6 +130,50 @@ export class KeysKeeper {
         `${key}: Secret ${e.secret} not written since ${e.since.toISOString()} (${e.attempts} attempts${e.lastError ? `; last: ${e.lastError}` : ""})`,
     );
     throw new Error(`unseal keys held only in memory: ${which.join("; ")}`);
+  }
+
+  /**
+   * After the manager stopped (its probe servers closed) while keys are still pending: answers /healthz and
+   * /livez with 200 and /readyz with 503 and the pending keys, on the manager's health address, so the kubelet
+   * neither restarts nor routes to the process that holds them. Resolves with the port it listens on (port 0
+   * picks one) and a function that closes it.
+   */
+  async serveProbes(port: number, host = "0.0.0.0"): Promise<{ port: number; close: () => Promise<void> }> {
+    const server = createServer((req, res) => {
+      const path = (req.url ?? "/").split("?")[0];
+      if (path === "/healthz" || path === "/livez") {
+        res
+          .writeHead(200, { "content-type": "text/plain" })
+          .end("ok: writing the unseal keys before exiting\n");
+      } else if (path === "/readyz") {
+        let message = "ok";
+        try {
+          this.check();
+        } catch (err) {
+          message = (err as Error).message;
+        }
+        res.writeHead(this.#isIdle() ? 200 : 503, { "content-type": "text/plain" }).end(`${message}\n`);
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, host, () => resolve());
+    });
+    return {
+      port: (server.address() as AddressInfo).port,
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    };
+  }
+
+  /** True while an init is in flight or keys wait for their Secret. */
+  busy(): boolean {
+    return !this.#isIdle();
   }
 
   /** Resolves once no init is in flight and every key is written: the process must not end before. */
