@@ -240,8 +240,8 @@ async function withVault(
  *  3. PUT /v1/sys/init, never aborted: neither the reconcile's signal nor a deadline ends it (its answer is the
  *     only copy of the keys);
  *  4. the keys and root token go to the KeysKeeper, which writes them through a client no Lease aborts and retries
- *     until written. The step waits stepWaitMs (15 s) for that; past it, it reports KeysNotStored and the keeper goes
- *     on. The process waits for the keeper before it exits (main.ts); a process killed before the write leaves
+ *     until written. The step waits stepWaitMs (15 s) for that; past it, the step is done and the keeper goes on
+ *     (the controller reports KeysNotStored while it does). The process waits for the keeper before it exits (main.ts); a process killed before the write leaves
  *     the marker without keys: InitResponseLost, never a second init.
  */
 async function initVault(ctx: ActContext, pod: string): Promise<ActResult> {
@@ -268,11 +268,11 @@ async function initVault(ctx: ActContext, pod: string): Promise<ActResult> {
       });
       return data;
     });
-    const inTime = await Promise.race([
-      written.then(() => true),
-      new Promise<boolean>((resolve) => setTimeout(resolve, ctx.keys.stepWaitMs, false).unref()),
+    // Done either way (Vault is initialized): while the keeper still writes, the controller reports KeysNotStored.
+    await Promise.race([
+      written,
+      new Promise<void>((resolve) => setTimeout(resolve, ctx.keys.stepWaitMs).unref()),
     ]);
-    if (!inTime) return keysNotStored(ctx);
     return DONE;
   });
 }

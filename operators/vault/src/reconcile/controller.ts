@@ -194,6 +194,10 @@ export async function reconcileVaultCluster(
         ctx.log.info({ step: step.type }, step.message);
         ctx.recorder.event(cluster, "Normal", step.type, step.type, step.message);
         options.metrics.countStep(namespace, name, step.type);
+        if (options.keys.pending(namespace, name) !== undefined) {
+          reported = toStep(keysNotStored({ cluster, keys: options.keys }));
+          requeueAfter = REQUEUE.waiting;
+        }
       } else {
         reported = toStep(result);
         requeueAfter = REQUEUE.waiting;
