@@ -1,9 +1,9 @@
 // Issue 27 through whole reconciles of the EtcdCluster controller (core's in-memory API server, a scripted etcd):
 // three member pods Ready by their kubelet while the operator's calls are refused (a NetworkPolicy shutting it out)
 // never start automatic recovery nor a requested EtcdRestore, and an armed clock is reset; the same cluster with its
-// pods not Ready still recovers.
+// pods not Ready still recovers. The root Secret the operator made, lost while etcd has auth on, is never made again.
 import type { KubeObject } from "@capstan/core";
-import { Pod } from "@capstan/core";
+import { Pod, Secret } from "@capstan/core";
 import { type ReconcileRun, reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
@@ -142,5 +142,28 @@ describe("a loss of quorum judged from the kubelet's readiness, in a reconcile",
     expect(status?.message).toContain("3 of 3 voting members' pods are Ready");
     expect(memberWrites(run)).toEqual([]);
     expect(run.get(Pod, "demo-a", "ns")).toBeDefined();
+  });
+});
+
+describe("the root Secret the operator made, lost while etcd has auth on (issue 27, item 5)", () => {
+  it("is never made again with a new password: Degraded RootSecretMissing naming it, no recovery", async () => {
+    const c = cluster({ auth: { enabled: true } });
+    const withAuth: EtcdCluster = { ...c, status: { ...c.status, auth: "Enabled" } };
+    const run = await reconcile(withAuth, [...members(withAuth, true), backup]);
+    run.expectNoError();
+    expect(run.get(Secret, "demo-root", "ns")).toBeUndefined();
+    expect(run.writes.filter((w) => w.kind === "Secret")).toEqual([]);
+    expect(degraded(run)).toMatchObject({ status: "True", reason: "RootSecretMissing" });
+    expect(degraded(run)?.message).toContain("Secret ns/demo-root");
+    expect(degraded(run)?.message).toContain("restore the Secret");
+    expect(run.writesOf(EtcdRestoreKind)).toEqual([]);
+  });
+
+  it("before etcd's auth is on (status.auth Disabled) it is made, as before", async () => {
+    const c = cluster({ auth: { enabled: true } }, undefined);
+    const withAuth: EtcdCluster = { ...c, status: { ...c.status, auth: "Disabled" } };
+    const run = await reconcile(withAuth, [...members(withAuth, true)]);
+    run.expectNoError();
+    expect(run.get(Secret, "demo-root", "ns")).toBeDefined();
   });
 });
