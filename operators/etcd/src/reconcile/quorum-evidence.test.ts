@@ -113,6 +113,10 @@ describe("a loss of quorum judged from the kubelet's readiness, in a reconcile",
     expect(degraded(run)?.message).toContain("3 of 3 voting members' pods are Ready by their kubelet probes");
     expect(degraded(run)?.message).toContain("ECONNREFUSED");
     expect(statusOf(run)?.quorumLostSince).toBeUndefined();
+    expect(statusOf(run)?.conditions?.find((x) => x.type === "Available")).toMatchObject({
+      status: "Unknown",
+      reason: "OperatorCutOff",
+    });
     expect(run.events).toContainEqual(expect.objectContaining({ type: "Warning", reason: "OperatorCutOff" }));
   });
 
