@@ -124,16 +124,20 @@ export async function reconcileVaultCluster(
   const vaultClient = options.vaultClient ?? defaultVaultClient;
   const paused = cluster.spec.paused === true;
 
-  let tls: TlsState;
-  if (paused) {
-    tls = { tls: { ready: true } };
-  } else {
-    await applyFixedObjects(ctx, cluster);
-    tls = await ensureTls(ctx.client, cluster, (n) => ctx.cache.get(Secret, n, namespace), now, signal);
-    if (tls.issued !== undefined) {
-      ctx.log.info({ reason: tls.issued.reason }, tls.issued.message);
-      ctx.recorder.event(cluster, "Normal", tls.issued.reason, "IssueCertificate", tls.issued.message);
-    }
+  // Paused: no action on Vault, its pods or its fixed objects; but the listener certificate is still renewed (a
+  // renewal only writes its Secret; the reloader sidecar hands it to Vault) and Vault is still observed, so
+  // status and the gauges behind the chart's alerts stay true.
+  if (!paused) await applyFixedObjects(ctx, cluster);
+  const tls: TlsState = await ensureTls(
+    ctx.client,
+    cluster,
+    (n) => ctx.cache.get(Secret, n, namespace),
+    now,
+    signal,
+  );
+  if (tls.issued !== undefined) {
+    ctx.log.info({ reason: tls.issued.reason }, tls.issued.message);
+    ctx.recorder.event(cluster, "Normal", tls.issued.reason, "IssueCertificate", tls.issued.message);
   }
   const obs = await observe(cluster, {
     cache: ctx.cache,
