@@ -323,7 +323,8 @@ function requeueFor(step: Step): number | undefined {
     case "Degraded":
       return REQUEUE.degraded;
     case "Wait":
-      return step.reason === "Paused" ? undefined : REQUEUE.waiting;
+      // Paused: nothing to do, but Vault's state is still observed as often as in sync.
+      return step.reason === "Paused" ? REQUEUE.inSync : REQUEUE.waiting;
     default:
       return REQUEUE.afterStep;
   }

@@ -68,6 +68,8 @@ describe("a paused VaultCluster", () => {
     const status = run.get(VaultClusterKind, "demo", "ns")?.status;
     expect(status).toMatchObject({ phase: "Paused", active: "demo-0", readyReplicas: 1 });
     expect(status?.conditions?.find((c) => c.type === "Available")?.status).toBe("True");
+    // Observed again as often as a cluster in sync (Vault's state is in no Kubernetes object).
+    expect(run.result?.requeueAfter).toBe(15_000);
     const gauge = await registry.getSingleMetric("capstan_vault_cluster_pods")?.get();
     expect(gauge?.values.find((v) => v.labels.state === "active")?.value).toBe(1);
   });
