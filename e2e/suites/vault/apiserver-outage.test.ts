@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   installOperator,
   type OperatorRelease,
+  operatorLogs,
   operatorPods,
   vaultSuitesEnabled,
 } from "./fixtures/operator-release.ts";
@@ -92,9 +93,18 @@ describe.skipIf(!vaultSuitesEnabled || !clusterScript)(
         const restartsAfter = (await operatorPods(client, op!)).map(
           (p) => p.status?.containerStatuses?.[0]?.restartCount ?? 0,
         );
+        // What the operator said about the keys (its previous container's log too, if it restarted): a write
+        // refused during the outage must be followed by the keys reaching the Secret.
+        const said = (await operatorLogs(client, op!, 2_000))
+          .split("\n")
+          .filter((l) => /unseal keys|--- pod/.test(l))
+          .map((l) => l.replace(/^.*"msg":"([^"]*)".*$/, "$1"));
         console.log(
-          `events: ${reasons.join(", ")}; operator restarts ${restartsBefore.join(",")} -> ${restartsAfter.join(",")}`,
+          `events: ${reasons.join(", ")}; operator restarts ${restartsBefore.join(",")} -> ${restartsAfter.join(",")}\n${said.join("\n")}`,
         );
+        if (said.some((l) => l.includes("could not be written"))) {
+          expect(said.some((l) => l.includes("reached Secret"))).toBe(true);
+        }
       },
       minutes(12),
     );
