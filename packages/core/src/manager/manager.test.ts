@@ -203,8 +203,121 @@ describe("Manager", () => {
 
     await expect(running).rejects.toThrow(/leader election lost/);
     expect(inFlight?.aborted).toBe(true);
+    // start() did not wait for the reconcile: its late write comes after, and is refused.
+    await vi.waitFor(() => expect(writeAfterLoss).toBeDefined(), { timeout: 10_000 });
     await expect(writeAfterLoss).rejects.toThrow();
     expect(server.objects.get("/api/v1/configmaps")?.has("ns/late")).toBe(false);
+  });
+
+  it("on leadership loss rejects start() at once, while a reconcile that ignores its signal still runs", async () => {
+    server.put("/api/v1/configmaps", { metadata: { name: "a", namespace: "ns" } });
+    const { mgr, stop } = newManager({
+      metricsPort: null,
+      healthPort: null,
+      gracefulShutdownTimeoutMs: 600_000,
+      leaderElection: {
+        namespace: "ns",
+        name: "deaf",
+        leaseDurationMs: 4000,
+        renewDeadlineMs: 3000,
+        retryPeriodMs: 100,
+      },
+    });
+    let steps = 0;
+    let finished = false;
+    mgr.add(
+      controller({
+        name: "cm",
+        for: ConfigMap,
+        // 100 steps of 100 ms that never look at ctx.signal (an operand client that does not take it).
+        reconcile: async () => {
+          for (; steps < 100; steps++) await new Promise((r) => setTimeout(r, 100));
+          finished = true;
+        },
+      }),
+    );
+    const running = mgr.start(stop.signal);
+    await vi.waitFor(() => expect(steps).toBeGreaterThan(0), { timeout: 5_000 });
+    const leases = "/apis/coordination.k8s.io/v1/leases";
+    const lease = server.objects.get(leases)?.get("ns/deaf") as KubeObject & {
+      spec: Record<string, unknown>;
+    };
+    server.put(leases, {
+      ...lease,
+      spec: { ...lease.spec, holderIdentity: "thief", leaseTransitions: 1 },
+    } as KubeObject);
+
+    await expect(running).rejects.toThrow(/leader election lost/);
+    // start() did not wait for the reconcile: the process can exit and end it.
+    expect(finished).toBe(false);
+  });
+
+  it("a leader-only runnable whose start() throws rejects start() with its error and releases the Lease", async () => {
+    const { mgr, stop } = newManager({
+      metricsPort: null,
+      healthPort: null,
+      leaderElection: {
+        namespace: "ns",
+        name: "throws",
+        leaseDurationMs: 20_000,
+        renewDeadlineMs: 15_000,
+        retryPeriodMs: 100,
+      },
+    });
+    let laterStarted = false;
+    mgr.add({
+      name: "broken",
+      start: () => {
+        throw new Error("broken: bad configuration");
+      },
+    });
+    mgr.add({
+      name: "later",
+      start: async (signal: AbortSignal) => {
+        laterStarted = true;
+        await new Promise((r) => signal.addEventListener("abort", r, { once: true }));
+      },
+    });
+    await expect(mgr.start(stop.signal)).rejects.toThrow(/broken: bad configuration/);
+    expect(laterStarted).toBe(true);
+    const lease = server.objects.get("/apis/coordination.k8s.io/v1/leases")?.get("ns/throws") as unknown as {
+      spec: { holderIdentity?: string };
+    };
+    expect(lease.spec.holderIdentity ?? "").toBe("");
+  });
+
+  it("the grace period bounds the whole shutdown: reconciles' signals abort before its end", async () => {
+    server.put("/api/v1/configmaps", { metadata: { name: "deaf", namespace: "ns" } });
+    const grace = 3_000;
+    const { mgr, stop } = newManager({
+      metricsPort: null,
+      healthPort: null,
+      gracefulShutdownTimeoutMs: grace,
+    });
+    let signal: AbortSignal | undefined;
+    let abortedAfterStopMs: number | undefined;
+    let stoppedAt = 0;
+    mgr.add(
+      controller({
+        name: "cm",
+        for: ConfigMap,
+        reconcile: (_req, ctx) => {
+          signal = ctx.signal;
+          ctx.signal.addEventListener("abort", () => (abortedAfterStopMs = performance.now() - stoppedAt));
+          return new Promise(() => {}); // never returns
+        },
+      }),
+    );
+    const running = mgr.start(stop.signal);
+    await vi.waitFor(() => expect(signal).toBeDefined(), { timeout: 5_000 });
+    stoppedAt = performance.now();
+    stop.abort();
+    await expect(running).rejects.toThrow(/within grace period of 3s/);
+    const tookMs = performance.now() - stoppedAt;
+    // The signal aborted inside the grace period (its last part is for aborted work to return), and start()
+    // ended at its end: not a 5 s slack after it, as before.
+    expect(abortedAfterStopMs).toBeLessThan(grace);
+    expect(tookMs).toBeLessThan(grace + 2_000);
   });
 
   it("gives up after the grace period on a reconcile that ignores its signal, names it, and keeps the Lease", async () => {

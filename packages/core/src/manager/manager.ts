@@ -57,9 +57,12 @@ export interface ManagerOptions {
   /** Listen address for both servers; default 0.0.0.0. */
   bindAddress?: string;
   /**
-   * Time in-flight reconciles and runnables get after a stop signal; default 30 s. Then reconciles'
-   * signals abort, and whatever still runs 5 s later is named in the error start() rejects with.
-   * Leadership loss gives no grace period: reconciles' signals abort at once.
+   * The whole graceful shutdown's bound after a stop signal (controller-runtime's GracefulShutdownTimeout);
+   * default 30 s. In-flight reconciles and runnables get it to finish; reconciles' signals abort 5 s before
+   * its end (half of it when it is under 10 s) so they can return within it; whatever still runs at its end is
+   * named in the error start() rejects with. Set the pod's terminationGracePeriodSeconds above it.
+   * Leadership loss gives no grace period: reconciles' signals abort and start() rejects at once, without
+   * waiting for anything (the process is expected to exit).
    */
   gracefulShutdownTimeoutMs?: number;
   /** Time the caches get to sync before start fails, and a cache read waits for a kind's sync; default 2 min. */
@@ -186,14 +189,19 @@ export class Manager {
     // Aborted by the caller's signal or by the first failure (a runnable or controller that failed).
     const stop = new AbortController();
     let failure: Error | undefined;
+    let leadershipLost = false;
     const fail = (err: unknown) => {
       failure ??= err instanceof Error ? err : new Error(String(err));
       stop.abort(failure);
     };
     let stoppedAt = 0;
     stop.signal.addEventListener("abort", () => (stoppedAt = performance.now()), { once: true });
-    /** What is left of the shutdown period: the grace period, then ABORT_SLACK_MS for aborted work to return. */
-    const remaining = () => Math.max(0, stoppedAt + grace + ABORT_SLACK_MS - performance.now());
+    // The grace period is the whole shutdown's bound (controller-runtime's GracefulShutdownTimeout; the charts'
+    // terminationGracePeriodSeconds exceeds it): reconciles' signals abort `slack` before its end, so aborted
+    // work has that long to return within it.
+    const slack = Math.min(ABORT_SLACK_MS, grace / 2);
+    /** What is left of the shutdown period. */
+    const remaining = () => Math.max(0, stoppedAt + grace - performance.now());
     const onStop = () => stop.abort(signal.reason);
     if (signal.aborted) onStop();
     else signal.addEventListener("abort", onStop, { once: true });
@@ -204,12 +212,21 @@ export class Manager {
     const leaderWork = new Work();
     const runLeaderWork = (leaderSignal: AbortSignal, lost?: AbortSignal) => {
       for (const c of this.controllers) {
-        const started = c.start(leaderSignal, { gracePeriodMs: grace, ...(lost ? { cancel: lost } : {}) });
+        const started = startSafely(() =>
+          c.start(leaderSignal, { gracePeriodMs: grace - slack, ...(lost ? { cancel: lost } : {}) }),
+        );
         leaderWork.track(`controller "${c.name}"`, this.guard(started, fail), () => describeInFlight(c));
       }
+      // A start() that throws at once fails the manager as a rejected one does (and the others still start).
       this.runnables.forEach((r, i) => {
         if (r.needLeaderElection === false) return;
-        leaderWork.track(runnableName(r, i), this.guard(r.start(leaderSignal), fail));
+        leaderWork.track(
+          runnableName(r, i),
+          this.guard(
+            startSafely(() => r.start(leaderSignal)),
+            fail,
+          ),
+        );
       });
     };
 
@@ -217,13 +234,22 @@ export class Manager {
       await this.waitForCaches(stop.signal);
       this.runnables.forEach((r, i) => {
         if (r.needLeaderElection !== false) return;
-        work.track(runnableName(r, i), this.guard(r.start(stop.signal), fail));
+        work.track(
+          runnableName(r, i),
+          this.guard(
+            startSafely(() => r.start(stop.signal)),
+            fail,
+          ),
+        );
       });
       if (this.options.leaderElection) {
         const outcome = await this.runElection(this.options.leaderElection, stop.signal, runLeaderWork, () =>
           leaderWork.settle(remaining()),
         );
-        if (outcome === "lost") fail(new Error("leader election lost: stopped at once (no grace period)"));
+        if (outcome === "lost") {
+          leadershipLost = true;
+          fail(new Error("leader election lost: stopped at once (no grace period)"));
+        }
       } else {
         runLeaderWork(stop.signal);
         await untilAborted(stop.signal);
@@ -233,6 +259,18 @@ export class Manager {
     }
 
     stop.abort();
+    if (leadershipLost && failure !== undefined) {
+      // controller-runtime returns at once so the process exits: whatever still runs (a reconcile that ignores
+      // its signal and talks to its operand directly) ends with it. Nothing is waited for; the rest is let go.
+      this.cacheStop.abort();
+      for (const s of servers) void s.close();
+      signal.removeEventListener("abort", onStop);
+      log.error(
+        { err: failure, stillRunning: [...leaderWork.pending(), ...work.pending()] },
+        "leadership lost",
+      );
+      throw failure;
+    }
     const leaderDrained = await leaderWork.settle(remaining());
     const drained = (await work.settle(remaining())) && leaderDrained;
     this.cacheStop.abort();
@@ -394,8 +432,17 @@ export class Manager {
   }
 }
 
-/** After the grace period reconciles' signals abort; they get this long more to return. */
+/** The last part of the grace period: reconciles' signals abort this long before its end, to return within it. */
 const ABORT_SLACK_MS = 5_000;
+
+/** Runs `start`, turning a synchronous throw into a rejected promise. */
+function startSafely(start: () => Promise<void>): Promise<void> {
+  try {
+    return start();
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
 
 /** Running work the manager waits for, each with a name (and details) for the shutdown error. */
 class Work {
