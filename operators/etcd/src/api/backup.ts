@@ -419,7 +419,7 @@ export const etcdBackupSchema: JSONSchemaProps = {
 const retentionSchema: JSONSchemaProps = {
   type: "object",
   description:
-    "Which successful backups to keep: a backup beyond keepLast or older than maxAge is deleted, but never the newest successful one nor one still running.",
+    "Which successful backups to keep: a backup beyond keepLast or older than maxAge is deleted, but never the newest successful one, one still running, nor one a restore uses or may still use.",
   default: { keepLast: DEFAULT_KEEP_LAST },
   properties: {
     keepLast: {

@@ -130,6 +130,21 @@ const rows: Row[] = [
     { backup: backup({ ...del, pvc: true, status: succeeded }), claim: { deleting: true } },
     { action: "RemoveFinalizer", reason: "ClaimGone" },
   ],
+  [
+    "S3: a restore still uses the snapshot: kept, the finalizer holds, looked at again",
+    { backup: backup({ ...del, status: succeeded }), usedBy: "EtcdRestore r1 (Running)" },
+    { reason: "SnapshotInUse", requeue: true },
+  ],
+  [
+    "PVC: a cluster not yet restored from it: no removal Job",
+    { backup: backup({ ...del, pvc: true, status: succeeded }), claim: {}, usedBy: "EtcdCluster c" },
+    { reason: "SnapshotInUse", requeue: true },
+  ],
+  [
+    "in use but deletionPolicy Retain: the snapshot stays anyway, let go",
+    { backup: backup({ policy: "Retain", finalizer: true, deleting: true }), usedBy: "EtcdRestore r1" },
+    { action: "RemoveFinalizer" },
+  ],
 ];
 
 describe("planBackupDeletion", () => {

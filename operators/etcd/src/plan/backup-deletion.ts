@@ -20,6 +20,8 @@ export interface DeletionInput {
   deleteJob?: ObservedJob | undefined;
   /** For a PVC destination: its claim; undefined when it does not exist. */
   claim?: (ObservedClaim & { deleting?: boolean }) | undefined;
+  /** Who uses the snapshot (a restore not ended, a cluster not yet restored from it): it is not deleted meanwhile. */
+  usedBy?: string | undefined;
 }
 
 /** One step of a deletion. */
@@ -95,6 +97,16 @@ export function planBackupDeletion(input: DeletionInput): DeletionPlan {
     return {
       action: { type: "DeleteBackupJob" },
       conditions: deleting(`stopping the backup Job before deleting ${location}`),
+      requeueAfter: BACKUP_REQUEUE.waiting,
+    };
+  }
+
+  if (input.usedBy !== undefined) {
+    // Deleting the snapshot now would pull it from under a restore: the finalizer holds until the restore ends.
+    const message = `${location} is not deleted while ${input.usedBy} uses it; it is deleted once that ends`;
+    return {
+      conditions: [{ type: "Progressing", status: "True", reason: "SnapshotInUse", message }],
+      event: { type: "Normal", reason: "SnapshotInUse", message },
       requeueAfter: BACKUP_REQUEUE.waiting,
     };
   }

@@ -463,6 +463,33 @@ describe("retentionDeletes", () => {
   });
 });
 
+describe("retentionDeletes and restores", () => {
+  it("keeps a backup a restore uses or may use, beyond keepLast or maxAge, and does not count it", () => {
+    const backups = [hourly(1), hourly(2), hourly(3), hourly(4)];
+    const inUse = new Map([["b1", "EtcdRestore r1 (Pending)"]]);
+    expect(
+      retentionDeletes(spec({ retention: { keepLast: 2 } }), backups, T("2026-11-01T12:00:00Z"), inUse),
+    ).toEqual([{ name: "b2", reason: "beyond retention.keepLast 2" }]);
+    expect(
+      retentionDeletes(spec({ retention: { maxAge: "1h" } }), backups, T("2026-11-01T12:00:00Z"), inUse).map(
+        (d) => d.name,
+      ),
+    ).toEqual(["b3", "b2"]);
+  });
+
+  it("planSchedule passes what is in use to retention", () => {
+    const backups = [hourly(1), hourly(2), hourly(3)];
+    const plan = planSchedule(
+      input("2026-11-01T12:00:00Z", {
+        spec: spec({ retention: { keepLast: 1 } }),
+        backups,
+        inUse: new Map([["b2", "EtcdCluster c's spec.bootstrap.restore (not restored yet)"]]),
+      }),
+    );
+    expect(plan.deletes.map((d) => d.name)).toEqual(["b1"]);
+  });
+});
+
 describe("parseMaxAge", () => {
   it.each([
     ["7d", 7 * 86_400_000],

@@ -9,6 +9,7 @@ import {
   type EtcdBackupPhase,
   type EtcdBackupScheduleSpec,
 } from "../api/backup.ts";
+import type { BackupsInUse } from "./backup-use.ts";
 
 /** Annotation on a scheduled EtcdBackup: the scheduled time it was created for (RFC 3339). */
 export const SCHEDULED_TIME_ANNOTATION = "etcd.capstan.dev/scheduled-time";
@@ -39,6 +40,8 @@ export interface ScheduleInput {
   lastMissedTime?: Date;
   backups: OwnedBackup[];
   now: Date;
+  /** Backups a restore uses or may still use (see backupsInUse): retention keeps them. */
+  inUse?: BackupsInUse;
 }
 
 /** What to do about the next backup. */
@@ -129,17 +132,19 @@ const newestFirst = (a: OwnedBackup, b: OwnedBackup) =>
 /**
  * The backups retention deletes: successful ones beyond `keepLast` or older than `maxAge` (their completion
  * time; the newest successful backup is always kept), and failed ones beyond `failedBackupsHistoryLimit`.
- * Pending and running backups are never deleted.
+ * Pending and running backups are never deleted, nor one a restore uses or may still use (`inUse`: it stays, and
+ * is not counted against keepLast).
  */
 export function retentionDeletes(
   spec: Pick<EtcdBackupScheduleSpec, "retention" | "failedBackupsHistoryLimit">,
   backups: OwnedBackup[],
   now: Date,
+  inUse: BackupsInUse = new Map(),
 ): RetentionDelete[] {
   const retention = spec.retention ?? { keepLast: DEFAULT_KEEP_LAST };
   const maxAgeMs = retention.maxAge === undefined ? undefined : parseMaxAge(retention.maxAge);
   const out: RetentionDelete[] = [];
-  const succeeded = backups.filter((b) => b.phase === "Succeeded").sort(newestFirst);
+  const succeeded = backups.filter((b) => b.phase === "Succeeded" && !inUse.has(b.name)).sort(newestFirst);
   succeeded.forEach((b, i) => {
     if (i === 0) return;
     if (retention.keepLast !== undefined && i >= retention.keepLast) {
@@ -176,7 +181,10 @@ export function planSchedule(input: ScheduleInput): SchedulePlan {
   const active = backups
     .filter(running)
     .sort((a, b) => a.scheduledTime.getTime() - b.scheduledTime.getTime())[0]?.name;
-  const base = { deletes: retentionDeletes(spec, backups, now), ...(active === undefined ? {} : { active }) };
+  const base = {
+    deletes: retentionDeletes(spec, backups, now, input.inUse),
+    ...(active === undefined ? {} : { active }),
+  };
   const maxAge = spec.retention?.maxAge;
   if (maxAge !== undefined && parseMaxAge(maxAge) === undefined) {
     return {

@@ -62,6 +62,7 @@ import {
   SNAPSHOT_FINALIZER,
 } from "../plan/backup-deletion.ts";
 import { prepareAuth } from "./auth.ts";
+import { observeBackupsInUse } from "./backup-use.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, observe } from "./observe.ts";
 import { readClientTLS } from "./tls.ts";
@@ -373,11 +374,13 @@ async function reconcileDeletion(
   const pvc = backup.spec.destination.pvc !== undefined;
   const liveDeleteJob = pvc ? await ctx.cache.get(Job, deleteJobName(backup), namespace) : undefined;
   const claim = pvc ? await observeClaimForDeletion(ctx, backup) : undefined;
+  const inUse = await observeBackupsInUse(ctx.cache, namespace);
   let plan: DeletionPlan = planBackupDeletion({
     backup,
     backupJob: job,
     deleteJob: liveDeleteJob === undefined ? undefined : observeJob(liveDeleteJob),
     claim,
+    usedBy: inUse.get(name),
   });
   switch (plan.action?.type) {
     case "DeleteBackupJob":

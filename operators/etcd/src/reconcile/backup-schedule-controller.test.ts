@@ -11,6 +11,7 @@ import {
   type EtcdBackupSchedule,
   EtcdBackupScheduleKind,
 } from "../api/backup.ts";
+import { EtcdRestoreKind } from "../api/etcd-restore.ts";
 import { SCHEDULED_TIME_ANNOTATION, scheduledBackupName } from "../plan/backup-schedule.ts";
 import {
   reconcileEtcdBackupSchedule,
@@ -115,6 +116,38 @@ describe("reconcileEtcdBackupSchedule", () => {
       lastSuccessfulBackup: owned(3, undefined).metadata.name,
       active: owned(4, undefined).metadata.name,
     });
+  });
+
+  it("never deletes a backup an EtcdRestore not yet ended restores from", async () => {
+    const restore = {
+      apiVersion: EtcdRestoreKind.apiVersion,
+      kind: EtcdRestoreKind.kind,
+      metadata: { name: "back-to-one", namespace: "ns" },
+      spec: {
+        clusterName: "demo",
+        from: "Backup",
+        source: { backup: { name: owned(1, undefined).metadata.name } },
+      },
+      status: { phase: "Running" },
+    } as KubeObject;
+    const objects = [
+      schedule({}, { lastScheduleTime: "2026-11-30T04:00:00Z" }),
+      owned(1, "Succeeded"),
+      owned(2, "Succeeded"),
+      owned(3, "Succeeded"),
+      owned(4, "Running"),
+      restore,
+    ];
+    const run = await reconcileOnce(
+      (req, ctx) => reconcileEtcdBackupSchedule(req, ctx, new Date("2026-11-30T04:30:00Z")),
+      {
+        kinds: [EtcdBackupScheduleKind, EtcdBackupKind, EtcdRestoreKind],
+        objects,
+        request: schedule(),
+      },
+    );
+    run.expectNoError();
+    expect(run.writesOf(EtcdBackupKind)).toEqual([]);
   });
 
   it("does not count a backup being deleted (its snapshot going) nor delete it again", async () => {

@@ -28,6 +28,7 @@ import {
   SCHEDULED_TIME_ANNOTATION,
   type SchedulePlan,
 } from "../plan/backup-schedule.ts";
+import { observeBackupsInUse } from "./backup-use.ts";
 
 /** Label carrying the schedule's name on the backups it creates. */
 export const SCHEDULE_LABEL = "etcd.capstan.dev/schedule";
@@ -110,6 +111,7 @@ export async function reconcileEtcdBackupSchedule(
     ...(status.lastMissedTime === undefined ? {} : { lastMissedTime: new Date(status.lastMissedTime) }),
     backups,
     now,
+    inUse: await observeBackupsInUse(ctx.cache, namespace),
   });
 
   for (const d of plan.deletes) {
