@@ -46,6 +46,11 @@ export interface BackupInput {
   job?: ObservedJob | undefined;
   /** The results of a succeeded Job; undefined while they have not been read (e.g. the log request failed). */
   results?: JobResults | undefined;
+  /**
+   * For an S3 destination with no Job yet: what the Job's Secrets lack, naming the spec field (a Secret or a key
+   * missing); undefined when they hold what it needs.
+   */
+  secretsProblem?: string | undefined;
   now: Date;
 }
 
@@ -216,6 +221,13 @@ export function planBackup(input: BackupInput): BackupPlan {
         `spec.destination.pvc.claimName: ${destination.pvc.claimName} holds data of EtcdCluster ${input.claim.etcdCluster}; a backup must live on a claim no cluster owns (it would be lost with the member)`,
       );
     }
+  }
+  if (input.secretsProblem !== undefined) {
+    // A Job would wait for ever in CreateContainerConfigError (DeadlineExceeded an hour later): fail now, naming it.
+    return fail(
+      "CredentialsMissing",
+      `${input.secretsProblem}: create it (or fix the field), then create another EtcdBackup (a schedule's next one picks it up)`,
+    );
   }
   if (input.members === undefined) {
     return pending(

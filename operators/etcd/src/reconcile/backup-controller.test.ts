@@ -42,10 +42,20 @@ const options: EtcdBackupControllerOptions = {
   },
 };
 
+/** The S3 credentials Secret the backups name (the operator checks it before it creates a Job). */
+const creds = {
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: { name: "c", namespace: "ns" },
+  data: { AWS_ACCESS_KEY_ID: "YQ==", AWS_SECRET_ACCESS_KEY: "Yg==" },
+} as KubeObject;
+const withCreds = (objects: readonly KubeObject[]) =>
+  objects.some((o) => o.kind === "Secret" && o.metadata.name === "c") ? objects : [...objects, creds];
+
 const reconcile = (objects: readonly KubeObject[]) =>
   reconcileOnce((req, ctx) => reconcileEtcdBackup(req, ctx, options), {
     kinds: [EtcdClusterKind, EtcdBackupKind],
-    objects,
+    objects: withCreds(objects),
     request: backup(),
   });
 
@@ -158,6 +168,33 @@ describe("reconcileEtcdBackup", () => {
     expect(run.events.map((e) => [e.type, e.reason])).toEqual([["Warning", "JobBackoffLimitExceeded"]]);
   });
 
+  it.each([
+    [
+      "the credentials Secret is missing",
+      [],
+      "spec.destination.s3.credentialsSecret.name: Secret ns/c does not exist",
+    ],
+    [
+      "a key of it is missing",
+      [{ ...creds, data: { AWS_ACCESS_KEY_ID: "YQ==" } } as KubeObject],
+      "spec.destination.s3.credentialsSecret.secretAccessKeyKey: Secret ns/c has no key AWS_SECRET_ACCESS_KEY",
+    ],
+  ])("fails at once, naming the field, without a Job, when %s", async (_, secrets, message) => {
+    const run = await reconcileOnce((req, ctx) => reconcileEtcdBackup(req, ctx, options), {
+      kinds: [EtcdClusterKind, EtcdBackupKind],
+      objects: [cluster, ...runningMembers(cluster), backup(), ...secrets],
+      request: backup(),
+    });
+    run.expectNoError();
+    expect(run.writesOf(Job)).toEqual([]);
+    const status = run.get(EtcdBackupKind, "b1", "ns")?.status;
+    expect(status?.phase).toBe("Failed");
+    const degraded = status?.conditions?.find((c) => c.type === "Degraded");
+    expect(degraded).toMatchObject({ status: "True", reason: "CredentialsMissing" });
+    expect(degraded?.message).toContain(message);
+    expect(run.events.map((e) => [e.type, e.reason])).toEqual([["Warning", "CredentialsMissing"]]);
+  });
+
   it("refuses a destination claim holding a member's data, without a Job", async () => {
     const run = await reconcileOnce((req, ctx) => reconcileEtcdBackup(req, ctx, options), {
       kinds: [EtcdClusterKind, EtcdBackupKind],
@@ -192,7 +229,7 @@ describe("reconcileEtcdBackup's metrics", () => {
     const metrics = new EtcdOperatorMetrics(registry);
     const r = await reconcileOnce((req, ctx) => reconcileEtcdBackup(req, ctx, { ...options, metrics }), {
       kinds: [EtcdClusterKind, EtcdBackupKind],
-      objects,
+      objects: withCreds(objects),
       request,
     });
     r.expectNoError();
@@ -268,7 +305,7 @@ describe("reconcileEtcdBackup with deletionPolicy Delete", () => {
     );
 
   it("adds the finalizer before creating the Job", async () => {
-    const r = await run([cluster, ...runningMembers(cluster), deleteBackup()], deleteBackup());
+    const r = await run([cluster, ...runningMembers(cluster), deleteBackup(), creds], deleteBackup());
     r.expectNoError();
     expect(r.get(EtcdBackupKind, "b1", "ns")?.metadata.finalizers).toEqual([SNAPSHOT_FINALIZER]);
     expect(r.writesOf(Job).map((w) => w.verb)).toEqual(["create"]);

@@ -236,8 +236,9 @@ export async function reconcileEtcdBackup(
       ? await readResults(ctx, backup, options.readLog ?? apiLogReader(ctx))
       : undefined;
 
+  const secretsProblem = job === undefined ? await s3SecretsProblem(ctx, backup) : undefined;
   const now = new Date();
-  const plan = planBackup({ backup, cluster, members, claim, job, results, now });
+  const plan = planBackup({ backup, cluster, members, claim, job, results, now, secretsProblem });
 
   if (plan.action?.type === "CreateJob" && cluster !== undefined) {
     const obj = backupJob({
@@ -282,6 +283,60 @@ async function observeClaimForDeletion(
     if (isNotFound(err)) return undefined;
     throw err;
   }
+}
+
+/**
+ * What the backup Job's S3 Secrets lack (the credentials and the CA bundle, read live), naming the spec field; undefined
+ * when they hold every key the Job reads, or for a PVC destination.
+ */
+async function s3SecretsProblem(ctx: ReconcileContext, backup: EtcdBackup): Promise<string | undefined> {
+  const s3 = backup.spec.destination.s3;
+  if (s3 === undefined) return undefined;
+  const namespace = backup.metadata.namespace ?? "";
+  const field = "spec.destination.s3";
+  const creds = s3.credentialsSecret;
+  const wanted: { secret: string; key: string; secretField: string; keyField: string }[] = [
+    {
+      secret: creds.name,
+      key: creds.accessKeyIDKey ?? DEFAULT_ACCESS_KEY_ID_KEY,
+      secretField: `${field}.credentialsSecret.name`,
+      keyField: `${field}.credentialsSecret.accessKeyIDKey`,
+    },
+    {
+      secret: creds.name,
+      key: creds.secretAccessKeyKey ?? DEFAULT_SECRET_ACCESS_KEY_KEY,
+      secretField: `${field}.credentialsSecret.name`,
+      keyField: `${field}.credentialsSecret.secretAccessKeyKey`,
+    },
+    ...(s3.caSecret === undefined
+      ? []
+      : [
+          {
+            secret: s3.caSecret.name,
+            key: s3.caSecret.key ?? DEFAULT_CA_KEY,
+            secretField: `${field}.caSecret.name`,
+            keyField: `${field}.caSecret.key`,
+          },
+        ]),
+  ];
+  const read = new Map<string, Record<string, string> | undefined>();
+  for (const w of wanted) {
+    if (!read.has(w.secret)) {
+      const data = await ctx.client.get(Secret, w.secret, namespace, ctx.signal).then(
+        (s) => s.data ?? {},
+        (err: unknown) => {
+          if (isNotFound(err)) return undefined;
+          throw err;
+        },
+      );
+      read.set(w.secret, data);
+    }
+    const data = read.get(w.secret);
+    if (data === undefined) return `${w.secretField}: Secret ${namespace}/${w.secret} does not exist`;
+    if (data[w.key] === undefined)
+      return `${w.keyField}: Secret ${namespace}/${w.secret} has no key ${w.key}`;
+  }
+  return undefined;
 }
 
 /** A key of a Secret in the backup's namespace, read live (the cache holds no Secrets); throws naming what is missing. */
