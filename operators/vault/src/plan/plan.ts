@@ -1,6 +1,8 @@
 // The Vault planner: from the spec and what the operator observed, the ONE next step to take. Pure: no I/O, no
 // clock (the caller passes `now`), no randomness; the reconciler performs the step and plans again next time.
 import { OPERATOR_OWNED_CONFIG_KEYS, type VaultClusterSpec } from "../api/vault-cluster.ts";
+import { type ContainerFailure, stalledStep } from "./stalled.ts";
+import { type SealProgress, unsealKeysStep } from "./unseal.ts";
 
 /** What Vault's /v1/sys/health said about one pod, or why it could not be asked. */
 export type PodVault =
@@ -39,6 +41,10 @@ export interface ObservedPod {
   pendingSince?: Date;
   /** Its vault container cannot pull its image. */
   imagePullError?: { image: string; reason: string };
+  /** Its vault container does not run (crash loop, config or runtime error), as the kubelet reports it. */
+  containerFailure?: ContainerFailure;
+  /** For a sealed, initialized pod: its seal-status (threshold and progress), when it answered it. */
+  seal?: SealProgress;
   vault: PodVault;
 }
 
@@ -199,7 +205,8 @@ const REMEDIATION_INIT_LOST =
  *     - pod 0 missing -> CreatePod; pod 0 not answering -> Wait; else InitVault on pod 0.
  *  5. Keys but neither pods nor claims -> Degraded "KeysWithoutData". Pods of existing members gone (claim kept,
  *     ordinal below replicas) -> CreatePod(Restart), no gate.
- *  6. A sealed, initialized pod -> Unseal (always safe: it only lets a node that is a member serve).
+ *  6. A sealed, initialized pod -> Unseal (always safe: it only lets a node that is a member serve); fewer keys in the
+ *     Secret than the threshold -> Degraded "UnsealKeysInsufficient" (keys Vault refuses: see unseal.ts).
  *  7. No active node: quorum of the known voters unsealed -> Wait (election); every answering pod uninitialized
  *     -> Degraded "DataLost"; else Degraded "QuorumLost": no membership change.
  *  8. Operator token: missing or refused, with the root token at hand -> BootstrapToken; without it ->
@@ -207,8 +214,9 @@ const REMEDIATION_INIT_LOST =
  *     spec -> RevokeRootToken; less than half its period left -> RenewToken.
  *  9. An uninitialized pod (a new pod, or one whose data was lost): its node ID still a raft peer -> RemovePeer
  *     (DataLost) first; else JoinRaft towards the active pod.
- * 10. Stalled pods (unschedulable, Pending too long, terminating too long, image pull failure of spec's image)
- *     -> Degraded naming them; no claim is ever deleted for it. A pull failure of an older image -> UpgradePod.
+ * 10. Stalled pods (crash loop or container error, unschedulable, Pending too long, terminating too long, image
+ *     pull failure of spec's image) -> Degraded naming them (stalled.ts); also instead of waiting when no pod
+ *     answers; no claim is ever deleted for it. A pull failure of an older image -> UpgradePod.
  * 11. Scale-in: the highest ordinal at or above spec.replicas: a raft peer -> StepDown first if it is the active
  *     node, then RemovePeer (quorum of healthy voters kept); not a peer -> DeletePod with its claim. Raft peers
  *     that are no pod of ours (interrupted removals) -> RemovePeer(Orphan).
@@ -268,7 +276,7 @@ export function planNext(
   const initialized = live.filter((p) => p.vault.reachable && p.vault.initialized);
   if (keys === undefined || keys.unsealKeys === 0) {
     return planInit(cluster, observed.initStartedAt, live, initialized, now, opts, () =>
-      stalledStep(spec, live, pods, now, opts),
+      stalledStep(vaultImage(spec), live, pods, now, opts),
     );
   }
 
@@ -295,6 +303,8 @@ export function planNext(
 
   for (const p of live) {
     if (p.vault.reachable && p.vault.initialized && p.vault.sealed) {
+      const cannot = unsealKeysStep(p, keys.unsealKeys, spec.unseal.threshold);
+      if (cannot !== undefined) return cannot;
       return { type: "Unseal", pod: p.name, message: `unsealing ${p.name}` };
     }
   }
@@ -311,8 +321,10 @@ export function planNext(
         `${unsealed} pods are unsealed and no active node yet: waiting for an election`,
       );
     }
+    // A pod the kubelet cannot run (crash loop, image pull) is named rather than waited for.
+    const stalled = stalledStep(vaultImage(spec), live, pods, now, opts);
     if (unsealed === 0 && initialized.length === 0 && live.every((p) => !p.vault.reachable)) {
-      return wait("PodsStarting", "no Vault pod answers yet");
+      return stalled ?? wait("PodsStarting", "no Vault pod answers yet");
     }
     if (initialized.length === 0) {
       return degraded(
@@ -322,7 +334,8 @@ export function planNext(
     }
     return degraded(
       "QuorumLost",
-      `${unsealed} of ${voters} raft voters are unsealed and no node is active: a quorum needs ${quorum(voters)}; no membership change is made until it is back`,
+      `${unsealed} of ${voters} raft voters are unsealed and no node is active: a quorum needs ${quorum(voters)}; no membership change is made until it is back${stalled?.type === "Degraded" ? `; ${stalled.message}` : ""}`,
+      stalled?.type === "Degraded" ? stalled.pods : undefined,
     );
   }
 
@@ -358,7 +371,7 @@ export function planNext(
     };
   }
 
-  const stalled = stalledStep(spec, live, pods, now, opts);
+  const stalled = stalledStep(vaultImage(spec), live, pods, now, opts);
   if (stalled !== undefined) return stalled;
 
   // Scale-in: highest ordinal first; the peer goes before the pod and its claim.
@@ -562,65 +575,6 @@ function planToken(
     };
   }
   return undefined;
-}
-
-/** Rule 10. */
-function stalledStep(
-  spec: VaultClusterSpec,
-  live: ObservedPod[],
-  all: ObservedPod[],
-  now: Date,
-  opts: Required<PlanOptions>,
-): Step | undefined {
-  const image = vaultImage(spec);
-  const age = (since: Date) => now.getTime() - since.getTime();
-  for (const p of live) {
-    if (p.imagePullError !== undefined && p.imagePullError.image !== image) {
-      return {
-        type: "UpgradePod",
-        pod: p.name,
-        from: p.imagePullError.image,
-        to: image,
-        message: `${p.name} cannot pull ${p.imagePullError.image} (${p.imagePullError.reason}), which spec no longer asks for; moving it to ${image}`,
-      };
-    }
-  }
-  const stalled: { pod: string; reason: string; why: string }[] = [];
-  for (const p of all) {
-    if (p.terminatingSince !== undefined && age(p.terminatingSince) >= opts.terminatingAfterMs) {
-      stalled.push({
-        pod: p.name,
-        reason: "PodStuckTerminating",
-        why: `has been terminating for ${Math.round(age(p.terminatingSince) / 1000)}s (its node may be unreachable; delete it with --force once the node is gone)`,
-      });
-    } else if (p.terminatingSince !== undefined) {
-    } else if (p.imagePullError !== undefined) {
-      stalled.push({
-        pod: p.name,
-        reason: "ImagePullFailed",
-        why: `cannot pull ${p.imagePullError.image} (${p.imagePullError.reason}): fix spec.repository/spec.version or the registry`,
-      });
-    } else if (p.unschedulableSince !== undefined && age(p.unschedulableSince) >= opts.unschedulableAfterMs) {
-      stalled.push({
-        pod: p.name,
-        reason: "PodUnschedulable",
-        why: `has found no node for ${Math.round(age(p.unschedulableSince) / 1000)}s: check its nodeSelector, tolerations, affinity and resources`,
-      });
-    } else if (p.pendingSince !== undefined && age(p.pendingSince) >= opts.pendingAfterMs) {
-      stalled.push({
-        pod: p.name,
-        reason: "PodPending",
-        why: `has been Pending for ${Math.round(age(p.pendingSince) / 1000)}s (its data claim may not bind)`,
-      });
-    }
-  }
-  const first = stalled[0];
-  if (first === undefined) return undefined;
-  return degraded(
-    first.reason,
-    `${stalled.map((s) => `${s.pod} ${s.why}`).join("; ")}; the rollout waits on it and no data claim is deleted`,
-    stalled.map((s) => s.pod),
-  );
 }
 
 /** Ready in Kubernetes, unsealed, and a raft voter. */

@@ -17,7 +17,7 @@ import {
   vaultPod,
 } from "../desired/objects.ts";
 import { certificateInfo, issueServerCertificate } from "../desired/tls.ts";
-import type { VaultClient, VaultHealth } from "../vault/vault-client.ts";
+import { type VaultClient, VaultError, type VaultHealth } from "../vault/vault-client.ts";
 import { reconcileVaultCluster } from "./controller.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";
 import type { VaultTarget } from "./observe.ts";
@@ -51,7 +51,12 @@ function podObjects(c: VaultCluster, ordinal: number, labels: Record<string, str
 }
 
 /** A scripted single Vault node (by IP): its health changes as calls are made; records the calls. */
-function fakeVault(calls: string[], state: { initialized: boolean; sealed: boolean }, onInit?: () => void) {
+function fakeVault(
+  calls: string[],
+  state: { initialized: boolean; sealed: boolean },
+  onInit?: () => void,
+  override: Partial<Record<keyof VaultClient, unknown>> = {},
+) {
   return (t: VaultTarget) =>
     ({
       close: async () => undefined,
@@ -68,6 +73,13 @@ function fakeVault(calls: string[], state: { initialized: boolean; sealed: boole
         state.initialized = true;
         return { keys: ["a", "b", "c"], keys_base64: ["QQ==", "Qg==", "Qw=="], root_token: "hvs.root" };
       },
+      sealStatus: async () => ({
+        sealed: state.sealed,
+        initialized: state.initialized,
+        t: 2,
+        n: 3,
+        progress: 0,
+      }),
       unsealWith: async (keys: string[]) => {
         calls.push(`unseal ${keys.length}`);
         state.sealed = false;
@@ -85,15 +97,21 @@ function fakeVault(calls: string[], state: { initialized: boolean; sealed: boole
         renewable: true,
         display_name: "",
       }),
+      ...override,
     }) as unknown as VaultClient;
 }
 
-const reconcile = (calls: string[], state: { initialized: boolean; sealed: boolean }, onInit?: () => void) =>
+const reconcile = (
+  calls: string[],
+  state: { initialized: boolean; sealed: boolean },
+  onInit?: () => void,
+  override: Partial<Record<keyof VaultClient, unknown>> = {},
+) =>
   ((req, ctx) =>
     reconcileVaultCluster(req, ctx, {
       metrics: new VaultOperatorMetrics(new Registry()),
       reloaderImage: settings.reloaderImage,
-      vaultClient: fakeVault(calls, state, onInit),
+      vaultClient: fakeVault(calls, state, onInit, override),
     })) as Parameters<typeof reconcileOnce>[0];
 
 describe("reconcileVaultCluster", () => {
@@ -324,4 +342,64 @@ describe("reconcileVaultCluster", () => {
     steady.expectNoWrites();
     expect(steady.result).toEqual({ requeueAfter: 15_000 });
   });
+
+  it.each([
+    [
+      "Vault refuses a key",
+      {
+        unsealWith: async () => {
+          throw new VaultError("/v1/sys/unseal", 400, ["Unseal failed, invalid key"]);
+        },
+      },
+      "UnsealKeysInvalid",
+      /demo-0 refuses the unseal keys .*HTTP 400: Unseal failed, invalid key.*holds 2 keys and 2 are needed/,
+    ],
+    [
+      "every key taken and still sealed (duplicates)",
+      { unsealWith: async () => ({ sealed: true, t: 2, n: 3, progress: 1 }) },
+      "UnsealKeysInvalid",
+      /duplicates or belong to another cluster/,
+    ],
+  ])(
+    "%s: Degraded naming the pod, one Warning, no UnsealFailed wait",
+    async (_, override, reason, message) => {
+      const calls: string[] = [];
+      const state = { initialized: false, sealed: true };
+      const first = await reconcileOnce(reconcile(calls, state), {
+        kinds: [VaultClusterKind],
+        objects: [cluster()],
+        request: cluster(),
+      });
+      const objects = [...first.objects.filter((o) => o.kind !== "Pod"), ...podObjects(cluster(), 0)];
+      const keys: KubeObject = {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: {
+          name: "demo-unseal-keys",
+          namespace: "ns",
+          labels: { "app.kubernetes.io/managed-by": "capstan-vault-operator" },
+        },
+        data: {
+          "unseal-key-0": Buffer.from("QQ==").toString("base64"),
+          "unseal-key-1": Buffer.from("Qg==").toString("base64"),
+          "operator-token": Buffer.from("hvs.op").toString("base64"),
+        },
+      } as KubeObject;
+      state.initialized = true;
+      const run = await reconcileOnce(reconcile(calls, state, undefined, override), {
+        kinds: [VaultClusterKind],
+        objects: [...objects, keys],
+        request: cluster(),
+      });
+      run.expectNoError();
+      const conditions = run.get(VaultClusterKind, "demo", "ns")?.status?.conditions ?? [];
+      const degraded = conditions.find((c) => c.type === "Degraded");
+      expect(degraded).toMatchObject({ status: "True", reason });
+      expect(degraded?.message).toMatch(message);
+      expect(conditions.find((c) => c.type === "Progressing")).toMatchObject({ status: "False", reason });
+      expect(run.get(VaultClusterKind, "demo", "ns")?.status?.phase).toBe("Degraded");
+      expect(run.events.filter((e) => e.type === "Warning").map((e) => e.reason)).toEqual([reason]);
+      expect(run.result).toEqual({ requeueAfter: 30_000 });
+    },
+  );
 });
