@@ -1,6 +1,7 @@
 // The Vault planner: from the spec and what the operator observed, the ONE next step to take. Pure: no I/O, no
 // clock (the caller passes `now`), no randomness; the reconciler performs the step and plans again next time.
 import { OPERATOR_OWNED_CONFIG_KEYS, type VaultClusterSpec } from "../api/vault-cluster.ts";
+import { scaleInGate } from "./scale-in.ts";
 import { type ContainerFailure, stalledStep } from "./stalled.ts";
 import { type SealProgress, unsealKeysStep } from "./unseal.ts";
 
@@ -218,7 +219,7 @@ const REMEDIATION_INIT_LOST =
  *     pull failure of spec's image) -> Degraded naming them (stalled.ts); also instead of waiting when no pod
  *     answers; no claim is ever deleted for it. A pull failure of an older image -> UpgradePod.
  * 11. Scale-in: the highest ordinal at or above spec.replicas: a raft peer -> StepDown first if it is the active
- *     node, then RemovePeer (quorum of healthy voters kept); not a peer -> DeletePod with its claim. Raft peers
+ *     node, then RemovePeer only while every other voter is healthy (scale-in.ts says why); not a peer -> DeletePod with its claim. Raft peers
  *     that are no pod of ours (interrupted removals) -> RemovePeer(Orphan).
  * 12. Any pod not healthy (ready, unsealed, a voter) -> Wait: no upgrade or scale-out on a sick cluster.
  * 13. Rolling upgrade / restart: pods on another image or template, standbys one at a time (lowest ordinal
@@ -389,17 +390,8 @@ export function planNext(
           message: `stepping ${victim} down before removing it (scale-in)`,
         };
       }
-      const voters = servers.filter((s) => s.voter);
-      const healthyAfter = voters.filter(
-        (s) => s.nodeID !== victim && healthy(byName.get(s.nodeID), peerIDs, servers),
-      );
-      const votersAfter = voters.filter((s) => s.nodeID !== victim).length;
-      if (healthyAfter.length < quorum(votersAfter)) {
-        return wait(
-          "QuorumAtRisk",
-          `not removing ${victim}: ${healthyAfter.length} healthy of ${votersAfter} voters would remain, below a quorum of ${quorum(votersAfter)}`,
-        );
-      }
+      const gate = scaleInGate(victim, servers, (id) => healthy(byName.get(id), peerIDs, servers));
+      if (gate !== undefined) return gate;
       return {
         type: "RemovePeer",
         nodeID: victim,
