@@ -4,6 +4,7 @@ import { OPERATOR_OWNED_CONFIG_KEYS, type VaultClusterSpec } from "../api/vault-
 import { scaleInGate } from "./scale-in.ts";
 import { type ContainerFailure, stalledStep } from "./stalled.ts";
 import { type SealProgress, unsealKeysStep } from "./unseal.ts";
+import { downgradeStep } from "./versions.ts";
 
 /** What Vault's /v1/sys/health said about one pod, or why it could not be asked. */
 export type PodVault =
@@ -93,6 +94,8 @@ export interface Observed {
   knownClusterID?: string;
   /** Number of raft voters last seen (status.raftPeers), to judge quorum when no active node answers. */
   knownVoters?: number;
+  /** The lowest version every pod ran when last recorded (status.currentVersion): a downgrade below it is refused. */
+  knownVersion?: string;
   /** The listener certificate is in place (operator-managed or the user's Secret); else why not. */
   tls: { ready: true } | { ready: false; reason: string; message: string };
 }
@@ -213,6 +216,8 @@ const REMEDIATION_INIT_LOST =
  *  8. Operator token: missing or refused, with the root token at hand -> BootstrapToken; without it ->
  *     RegenerateRootToken (sys/generate-root with the unseal keys, then BootstrapToken); root token kept against
  *     spec -> RevokeRootToken; less than half its period left -> RenewToken.
+ *     Then spec.version older than the cluster runs (the active node's version, status.currentVersion) ->
+ *     Degraded "DowngradeRefused" (versions.ts); it also holds back the restart of rule 5.
  *  9. An uninitialized pod (a new pod, or one whose data was lost): its node ID still a raft peer -> RemovePeer
  *     (DataLost) first; else JoinRaft towards the active pod.
  * 10. Stalled pods (crash loop or container error, unschedulable, Pending too long, terminating too long, image
@@ -290,10 +295,13 @@ export function planNext(
   }
   const podNames = new Set(pods.map((p) => p.name));
   const byName = new Map(pods.map((p) => [p.name, p]));
+  // A downgrade: no pod is created on, restarted on or changed to the older release (unseal stays allowed).
+  const downgrade = downgradeStep(spec.version, live, observed.knownVersion);
   for (const claim of [...observed.claims].sort(byOrdinal(cluster))) {
     const ordinal = ordinalOf(cluster, claim.replace(/^data-/, ""));
     const pod = claim.replace(/^data-/, "");
     if (ordinal === undefined || ordinal >= spec.replicas || podNames.has(pod)) continue;
+    if (downgrade !== undefined) return downgrade;
     return {
       type: "CreatePod",
       pod,
@@ -342,6 +350,7 @@ export function planNext(
 
   const tokenStep = planToken(spec, keys, observed.token, active.name);
   if (tokenStep !== undefined) return tokenStep;
+  if (downgrade !== undefined) return downgrade;
 
   if (!("servers" in observed.raft)) {
     return wait(

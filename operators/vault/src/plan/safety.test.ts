@@ -1,7 +1,8 @@
 // Table tests of the planner for spec changes it must refuse or hold back: a scale-in while another voter is down,
 // a downgrade of spec.version, a change of storage.size.
 import { describe, expect, it } from "vitest";
-import { observed, plan, pod } from "./plan-fixtures.ts";
+import { healthy3, IMAGE, OLD, observed, plan, pod } from "./plan-fixtures.ts";
+import { compareVersions } from "./versions.ts";
 
 describe("scale-in waits while another voter is down (fault tolerance never taken by our own step)", () => {
   const five = (down: number[] = []) =>
@@ -37,4 +38,70 @@ describe("scale-in waits while another voter is down (fault tolerance never take
   it("5 -> 3 with the victim and another voter down: waits for the other", () => {
     expect(plan(five([2, 4]))).toMatchObject({ type: "Wait", reason: "QuorumAtRisk" });
   });
+});
+
+describe("a downgrade of spec.version is refused", () => {
+  it("every pod on 1.14.8, spec 1.14.6: DowngradeRefused naming both versions, no pod changed", () => {
+    const step = plan(observed(healthy3(), { knownVersion: "1.14.8" }), { version: "1.14.6" });
+    expect(step).toMatchObject({ type: "Degraded", reason: "DowngradeRefused" });
+    expect(step.type === "Degraded" && step.message).toContain("spec.version 1.14.6 is older than 1.14.8");
+    expect(step.type === "Degraded" && step.message).toContain("the active node demo-0 runs it");
+  });
+
+  it("status wiped: the active node's answer is enough", () => {
+    expect(plan(observed(healthy3()), { version: "1.14.6" })).toMatchObject({ reason: "DowngradeRefused" });
+  });
+
+  it("no active node answers: status.currentVersion is enough, and a gone pod is not restarted on 1.14.6", () => {
+    const o = observed([pod(0, "sealed"), pod(2, "down")], {
+      claims: ["data-demo-0", "data-demo-1", "data-demo-2"],
+      knownVersion: "1.14.8",
+    });
+    const step = plan(o, { version: "1.14.6" });
+    expect(step).toMatchObject({ type: "Degraded", reason: "DowngradeRefused" });
+    expect(step.type === "Degraded" && step.message).toContain("status.currentVersion");
+  });
+
+  it("a sealed pod is still unsealed (unsealing changes no version)", () => {
+    const o = observed([pod(0, "active"), pod(1, "sealed"), pod(2, "standby")], { knownVersion: "1.14.8" });
+    expect(plan(o, { version: "1.14.6" })).toMatchObject({ type: "Unseal", pod: "demo-1" });
+  });
+
+  it("reverting an upgrade that has not reached the active node is a rollback, not a downgrade", () => {
+    const o = observed(
+      [
+        pod(0, "active", { image: OLD }),
+        pod(1, "standby", { image: IMAGE }),
+        pod(2, "standby", { image: OLD }),
+      ],
+      { knownVersion: "1.14.6" },
+    );
+    expect(plan(o, { version: "1.14.6" })).toMatchObject({
+      type: "UpgradePod",
+      pod: "demo-1",
+      to: OLD,
+    });
+  });
+
+  it("an upgrade goes on", () => {
+    const old3 = [
+      pod(0, "active", { image: OLD }),
+      pod(1, "standby", { image: OLD }),
+      pod(2, "standby", { image: OLD }),
+    ];
+    expect(plan(observed(old3, { knownVersion: "1.14.6" }))).toMatchObject({
+      type: "UpgradePod",
+      pod: "demo-1",
+      to: IMAGE,
+    });
+  });
+
+  it.each([
+    ["1.14.8", "1.14.6", 1],
+    ["1.9.0", "1.10.0", -1],
+    ["1.14.8+ent", "1.14.8", 0],
+    ["2.0.0", "1.99.99", 1],
+  ])("compareVersions(%s, %s) has the sign of %i", (a, b, sign) =>
+    expect(Math.sign(compareVersions(a, b))).toBe(sign),
+  );
 });

@@ -383,6 +383,9 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
       ...(token === undefined ? {} : { token }),
       ...(cluster.status?.clusterID === undefined ? {} : { knownClusterID: cluster.status.clusterID }),
       ...(knownVoters > 0 ? { knownVoters } : {}),
+      ...(cluster.status?.currentVersion === undefined
+        ? {}
+        : { knownVersion: cluster.status.currentVersion }),
       tls: input.tls,
     },
   };
