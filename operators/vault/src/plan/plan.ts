@@ -3,6 +3,7 @@
 import { OPERATOR_OWNED_CONFIG_KEYS, type VaultClusterSpec } from "../api/vault-cluster.ts";
 import { scaleInGate } from "./scale-in.ts";
 import { type ContainerFailure, stalledStep } from "./stalled.ts";
+import { storageStep } from "./storage.ts";
 import { type SealProgress, unsealKeysStep } from "./unseal.ts";
 import { downgradeStep } from "./versions.ts";
 
@@ -79,6 +80,10 @@ export interface Observed {
   pods: ObservedPod[];
   /** Pod names whose data claim exists. */
   claims: string[];
+  /** The storage each data claim requests (spec.resources.requests.storage), by claim name. */
+  claimSizes?: Record<string, string>;
+  /** The VaultCluster's namespace, for the commands messages suggest. */
+  namespace?: string;
   /** The keys Secret, when it exists. */
   keys?: ObservedKeys;
   /**
@@ -230,7 +235,7 @@ const REMEDIATION_INIT_LOST =
  * 13. Rolling upgrade / restart: pods on another image or template, standbys one at a time (lowest ordinal
  *     first), then StepDown of the active, which is done last as a standby.
  * 14. Scale-out: the lowest missing ordinal below spec.replicas -> CreatePod(ScaleOut), one at a time.
- * 15. InSync.
+ * 15. Claims of another size than spec.storage.size -> Degraded naming them (storage.ts), else InSync.
  */
 export function planNext(
   cluster: string,
@@ -480,6 +485,9 @@ export function planNext(
       message: `scaling out to ${spec.replicas}: creating ${pod}`,
     };
   }
+
+  const storage = storageStep(cluster, spec, observed.claimSizes, observed.namespace);
+  if (storage !== undefined) return storage;
 
   return { type: "InSync", message: `${live.length} pods unsealed, ${active.name} active` };
 }

@@ -2,6 +2,7 @@
 // a downgrade of spec.version, a change of storage.size.
 import { describe, expect, it } from "vitest";
 import { healthy3, IMAGE, OLD, observed, plan, pod } from "./plan-fixtures.ts";
+import { quantityBytes } from "./storage.ts";
 import { compareVersions } from "./versions.ts";
 
 describe("scale-in waits while another voter is down (fault tolerance never taken by our own step)", () => {
@@ -104,4 +105,60 @@ describe("a downgrade of spec.version is refused", () => {
   ])("compareVersions(%s, %s) has the sign of %i", (a, b, sign) =>
     expect(Math.sign(compareVersions(a, b))).toBe(sign),
   );
+});
+
+describe("storage.size against the claims: never silently ignored", () => {
+  const sized = (size: string, extra: Record<string, string> = {}) =>
+    observed(healthy3(), {
+      claimSizes: { "data-demo-0": size, "data-demo-1": size, "data-demo-2": size, ...extra },
+      namespace: "ns",
+    });
+
+  it("the claims match: InSync", () => {
+    expect(plan(sized("1Gi"))).toMatchObject({ type: "InSync" });
+    expect(plan(sized("1024Mi"))).toMatchObject({ type: "InSync" });
+  });
+
+  it("spec grew to 2Gi: StorageNotExpanded naming the claims and the command", () => {
+    const step = plan(sized("1Gi"), { storage: { size: "2Gi" } });
+    expect(step).toMatchObject({ type: "Degraded", reason: "StorageNotExpanded" });
+    const message = step.type === "Degraded" ? step.message : "";
+    expect(message).toContain(
+      "spec.storage.size is 2Gi but data-demo-0 (1Gi), data-demo-1 (1Gi), data-demo-2 (1Gi)",
+    );
+    expect(message).toContain(
+      `kubectl patch pvc <claim> -n ns -p '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}'`,
+    );
+  });
+
+  it("claims expanded by hand: InSync again", () => {
+    expect(plan(sized("2Gi"), { storage: { size: "2Gi" } })).toMatchObject({ type: "InSync" });
+  });
+
+  it("spec smaller than the claims (an object older than the CEL rule): StorageShrinkRefused", () => {
+    expect(plan(sized("2Gi"), { storage: { size: "1Gi" } })).toMatchObject({
+      type: "Degraded",
+      reason: "StorageShrinkRefused",
+    });
+  });
+
+  it("a claim beyond spec.replicas (to be deleted on scale-in) is not judged", () => {
+    expect(plan(sized("1Gi", { "data-demo-7": "512Mi" }))).toMatchObject({ type: "InSync" });
+  });
+
+  it("a rollout or scale-out goes first: the size is judged once nothing else is to do", () => {
+    expect(plan(sized("1Gi"), { storage: { size: "2Gi" }, replicas: 5 })).toMatchObject({
+      type: "CreatePod",
+      pod: "demo-3",
+    });
+  });
+
+  it.each([
+    ["1Gi", 2 ** 30],
+    ["1.5Gi", 1.5 * 2 ** 30],
+    ["500M", 5e8],
+    ["1024Mi", 2 ** 30],
+    ["10", 10],
+    ["1GB", undefined],
+  ])("quantityBytes(%s)", (q, bytes) => expect(quantityBytes(q)).toBe(bytes));
 });

@@ -2,8 +2,8 @@
 // does not run (its waiting reason, restarts, last exit), and the seal progress of a sealed pod.
 import { describe, expect, it } from "vitest";
 import type { VaultCluster } from "../api/vault-cluster.ts";
-import type { PodObject } from "../desired/objects.ts";
-import { containerFailure, observedPod } from "./observe.ts";
+import { dataClaim, type PodObject } from "../desired/objects.ts";
+import { claimSizes, containerFailure, observedPod } from "./observe.ts";
 
 const cluster = {
   apiVersion: "vault.capstan.dev/v1alpha1",
@@ -90,5 +90,22 @@ describe("observedPod", () => {
     );
     expect(p?.containerFailure?.reason).toBe("CrashLoopBackOff");
     expect(p?.seal).toEqual({ threshold: 3, shares: 5, progress: 1 });
+  });
+});
+
+describe("claimSizes", () => {
+  it("the size each data claim requests, as the operator made it and after an expansion by hand", () => {
+    const c = { ...cluster, spec: { storage: { size: "1Gi" } } } as unknown as VaultCluster;
+    const made = dataClaim(c, "demo-0");
+    const grown = dataClaim(c, "demo-1");
+    grown.spec!.resources!.requests!.storage = "2Gi";
+    expect(
+      claimSizes(
+        new Map([
+          ["data-demo-0", made],
+          ["data-demo-1", grown],
+        ]),
+      ),
+    ).toEqual({ "data-demo-0": "1Gi", "data-demo-1": "2Gi" });
   });
 });

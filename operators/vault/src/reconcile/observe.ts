@@ -197,6 +197,16 @@ export function observedPod(
   };
 }
 
+/** The storage each claim requests (spec.resources.requests.storage), by claim name. */
+export function claimSizes(claims: Map<string, PersistentVolumeClaimObject>): Record<string, string> {
+  return Object.fromEntries(
+    [...claims].flatMap(([name, c]) => {
+      const size = c.spec?.resources?.requests?.storage;
+      return size === undefined ? [] : [[name, String(size)]];
+    }),
+  );
+}
+
 /** Inputs of {@link observe} besides the cluster. */
 export interface ObserveInput {
   cache: Cache;
@@ -377,6 +387,8 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
     observed: {
       pods: observedPods,
       claims: [...claims.keys()],
+      claimSizes: claimSizes(claims),
+      namespace,
       ...(keys.observed === undefined ? {} : { keys: keys.observed }),
       ...(started === undefined ? {} : { initStartedAt: new Date(started) }),
       raft,
