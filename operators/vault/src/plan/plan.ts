@@ -1,7 +1,9 @@
 // The Vault planner: from the spec and what the operator observed, the ONE next step to take. Pure: no I/O, no
 // clock (the caller passes `now`), no randomness; the reconciler performs the step and plans again next time.
 import { OPERATOR_OWNED_CONFIG_KEYS, type VaultClusterSpec } from "../api/vault-cluster.ts";
-import { scaleInGate } from "./scale-in.ts";
+import { healStep } from "./heal.ts";
+import { byOrdinal, ordinalOf } from "./ordinal.ts";
+import { scaleInStep } from "./scale-in.ts";
 import { type ContainerFailure, stalledStep } from "./stalled.ts";
 import { storageStep } from "./storage.ts";
 import { type SealProgress, unsealKeysStep } from "./unseal.ts";
@@ -169,6 +171,8 @@ export function quorum(voters: number): number {
   return Math.floor(voters / 2) + 1;
 }
 
+export { ordinalOf };
+
 /** The image a VaultCluster's pods run: `<repository>:<version>`. */
 export function vaultImage(spec: Pick<VaultClusterSpec, "repository" | "version">): string {
   return `${spec.repository}:${spec.version}`;
@@ -181,14 +185,6 @@ export function vaultImage(spec: Pick<VaultClusterSpec, "repository" | "version"
 export function runsImage(p: Pick<ObservedPod, "image" | "runningImage">, image: string): boolean {
   const running = p.runningImage ?? p.image;
   return running === image || running.endsWith(`/${image}`);
-}
-
-/** The ordinal of a pod named `<cluster>-<ordinal>`, or undefined. */
-export function ordinalOf(cluster: string, pod: string): number | undefined {
-  const prefix = `${cluster}-`;
-  if (!pod.startsWith(prefix)) return undefined;
-  const rest = pod.slice(prefix.length);
-  return /^(0|[1-9][0-9]*)$/.test(rest) ? Number(rest) : undefined;
 }
 
 function wait(reason: string, message: string): Step {
@@ -228,6 +224,9 @@ const REMEDIATION_INIT_LOST =
  * 10. Stalled pods (crash loop or container error, unschedulable, Pending too long, terminating too long, image
  *     pull failure of spec's image) -> Degraded naming them (stalled.ts); also instead of waiting when no pod
  *     answers; no claim is ever deleted for it. A pull failure of an older image -> UpgradePod.
+ *     Before it: a pod below spec.replicas, built from an older spec, that the kubelet reports not Ready ->
+ *     replaced (UpgradePod or DeletePod Restart) while the quorum does not need it (heal.ts), also with no
+ *     active node and before init. Pods beyond spec.replicas are not reported: the scale-in removes them.
  * 11. Scale-in: the highest ordinal at or above spec.replicas: a raft peer -> StepDown first if it is the active
  *     node, then RemovePeer only while every other voter is healthy (scale-in.ts says why); not a peer -> DeletePod with its claim. Raft peers
  *     that are no pod of ours (interrupted removals) -> RemovePeer(Orphan).
@@ -286,8 +285,16 @@ export function planNext(
   const keys = observed.keys;
   const initialized = live.filter((p) => p.vault.reachable && p.vault.initialized);
   if (keys === undefined || keys.unsealKeys === 0) {
-    return planInit(cluster, observed.initStartedAt, live, initialized, now, opts, () =>
-      stalledStep(vaultImage(spec), live, pods, now, opts),
+    return planInit(
+      cluster,
+      observed.initStartedAt,
+      live,
+      initialized,
+      now,
+      opts,
+      () =>
+        healStep(vaultImage(spec), spec.replicas, live, () => true) ??
+        stalledStep(vaultImage(spec), live, pods, now, opts, spec.replicas),
     );
   }
 
@@ -335,8 +342,11 @@ export function planNext(
         `${unsealed} pods are unsealed and no active node yet: waiting for an election`,
       );
     }
-    // A pod the kubelet cannot run (crash loop, image pull) is named rather than waited for.
-    const stalled = stalledStep(vaultImage(spec), live, pods, now, opts);
+    // An outdated pod that does not serve is replaced (a reverted upgrade or config heals it), and a pod the
+    // kubelet cannot run (crash loop, image pull) is named rather than waited for.
+    const heal = healStep(vaultImage(spec), spec.replicas, live, () => true);
+    if (heal !== undefined) return heal;
+    const stalled = stalledStep(vaultImage(spec), live, pods, now, opts, spec.replicas);
     if (unsealed === 0 && initialized.length === 0 && live.every((p) => !p.vault.reachable)) {
       return stalled ?? wait("PodsStarting", "no Vault pod answers yet");
     }
@@ -386,57 +396,26 @@ export function planNext(
     };
   }
 
-  const stalled = stalledStep(vaultImage(spec), live, pods, now, opts);
+  const voterCount = servers.filter((s) => s.voter).length;
+  const heal = healStep(vaultImage(spec), spec.replicas, live, (p) => {
+    const others = servers.filter((s) => s.voter && s.nodeID !== p.name);
+    return others.filter((s) => healthy(byName.get(s.nodeID), peerIDs, servers)).length >= quorum(voterCount);
+  });
+  if (heal !== undefined) return heal;
+  const stalled = stalledStep(vaultImage(spec), live, pods, now, opts, spec.replicas);
   if (stalled !== undefined) return stalled;
 
-  // Scale-in: highest ordinal first; the peer goes before the pod and its claim.
-  const extra = [...live.filter((p) => p.ordinal >= spec.replicas)].sort((a, b) => b.ordinal - a.ordinal)[0];
-  const extraClaims = observed.claims
-    .map((c) => c.replace(/^data-/, ""))
-    .filter((n) => (ordinalOf(cluster, n) ?? -1) >= spec.replicas && !podNames.has(n));
-  if (extra !== undefined || extraClaims.length > 0) {
-    const victim = extra?.name ?? extraClaims.sort(byOrdinal(cluster)).reverse()[0]!;
-    if (peerIDs.has(victim)) {
-      if (victim === active.name) {
-        return {
-          type: "StepDown",
-          pod: victim,
-          message: `stepping ${victim} down before removing it (scale-in)`,
-        };
-      }
-      const gate = scaleInGate(victim, servers, (id) => healthy(byName.get(id), peerIDs, servers));
-      if (gate !== undefined) return gate;
-      return {
-        type: "RemovePeer",
-        nodeID: victim,
-        via: active.name,
-        reason: "ScaleIn",
-        message: `scaling in to ${spec.replicas}: removing raft peer ${victim} before its pod and claim`,
-      };
-    }
-    return {
-      type: "DeletePod",
-      pod: victim,
-      deleteClaim: true,
-      reason: "ScaleIn",
-      message: `scaling in to ${spec.replicas}: deleting ${victim} and its claim (no longer a raft peer)`,
-    };
-  }
-
-  // Peers that are no pod we want: an interrupted removal or a pod deleted by hand beyond spec.replicas.
-  const orphan = servers.find((s) => {
-    const ordinal = ordinalOf(cluster, s.nodeID);
-    return (ordinal === undefined || ordinal >= spec.replicas) && !podNames.has(s.nodeID) && !s.leader;
-  });
-  if (orphan !== undefined) {
-    return {
-      type: "RemovePeer",
-      nodeID: orphan.nodeID,
-      via: active.name,
-      reason: "Orphan",
-      message: `raft peer ${orphan.nodeID} has no pod and is beyond spec.replicas: removing it`,
-    };
-  }
+  const scaleIn = scaleInStep(
+    cluster,
+    spec.replicas,
+    live,
+    podNames,
+    observed.claims,
+    servers,
+    active.name,
+    (id) => healthy(byName.get(id), peerIDs, servers),
+  );
+  if (scaleIn !== undefined) return scaleIn;
 
   const sick = live.filter((p) => !healthy(p, peerIDs, servers));
   if (sick.length > 0) {
@@ -601,9 +580,4 @@ function sickness(p: ObservedPod, peerIDs: Set<string>, servers: ObservedPeer[])
   if (servers.find((s) => s.nodeID === p.name)?.voter !== true) return "not yet a raft voter";
   if (!p.ready) return "not ready";
   return undefined;
-}
-
-function byOrdinal(cluster: string): (a: string, b: string) => number {
-  const o = (n: string) => ordinalOf(cluster, n.replace(/^data-/, "")) ?? Number.MAX_SAFE_INTEGER;
-  return (a, b) => o(a) - o(b);
 }

@@ -1,5 +1,7 @@
-// When a scale-in may take a voter out of the raft configuration. Pure.
-import type { ObservedPeer, Step } from "./plan.ts";
+// Scale-in (rule 11 of the planner): which pod, peer or claim goes next, and when a voter may be taken out of the
+// raft configuration. Pure.
+import { byOrdinal, ordinalOf } from "./ordinal.ts";
+import type { ObservedPeer, ObservedPod, Step } from "./plan.ts";
 
 /** Votes needed for a quorum among `voters` (as plan.ts's quorum, kept here to avoid an import cycle). */
 function majority(voters: number): number {
@@ -35,4 +37,72 @@ export function scaleInGate(
     reason: "QuorumAtRisk",
     message: `not removing ${victim} while ${down.join(", ")} ${down.length === 1 ? "is" : "are"} not healthy: ${healthyAfter} healthy of ${others.length} voters would remain (a quorum is ${majority(others.length)}), so the cluster would tolerate ${Math.max(healthyAfter - majority(others.length), 0)} more failures; scale-in goes on once every remaining voter is healthy`,
   };
+}
+
+/**
+ * The next scale-in step: the highest ordinal at or above `replicas` (a pod, or a claim left by an interrupted
+ * scale-in): a raft peer is stepped down if active, then removed (see {@link scaleInGate}); then its pod and claim
+ * are deleted. Then raft peers that are no pod of ours beyond `replicas` (interrupted removals) are removed.
+ */
+export function scaleInStep(
+  cluster: string,
+  replicas: number,
+  live: ObservedPod[],
+  /** Every pod's name, terminating ones included. */
+  podNames: Set<string>,
+  claims: string[],
+  servers: ObservedPeer[],
+  active: string,
+  isHealthy: (nodeID: string) => boolean,
+): Step | undefined {
+  const peerIDs = new Set(servers.map((s) => s.nodeID));
+  // Scale-in: highest ordinal first; the peer goes before the pod and its claim.
+  const extra = [...live.filter((p) => p.ordinal >= replicas)].sort((a, b) => b.ordinal - a.ordinal)[0];
+  const extraClaims = claims
+    .map((c) => c.replace(/^data-/, ""))
+    .filter((n) => (ordinalOf(cluster, n) ?? -1) >= replicas && !podNames.has(n));
+  if (extra !== undefined || extraClaims.length > 0) {
+    const victim = extra?.name ?? extraClaims.sort(byOrdinal(cluster)).reverse()[0]!;
+    if (peerIDs.has(victim)) {
+      if (victim === active) {
+        return {
+          type: "StepDown",
+          pod: victim,
+          message: `stepping ${victim} down before removing it (scale-in)`,
+        };
+      }
+      const gate = scaleInGate(victim, servers, isHealthy);
+      if (gate !== undefined) return gate;
+      return {
+        type: "RemovePeer",
+        nodeID: victim,
+        via: active,
+        reason: "ScaleIn",
+        message: `scaling in to ${replicas}: removing raft peer ${victim} before its pod and claim`,
+      };
+    }
+    return {
+      type: "DeletePod",
+      pod: victim,
+      deleteClaim: true,
+      reason: "ScaleIn",
+      message: `scaling in to ${replicas}: deleting ${victim} and its claim (no longer a raft peer)`,
+    };
+  }
+
+  // Peers that are no pod we want: an interrupted removal or a pod deleted by hand beyond replicas.
+  const orphan = servers.find((s) => {
+    const ordinal = ordinalOf(cluster, s.nodeID);
+    return (ordinal === undefined || ordinal >= replicas) && !podNames.has(s.nodeID) && !s.leader;
+  });
+  if (orphan !== undefined) {
+    return {
+      type: "RemovePeer",
+      nodeID: orphan.nodeID,
+      via: active,
+      reason: "Orphan",
+      message: `raft peer ${orphan.nodeID} has no pod and is beyond replicas: removing it`,
+    };
+  }
+  return undefined;
 }

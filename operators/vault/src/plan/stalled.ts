@@ -48,7 +48,8 @@ export function describeContainerFailure(f: ContainerFailure): string {
 
 /**
  * The first stalled pod as a step: an older image spec no longer asks for that cannot be pulled -> UpgradePod (the
- * rollout heals it); else Degraded naming every stalled pod, the reason of the first.
+ * rollout heals it); else Degraded naming every stalled pod below `replicas` (or terminating for too long), the
+ * reason of the first.
  */
 export function stalledStep(
   image: string,
@@ -56,6 +57,7 @@ export function stalledStep(
   all: ObservedPod[],
   now: Date,
   opts: StalledTimings,
+  replicas = Number.POSITIVE_INFINITY,
 ): Step | undefined {
   const age = (since: Date) => now.getTime() - since.getTime();
   for (const p of live) {
@@ -77,7 +79,8 @@ export function stalledStep(
         reason: "PodStuckTerminating",
         why: `has been terminating for ${Math.round(age(p.terminatingSince) / 1000)}s (its node may be unreachable; delete it with --force once the node is gone)`,
       });
-    } else if (p.terminatingSince !== undefined) {
+    } else if (p.terminatingSince !== undefined || p.ordinal >= replicas) {
+      // Terminating: not yet long. Beyond spec.replicas: the scale-in deletes it (a pod never scheduled too).
     } else if (p.imagePullError !== undefined) {
       stalled.push({
         pod: p.name,

@@ -138,8 +138,11 @@ export function statusOf(
           .sort((a, b) => (a.nodeID < b.nodeID ? -1 : a.nodeID > b.nodeID ? 1 : 0))
       : previous.raftPeers;
   // The lowest version any pod runs: what Vault answers, else the tag of the image its container runs (a pod
-  // restarting or not answering must not let the status claim a version it does not run yet).
+  // restarting or not answering must not let the status claim a version it does not run yet). A container the
+  // kubelet cannot run (crash loop, image pull) runs no version: a single pod crash-looping on a new release
+  // leaves the recorded version as it was, so reverting spec.version is a rollback, not a refused downgrade.
   const versions = pods
+    .filter((p) => p.containerFailure === undefined && p.imagePullError === undefined)
     .map((p) => {
       const answered = obs.health.get(p.name)?.version;
       const tag = (p.runningImage ?? p.image).split(":").pop() ?? "";
