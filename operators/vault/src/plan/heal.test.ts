@@ -103,6 +103,15 @@ describe("what is not replaced", () => {
     });
   });
 
+  it("no active node and spec.version below what every pod ran: the downgrade is refused, no pod replaced", () => {
+    const only = pod(0, "down", { image: IMAGE, runningImage: IMAGE, containerFailure: crashLoop });
+    const o = observed([only], { raft: { error: "no active pod" }, knownVoters: 1, knownVersion: "1.14.8" });
+    expect(plan(o, { replicas: 1, version: "1.14.6" })).toMatchObject({
+      type: "Degraded",
+      reason: "DowngradeRefused",
+    });
+  });
+
   it("not while the quorum needs it: another voter down, no replacement", () => {
     const pods = [
       pod(0, "active"),

@@ -344,8 +344,9 @@ export function planNext(
     }
     // An outdated pod that does not serve is replaced (a reverted upgrade or config heals it), and a pod the
     // kubelet cannot run (crash loop, image pull) is named rather than waited for.
+    // (Never towards an older release than the cluster runs: then the refusal is what is reported.)
     const heal = healStep(vaultImage(spec), spec.replicas, live, () => true);
-    if (heal !== undefined) return heal;
+    if (heal !== undefined) return downgrade ?? heal;
     const stalled = stalledStep(vaultImage(spec), live, pods, now, opts, spec.replicas);
     if (unsealed === 0 && initialized.length === 0 && live.every((p) => !p.vault.reachable)) {
       return stalled ?? wait("PodsStarting", "no Vault pod answers yet");
