@@ -9,6 +9,8 @@
 #   cluster.sh down     stop every process it started, by PID, and remove the state
 #   cluster.sh status   print what runs
 #   cluster.sh restart-apiserver   stop and start kube-apiserver (for tests of clients riding out a restart)
+#   cluster.sh stop-apiserver      kill kube-apiserver at once (SIGKILL: an outage, as a crash or a lost control
+#                                  plane node is); cluster.sh start-apiserver brings it back
 #   cluster.sh etcdctl ARGS...     etcdctl against the cluster's etcd (e.g. `compact`, `endpoint status`)
 # State lives in CAPSTAN_CLUSTER_DIR (default <repo>/.cluster, git-ignored); the kubeconfig is
 # <state>/kubeconfig. Binaries are cached by version outside the repo (CAPSTAN_CACHE).
@@ -243,6 +245,22 @@ cmd_status() {
   return $rc
 }
 
+cmd_stop_apiserver() {
+  pid_alive kube-apiserver || die "kube-apiserver is not running"
+  local pid; pid="$(cat "$state/pids/kube-apiserver")"
+  kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid"
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  log "kube-apiserver killed"
+}
+
+cmd_start_apiserver() {
+  pid_alive kube-apiserver && die "kube-apiserver is already running"
+  mv "$state/logs/kube-apiserver.log" "$state/logs/kube-apiserver.$(date +%s).log"
+  start_apiserver
+  wait_for kube-apiserver 90 api_ready
+  log "kube-apiserver started again"
+}
+
 cmd_restart_apiserver() {
   pid_alive kube-apiserver || die "kube-apiserver is not running"
   local pid; pid="$(cat "$state/pids/kube-apiserver")"
@@ -258,8 +276,10 @@ cmd_restart_apiserver() {
 case "${1:-}" in
   up) cmd_up ;;
   restart-apiserver) cmd_restart_apiserver ;;
+  stop-apiserver) cmd_stop_apiserver ;;
+  start-apiserver) cmd_start_apiserver ;;
   etcdctl) shift; "$etcd_bin/etcdctl" --endpoints "http://127.0.0.1:$ETCD_PORT" "$@" ;;
   down) cmd_down ;;
   status) cmd_status ;;
-  *) echo "usage: $0 up|down|status|restart-apiserver|etcdctl ARGS..." >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|restart-apiserver|stop-apiserver|start-apiserver|etcdctl ARGS..." >&2; exit 2 ;;
 esac

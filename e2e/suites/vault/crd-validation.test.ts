@@ -1,7 +1,7 @@
 // The API server rejects bad VaultCluster specs with the rule's message: even replicas, threshold > shares, version
 // format, operator-owned config keys, renewBefore >= duration, storage class change, shares/threshold change.
 // Needs only the CRD (an API server, no node, no operator): every object created here is paused, so an operator
-// running elsewhere leaves it alone.
+// running elsewhere takes no action on it (it would only observe it and issue its listener certificate).
 import { type Client, isInvalid } from "@capstan/core";
 import { applyCrd, connect, createNamespace, type TestNamespace } from "@capstan/testing";
 import {

@@ -4,9 +4,10 @@
 // --leader-election-namespace, --watch-namespace, --max-concurrent-reconciles, --log-level), plus
 // --reloader-image (VAULT_OPERATOR_RELOADER_IMAGE): the image of the pods' certificate reloader sidecar.
 // POD_NAME is the Lease identity.
-import { createLogger, Manager, operatorCommandLine, shutdownSignal } from "@capstan/core";
+import { Client, createLogger, Manager, operatorCommandLine, shutdownSignal } from "@capstan/core";
 import { DEFAULT_RELOADER_IMAGE } from "./desired/objects.ts";
 import { vaultClusterCacheSelectors, vaultClusterController } from "./reconcile/controller.ts";
+import { KeysKeeper } from "./reconcile/keys-keeper.ts";
 import { VaultOperatorMetrics } from "./reconcile/metrics.ts";
 
 const cli = operatorCommandLine({
@@ -31,8 +32,21 @@ const mgr = new Manager({
   cacheSelectors: vaultClusterCacheSelectors(),
 });
 const metrics = new VaultOperatorMetrics(mgr.metrics.registry);
+// An init's keys are written through a client of their own, which neither a lost Lease nor the manager's
+// shutdown closes; readiness fails while any wait for their Secret.
+const keys = new KeysKeeper({
+  client: new Client({ metrics: mgr.metrics, userAgent: "capstan-vault-operator/keys" }),
+  recorder: mgr.recorder,
+  log: logger.child({ component: "keys" }),
+});
+mgr.addReadyCheck("unsealKeysStored", () => keys.check());
 mgr.add(
-  vaultClusterController({ metrics, reloaderImage, maxConcurrentReconciles: cli.maxConcurrentReconciles }),
+  vaultClusterController({
+    metrics,
+    keys,
+    reloaderImage,
+    maxConcurrentReconciles: cli.maxConcurrentReconciles,
+  }),
 );
 logger.info(
   {
@@ -43,7 +57,34 @@ logger.info(
   },
   "starting the Vault operator",
 );
-await mgr.start(shutdownSignal()).catch((err: unknown) => {
-  logger.error({ err }, "Vault operator failed");
-  process.exit(1);
-});
+const failed = await mgr.start(shutdownSignal()).then(
+  () => false,
+  (err: unknown) => {
+    logger.error({ err }, "Vault operator failed");
+    return true;
+  },
+);
+// Whatever ended the manager (a signal, a lost Lease, an error), an init in flight and keys not yet in their
+// Secret are waited for: the process is their only holder (the kubelet's SIGKILL after the grace period is the
+// one bound).
+if (keys.busy()) {
+  const healthPort = cli.manager.healthPort === undefined ? 8081 : cli.manager.healthPort;
+  const probes =
+    healthPort === null || healthPort === 0
+      ? undefined
+      : await keys.serveProbes(healthPort, cli.manager.bindAddress).catch((err: unknown) => {
+          logger.warn({ err: String(err) }, "could not serve the probes while writing the unseal keys");
+          return undefined;
+        });
+  const waiting = setInterval(() => {
+    try {
+      keys.check();
+    } catch (err) {
+      logger.warn({ err: String(err) }, "waiting for the unseal keys to be written before exiting");
+    }
+  }, 5_000);
+  await keys.idle();
+  clearInterval(waiting);
+  await probes?.close();
+}
+process.exit(failed ? 1 : 0);

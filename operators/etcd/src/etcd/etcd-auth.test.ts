@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { waitFor } from "@capstan/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { classifyEtcdFailure } from "../plan/quorum-evidence.ts";
 import { EtcdAuthError, EtcdClient, EtcdError } from "./etcd-client.ts";
 import {
   haveLocalEtcd,
@@ -70,6 +71,8 @@ describe.skipIf(!available)("EtcdClient with etcd authentication", () => {
     expect(error).toBeInstanceOf(EtcdAuthError);
     expect((error as EtcdAuthError).reason).toBe("NoCredentials");
     expect((error as EtcdAuthError).message).toMatch(/user name is empty.*no credentials/);
+    // Read from its text too (issue 27): an authentication failure, never evidence of a lost quorum.
+    expect(classifyEtcdFailure((error as EtcdAuthError).message)).toBe("auth");
     // Status and the member list need a user too; readiness does not.
     await expect(anonymous.status(seedSpec.clientURL)).rejects.toBeInstanceOf(EtcdAuthError);
     await expect(anonymous.memberList()).rejects.toBeInstanceOf(EtcdAuthError);

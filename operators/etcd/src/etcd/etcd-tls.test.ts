@@ -9,6 +9,7 @@ import { type CertificatePair, certificateInfo, createCA, issueCertificate } fro
 import { freePort, waitFor } from "@capstan/testing";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { classifyEtcdFailure } from "../plan/quorum-evidence.ts";
 import { EtcdClient, type EtcdClientTLS } from "./etcd-client.ts";
 import { haveLocalEtcd, LocalEtcd, type LocalMemberSpec } from "./local-etcd.ts";
 
@@ -143,6 +144,26 @@ describe.skipIf(!available)("etcd with operator-issued TLS (real etcd)", () => {
     expect(await tryRange(seed!.clientURL, { ca: ca.cert })).toMatch(/^refused: /);
     expect(await tryRange(seed!.clientURL, { ca: ca.cert, ...foreign })).toMatch(/^refused: /);
     expect(await tryRange(seed!.clientURL, operatorTLS)).toBe("ok");
+  });
+
+  it("the operator's TLS failures, as etcd and Node.js word them, are read as TLS failures, never as an unreachable member (issue 27)", async () => {
+    const [seed] = members;
+    const other = await createCA({ commonName: "other CA" });
+    const foreign = await issueCertificate(other, { hosts: [], usages: ["client"], validityMs: HOUR });
+    const failures = [
+      // A client certificate of another CA (TLS 1.3: etcd refuses it after the handshake).
+      new EtcdClient({ endpoints: [seed!.clientURL], tls: { ca: ca.cert, ...foreign } }),
+      // The operator does not trust the members' CA.
+      new EtcdClient({ endpoints: [seed!.clientURL], tls: { ca: other.cert, ...foreign } }),
+    ];
+    for (const client of failures) {
+      const error = await client.memberList().catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(Error);
+      expect([(error as Error).message, classifyEtcdFailure((error as Error).message)]).toEqual([
+        (error as Error).message,
+        "tls",
+      ]);
+    }
   });
 
   it("answers /livez and /readyz on the plain-HTTP metrics port (the probes' port with client TLS)", async () => {

@@ -2,7 +2,7 @@
 // restart between them resumes), turning it off, the gate on refused credentials, and where auth sits among the rules.
 import { describe, expect, it } from "vitest";
 import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
-import type { ObservedAuth } from "./auth.ts";
+import { missingRootSecret, type ObservedAuth } from "./auth.ts";
 import { type Observed, type ObservedMember, planNext, type Step } from "./plan.ts";
 import { member, spec } from "./test-builders.ts";
 
@@ -129,5 +129,35 @@ describe("planNext with spec.auth", () => {
     });
     expect(step.message).toMatch(/spec\.auth\.rootSecretRef: etcd rejects the root password/);
     expect(step.message).toMatch(/restored from a backup/);
+  });
+});
+
+describe("missingRootSecret (issue 27, item 5)", () => {
+  const base = { enabled: true, named: false, secret: "ns/demo-root", field: "spec.auth.rootSecretRef" };
+
+  it("the operator's own Secret, etcd's auth not on (or not known yet): a new password is made", () => {
+    expect(missingRootSecret(base)).toEqual({ type: "Create" });
+    expect(missingRootSecret({ ...base, etcdAuth: "Disabled" })).toEqual({ type: "Create" });
+  });
+
+  it("the operator's own Secret while etcd has auth on: never a new password, Degraded naming the Secret and the recovery", () => {
+    const got = missingRootSecret({ ...base, etcdAuth: "Enabled" });
+    expect(got).toMatchObject({
+      type: "Degraded",
+      reason: "RootSecretMissing",
+      field: "spec.auth.rootSecretRef",
+    });
+    if (got?.type !== "Degraded") throw new Error("not Degraded");
+    expect(got.message).toContain("Secret ns/demo-root");
+    expect(got.message).toContain("restore the Secret");
+    expect(got.message).toContain("etcdctl");
+  });
+
+  it("a named Secret is never made; auth not wanted: nothing", () => {
+    expect(missingRootSecret({ ...base, named: true, field: "spec.auth.rootSecretRef.name" })).toMatchObject({
+      type: "Degraded",
+      reason: "RootSecretMissing",
+    });
+    expect(missingRootSecret({ ...base, enabled: false, etcdAuth: "Enabled" })).toBeUndefined();
   });
 });

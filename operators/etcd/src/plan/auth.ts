@@ -84,3 +84,37 @@ export function planAuth(
   }
   return undefined;
 }
+
+/** What decides whether a missing root Secret may be made (reconcile/auth.ts reads it). */
+export interface MissingRootSecret {
+  /** spec.auth.enabled. */
+  enabled: boolean;
+  /** spec.auth.rootSecretRef names the Secret (the operator never makes a named one). */
+  named: boolean;
+  /** etcd's auth as it last answered (status.auth). */
+  etcdAuth?: "Enabled" | "Disabled";
+  /** `<namespace>/<name>` of the Secret. */
+  secret: string;
+  /** The field a problem is reported on. */
+  field: string;
+}
+
+/**
+ * When the root Secret is missing: Create (a new random password) only for the operator's own Secret, wanted, and
+ * while etcd has not said its auth is on: once etcd has auth on it keeps the old password, so a new one would lock
+ * the operator out for good (and a Secret restored from a backup would then be skipped, its name being taken).
+ * Else Degraded RootSecretMissing naming the Secret and the recovery; undefined when auth is not wanted.
+ */
+export function missingRootSecret(
+  o: MissingRootSecret,
+):
+  | { type: "Create" }
+  | { type: "Degraded"; reason: "RootSecretMissing"; field: string; message: string }
+  | undefined {
+  if (!o.enabled) return undefined;
+  if (!o.named && o.etcdAuth !== "Enabled") return { type: "Create" };
+  const message = o.named
+    ? `${o.field}: Secret ${o.secret} not found; create it with key password (the etcd root user's password)`
+    : `${o.field}: Secret ${o.secret}, made by the operator, not found while etcd has authentication on (status.auth: Enabled): no new root password is made (etcd keeps the old one and would refuse it); restore the Secret (key password) from your backup, or reset the root password with etcdctl and put it there (docs/operators/etcd.md, "The root Secret is lost")`;
+  return { type: "Degraded", reason: "RootSecretMissing", field: o.field, message };
+}

@@ -36,6 +36,11 @@ const o = (input: Input = {}): AutomaticRecoveryObserved => {
 type Case = [string, AutomaticRecoveryObserved, Partial<AutomaticRecoveryDecision>];
 const cases: Case[] = [
   ["quorum answers: nothing, the loss time cleared", o({ quorum: true }), { type: "None" }],
+  [
+    "no quorum answers the operator but the loss is not confirmed (pods Ready, or its auth or TLS failing): the armed clock is reset, nothing created",
+    o({ unconfirmed: { reason: "OperatorCutOff", message: "3 of 3 pods Ready" }, now: at(86_400) }),
+    { type: "None" },
+  ],
   ["never bootstrapped: nothing", o({ bootstrapped: false, lostSince: undefined }), { type: "None" }],
   [
     "quorum just lost: the time recorded now, nothing else",

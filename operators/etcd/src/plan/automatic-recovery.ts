@@ -21,6 +21,11 @@ export interface AutomaticRecoveryObserved {
   bootstrapped: boolean;
   /** A quorum of healthy voters answers now. */
   quorum: boolean;
+  /**
+   * No quorum answers the operator, but independent evidence does not confirm a loss (plan/quorum-evidence.ts: a
+   * majority of the voters' pods Ready by their kubelet, or the operator's own authentication or TLS failing).
+   */
+  unconfirmed?: { reason: string; message: string };
   /** status.quorumLostSince, when recorded. */
   lostSince?: Date;
   now: Date;
@@ -48,14 +53,16 @@ export type AutomaticRecoveryDecision = { lostSince?: Date } & (
 const FIELD = "spec.recovery.automatic";
 
 /**
- * In order: a quorum answers (or the cluster was never bootstrapped) -> None, quorumLostSince cleared. Else the
+ * In order: a quorum answers (or the cluster was never bootstrapped) -> None, quorumLostSince cleared. The loss
+ * is not confirmed by independent evidence (`unconfirmed`) -> None too: the clock is reset, so an armed one never
+ * fires while the operator is merely cut off, and starts again only once a loss is confirmed. Else the
  * loss is dated (the recorded time, or now). Disabled -> Wait (only the clock). An EtcdRestore of this cluster
  * still active -> Wait (whoever made it). An automatic one Failed -> Blocked. Not yet afterSeconds since the loss,
  * or paused -> Wait. The restore for this loss exists already (ended: Succeeded and the loss is back) -> Wait. No
  * Succeeded EtcdBackup -> NoBackup. Else CreateRestore of the newest (by completion time, then name).
  */
 export function planAutomaticRecovery(o: AutomaticRecoveryObserved): AutomaticRecoveryDecision {
-  if (o.quorum || !o.bootstrapped) return { type: "None" };
+  if (o.quorum || !o.bootstrapped || o.unconfirmed !== undefined) return { type: "None" };
   const lostSince = o.lostSince ?? o.now;
   const wait = (message: string): AutomaticRecoveryDecision => ({ type: "Wait", lostSince, message });
   if (!o.enabled) return wait("quorum lost; automatic recovery is off");

@@ -9,6 +9,7 @@ import {
   parseEtcdVersion,
   unsupportedVersionChange,
 } from "./etcd-version.ts";
+import { type EtcdFailureKind, quorumLost } from "./quorum-evidence.ts";
 import { type ObservedRestore, planRestore, type RestoreStep } from "./restore.ts";
 
 /** One entry of etcd's member list, joined with the member's status endpoint. */
@@ -34,13 +35,20 @@ export interface ObservedMember {
   dbSize?: number;
   /** Bytes of the database file in use (the rest is free pages a defragmentation returns to the disk). */
   dbSizeInUse?: number;
+  /** Why its health check failed, when it did (the operator's view: plan/quorum-evidence.ts weighs it). */
+  healthError?: string;
+  /** The kind of that failure. */
+  healthFailure?: EtcdFailureKind;
 }
 
 /** A member pod that exists and is not being deleted. */
 export interface ObservedPod {
   /** Member name (the pod is named after its member). */
   name: string;
+  /** The pod's Ready condition is True: the kubelet's /readyz probe passes (etcd serves with a quorum). */
   ready: boolean;
+  /** The etcd container is running (undefined: the kubelet has not reported the container). */
+  running?: boolean;
   /** When the pod's Ready condition last became False (its lastTransitionTime). */
   notReadySince?: Date;
   /** The pod was built from another spec.podTemplate or spec.repository than the current one. */
@@ -80,7 +88,12 @@ export type ObservedEtcd =
       /** Alarms raised in the cluster (none when the alarm list could not be read). */
       alarms?: ObservedAlarm[];
     }
-  | { reachable: false; error: string };
+  | {
+      reachable: false;
+      error: string;
+      /** The kind of the operator's failure (plan/quorum-evidence.ts); classified from `error` when unset. */
+      failure?: EtcdFailureKind;
+    };
 
 /** Everything the planner reads. */
 export interface Observed {
@@ -98,6 +111,8 @@ export interface Observed {
    * exists, are restarted even without quorum.
    */
   knownMembers?: string[];
+  /** Of those, the voting members (status.members without learners): a majority of their pods Ready is a quorum. */
+  knownVoters?: string[];
   /** The cluster ID recorded once the cluster answered (status.clusterID); kept for ever after. */
   knownClusterID?: string;
   /** The lowest etcd version last seen (status.currentVersion): the version the members' data was written by. */
@@ -199,7 +214,7 @@ export function quorum(voters: number): number {
  *     last seen on) a known member, or any member with a data claim (status.members may be wiped or stale),
  *     whose pod is gone but whose data volume is kept -> StartMemberPod (restarting a
  *     member on its own data is always safe and is how a cluster whose pods all went away comes back), else
- *     QuorumLost. Never bootstrapped (no status.clusterID): data claims exist -> the same restart on them (a lost
+ *     QuorumLost when the evidence confirms it (below). Never bootstrapped (no status.clusterID): data claims exist -> the same restart on them (a lost
  *     status must never lead to a second cluster: no seed while any owned data claim exists, except the seed's
  *     own claim when it is the only one and has no pod: CreateSeed again on it); pods exist -> Wait for the
  *     seed; nothing -> CreateSeed. With spec.bootstrap.restore, plan/restore.ts decides first (the seed's claim
@@ -207,6 +222,9 @@ export function quorum(voters: number): number {
  *  3. A member answers with another cluster ID than the one recorded -> Degraded naming both; nothing is done.
  *  4. Fewer healthy voters than a quorum -> the same restart of a started member on its kept data (version
  *     gate first), else QuorumLost: nothing is removed, added or deleted.
+ *     QuorumLost (rules 2 and 4) needs evidence that does not pass through the operator (plan/quorum-evidence.ts):
+ *     a majority of the voters' pods NOT Ready by their kubelet, and the operator's failures not authentication
+ *     or TLS errors. Else Degraded AuthFailed, TLSFailed, or OperatorCutOff (a majority Ready), naming both.
  *  5. spec.version malformed, or an unsupported change from the lowest running version (downgrade of a minor,
  *     skipping a minor, another major, 3.5 -> 3.6 from below 3.5.32) -> Degraded naming spec.version; it blocks
  *     every later rule, so no member is ever started on a refused version.
@@ -266,10 +284,7 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
         // these pods can bring back would wait for ever. Starting a pod on its own data never makes a new cluster.
         restartOnData(spec, observed, [
           ...new Set([...(observed.knownMembers ?? []), ...observed.volumes]),
-        ]) ?? {
-          type: "QuorumLost",
-          message: `no etcd member answers (${etcd.error}); nothing is removed until a quorum is back`,
-        }
+        ]) ?? quorumLost(observed)
       );
     }
     const restoring = planRestore(spec, observed, options);
@@ -338,10 +353,7 @@ export function planNext(spec: EtcdClusterSpec, observed: Observed, now: Date, o
     const started = members.filter((m) => m.started).map((m) => m.name);
     const restart = restartOnData(spec, observed, started);
     if (restart !== undefined) return restart;
-    return {
-      type: "QuorumLost",
-      message: `${healthy.length} of ${voters.length} voting members are healthy, a quorum needs ${quorum(voters.length)}; unhealthy: ${names(voters.filter((m) => !m.healthy))}; nothing is removed until a quorum is back`,
-    };
+    return quorumLost(observed);
   }
 
   const refused = versionGate(spec, view.lowestVersion());

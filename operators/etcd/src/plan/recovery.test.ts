@@ -35,6 +35,17 @@ const cases: Case[] = [
     { type: "Refuse", reason: "QuorumHealthy" },
   ],
   [
+    "no quorum answers the operator but a majority of pods is Ready (operator cut off): refused, nothing changed",
+    obs([m("a", { status: st(10) }), m("b", { status: st(10) }), m("c")], {
+      unconfirmed: { reason: "OperatorCutOff", message: "3 of 3 voting members' pods are Ready" },
+    }),
+    {
+      type: "Refuse",
+      reason: "QuorumLossUnconfirmed",
+      message: expect.stringContaining("OperatorCutOff: 3 of 3"),
+    },
+  ],
+  [
     "one survivor: marked first",
     obs([m("a"), m("b", { status: st(120, 40) }), m("c")]),
     { type: "MarkSurvivor", name: "b", raftIndex: 120, revision: 40 },
@@ -334,6 +345,15 @@ const backupCases: Case[] = [
     "from a backup with a quorum: refused, nothing changed",
     bobs(lostThree, fb(), true),
     { type: "Refuse", reason: "QuorumHealthy" },
+  ],
+  [
+    "from a backup while etcd refuses the operator's credentials: refused, nothing changed",
+    obs(lostThree, {
+      from: "Backup",
+      backup: fb(),
+      unconfirmed: { reason: "AuthFailed", message: "refused" },
+    }),
+    { type: "Refuse", reason: "QuorumLossUnconfirmed" },
   ],
   [
     "from a backup without spec.source (an object older than the CEL rule): refused naming spec.source",

@@ -60,6 +60,11 @@ export interface RecoveryObserved {
   from: "Survivor" | "Backup";
   /** A quorum of healthy voters answers now. */
   quorum: boolean;
+  /**
+   * No quorum answers the operator, but independent evidence does not confirm a loss (plan/quorum-evidence.ts): a
+   * majority of the voters' pods Ready by their kubelet, or the operator's own authentication or TLS failing.
+   */
+  unconfirmed?: { reason: string; message: string };
   members: RecoveryMember[];
   /** With from: Backup. */
   backup?: RecoveryFromBackup;
@@ -72,6 +77,7 @@ export type RecoveryStep =
       type: "Refuse";
       reason:
         | "QuorumHealthy"
+        | "QuorumLossUnconfirmed"
         | "NoSurvivor"
         | "SurvivorLost"
         | "BackupUnusable"
@@ -133,6 +139,15 @@ function quorumHealthy(): RecoveryStep {
   };
 }
 
+/** A recovery asked while the loss of quorum is not confirmed by independent evidence: refused, nothing changed. */
+function lossUnconfirmed(unconfirmed: { reason: string; message: string }): RecoveryStep {
+  return {
+    type: "Refuse",
+    reason: "QuorumLossUnconfirmed",
+    message: `the loss of quorum is not confirmed (${unconfirmed.reason}: ${unconfirmed.message}); nothing was changed: fix what cuts the operator off, then create another EtcdRestore if a quorum is still lost`,
+  };
+}
+
 /** The members by name: every choice among them is made in this order, so every leader makes the same one. */
 function sortedByName(members: readonly RecoveryMember[]): RecoveryMember[] {
   return [...members].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -140,7 +155,9 @@ function sortedByName(members: readonly RecoveryMember[]): RecoveryMember[] {
 
 /**
  * The next step. From a backup: see planFromBackup. From a survivor, in order:
- *  1. Not started (no survivor mark, no kept claim): a quorum answers -> Refuse QuorumHealthy. From a survivor:
+ *  1. Not started (no survivor mark, no kept claim): a quorum answers -> Refuse QuorumHealthy; no quorum answers the
+ *     operator but the loss is not confirmed (a majority of the voters' pods Ready, or the operator's own
+ *     authentication or TLS failing) -> Refuse QuorumLossUnconfirmed naming the evidence. From a survivor:
  *     none answers its status -> Refuse NoSurvivor (recover from a backup); else MarkSurvivor(the most recent).
  *  2. From a survivor, started: the marked claim is the survivor (never chosen again); no marked, owned claim
  *     -> Refuse SurvivorLost.
@@ -159,6 +176,7 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
     if (o.quorum) {
       return quorumHealthy();
     }
+    if (o.unconfirmed !== undefined) return lossUnconfirmed(o.unconfirmed);
     if (o.from === "Survivor") {
       survivor = chooseSurvivor(byName);
       if (survivor === undefined) {
@@ -262,6 +280,7 @@ const BACKUP_NOT_YET = new Set(["RestoreBackupMissing", "RestoreBackupNotSucceed
 /**
  * From a backup, in order:
  *  1. Not started (no old claim kept by this request, no seed claim): a quorum answers -> Refuse QuorumHealthy;
+ *     the loss not confirmed -> Refuse QuorumLossUnconfirmed;
  *     ephemeral storage -> Refuse NeedsStorage; the seed's name used by an old member -> Refuse SeedNameInUse; the
  *     source checked by plan/restore.ts (the EtcdBackup exists and Succeeded, sha256, etcd version against
  *     spec.version, a readable location, the operator's image): not there or not finished yet -> Wait; Failed,
@@ -294,6 +313,7 @@ function planFromBackup(o: RecoveryObserved): RecoveryStep {
     if (o.quorum) {
       return quorumHealthy();
     }
+    if (o.unconfirmed !== undefined) return lossUnconfirmed(o.unconfirmed);
     if (b.spec.storage.ephemeral === true) {
       return {
         type: "Refuse",

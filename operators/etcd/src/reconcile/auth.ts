@@ -7,7 +7,7 @@ import { type EtcdCluster, ROOT_PASSWORD_KEY, ROOT_USER } from "../api/etcd-clus
 import { rootSecret, rootSecretField, rootSecretName } from "../desired/auth.ts";
 import { clusterRef } from "../desired/names.ts";
 import type { EtcdClient, EtcdClientAuth } from "../etcd/etcd-client.ts";
-import type { AuthStep, ObservedAuth } from "../plan/auth.ts";
+import { type AuthStep, missingRootSecret, type ObservedAuth } from "../plan/auth.ts";
 import { secretData } from "./tls.ts";
 
 /** The root credentials for one reconcile, or why they are missing. */
@@ -22,7 +22,9 @@ export interface RootCredentials {
 
 /**
  * Reads the root Secret. With spec.auth.enabled and no rootSecretRef, a missing `<cluster>-root` is created with a
- * random password (`create`: the cluster controller; readers such as the backup controller pass false). With
+ * random password (`create`: the cluster controller; readers such as the backup controller pass false), unless
+ * etcd has auth on already (status.auth: Enabled): then Degraded RootSecretMissing, never a new password
+ * (plan/auth.ts). With
  * spec.auth.enabled false a missing Secret is no problem: it is only needed if etcd still has auth on.
  */
 export async function prepareAuth(
@@ -43,7 +45,17 @@ export async function prepareAuth(
     });
   let secret = await read();
   let created: string | undefined;
-  if (secret === undefined && enabled && cluster.spec.auth?.rootSecretRef === undefined && options.create) {
+  const missing =
+    secret === undefined
+      ? missingRootSecret({
+          enabled,
+          named: cluster.spec.auth?.rootSecretRef !== undefined,
+          ...(cluster.status?.auth === undefined ? {} : { etcdAuth: cluster.status.auth }),
+          secret: `${namespace}/${name}`,
+          field,
+        })
+      : undefined;
+  if (missing?.type === "Create" && options.create) {
     const password = randomBytes(24).toString("base64url");
     try {
       await client.create(
@@ -58,6 +70,10 @@ export async function prepareAuth(
     secret = await read();
   }
   if (secret === undefined) {
+    if (missing?.type === "Degraded") {
+      const { reason, message } = missing;
+      return { problem: { reason, field, message } };
+    }
     if (!enabled) return {};
     return {
       problem: {

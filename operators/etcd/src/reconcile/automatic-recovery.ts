@@ -13,8 +13,8 @@ import {
   DEFAULT_AUTOMATIC_AFTER_SECONDS,
   planAutomaticRecovery,
 } from "../plan/automatic-recovery.ts";
+import { judgeQuorum } from "../plan/quorum-evidence.ts";
 import type { Observation } from "./observe.ts";
-import { hasQuorum } from "./recovery.ts";
 
 /** The EtcdRestore for a loss of quorum that began at `since`: `<cluster>-auto-<5 characters>`. */
 export function automaticRestoreName(cluster: EtcdCluster, since: Date): string {
@@ -46,9 +46,13 @@ export async function reconcileAutomaticRecovery(
 ): Promise<AutomaticRecoveryDecision> {
   const { namespace, name } = clusterRef(cluster);
   const automatic = cluster.spec.recovery?.automatic;
-  const quorum = hasQuorum(obs);
+  // The loss is judged from independent evidence (the kubelet's readiness of the members, the kind of the
+  // operator's failure), never from the operator's calls alone.
+  const judged = judgeQuorum(obs.observed);
+  const quorum = judged.state === "Healthy";
+  const unconfirmed = judged.state === "Unconfirmed" ? judged : undefined;
   const bootstrapped = cluster.status?.clusterID !== undefined;
-  if (quorum || !bootstrapped) return { type: "None" };
+  if (quorum || !bootstrapped || unconfirmed !== undefined) return { type: "None" };
   const recorded = cluster.status?.quorumLostSince;
   const lostSince = recorded === undefined ? undefined : new Date(recorded);
   const restores = (await ctx.cache.list(EtcdRestoreKind, { namespace }))

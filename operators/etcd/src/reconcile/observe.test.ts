@@ -3,7 +3,13 @@ import { describe, expect, it } from "vitest";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
 import { POD_TEMPLATE_HASH_ANNOTATION, type PodObject, podTemplateHash } from "../desired/member-pod.ts";
 import { SEED_CLAIM_ANNOTATION } from "../desired/names.ts";
-import { type EtcdClient, EtcdError, type EtcdMember, type EtcdStatus } from "../etcd/etcd-client.ts";
+import {
+  EtcdAuthError,
+  type EtcdClient,
+  EtcdError,
+  type EtcdMember,
+  type EtcdStatus,
+} from "../etcd/etcd-client.ts";
 import { observe } from "./observe.ts";
 
 const cluster: EtcdCluster = {
@@ -186,7 +192,11 @@ describe("observe", () => {
 
   it("no pod with an IP, or no member answering: etcd unreachable with the reason", async () => {
     const none = await observe(cluster, cacheOf([]), fakeEtcd([], {}));
-    expect(none.observed.etcd).toEqual({ reachable: false, error: "no member pod has an IP address" });
+    expect(none.observed.etcd).toEqual({
+      reachable: false,
+      error: "no member pod has an IP address",
+      failure: "network",
+    });
     expect(none.observed.bootstrapped).toBe(true);
     const silent = await observe(
       cluster,
@@ -196,7 +206,67 @@ describe("observe", () => {
     expect(silent.observed.etcd).toEqual({
       reachable: false,
       error: "member list: context deadline exceeded",
+      failure: "network",
     });
+  });
+
+  it("classifies the operator's failure and carries the kubelet's evidence (issue 27)", async () => {
+    const at = (err: Error) => observe(cluster, cacheOf([pod("demo-a", "10.0.0.1")]), fakeEtcd(err, {}));
+    const tls = await at(
+      new EtcdError(
+        "member list: no etcd endpoint answered (https://10.0.0.1:2379): https://10.0.0.1:2379: UNABLE_TO_VERIFY_LEAF_SIGNATURE unable to verify the first certificate",
+        ["https://10.0.0.1:2379"],
+      ),
+    );
+    expect(tls.observed.etcd).toMatchObject({ reachable: false, failure: "tls" });
+    const auth = await at(
+      new EtcdAuthError("WrongPassword", "authenticate as root: authentication failed", []),
+    );
+    expect(auth.observed.etcd).toMatchObject({ reachable: false, failure: "auth" });
+    const refused = await at(
+      new EtcdError("member list: no etcd endpoint answered (x): x: connect ECONNREFUSED 10.0.0.1:2379", []),
+    );
+    expect(refused.observed.etcd).toMatchObject({ reachable: false, failure: "network" });
+    // The voters status last saw, and each pod's Ready condition with whether etcd's container runs.
+    expect(refused.observed.knownVoters).toEqual(["demo-a"]);
+    const crashed = pod("demo-a", "10.0.0.1");
+    crashed.status!.containerStatuses = [
+      {
+        name: "etcd",
+        image: "r:v3.6.15",
+        imageID: "",
+        ready: false,
+        restartCount: 3,
+        state: { waiting: { reason: "CrashLoopBackOff" } },
+      },
+    ];
+    const { observed } = await observe(cluster, cacheOf([crashed]), fakeEtcd(new EtcdError("x", []), {}));
+    expect(observed.pods).toEqual([expect.objectContaining({ name: "demo-a", ready: true, running: false })]);
+  });
+
+  it("carries why a voter's health check failed, classified", async () => {
+    const { observed } = await observe(
+      cluster,
+      cacheOf([pod("demo-a", "10.0.0.1"), pod("demo-b", "10.0.0.2")]),
+      (endpoints: string[]) =>
+        ({
+          ...fakeEtcd([member("demo-a", "1"), member("demo-b", "2")], {
+            "http://10.0.0.1:2379": {},
+          })(endpoints),
+          health: async (endpoint: string) =>
+            endpoint.includes("10.0.0.1")
+              ? { endpoint, healthy: true }
+              : { endpoint, healthy: false, reason: "connect ECONNREFUSED 10.0.0.2:2379" },
+        }) as unknown as EtcdClient,
+    );
+    if (!observed.etcd.reachable) throw new Error("unreachable");
+    const b = observed.etcd.members.find((m) => m.name === "demo-b");
+    expect(b).toMatchObject({
+      healthy: false,
+      healthError: "connect ECONNREFUSED 10.0.0.2:2379",
+      healthFailure: "network",
+    });
+    expect(observed.etcd.members.find((m) => m.name === "demo-a")?.healthError).toBeUndefined();
   });
 
   it("flags what the planner must not mistake for a dead member: unpullable image, unschedulable, empty data dir", async () => {

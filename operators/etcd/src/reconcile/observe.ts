@@ -26,6 +26,7 @@ import {
   memberIdToHex,
 } from "../etcd/etcd-client.ts";
 import type { Observed, ObservedAlarm, ObservedMember, ObservedPod, TerminatingPod } from "../plan/plan.ts";
+import { classifyEtcdFailure } from "../plan/quorum-evidence.ts";
 import { observeAuth } from "./auth.ts";
 
 /** Timeout of each etcd call made while observing: a dead member must not stall the reconcile. */
@@ -129,9 +130,11 @@ function observedPod(name: string, pod: PodObject, templateHash: string, image: 
     container?.state?.running === undefined ? container?.lastState?.terminated?.message : undefined,
   ];
   const dataLost = messages.some((m) => m !== undefined && DATA_LOST_MESSAGES.some((d) => m.includes(d)));
+  const running = container === undefined ? undefined : container.state?.running !== undefined;
   return {
     name,
     ready,
+    ...(running === undefined ? {} : { running }),
     ...(since === undefined ? {} : { notReadySince: since }),
     ...(outdated ? { outdated } : {}),
     ...(unschedulableSince === undefined ? {} : { unschedulableSince }),
@@ -194,6 +197,7 @@ export async function observe(
     .filter(([, c]) => c.metadata.annotations?.[SEED_CLAIM_ANNOTATION] === "true")
     .map(([name]) => name);
   const knownMembers = (cluster.status?.members ?? []).map((m) => m.name);
+  const knownVoters = (cluster.status?.members ?? []).filter((m) => !m.learner).map((m) => m.name);
   const known = {
     ...(cluster.status?.clusterID === undefined ? {} : { knownClusterID: cluster.status.clusterID }),
     ...(cluster.status?.currentVersion === undefined ? {} : { knownVersion: cluster.status.currentVersion }),
@@ -203,12 +207,13 @@ export async function observe(
     return {
       ...base,
       observed: {
-        etcd: { reachable: false, error: "no member pod has an IP address" },
+        etcd: { reachable: false, error: "no member pod has an IP address", failure: "network" },
         pods: observedPods,
         volumes,
         seedVolumes,
         bootstrapped,
         knownMembers,
+        knownVoters,
         ...known,
       },
     };
@@ -227,16 +232,21 @@ export async function observe(
             auth: { enabled: true, failure: { reason: err.reason, message: err.etcdMessage ?? err.message } },
           }
         : {};
+    // What kind of failure (plan/quorum-evidence.ts): the operator's credentials, its TLS, or its reach; never
+    // read as the members' loss of quorum by itself.
+    const error = err instanceof Error ? err.message : String(err);
+    const failure = err instanceof EtcdAuthError ? "auth" : classifyEtcdFailure(error);
     return {
       ...base,
       observed: {
         ...refused,
-        etcd: { reachable: false, error: err instanceof Error ? err.message : String(err) },
+        etcd: { reachable: false, error, failure },
         pods: observedPods,
         volumes,
         seedVolumes,
         bootstrapped,
         knownMembers,
+        knownVoters,
         ...known,
       },
     };
@@ -271,6 +281,12 @@ export async function observe(
     started: m.name !== "",
     // A learner cannot serve /readyz's linearizable read; it is healthy when it answers its status.
     healthy: m.isLearner ? status !== undefined : health?.healthy === true,
+    ...(m.isLearner || health === undefined || health.healthy
+      ? {}
+      : {
+          healthError: health.reason ?? "unhealthy",
+          healthFailure: classifyEtcdFailure(health.reason ?? ""),
+        }),
     leader: leaderId !== undefined && m.id === leaderId,
     ...(status?.version ? { version: status.version } : {}),
     ...(status === undefined
@@ -331,6 +347,7 @@ export async function observe(
       seedVolumes,
       bootstrapped,
       knownMembers,
+      knownVoters,
       learnerProgress,
       ...(authState === undefined ? {} : { auth: authState }),
       ...known,

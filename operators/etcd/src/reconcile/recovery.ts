@@ -37,6 +37,7 @@ import {
 import { RESTORE_REQUEST_ANNOTATION, restoreSourceName } from "../desired/restore-job.ts";
 import { type EtcdClientTLS, memberIdToHex } from "../etcd/etcd-client.ts";
 import { quorum, type Step } from "../plan/plan.ts";
+import { judgeQuorum } from "../plan/quorum-evidence.ts";
 import {
   planRecovery,
   type RecoveryFromBackup,
@@ -149,10 +150,15 @@ export function planRestoreRequest(
   members: RecoveryMember[],
   backup?: BackupRecovery,
 ): RecoveryStep {
+  // The loss is judged from independent evidence, never from the operator's calls alone.
+  const judged = judgeQuorum(obs.observed);
   return planRecovery({
     request: restore.metadata.name ?? "",
     from: restore.spec.from,
     quorum: hasQuorum(obs),
+    ...(judged.state === "Unconfirmed"
+      ? { unconfirmed: { reason: judged.reason, message: judged.message } }
+      : {}),
     members,
     ...(backup === undefined ? {} : { backup: backup.planned }),
   });

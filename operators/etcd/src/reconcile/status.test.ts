@@ -164,6 +164,16 @@ describe("conditionsOf", () => {
     expect(cond(list, "Available")).toMatchObject({ status: "False", reason: "Unreachable" });
   });
 
+  it("the operator cut off while the kubelet finds the members Ready: Available Unknown, not False (issue 27)", () => {
+    const step = { type: "Degraded", reason: "OperatorCutOff", message: "3 of 3 pods Ready" } as const;
+    const list = conditionsOf(cluster(), obs(undefined), step, NOW);
+    expect(cond(list, "Available")).toMatchObject({ status: "Unknown", reason: "OperatorCutOff" });
+    expect(cond(list, "Degraded")).toMatchObject({ status: "True", reason: "OperatorCutOff" });
+    // Another Degraded reason says nothing of the quorum: the operator's view stands.
+    const other = conditionsOf(cluster(), obs(undefined), { ...step, reason: "ImagePullFailed" }, NOW);
+    expect(cond(other, "Available")).toMatchObject({ status: "False", reason: "Unreachable" });
+  });
+
   it("keeps lastTransitionTime while a status does not change", () => {
     const first = conditionsOf(cluster(), obs(three()), inSync, new Date("2026-01-01T00:00:00Z"));
     const again = conditionsOf(cluster({}, { conditions: first }), obs(three()), inSync, NOW);

@@ -80,6 +80,9 @@ export function phaseOf(cluster: EtcdCluster, obs: Observation, step: Step): Etc
   return (phase === "Scaling" || authStep) && creating ? "Creating" : phase;
 }
 
+/** Degraded reasons of a loss of quorum the evidence does not confirm (plan/quorum-evidence.ts). */
+const UNCONFIRMED_REASONS = new Set(["OperatorCutOff", "AuthFailed", "TLSFailed"]);
+
 /** Available, Progressing and Degraded for this step. */
 export function conditionsOf(cluster: EtcdCluster, obs: Observation, step: Step, now: Date): Condition[] {
   const generation = cluster.metadata.generation ?? 0;
@@ -94,7 +97,13 @@ export function conditionsOf(cluster: EtcdCluster, obs: Observation, step: Step,
   };
 
   const alarms = etcd.reachable ? (etcd.alarms ?? []) : [];
-  if (alarms.length > 0) {
+  // The operator cannot tell (plan/quorum-evidence.ts): cut off, or refused by etcd's auth or TLS, while the
+  // kubelet's readiness does not confirm a loss. Whether clients are served is unknown to it, not false.
+  const unconfirmed =
+    step.type === "Degraded" && UNCONFIRMED_REASONS.has(step.reason) && outageOf(obs, step) !== undefined;
+  if (unconfirmed) {
+    set("Available", "Unknown", step.reason, step.message);
+  } else if (alarms.length > 0) {
     const raised = alarms.map((a) => `${a.alarm} (${a.member})`).join(", ");
     set(
       "Available",

@@ -1,7 +1,15 @@
 // Performs the planner's one step against the API server and Vault. Each step is safe to repeat: the next
 // reconcile re-observes and plans again, so an interrupted step is finished or refused (never repeated blindly:
 // init is guarded by the marker the planner reads).
-import { type Client, isAlreadyExists, isNotFound, PersistentVolumeClaim, Pod, Secret } from "@capstan/core";
+import {
+  type Client,
+  isAlreadyExists,
+  isApiError,
+  isNotFound,
+  PersistentVolumeClaim,
+  Pod,
+  Secret,
+} from "@capstan/core";
 import type { VaultCluster } from "../api/vault-cluster.ts";
 import { claimName, clusterRef, keysSecretName, podApiAddr, podHost } from "../desired/names.ts";
 import {
@@ -21,15 +29,19 @@ import {
   type VaultClient,
   VaultError,
 } from "../vault/vault-client.ts";
+import type { KeysKeeper } from "./keys-keeper.ts";
 import type { Observation, VaultClientFactory } from "./observe.ts";
 
-/** Timeout of PUT /v1/sys/init (it writes the keyring through raft). */
-export const INIT_TIMEOUT_MS = 60_000;
-/** Timeout of the other calls of a step. */
+/** Timeout of the calls of a step (PUT /v1/sys/init has none: see VaultClient.init). */
 export const STEP_TIMEOUT_MS = 15_000;
 
-/** What a step did: `done` when it changed something, else why it waits. */
-export type ActResult = { done: true } | { done: false; reason: string; message: string };
+/**
+ * What a step did: `done` when it changed something, else why it waits; `degraded` when only a human can make it
+ * go on (reported as the Degraded condition, not as progress).
+ */
+export type ActResult = { done: true } | Blocked;
+/** A step that could not go on. */
+export type Blocked = { done: false; reason: string; message: string; degraded?: boolean };
 
 const DONE: ActResult = { done: true };
 
@@ -40,6 +52,8 @@ export interface ActContext {
   obs: Observation;
   settings: PodSettings;
   vaultClient: VaultClientFactory;
+  /** Holds an init's keys until they are in their Secret, whatever happens to the API server or the Lease. */
+  keys: KeysKeeper;
   /** The cluster CA (PEM). */
   ca: string;
   /** The fingerprint of the listener certificate, stamped on a new pod (CERTIFICATE_ANNOTATION). */
@@ -218,15 +232,23 @@ async function withVault(
 }
 
 /**
- * Init, once: the marker first (on pod 0's data claim, so a lost answer is recognized and never followed by a
- * second init), then PUT /v1/sys/init, then the keys and root token into the keys Secret before anything else.
- * The init call does not take the reconcile's signal (once sent, its answer must be kept), and the key write is
- * retried; on a stop signal both finish within the grace period. The write goes through ctx.client, which core
- * refuses once the Lease is lost (no write without the Lease): a Lease lost in that instant leaves the marker
- * without keys, which the next leader reports as InitResponseLost, never a second init.
+ * Init, once:
+ *  1. the keys Secret is proven writable first (made empty when absent, then a dry-run write of data shaped like
+ *     the keys): RBAC, a quota or an admission policy that would refuse the keys refuses them before Vault makes
+ *     any (Degraded KeysSecretNotWritable, nothing sent to Vault);
+ *  2. the marker on pod 0's data claim, so a lost answer is recognized and never followed by a second init;
+ *  3. PUT /v1/sys/init, never aborted: neither the reconcile's signal nor a deadline ends it (its answer is the
+ *     only copy of the keys);
+ *  4. the keys and root token go to the KeysKeeper, which writes them through a client no Lease aborts and retries
+ *     until written. The step waits stepWaitMs (15 s) for that; past it, the step is done and the keeper goes on
+ *     (the controller reports KeysNotStored while it does). The process waits for the keeper before it exits (main.ts); a process killed before the write leaves
+ *     the marker without keys: InitResponseLost, never a second init.
  */
 async function initVault(ctx: ActContext, pod: string): Promise<ActResult> {
   const { namespace } = clusterRef(ctx.cluster);
+  const call = ctx.signal === undefined ? {} : { signal: ctx.signal };
+  const refused = await proveKeysWritable(ctx);
+  if (refused !== undefined) return refused;
   const marker = { [INIT_STARTED_ANNOTATION]: ctx.now.toISOString() };
   await ctx.client.patch(
     PersistentVolumeClaim,
@@ -234,44 +256,78 @@ async function initVault(ctx: ActContext, pod: string): Promise<ActResult> {
     namespace,
     { metadata: { annotations: marker } },
     "merge",
-    ctx.signal === undefined ? {} : { signal: ctx.signal },
+    call,
   );
   const { shares, threshold } = ctx.cluster.spec.unseal;
-  return withVault(
-    ctx,
-    pod,
-    undefined,
-    async (v) => {
+  return withVault(ctx, pod, undefined, async (v) => {
+    const { written } = await ctx.keys.whileInit(ctx.cluster, async () => {
       const init = await v.init(shares, threshold);
       const data: Record<string, string> = { "root-token": init.root_token };
       init.keys_base64.forEach((k, i) => {
         data[`unseal-key-${i}`] = k;
       });
-      if (ctx.obs.keysSecret === undefined) {
-        await retry(() => ctx.client.create(Secret, keysSecret(ctx.cluster, data, {})), 10).catch(
-          async (err: unknown) => {
-            if (!isAlreadyExists(err)) throw err;
-            await writeKeys(ctx, data, 10);
-          },
-        );
-      } else {
-        await writeKeys(ctx, data, 10);
-      }
-      return DONE;
-    },
-    INIT_TIMEOUT_MS,
-  );
+      return data;
+    });
+    // Done either way (Vault is initialized): while the keeper still writes, the controller reports KeysNotStored.
+    await Promise.race([
+      written,
+      new Promise<void>((resolve) => setTimeout(resolve, ctx.keys.stepWaitMs).unref()),
+    ]);
+    return DONE;
+  });
 }
 
-async function retry<T>(fn: () => Promise<T>, attempts: number): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (i >= attempts || isAlreadyExists(err)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 500 * i));
-    }
+/** The Degraded result while an init's keys are only in the operator's memory. */
+export function keysNotStored(ctx: Pick<ActContext, "cluster" | "keys">): Blocked {
+  const { namespace, name } = clusterRef(ctx.cluster);
+  const p = ctx.keys.pending(namespace, name);
+  const why = p?.lastError === undefined ? "" : ` (last error: ${p.lastError})`;
+  return {
+    done: false,
+    degraded: true,
+    reason: "KeysNotStored",
+    message: `Vault is initialized; its unseal keys are held in the operator's memory until Secret ${keysSecretName(ctx.cluster)} takes them${why}: the operator retries until it does; do not restart it meanwhile`,
+  };
+}
+
+/**
+ * Step 1 of init: makes the keys Secret when absent and dry-runs a write of key-shaped data into it. A refusal
+ * (400, 403, 422: RBAC, a quota, an admission webhook or policy) is returned as Degraded; a transient failure
+ * (5xx, no answer) is thrown, so the reconcile is retried with backoff.
+ */
+async function proveKeysWritable(ctx: ActContext): Promise<ActResult | undefined> {
+  const { namespace } = clusterRef(ctx.cluster);
+  const secret = keysSecretName(ctx.cluster);
+  const call = ctx.signal === undefined ? {} : { signal: ctx.signal };
+  const refusal = (what: string) => (err: unknown) => {
+    if (!isApiError(err) || ![400, 403, 422].includes(err.code)) throw err;
+    return {
+      done: false as const,
+      degraded: true,
+      reason: "KeysSecretNotWritable",
+      message: `Vault is not initialized: the operator could not ${what} Secret ${secret} that will hold the unseal keys (${err.message}); fix the operator's RBAC, the namespace's ResourceQuota or the admission policy that refused it`,
+    };
+  };
+  if (ctx.obs.keysSecret === undefined) {
+    const made = await ctx.client
+      .create(Secret, keysSecret(ctx.cluster, {}, {}), call)
+      .then(() => undefined, ignore(isAlreadyExists))
+      .catch(refusal("create"));
+    if (made !== undefined) return made;
   }
+  return ctx.client
+    .patch(Secret, secret, namespace, { data: base64Values(keyShapedData(ctx.cluster)) }, "merge", {
+      ...call,
+      dryRun: true,
+    })
+    .then(() => undefined, refusal("write"));
+}
+
+/** Data of the size and keys init's answer will have (Vault's keys are 32 bytes; tokens are under 100 characters). */
+function keyShapedData(cluster: VaultCluster): Record<string, string> {
+  const data: Record<string, string> = { "root-token": `hvs.${"x".repeat(96)}` };
+  for (let i = 0; i < cluster.spec.unseal.shares; i++) data[`unseal-key-${i}`] = "A".repeat(44);
+  return data;
 }
 
 /** Merges `data` into the keys Secret, retrying (the init answer exists only here). */

@@ -16,6 +16,7 @@ import type { VaultClient } from "../vault/vault-client.ts";
 import { reconcileVaultCluster } from "./controller.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";
 import type { VaultTarget } from "./observe.ts";
+import { serverKeeper } from "./test-fixture.ts";
 
 vi.setConfig({ testTimeout: 300_000 });
 
@@ -120,6 +121,7 @@ describe("the controller against real Vault servers", () => {
   let objects: KubeObject[] = [];
   const steps: string[] = [];
   const metrics = new VaultOperatorMetrics(new Registry());
+  const keeper = serverKeeper();
 
   afterAll(async () => {
     await pods?.stop();
@@ -137,11 +139,12 @@ describe("the controller against real Vault servers", () => {
         (req, ctx) =>
           reconcileVaultCluster(req, ctx, {
             metrics,
+            keys: keeper.keys,
             reloaderImage: "busybox:1.37",
             vaultClient: pods.factory,
             plan: { initGraceMs: 5_000 },
           }),
-        { kinds: [VaultClusterKind], objects, request: base, timeoutMs: 60_000 },
+        { kinds: [VaultClusterKind], objects, request: base, timeoutMs: 60_000, setup: keeper.bind },
       );
       run.expectNoError();
       objects = run.objects;
@@ -202,10 +205,17 @@ describe("the controller against real Vault servers", () => {
       (req, ctx) =>
         reconcileVaultCluster(req, ctx, {
           metrics,
+          keys: keeper.keys,
           reloaderImage: "busybox:1.37",
           vaultClient: pods.factory,
         }),
-      { kinds: [VaultClusterKind], objects: await pods.sync(objects), request: base, timeoutMs: 60_000 },
+      {
+        kinds: [VaultClusterKind],
+        objects: await pods.sync(objects),
+        request: base,
+        timeoutMs: 60_000,
+        setup: keeper.bind,
+      },
     );
     steady.expectNoError();
     steady.expectNoWrites();

@@ -1,118 +1,22 @@
 // Reconciles of the VaultCluster controller against core's in-memory API server and a scripted Vault: the wiring
-// around the planner (keys written around init in the right order, no owner on a retained keys Secret, the
-// steady state writes nothing, pods labelled from their health).
+// around the planner (a lost init answer never followed by a second init, the steady state writes nothing, pods
+// labelled from their health). Init and its keys: keys.test.ts.
 
 import { type KubeObject, PersistentVolumeClaim, Pod, Secret } from "@capstan/core";
-import { type FakeApiServer, reconcileOnce } from "@capstan/core/testing";
-import { Registry } from "prom-client";
+import { reconcileOnce } from "@capstan/core/testing";
 import { describe, expect, it } from "vitest";
-import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
-import { keysSecretName, STATE_LABEL, tlsHosts } from "../desired/names.ts";
+import { VaultClusterKind } from "../api/vault-cluster.ts";
+import { STATE_LABEL, tlsHosts } from "../desired/names.ts";
 import {
   CERTIFICATE_ANNOTATION,
   CLUSTER_ID_ANNOTATION,
-  dataClaim,
   INIT_STARTED_ANNOTATION,
   tlsSecret,
-  vaultPod,
+  type vaultPod,
 } from "../desired/objects.ts";
 import { certificateInfo, issueServerCertificate } from "../desired/tls.ts";
-import { type VaultClient, VaultError, type VaultHealth } from "../vault/vault-client.ts";
-import { reconcileVaultCluster } from "./controller.ts";
-import { VaultOperatorMetrics } from "./metrics.ts";
-import type { VaultTarget } from "./observe.ts";
-
-const cluster = (replicas = 1): VaultCluster => ({
-  apiVersion: VaultClusterKind.apiVersion,
-  kind: VaultClusterKind.kind,
-  metadata: { name: "demo", namespace: "ns", uid: "u1", generation: 1 },
-  spec: {
-    replicas,
-    version: "1.14.8",
-    repository: "hashicorp/vault",
-    storage: { size: "1Gi" },
-    tls: { duration: "2160h", renewBefore: "720h" },
-    unseal: { shares: 3, threshold: 2, keepRootToken: false, retainKeysOnDelete: true },
-  },
-});
-
-const settings = { reloaderImage: "busybox:1.37" };
-
-/** A running pod with an IP, and its claim. */
-function podObjects(c: VaultCluster, ordinal: number, labels: Record<string, string> = {}): KubeObject[] {
-  const pod = vaultPod(c, `demo-${ordinal}`, settings);
-  pod.metadata.labels = { ...pod.metadata.labels, ...labels };
-  pod.status = {
-    phase: "Running",
-    podIP: `10.0.0.${ordinal + 1}`,
-    conditions: [{ type: "Ready", status: "False", lastTransitionTime: "2026-12-01T00:00:00Z" }],
-  };
-  return [pod, dataClaim(c, `demo-${ordinal}`)];
-}
-
-/** A scripted single Vault node (by IP): its health changes as calls are made; records the calls. */
-function fakeVault(
-  calls: string[],
-  state: { initialized: boolean; sealed: boolean },
-  onInit?: () => void,
-  override: Partial<Record<keyof VaultClient, unknown>> = {},
-) {
-  return (t: VaultTarget) =>
-    ({
-      close: async () => undefined,
-      health: async (): Promise<VaultHealth> => ({
-        initialized: state.initialized,
-        sealed: state.sealed,
-        standby: false,
-        version: "1.14.8",
-        ...(state.initialized ? { cluster_id: "cid-1" } : {}),
-      }),
-      init: async (shares: number, threshold: number) => {
-        calls.push(`init ${shares}/${threshold} on ${t.servername}`);
-        onInit?.();
-        state.initialized = true;
-        return { keys: ["a", "b", "c"], keys_base64: ["QQ==", "Qg==", "Qw=="], root_token: "hvs.root" };
-      },
-      sealStatus: async () => ({
-        sealed: state.sealed,
-        initialized: state.initialized,
-        t: 2,
-        n: 3,
-        progress: 0,
-      }),
-      unsealWith: async (keys: string[]) => {
-        calls.push(`unseal ${keys.length}`);
-        state.sealed = false;
-        return { sealed: false, t: 2, n: 3, progress: 0 };
-      },
-      raftConfiguration: async () => [
-        { node_id: "demo-0", address: "demo-0:8201", leader: true, voter: true, protocol_version: "3" },
-      ],
-      lookupSelf: async () => ({
-        ttl: 2_000_000,
-        period: 2_764_800,
-        policies: [],
-        accessor: "",
-        orphan: true,
-        renewable: true,
-        display_name: "",
-      }),
-      ...override,
-    }) as unknown as VaultClient;
-}
-
-const reconcile = (
-  calls: string[],
-  state: { initialized: boolean; sealed: boolean },
-  onInit?: () => void,
-  override: Partial<Record<keyof VaultClient, unknown>> = {},
-) =>
-  ((req, ctx) =>
-    reconcileVaultCluster(req, ctx, {
-      metrics: new VaultOperatorMetrics(new Registry()),
-      reloaderImage: settings.reloaderImage,
-      vaultClient: fakeVault(calls, state, onInit, override),
-    })) as Parameters<typeof reconcileOnce>[0];
+import { VaultError } from "../vault/vault-client.ts";
+import { cluster, podObjects, reconcile } from "./test-fixture.ts";
 
 describe("reconcileVaultCluster", () => {
   it("first reconcile: TLS Secrets, Services, ConfigMap, then pod 0 and its claim", async () => {
@@ -196,46 +100,6 @@ describe("reconcileVaultCluster", () => {
     });
     again.expectNoError();
     expect(again.writes.filter((w) => w.kind === "Pod")).toEqual([]);
-  });
-
-  it("init: the marker is on pod 0's claim before PUT /v1/sys/init, the keys Secret is made right after, without owner", async () => {
-    const calls: string[] = [];
-    const first = await reconcileOnce(reconcile(calls, { initialized: false, sealed: true }), {
-      kinds: [VaultClusterKind],
-      objects: [cluster()],
-      request: cluster(),
-    });
-    let server: FakeApiServer | undefined;
-    let markerAtInit: string | undefined;
-    let keysAtInit: boolean | undefined;
-    const run = await reconcileOnce(
-      reconcile(calls, { initialized: false, sealed: true }, () => {
-        const claim = server
-          ?.all()
-          .find((o) => o.kind === "PersistentVolumeClaim" && o.metadata.name === "data-demo-0");
-        markerAtInit = claim?.metadata.annotations?.[INIT_STARTED_ANNOTATION];
-        keysAtInit = server?.all().some((o) => o.kind === "Secret" && o.metadata.name === "demo-unseal-keys");
-      }),
-      {
-        kinds: [VaultClusterKind],
-        objects: [...first.objects.filter((o) => o.kind !== "Pod"), ...podObjects(cluster(), 0)],
-        request: cluster(),
-        setup: (s) => {
-          server = s;
-        },
-      },
-    );
-    run.expectNoError();
-    expect(calls).toEqual(["init 3/2 on demo-0.demo-internal.ns.svc"]);
-    expect(markerAtInit).toBeDefined();
-    expect(keysAtInit).toBe(false);
-    const keys = run.get(Secret, keysSecretName(cluster()), "ns")!;
-    expect(keys.metadata.ownerReferences ?? []).toEqual([]);
-    const data = Object.fromEntries(
-      Object.entries({ ...keys.data }).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]),
-    );
-    expect(data).toMatchObject({ "unseal-key-0": "QQ==", "unseal-key-2": "Qw==", "root-token": "hvs.root" });
-    expect(run.events.map((e) => e.reason)).toContain("InitVault");
   });
 
   it("a lost init answer: never a second init, Degraded with the remediation", async () => {
@@ -386,7 +250,7 @@ describe("reconcileVaultCluster", () => {
         },
       } as KubeObject;
       state.initialized = true;
-      const run = await reconcileOnce(reconcile(calls, state, undefined, override), {
+      const run = await reconcileOnce(reconcile(calls, state, undefined, undefined, override), {
         kinds: [VaultClusterKind],
         objects: [...objects, keys],
         request: cluster(),

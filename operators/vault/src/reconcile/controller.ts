@@ -43,7 +43,8 @@ import {
 import { type PlanOptions, planNext, type Step } from "../plan/plan.ts";
 import { judgeUnsealOutcome } from "../plan/unseal.ts";
 import { VaultError } from "../vault/vault-client.ts";
-import { act } from "./act.ts";
+import { act, keysNotStored } from "./act.ts";
+import type { KeysKeeper } from "./keys-keeper.ts";
 import type { VaultOperatorMetrics } from "./metrics.ts";
 import { defaultVaultClient, type Observation, observe, type VaultClientFactory } from "./observe.ts";
 import { podState, statusOf } from "./status.ts";
@@ -79,6 +80,11 @@ export function vaultClusterCacheSelectors(): CacheSelector[] {
 /** Options of {@link vaultClusterController}. */
 export interface VaultClusterControllerOptions {
   metrics: VaultOperatorMetrics;
+  /**
+   * Holds an init's keys until they are in their Secret: one per process, with a client no Lease aborts
+   * (main.ts makes it and waits for it before the process exits).
+   */
+  keys: KeysKeeper;
   /** Image of the certificate reloader sidecar (default busybox:1.37). */
   reloaderImage?: string;
   /** Default 4: different clusters in parallel, one cluster never by two workers. */
@@ -119,16 +125,20 @@ export async function reconcileVaultCluster(
   const vaultClient = options.vaultClient ?? defaultVaultClient;
   const paused = cluster.spec.paused === true;
 
-  let tls: TlsState;
-  if (paused) {
-    tls = { tls: { ready: true } };
-  } else {
-    await applyFixedObjects(ctx, cluster);
-    tls = await ensureTls(ctx.client, cluster, (n) => ctx.cache.get(Secret, n, namespace), now, signal);
-    if (tls.issued !== undefined) {
-      ctx.log.info({ reason: tls.issued.reason }, tls.issued.message);
-      ctx.recorder.event(cluster, "Normal", tls.issued.reason, "IssueCertificate", tls.issued.message);
-    }
+  // Paused: no action on Vault, its pods or its fixed objects; but the listener certificate is still renewed (a
+  // renewal only writes its Secret; the reloader sidecar hands it to Vault) and Vault is still observed, so
+  // status and the gauges behind the chart's alerts stay true.
+  if (!paused) await applyFixedObjects(ctx, cluster);
+  const tls: TlsState = await ensureTls(
+    ctx.client,
+    cluster,
+    (n) => ctx.cache.get(Secret, n, namespace),
+    now,
+    signal,
+  );
+  if (tls.issued !== undefined) {
+    ctx.log.info({ reason: tls.issued.reason }, tls.issued.message);
+    ctx.recorder.event(cluster, "Normal", tls.issued.reason, "IssueCertificate", tls.issued.message);
   }
   const obs = await observe(cluster, {
     cache: ctx.cache,
@@ -162,9 +172,14 @@ export async function reconcileVaultCluster(
   }
   recordMetrics(options.metrics, cluster, obs);
 
-  const step = planNext(name, cluster.spec, obs.observed, now, options.plan);
+  // Keys of an init still only in memory: nothing else is done (the planner would read the Secret without them
+  // as a lost init answer) until the keeper has written them.
+  const pendingKeys = options.keys.pending(namespace, name) !== undefined;
+  const step: Step = pendingKeys
+    ? toStep(keysNotStored({ cluster, keys: options.keys }))
+    : planNext(name, cluster.spec, obs.observed, now, options.plan);
   let reported: Step = step;
-  let requeueAfter = requeueFor(step);
+  let requeueAfter = pendingKeys ? REQUEUE.waiting : requeueFor(step);
   if (isAction(step) && tls.ca !== undefined) {
     try {
       const result = await act(step, {
@@ -173,6 +188,7 @@ export async function reconcileVaultCluster(
         obs,
         settings,
         vaultClient,
+        keys: options.keys,
         ca: tls.ca,
         ...(tls.fingerprint === undefined ? {} : { certificate: tls.fingerprint }),
         now,
@@ -183,12 +199,21 @@ export async function reconcileVaultCluster(
         ctx.log.info({ step: step.type }, step.message);
         ctx.recorder.event(cluster, "Normal", step.type, step.type, step.message);
         options.metrics.countStep(namespace, name, step.type);
+        if (options.keys.pending(namespace, name) !== undefined) {
+          reported = toStep(keysNotStored({ cluster, keys: options.keys }));
+          requeueAfter = REQUEUE.waiting;
+        }
       } else {
-        reported = { type: "Wait", reason: result.reason, message: result.message };
+        reported = toStep(result);
         requeueAfter = REQUEUE.waiting;
-        if (step.type === "Unseal" && result.reason === "UnsealIncomplete") {
-          reported =
-            unsealJudged(cluster, obs, step.pod, { stillSealed: true, message: result.message }) ?? reported;
+        const judged =
+          step.type === "Unseal" && result.reason === "UnsealIncomplete"
+            ? unsealJudged(cluster, obs, step.pod, { stillSealed: true, message: result.message })
+            : undefined;
+        if (judged !== undefined) {
+          // Keys that cannot unseal: Degraded (one event when it starts, below), tried again at the Degraded pace.
+          reported = judged;
+          requeueAfter = REQUEUE.degraded;
         }
       }
     } catch (err) {
@@ -205,9 +230,8 @@ export async function reconcileVaultCluster(
       }
       // Keys Vault refuses: Degraded (one event when it starts, below), retried at the Degraded pace.
       reported = judged ?? { type: "Wait", reason: `${step.type}Failed`, message };
-      requeueAfter = REQUEUE.waiting;
+      requeueAfter = judged === undefined ? REQUEUE.waiting : REQUEUE.degraded;
     }
-    if (reported.type === "Degraded") requeueAfter = REQUEUE.degraded;
   }
   if (reported.type === "Degraded") {
     const before = findCondition(cluster.status?.conditions, "Degraded");
@@ -312,6 +336,11 @@ async function recordClusterID(
   );
 }
 
+/** A step that did not go on, as the step reported in status: Degraded when only a human can help, else Wait. */
+function toStep(result: { reason: string; message: string; degraded?: boolean }): Step {
+  return { type: result.degraded ? "Degraded" : "Wait", reason: result.reason, message: result.message };
+}
+
 function isAction(step: Step): boolean {
   return !["Wait", "InSync", "Degraded"].includes(step.type);
 }
@@ -323,7 +352,8 @@ function requeueFor(step: Step): number | undefined {
     case "Degraded":
       return REQUEUE.degraded;
     case "Wait":
-      return step.reason === "Paused" ? undefined : REQUEUE.waiting;
+      // Paused: nothing to do, but Vault's state is still observed as often as in sync.
+      return step.reason === "Paused" ? REQUEUE.inSync : REQUEUE.waiting;
     default:
       return REQUEUE.afterStep;
   }

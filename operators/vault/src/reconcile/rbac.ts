@@ -5,10 +5,19 @@ import type { OperatorAccess } from "@capstan/cli";
 import { ConfigMap, PersistentVolumeClaim, Pod, PodDisruptionBudget, Secret, Service } from "@capstan/core";
 import { Registry } from "prom-client";
 import { vaultClusterController } from "./controller.ts";
+import { KeysKeeper } from "./keys-keeper.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";
 
+/** Only the controller's kinds are read here: nothing reconciles, so its keeper never writes. */
+const neverWrites = () => Promise.reject(new Error("the RBAC listing writes nothing"));
+
 export const access: OperatorAccess = {
-  controllers: () => [vaultClusterController({ metrics: new VaultOperatorMetrics(new Registry()) })],
+  controllers: () => [
+    vaultClusterController({
+      metrics: new VaultOperatorMetrics(new Registry()),
+      keys: new KeysKeeper({ client: { patch: neverWrites, create: neverWrites } }),
+    }),
+  ],
   rules: [
     {
       kind: Pod,

@@ -21,6 +21,17 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** Options of {@link VaultClient.call}. */
+interface RequestOptions extends CallOptions {
+  /** Send the token (default true when the client has one). */
+  token?: boolean;
+  /**
+   * No deadline of the client's own: the call ends when Vault answers, the signal aborts, or the connection breaks
+   * (a dead peer is found by TCP keepalive). Only the connection's setup keeps the timeout: nothing is sent before it.
+   */
+  untimed?: boolean;
+}
+
 /** An error answer of Vault (or no answer): the path, the HTTP status (0 when unreachable) and Vault's errors. */
 export class VaultError extends Error {
   readonly status: number;
@@ -129,13 +140,14 @@ export class VaultClient {
     method: "GET" | "PUT" | "POST" | "DELETE",
     path: string,
     body?: unknown,
-    options: CallOptions & { token?: boolean } = {},
+    options: RequestOptions = {},
   ): Promise<T> {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers["content-type"] = "application/json";
     if (options.token !== false && this.#token !== undefined) headers["x-vault-token"] = this.#token;
-    const timeout = AbortSignal.timeout(this.#timeoutMs);
-    const signal = options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout]);
+    const signals = options.untimed ? [] : [AbortSignal.timeout(this.#timeoutMs)];
+    if (options.signal !== undefined) signals.push(options.signal);
+    const signal = signals.length === 0 ? undefined : AbortSignal.any(signals);
     let res: Awaited<ReturnType<typeof request>>;
     try {
       res = await request(`${this.address}${path}`, {
@@ -143,7 +155,9 @@ export class VaultClient {
         headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         dispatcher: this.#agent,
-        signal,
+        ...(signal === undefined ? {} : { signal }),
+        // undici's own header and body deadlines (300 s each) are off too for an untimed call.
+        ...(options.untimed ? { headersTimeout: 0, bodyTimeout: 0 } : {}),
       });
     } catch (err) {
       options.signal?.throwIfAborted();
@@ -169,13 +183,16 @@ export class VaultClient {
     return this.call("GET", "/v1/sys/seal-status", undefined, { ...options, token: false });
   }
 
-  /** PUT /v1/sys/init: initializes the whole cluster, once. */
+  /**
+   * PUT /v1/sys/init: initializes the whole cluster, once. Untimed: the answer is the only copy of the keys, so the
+   * client never gives up on it (an init aborted here would still finish inside Vault, keys and all).
+   */
   init(shares: number, threshold: number, options: CallOptions = {}): Promise<VaultInitResponse> {
     return this.call(
       "PUT",
       "/v1/sys/init",
       { secret_shares: shares, secret_threshold: threshold },
-      { ...options, token: false },
+      { ...options, token: false, untimed: true },
     );
   }
 
