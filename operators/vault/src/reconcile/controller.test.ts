@@ -224,6 +224,12 @@ describe("reconcileVaultCluster", () => {
       "UnsealKeysInvalid",
       /duplicates or belong to another cluster/,
     ],
+    [
+      "Vault's seal-status asks for more keys than the Secret holds (spec says 2, Vault 3): no unseal tried",
+      { sealStatus: async () => ({ sealed: true, initialized: true, t: 3, n: 5, progress: 0 }) },
+      "UnsealKeysInsufficient",
+      /demo-0 is sealed and needs 3 unseal keys but the keys Secret holds 2/,
+    ],
   ])(
     "%s: Degraded naming the pod, one Warning, no UnsealFailed wait",
     async (_, override, reason, message) => {
@@ -264,6 +270,7 @@ describe("reconcileVaultCluster", () => {
       expect(run.get(VaultClusterKind, "demo", "ns")?.status?.phase).toBe("Degraded");
       expect(run.events.filter((e) => e.type === "Warning").map((e) => e.reason)).toEqual([reason]);
       expect(run.result).toEqual({ requeueAfter: 30_000 });
+      expect(calls).not.toContain("unseal 2");
     },
   );
 });
