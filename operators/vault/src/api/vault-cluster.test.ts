@@ -185,3 +185,14 @@ describe("unseal rules", () => {
   it("a threshold of 1 only with one share", () => expect(atLeastTwo!.rule).toContain("self.threshold >= 2"));
   it("shares and threshold are transition rules", () => expect(immutable!.rule).toContain("oldSelf.shares"));
 });
+
+describe("storage rules", () => {
+  const [classImmutable, noShrink] = rules(spec.properties!.storage);
+  it("the class is immutable", () => expect(classImmutable!.rule).toContain("oldSelf.storageClassName"));
+  it("the size may grow, never shrink (compared as quantities)", () => {
+    expect(noShrink!.rule).toBe(
+      "!has(oldSelf.size) || !has(self.size) || quantity(self.size).compareTo(quantity(oldSelf.size)) >= 0",
+    );
+    expect(noShrink!.message).toContain("cannot shrink");
+  });
+});

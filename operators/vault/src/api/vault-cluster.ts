@@ -47,7 +47,7 @@ export const OPERATOR_OWNED_CONFIG_KEYS: readonly string[] = [
 
 /** The raft data volume of each pod. */
 export interface VaultStorage {
-  /** Size of each pod's PersistentVolumeClaim, a quantity such as "1Gi". */
+  /** Size of each pod's PersistentVolumeClaim, a quantity such as "1Gi"; it may grow, never shrink (CEL). */
   size?: string;
   /** StorageClass of the claims; immutable once set. */
   storageClassName?: string;
@@ -188,7 +188,8 @@ const storageSchema: JSONSchemaProps = {
   properties: {
     size: {
       type: "string",
-      description: "Size of each pod's PersistentVolumeClaim, e.g. 1Gi.",
+      description:
+        "Size of each pod's PersistentVolumeClaim, e.g. 1Gi. It may grow, never shrink: new claims get it, and existing claims smaller than it are reported (Degraded StorageNotExpanded) until you expand them (their StorageClass must allow volume expansion).",
       default: DEFAULT_STORAGE_SIZE,
       pattern: STORAGE_SIZE_PATTERN,
       maxLength: 32,
@@ -205,6 +206,12 @@ const storageSchema: JSONSchemaProps = {
       message:
         "storage.storageClassName is immutable: existing claims keep their class; create a new VaultCluster to move to another class",
       fieldPath: ".storageClassName",
+    },
+    {
+      rule: "!has(oldSelf.size) || !has(self.size) || quantity(self.size).compareTo(quantity(oldSelf.size)) >= 0",
+      message:
+        "storage.size cannot shrink: a PersistentVolumeClaim can only grow; keep the size or make it larger",
+      fieldPath: ".size",
     },
   ],
 };

@@ -1,101 +1,23 @@
 // Table tests of the planner: for each observed situation, the one step it must take (or refuse to take).
 import { describe, expect, it } from "vitest";
 import type { VaultClusterSpec } from "../api/vault-cluster.ts";
+import type { Observed, ObservedKeys, ObservedPod, Step } from "./plan.ts";
+import { ordinalOf, planNext, quorum } from "./plan.ts";
 import {
-  type Observed,
-  type ObservedKeys,
-  type ObservedPeer,
-  type ObservedPod,
-  ordinalOf,
-  type PodVault,
-  planNext,
-  quorum,
-  type Step,
-} from "./plan.ts";
-
-const NOW = new Date("2026-12-01T12:00:00Z");
-const ago = (s: number) => new Date(NOW.getTime() - s * 1000);
-const IMAGE = "hashicorp/vault:1.14.8";
-const OLD = "hashicorp/vault:1.14.6";
-const ID = "c0ffee";
-
-const spec = (s: Partial<VaultClusterSpec> = {}): VaultClusterSpec => ({
-  replicas: 3,
-  version: "1.14.8",
-  repository: "hashicorp/vault",
-  storage: { size: "1Gi" },
-  tls: { duration: "2160h", renewBefore: "720h" },
-  unseal: { shares: 5, threshold: 3, keepRootToken: false, retainKeysOnDelete: true },
-  ...s,
-});
-
-type State = "active" | "standby" | "sealed" | "uninit" | "down";
-
-function vaultOf(state: State, version = "1.14.8", clusterID = ID): PodVault {
-  switch (state) {
-    case "down":
-      return { reachable: false, error: "connect ECONNREFUSED" };
-    case "uninit":
-      return { reachable: true, initialized: false, sealed: true, standby: false, version };
-    case "sealed":
-      return { reachable: true, initialized: true, sealed: true, standby: false, version, clusterID };
-    default:
-      return {
-        reachable: true,
-        initialized: true,
-        sealed: false,
-        standby: state === "standby",
-        version,
-        clusterID,
-      };
-  }
-}
-
-function pod(ordinal: number, state: State, extra: Partial<ObservedPod> = {}): ObservedPod {
-  const image = extra.image ?? IMAGE;
-  return {
-    name: `demo-${ordinal}`,
-    ordinal,
-    ready: state === "active" || state === "standby",
-    image,
-    vault: vaultOf(state, image.split(":")[1]),
-    ...extra,
-  };
-}
-
-const KEYS: ObservedKeys = { unsealKeys: 5, rootToken: false, operatorToken: true, clusterID: ID };
-
-/** A cluster seen with `pods`; defaults: claims of every pod, keys and token fine, raft = the initialized pods as voters. */
-/** Overrides of {@link observed}; `undefined` removes a default. */
-type Over = { [K in keyof Observed]?: Observed[K] | undefined };
-
-function observed(pods: ObservedPod[], o: Over = {}): Observed {
-  const servers: ObservedPeer[] = pods
-    .filter((p) => p.vault.reachable && p.vault.initialized)
-    .map((p) => ({
-      nodeID: p.name,
-      address: `${p.name}.demo-internal.ns.svc:8201`,
-      voter: true,
-      leader: p.vault.reachable && !p.vault.sealed && !p.vault.standby,
-    }));
-  return {
-    pods,
-    claims: pods.map((p) => `data-${p.name}`),
-    keys: KEYS,
-    raft: { servers },
-    token: { valid: true, ttlSeconds: 2_000_000, periodSeconds: 2_764_800 },
-    knownClusterID: ID,
-    knownVoters: servers.length,
-    tls: { ready: true },
-    ...o,
-  } as Observed;
-}
-
-const healthy3 = () => [pod(0, "active"), pod(1, "standby"), pod(2, "standby")];
-
-function plan(o: Observed, s: Partial<VaultClusterSpec> = {}): Step {
-  return planNext("demo", spec(s), o, NOW);
-}
+  ago,
+  healthy3,
+  ID,
+  IMAGE,
+  KEYS,
+  NOW,
+  OLD,
+  type Over,
+  observed,
+  plan,
+  pod,
+  spec,
+  vaultOf,
+} from "./plan-fixtures.ts";
 
 describe("helpers", () => {
   it.each([

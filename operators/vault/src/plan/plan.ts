@@ -1,6 +1,13 @@
 // The Vault planner: from the spec and what the operator observed, the ONE next step to take. Pure: no I/O, no
 // clock (the caller passes `now`), no randomness; the reconciler performs the step and plans again next time.
 import { OPERATOR_OWNED_CONFIG_KEYS, type VaultClusterSpec } from "../api/vault-cluster.ts";
+import { healStep } from "./heal.ts";
+import { byOrdinal, ordinalOf } from "./ordinal.ts";
+import { scaleInStep } from "./scale-in.ts";
+import { type ContainerFailure, stalledStep } from "./stalled.ts";
+import { storageStep } from "./storage.ts";
+import { type SealProgress, unsealKeysStep } from "./unseal.ts";
+import { downgradeStep } from "./versions.ts";
 
 /** What Vault's /v1/sys/health said about one pod, or why it could not be asked. */
 export type PodVault =
@@ -39,6 +46,10 @@ export interface ObservedPod {
   pendingSince?: Date;
   /** Its vault container cannot pull its image. */
   imagePullError?: { image: string; reason: string };
+  /** Its vault container does not run (crash loop, config or runtime error), as the kubelet reports it. */
+  containerFailure?: ContainerFailure;
+  /** For a sealed, initialized pod: its seal-status (threshold and progress), when it answered it. */
+  seal?: SealProgress;
   vault: PodVault;
 }
 
@@ -71,6 +82,10 @@ export interface Observed {
   pods: ObservedPod[];
   /** Pod names whose data claim exists. */
   claims: string[];
+  /** The storage each data claim requests (spec.resources.requests.storage), by claim name. */
+  claimSizes?: Record<string, string>;
+  /** The VaultCluster's namespace, for the commands messages suggest. */
+  namespace?: string;
   /** The keys Secret, when it exists. */
   keys?: ObservedKeys;
   /**
@@ -86,6 +101,8 @@ export interface Observed {
   knownClusterID?: string;
   /** Number of raft voters last seen (status.raftPeers), to judge quorum when no active node answers. */
   knownVoters?: number;
+  /** The lowest version every pod ran when last recorded (status.currentVersion): a downgrade below it is refused. */
+  knownVersion?: string;
   /** The listener certificate is in place (operator-managed or the user's Secret); else why not. */
   tls: { ready: true } | { ready: false; reason: string; message: string };
 }
@@ -154,6 +171,8 @@ export function quorum(voters: number): number {
   return Math.floor(voters / 2) + 1;
 }
 
+export { ordinalOf };
+
 /** The image a VaultCluster's pods run: `<repository>:<version>`. */
 export function vaultImage(spec: Pick<VaultClusterSpec, "repository" | "version">): string {
   return `${spec.repository}:${spec.version}`;
@@ -166,14 +185,6 @@ export function vaultImage(spec: Pick<VaultClusterSpec, "repository" | "version"
 export function runsImage(p: Pick<ObservedPod, "image" | "runningImage">, image: string): boolean {
   const running = p.runningImage ?? p.image;
   return running === image || running.endsWith(`/${image}`);
-}
-
-/** The ordinal of a pod named `<cluster>-<ordinal>`, or undefined. */
-export function ordinalOf(cluster: string, pod: string): number | undefined {
-  const prefix = `${cluster}-`;
-  if (!pod.startsWith(prefix)) return undefined;
-  const rest = pod.slice(prefix.length);
-  return /^(0|[1-9][0-9]*)$/.test(rest) ? Number(rest) : undefined;
 }
 
 function wait(reason: string, message: string): Step {
@@ -199,24 +210,31 @@ const REMEDIATION_INIT_LOST =
  *     - pod 0 missing -> CreatePod; pod 0 not answering -> Wait; else InitVault on pod 0.
  *  5. Keys but neither pods nor claims -> Degraded "KeysWithoutData". Pods of existing members gone (claim kept,
  *     ordinal below replicas) -> CreatePod(Restart), no gate.
- *  6. A sealed, initialized pod -> Unseal (always safe: it only lets a node that is a member serve).
+ *  6. A sealed, initialized pod -> Unseal (always safe: it only lets a node that is a member serve); fewer keys in the
+ *     Secret than the threshold -> Degraded "UnsealKeysInsufficient" (keys Vault refuses: see unseal.ts).
  *  7. No active node: quorum of the known voters unsealed -> Wait (election); every answering pod uninitialized
  *     -> Degraded "DataLost"; else Degraded "QuorumLost": no membership change.
  *  8. Operator token: missing or refused, with the root token at hand -> BootstrapToken; without it ->
  *     RegenerateRootToken (sys/generate-root with the unseal keys, then BootstrapToken); root token kept against
  *     spec -> RevokeRootToken; less than half its period left -> RenewToken.
+ *     Then spec.version older than the cluster runs (the active node's version, status.currentVersion) ->
+ *     Degraded "DowngradeRefused" (versions.ts); it also holds back the restart of rule 5.
  *  9. An uninitialized pod (a new pod, or one whose data was lost): its node ID still a raft peer -> RemovePeer
  *     (DataLost) first; else JoinRaft towards the active pod.
- * 10. Stalled pods (unschedulable, Pending too long, terminating too long, image pull failure of spec's image)
- *     -> Degraded naming them; no claim is ever deleted for it. A pull failure of an older image -> UpgradePod.
+ * 10. Stalled pods (crash loop or container error, unschedulable, Pending too long, terminating too long, image
+ *     pull failure of spec's image) -> Degraded naming them (stalled.ts); also instead of waiting when no pod
+ *     answers; no claim is ever deleted for it. A pull failure of an older image -> UpgradePod.
+ *     Before it: a pod below spec.replicas, built from an older spec, that the kubelet reports not Ready ->
+ *     replaced (UpgradePod or DeletePod Restart) while the quorum does not need it (heal.ts), also with no
+ *     active node and before init. Pods beyond spec.replicas are not reported: the scale-in removes them.
  * 11. Scale-in: the highest ordinal at or above spec.replicas: a raft peer -> StepDown first if it is the active
- *     node, then RemovePeer (quorum of healthy voters kept); not a peer -> DeletePod with its claim. Raft peers
+ *     node, then RemovePeer only while every other voter is healthy (scale-in.ts says why); not a peer -> DeletePod with its claim. Raft peers
  *     that are no pod of ours (interrupted removals) -> RemovePeer(Orphan).
  * 12. Any pod not healthy (ready, unsealed, a voter) -> Wait: no upgrade or scale-out on a sick cluster.
  * 13. Rolling upgrade / restart: pods on another image or template, standbys one at a time (lowest ordinal
  *     first), then StepDown of the active, which is done last as a standby.
  * 14. Scale-out: the lowest missing ordinal below spec.replicas -> CreatePod(ScaleOut), one at a time.
- * 15. InSync.
+ * 15. Claims of another size than spec.storage.size -> Degraded naming them (storage.ts), else InSync.
  */
 export function planNext(
   cluster: string,
@@ -267,8 +285,16 @@ export function planNext(
   const keys = observed.keys;
   const initialized = live.filter((p) => p.vault.reachable && p.vault.initialized);
   if (keys === undefined || keys.unsealKeys === 0) {
-    return planInit(cluster, observed.initStartedAt, live, initialized, now, opts, () =>
-      stalledStep(spec, live, pods, now, opts),
+    return planInit(
+      cluster,
+      observed.initStartedAt,
+      live,
+      initialized,
+      now,
+      opts,
+      () =>
+        healStep(vaultImage(spec), spec.replicas, live, () => true) ??
+        stalledStep(vaultImage(spec), live, pods, now, opts, spec.replicas),
     );
   }
 
@@ -281,10 +307,13 @@ export function planNext(
   }
   const podNames = new Set(pods.map((p) => p.name));
   const byName = new Map(pods.map((p) => [p.name, p]));
+  // A downgrade: no pod is created on, restarted on or changed to the older release (unseal stays allowed).
+  const downgrade = downgradeStep(spec.version, live, observed.knownVersion);
   for (const claim of [...observed.claims].sort(byOrdinal(cluster))) {
     const ordinal = ordinalOf(cluster, claim.replace(/^data-/, ""));
     const pod = claim.replace(/^data-/, "");
     if (ordinal === undefined || ordinal >= spec.replicas || podNames.has(pod)) continue;
+    if (downgrade !== undefined) return downgrade;
     return {
       type: "CreatePod",
       pod,
@@ -295,6 +324,8 @@ export function planNext(
 
   for (const p of live) {
     if (p.vault.reachable && p.vault.initialized && p.vault.sealed) {
+      const cannot = unsealKeysStep(p, keys.unsealKeys, spec.unseal.threshold);
+      if (cannot !== undefined) return cannot;
       return { type: "Unseal", pod: p.name, message: `unsealing ${p.name}` };
     }
   }
@@ -311,8 +342,14 @@ export function planNext(
         `${unsealed} pods are unsealed and no active node yet: waiting for an election`,
       );
     }
+    // An outdated pod that does not serve is replaced (a reverted upgrade or config heals it), and a pod the
+    // kubelet cannot run (crash loop, image pull) is named rather than waited for.
+    // (Never towards an older release than the cluster runs: then the refusal is what is reported.)
+    const heal = healStep(vaultImage(spec), spec.replicas, live, () => true);
+    if (heal !== undefined) return downgrade ?? heal;
+    const stalled = stalledStep(vaultImage(spec), live, pods, now, opts, spec.replicas);
     if (unsealed === 0 && initialized.length === 0 && live.every((p) => !p.vault.reachable)) {
-      return wait("PodsStarting", "no Vault pod answers yet");
+      return stalled ?? wait("PodsStarting", "no Vault pod answers yet");
     }
     if (initialized.length === 0) {
       return degraded(
@@ -322,12 +359,14 @@ export function planNext(
     }
     return degraded(
       "QuorumLost",
-      `${unsealed} of ${voters} raft voters are unsealed and no node is active: a quorum needs ${quorum(voters)}; no membership change is made until it is back`,
+      `${unsealed} of ${voters} raft voters are unsealed and no node is active: a quorum needs ${quorum(voters)}; no membership change is made until it is back${stalled?.type === "Degraded" ? `; ${stalled.message}` : ""}`,
+      stalled?.type === "Degraded" ? stalled.pods : undefined,
     );
   }
 
   const tokenStep = planToken(spec, keys, observed.token, active.name);
   if (tokenStep !== undefined) return tokenStep;
+  if (downgrade !== undefined) return downgrade;
 
   if (!("servers" in observed.raft)) {
     return wait(
@@ -358,66 +397,26 @@ export function planNext(
     };
   }
 
-  const stalled = stalledStep(spec, live, pods, now, opts);
+  const voterCount = servers.filter((s) => s.voter).length;
+  const heal = healStep(vaultImage(spec), spec.replicas, live, (p) => {
+    const others = servers.filter((s) => s.voter && s.nodeID !== p.name);
+    return others.filter((s) => healthy(byName.get(s.nodeID), peerIDs, servers)).length >= quorum(voterCount);
+  });
+  if (heal !== undefined) return heal;
+  const stalled = stalledStep(vaultImage(spec), live, pods, now, opts, spec.replicas);
   if (stalled !== undefined) return stalled;
 
-  // Scale-in: highest ordinal first; the peer goes before the pod and its claim.
-  const extra = [...live.filter((p) => p.ordinal >= spec.replicas)].sort((a, b) => b.ordinal - a.ordinal)[0];
-  const extraClaims = observed.claims
-    .map((c) => c.replace(/^data-/, ""))
-    .filter((n) => (ordinalOf(cluster, n) ?? -1) >= spec.replicas && !podNames.has(n));
-  if (extra !== undefined || extraClaims.length > 0) {
-    const victim = extra?.name ?? extraClaims.sort(byOrdinal(cluster)).reverse()[0]!;
-    if (peerIDs.has(victim)) {
-      if (victim === active.name) {
-        return {
-          type: "StepDown",
-          pod: victim,
-          message: `stepping ${victim} down before removing it (scale-in)`,
-        };
-      }
-      const voters = servers.filter((s) => s.voter);
-      const healthyAfter = voters.filter(
-        (s) => s.nodeID !== victim && healthy(byName.get(s.nodeID), peerIDs, servers),
-      );
-      const votersAfter = voters.filter((s) => s.nodeID !== victim).length;
-      if (healthyAfter.length < quorum(votersAfter)) {
-        return wait(
-          "QuorumAtRisk",
-          `not removing ${victim}: ${healthyAfter.length} healthy of ${votersAfter} voters would remain, below a quorum of ${quorum(votersAfter)}`,
-        );
-      }
-      return {
-        type: "RemovePeer",
-        nodeID: victim,
-        via: active.name,
-        reason: "ScaleIn",
-        message: `scaling in to ${spec.replicas}: removing raft peer ${victim} before its pod and claim`,
-      };
-    }
-    return {
-      type: "DeletePod",
-      pod: victim,
-      deleteClaim: true,
-      reason: "ScaleIn",
-      message: `scaling in to ${spec.replicas}: deleting ${victim} and its claim (no longer a raft peer)`,
-    };
-  }
-
-  // Peers that are no pod we want: an interrupted removal or a pod deleted by hand beyond spec.replicas.
-  const orphan = servers.find((s) => {
-    const ordinal = ordinalOf(cluster, s.nodeID);
-    return (ordinal === undefined || ordinal >= spec.replicas) && !podNames.has(s.nodeID) && !s.leader;
-  });
-  if (orphan !== undefined) {
-    return {
-      type: "RemovePeer",
-      nodeID: orphan.nodeID,
-      via: active.name,
-      reason: "Orphan",
-      message: `raft peer ${orphan.nodeID} has no pod and is beyond spec.replicas: removing it`,
-    };
-  }
+  const scaleIn = scaleInStep(
+    cluster,
+    spec.replicas,
+    live,
+    podNames,
+    observed.claims,
+    servers,
+    active.name,
+    (id) => healthy(byName.get(id), peerIDs, servers),
+  );
+  if (scaleIn !== undefined) return scaleIn;
 
   const sick = live.filter((p) => !healthy(p, peerIDs, servers));
   if (sick.length > 0) {
@@ -466,6 +465,9 @@ export function planNext(
       message: `scaling out to ${spec.replicas}: creating ${pod}`,
     };
   }
+
+  const storage = storageStep(cluster, spec, observed.claimSizes, observed.namespace);
+  if (storage !== undefined) return storage;
 
   return { type: "InSync", message: `${live.length} pods unsealed, ${active.name} active` };
 }
@@ -564,65 +566,6 @@ function planToken(
   return undefined;
 }
 
-/** Rule 10. */
-function stalledStep(
-  spec: VaultClusterSpec,
-  live: ObservedPod[],
-  all: ObservedPod[],
-  now: Date,
-  opts: Required<PlanOptions>,
-): Step | undefined {
-  const image = vaultImage(spec);
-  const age = (since: Date) => now.getTime() - since.getTime();
-  for (const p of live) {
-    if (p.imagePullError !== undefined && p.imagePullError.image !== image) {
-      return {
-        type: "UpgradePod",
-        pod: p.name,
-        from: p.imagePullError.image,
-        to: image,
-        message: `${p.name} cannot pull ${p.imagePullError.image} (${p.imagePullError.reason}), which spec no longer asks for; moving it to ${image}`,
-      };
-    }
-  }
-  const stalled: { pod: string; reason: string; why: string }[] = [];
-  for (const p of all) {
-    if (p.terminatingSince !== undefined && age(p.terminatingSince) >= opts.terminatingAfterMs) {
-      stalled.push({
-        pod: p.name,
-        reason: "PodStuckTerminating",
-        why: `has been terminating for ${Math.round(age(p.terminatingSince) / 1000)}s (its node may be unreachable; delete it with --force once the node is gone)`,
-      });
-    } else if (p.terminatingSince !== undefined) {
-    } else if (p.imagePullError !== undefined) {
-      stalled.push({
-        pod: p.name,
-        reason: "ImagePullFailed",
-        why: `cannot pull ${p.imagePullError.image} (${p.imagePullError.reason}): fix spec.repository/spec.version or the registry`,
-      });
-    } else if (p.unschedulableSince !== undefined && age(p.unschedulableSince) >= opts.unschedulableAfterMs) {
-      stalled.push({
-        pod: p.name,
-        reason: "PodUnschedulable",
-        why: `has found no node for ${Math.round(age(p.unschedulableSince) / 1000)}s: check its nodeSelector, tolerations, affinity and resources`,
-      });
-    } else if (p.pendingSince !== undefined && age(p.pendingSince) >= opts.pendingAfterMs) {
-      stalled.push({
-        pod: p.name,
-        reason: "PodPending",
-        why: `has been Pending for ${Math.round(age(p.pendingSince) / 1000)}s (its data claim may not bind)`,
-      });
-    }
-  }
-  const first = stalled[0];
-  if (first === undefined) return undefined;
-  return degraded(
-    first.reason,
-    `${stalled.map((s) => `${s.pod} ${s.why}`).join("; ")}; the rollout waits on it and no data claim is deleted`,
-    stalled.map((s) => s.pod),
-  );
-}
-
 /** Ready in Kubernetes, unsealed, and a raft voter. */
 function healthy(p: ObservedPod | undefined, peerIDs: Set<string>, servers: ObservedPeer[]): boolean {
   if (p === undefined || p.terminatingSince !== undefined) return false;
@@ -638,9 +581,4 @@ function sickness(p: ObservedPod, peerIDs: Set<string>, servers: ObservedPeer[])
   if (servers.find((s) => s.nodeID === p.name)?.voter !== true) return "not yet a raft voter";
   if (!p.ready) return "not ready";
   return undefined;
-}
-
-function byOrdinal(cluster: string): (a: string, b: string) => number {
-  const o = (n: string) => ordinalOf(cluster, n.replace(/^data-/, "")) ?? Number.MAX_SAFE_INTEGER;
-  return (a, b) => o(a) - o(b);
 }

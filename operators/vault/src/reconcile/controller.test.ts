@@ -15,6 +15,7 @@ import {
   type vaultPod,
 } from "../desired/objects.ts";
 import { certificateInfo, issueServerCertificate } from "../desired/tls.ts";
+import { VaultError } from "../vault/vault-client.ts";
 import { cluster, podObjects, reconcile } from "./test-fixture.ts";
 
 describe("reconcileVaultCluster", () => {
@@ -205,4 +206,71 @@ describe("reconcileVaultCluster", () => {
     steady.expectNoWrites();
     expect(steady.result).toEqual({ requeueAfter: 15_000 });
   });
+
+  it.each([
+    [
+      "Vault refuses a key",
+      {
+        unsealWith: async () => {
+          throw new VaultError("/v1/sys/unseal", 400, ["Unseal failed, invalid key"]);
+        },
+      },
+      "UnsealKeysInvalid",
+      /demo-0 refuses the unseal keys .*HTTP 400: Unseal failed, invalid key.*holds 2 keys and 2 are needed/,
+    ],
+    [
+      "every key taken and still sealed (duplicates)",
+      { unsealWith: async () => ({ sealed: true, t: 2, n: 3, progress: 1 }) },
+      "UnsealKeysInvalid",
+      /duplicates or belong to another cluster/,
+    ],
+    [
+      "Vault's seal-status asks for more keys than the Secret holds (spec says 2, Vault 3): no unseal tried",
+      { sealStatus: async () => ({ sealed: true, initialized: true, t: 3, n: 5, progress: 0 }) },
+      "UnsealKeysInsufficient",
+      /demo-0 is sealed and needs 3 unseal keys but the keys Secret holds 2/,
+    ],
+  ])(
+    "%s: Degraded naming the pod, one Warning, no UnsealFailed wait",
+    async (_, override, reason, message) => {
+      const calls: string[] = [];
+      const state = { initialized: false, sealed: true };
+      const first = await reconcileOnce(reconcile(calls, state), {
+        kinds: [VaultClusterKind],
+        objects: [cluster()],
+        request: cluster(),
+      });
+      const objects = [...first.objects.filter((o) => o.kind !== "Pod"), ...podObjects(cluster(), 0)];
+      const keys: KubeObject = {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: {
+          name: "demo-unseal-keys",
+          namespace: "ns",
+          labels: { "app.kubernetes.io/managed-by": "capstan-vault-operator" },
+        },
+        data: {
+          "unseal-key-0": Buffer.from("QQ==").toString("base64"),
+          "unseal-key-1": Buffer.from("Qg==").toString("base64"),
+          "operator-token": Buffer.from("hvs.op").toString("base64"),
+        },
+      } as KubeObject;
+      state.initialized = true;
+      const run = await reconcileOnce(reconcile(calls, state, undefined, undefined, override), {
+        kinds: [VaultClusterKind],
+        objects: [...objects, keys],
+        request: cluster(),
+      });
+      run.expectNoError();
+      const conditions = run.get(VaultClusterKind, "demo", "ns")?.status?.conditions ?? [];
+      const degraded = conditions.find((c) => c.type === "Degraded");
+      expect(degraded).toMatchObject({ status: "True", reason });
+      expect(degraded?.message).toMatch(message);
+      expect(conditions.find((c) => c.type === "Progressing")).toMatchObject({ status: "False", reason });
+      expect(run.get(VaultClusterKind, "demo", "ns")?.status?.phase).toBe("Degraded");
+      expect(run.events.filter((e) => e.type === "Warning").map((e) => e.reason)).toEqual([reason]);
+      expect(run.result).toEqual({ requeueAfter: 30_000 });
+      expect(calls).not.toContain("unseal 2");
+    },
+  );
 });

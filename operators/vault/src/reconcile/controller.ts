@@ -41,6 +41,7 @@ import {
   podDisruptionBudget,
 } from "../desired/objects.ts";
 import { type PlanOptions, planNext, type Step } from "../plan/plan.ts";
+import { judgeUnsealOutcome } from "../plan/unseal.ts";
 import { VaultError } from "../vault/vault-client.ts";
 import { act, keysNotStored } from "./act.ts";
 import type { KeysKeeper } from "./keys-keeper.ts";
@@ -205,15 +206,31 @@ export async function reconcileVaultCluster(
       } else {
         reported = toStep(result);
         requeueAfter = REQUEUE.waiting;
+        const judged =
+          step.type === "Unseal" && result.reason === "UnsealIncomplete"
+            ? unsealJudged(cluster, obs, step.pod, { stillSealed: true, message: result.message })
+            : undefined;
+        if (judged !== undefined) {
+          // Keys that cannot unseal: Degraded (one event when it starts, below), tried again at the Degraded pace.
+          reported = judged;
+          requeueAfter = REQUEUE.degraded;
+        }
       }
     } catch (err) {
       if (!(err instanceof VaultError)) throw err;
+      const judged =
+        step.type === "Unseal"
+          ? unsealJudged(cluster, obs, step.pod, { error: { status: err.status, errors: err.errors } })
+          : undefined;
       // Vault refused or did not answer: not a bug, so no backoff storm; report it and look again shortly.
       const message = `${step.message}: Vault answered: ${err.message}`;
-      ctx.log.warn({ step: step.type, err: err.message }, "Vault step failed; will retry");
-      ctx.recorder.event(cluster, "Warning", `${step.type}Failed`, step.type, message);
-      reported = { type: "Wait", reason: `${step.type}Failed`, message };
-      requeueAfter = REQUEUE.waiting;
+      if (judged === undefined) {
+        ctx.log.warn({ step: step.type, err: err.message }, "Vault step failed; will retry");
+        ctx.recorder.event(cluster, "Warning", `${step.type}Failed`, step.type, message);
+      }
+      // Keys Vault refuses: Degraded (one event when it starts, below), retried at the Degraded pace.
+      reported = judged ?? { type: "Wait", reason: `${step.type}Failed`, message };
+      requeueAfter = judged === undefined ? REQUEUE.waiting : REQUEUE.degraded;
     }
   }
   if (reported.type === "Degraded") {
@@ -236,6 +253,18 @@ export async function reconcileVaultCluster(
     await ctx.client.patchStatus(VaultClusterKind, req.name, req.namespace, patch, "merge", { signal });
   }
   return requeueAfter === undefined ? undefined : { requeueAfter };
+}
+
+/** An Unseal that failed because of the keys, as Degraded (else undefined: it is retried). */
+function unsealJudged(
+  cluster: VaultCluster,
+  obs: Observation,
+  pod: string,
+  outcome: Parameters<typeof judgeUnsealOutcome>[1],
+): Step | undefined {
+  const threshold =
+    obs.observed.pods.find((p) => p.name === pod)?.seal?.threshold ?? cluster.spec.unseal.threshold;
+  return judgeUnsealOutcome(pod, outcome, obs.keys.unsealKeys.length, threshold);
 }
 
 /** The three Services and the ConfigMap; no request when they already match. */

@@ -22,6 +22,8 @@ import {
   ordinalOf,
   type PodVault,
 } from "../plan/plan.ts";
+import { CONTAINER_FAILURE_REASONS, type ContainerFailure } from "../plan/stalled.ts";
+import type { SealProgress } from "../plan/unseal.ts";
 import { VaultClient, VaultError, type VaultHealth } from "../vault/vault-client.ts";
 
 /** Timeout of each Vault call made while observing: a dead pod must not stall the reconcile. */
@@ -122,12 +124,41 @@ export function podReady(pod: PodObject): boolean {
   return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
 }
 
-/** The planner's view of a pod (without Vault's part). */
+/** What the kubelet says about a vault container it cannot keep running, or undefined. */
+export function containerFailure(pod: PodObject): ContainerFailure | undefined {
+  const container = pod.status?.containerStatuses?.find((c) => c.name === "vault");
+  const waiting = container?.state?.waiting;
+  if (
+    container === undefined ||
+    waiting?.reason === undefined ||
+    !CONTAINER_FAILURE_REASONS.has(waiting.reason)
+  ) {
+    return undefined;
+  }
+  const last = container.lastState?.terminated;
+  return {
+    reason: waiting.reason,
+    ...(waiting.message ? { message: waiting.message } : {}),
+    restarts: container.restartCount ?? 0,
+    ...(last === undefined
+      ? {}
+      : {
+          lastExit: {
+            exitCode: last.exitCode,
+            ...(last.reason ? { reason: last.reason } : {}),
+            ...(last.message ? { message: last.message } : {}),
+          },
+        }),
+  };
+}
+
+/** The planner's view of a pod: Kubernetes' part, with `vault` (and `seal`, for a sealed pod) from Vault. */
 export function observedPod(
   cluster: VaultCluster,
   pod: PodObject,
   templateHash: string,
   vault: PodVault,
+  seal?: SealProgress,
 ): ObservedPod | undefined {
   const name = pod.metadata.name ?? "";
   const ordinal = ordinalOf(clusterRef(cluster).name, name);
@@ -144,6 +175,7 @@ export function observedPod(
     (pod.status?.phase ?? "Pending") === "Pending" && pod.metadata.creationTimestamp
       ? new Date(pod.metadata.creationTimestamp)
       : undefined;
+  const failure = containerFailure(pod);
   return {
     name,
     ordinal,
@@ -160,7 +192,19 @@ export function observedPod(
     ...(waiting?.reason !== undefined && IMAGE_PULL_REASONS.has(waiting.reason)
       ? { imagePullError: { image, reason: waiting.reason } }
       : {}),
+    ...(failure === undefined ? {} : { containerFailure: failure }),
+    ...(seal === undefined ? {} : { seal }),
   };
+}
+
+/** The storage each claim requests (spec.resources.requests.storage), by claim name. */
+export function claimSizes(claims: Map<string, PersistentVolumeClaimObject>): Record<string, string> {
+  return Object.fromEntries(
+    [...claims].flatMap(([name, c]) => {
+      const size = c.spec?.resources?.requests?.storage;
+      return size === undefined ? [] : [[name, String(size)]];
+    }),
+  );
 }
 
 /** Inputs of {@link observe} besides the cluster. */
@@ -211,6 +255,7 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
   // Ask every pod with an IP for its health, in parallel.
   const health = new Map<string, VaultHealth>();
   const vaultOf = new Map<string, PodVault>();
+  const sealOf = new Map<string, SealProgress>();
   const target = (pod: PodObject, token?: string): VaultTarget | undefined =>
     pod.status?.podIP && input.ca !== undefined
       ? {
@@ -235,6 +280,11 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
       try {
         const h = await client.health(call);
         health.set(name, h);
+        if (h.initialized && h.sealed) {
+          // Read-only: how many keys this node needs (an unseal that cannot succeed is then named, not retried).
+          const st = await client.sealStatus(call).catch(() => undefined);
+          if (st !== undefined) sealOf.set(name, { threshold: st.t, shares: st.n, progress: st.progress });
+        }
         vaultOf.set(name, {
           reachable: true,
           initialized: h.initialized,
@@ -260,6 +310,7 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
         p,
         templateHash,
         vaultOf.get(p.metadata.name ?? "") ?? { reachable: false, error: "" },
+        sealOf.get(p.metadata.name ?? ""),
       ),
     )
     .filter((p) => p !== undefined);
@@ -336,12 +387,17 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
     observed: {
       pods: observedPods,
       claims: [...claims.keys()],
+      claimSizes: claimSizes(claims),
+      namespace,
       ...(keys.observed === undefined ? {} : { keys: keys.observed }),
       ...(started === undefined ? {} : { initStartedAt: new Date(started) }),
       raft,
       ...(token === undefined ? {} : { token }),
       ...(cluster.status?.clusterID === undefined ? {} : { knownClusterID: cluster.status.clusterID }),
       ...(knownVoters > 0 ? { knownVoters } : {}),
+      ...(cluster.status?.currentVersion === undefined
+        ? {}
+        : { knownVersion: cluster.status.currentVersion }),
       tls: input.tls,
     },
   };

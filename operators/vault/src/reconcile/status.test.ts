@@ -178,6 +178,24 @@ describe("statusOf", () => {
     );
   });
 
+  it("a container that crash-loops or cannot pull runs no version: the recorded one stays", () => {
+    const crashing: ObservedPod = {
+      ...pod(0, "down", "hashicorp/vault:1.15.0"),
+      runningImage: "hashicorp/vault:1.15.0",
+      containerFailure: { reason: "CrashLoopBackOff", restarts: 4 },
+    };
+    const prev: VaultClusterStatus = { ...running, currentVersion: "1.14.8" };
+    const s = statusOf(cluster(prev, 1), obs([crashing]), inSync, { ready: true, message: "" }, NOW);
+    expect(s.currentVersion).toBe("1.14.8");
+    const pulling: ObservedPod = {
+      ...pod(0, "down", "hashicorp/vault:1.15.0"),
+      imagePullError: { image: "hashicorp/vault:1.15.0", reason: "ImagePullBackOff" },
+    };
+    expect(
+      statusOf(cluster(prev, 1), obs([pulling]), inSync, { ready: true, message: "" }, NOW).currentVersion,
+    ).toBe("1.14.8");
+  });
+
   it("keeps a recorded cluster_id and the last raft peers when no active node answers", () => {
     const prev = {
       clusterID: "first",

@@ -9,6 +9,7 @@ import type {
 } from "../api/vault-cluster.ts";
 import { clientEndpoint, type PodState, selectorString } from "../desired/names.ts";
 import { type ObservedPod, runsImage, type Step, vaultImage } from "../plan/plan.ts";
+import { compareVersions } from "../plan/versions.ts";
 import type { Observation } from "./observe.ts";
 
 /** A pod's state label value from what /v1/sys/health said, or undefined when it did not answer. */
@@ -17,16 +18,6 @@ export function podState(p: ObservedPod): PodState | undefined {
   if (!p.vault.initialized) return "uninitialized";
   if (p.vault.sealed) return "sealed";
   return p.vault.standby ? "standby" : "active";
-}
-
-function compareVersions(a: string, b: string): number {
-  const pa = a.split(/[.+-]/).map(Number);
-  const pb = b.split(/[.+-]/).map(Number);
-  for (let i = 0; i < 3; i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0 && !Number.isNaN(d)) return d;
-  }
-  return 0;
 }
 
 /** The phase shown in `kubectl get vault`. */
@@ -147,8 +138,11 @@ export function statusOf(
           .sort((a, b) => (a.nodeID < b.nodeID ? -1 : a.nodeID > b.nodeID ? 1 : 0))
       : previous.raftPeers;
   // The lowest version any pod runs: what Vault answers, else the tag of the image its container runs (a pod
-  // restarting or not answering must not let the status claim a version it does not run yet).
+  // restarting or not answering must not let the status claim a version it does not run yet). A container the
+  // kubelet cannot run (crash loop, image pull) runs no version: a single pod crash-looping on a new release
+  // leaves the recorded version as it was, so reverting spec.version is a rollback, not a refused downgrade.
   const versions = pods
+    .filter((p) => p.containerFailure === undefined && p.imagePullError === undefined)
     .map((p) => {
       const answered = obs.health.get(p.name)?.version;
       const tag = (p.runningImage ?? p.image).split(":").pop() ?? "";

@@ -48,6 +48,7 @@ export function fakeVault(
   calls: string[],
   state: { initialized: boolean; sealed: boolean },
   onInit?: () => void | Promise<void>,
+  override: Partial<Record<keyof VaultClient, unknown>> = {},
 ) {
   return (t: VaultTarget) =>
     ({
@@ -65,6 +66,13 @@ export function fakeVault(
         state.initialized = true;
         return { keys: ["a", "b", "c"], keys_base64: ["QQ==", "Qg==", "Qw=="], root_token: "hvs.root" };
       },
+      sealStatus: async () => ({
+        sealed: state.sealed,
+        initialized: state.initialized,
+        t: 2,
+        n: 3,
+        progress: 0,
+      }),
       unsealWith: async (keys: string[]) => {
         calls.push(`unseal ${keys.length}`);
         state.sealed = false;
@@ -82,6 +90,7 @@ export function fakeVault(
         renewable: true,
         display_name: "",
       }),
+      ...override,
     }) as unknown as VaultClient;
 }
 
@@ -99,13 +108,14 @@ export const reconcile = (
   state: { initialized: boolean; sealed: boolean },
   onInit?: () => void | Promise<void>,
   keys: KeysKeeper = noKeys(),
+  override: Partial<Record<keyof VaultClient, unknown>> = {},
 ) =>
   ((req, ctx) =>
     reconcileVaultCluster(req, ctx, {
       metrics: new VaultOperatorMetrics(new Registry()),
       keys,
       reloaderImage: settings.reloaderImage,
-      vaultClient: fakeVault(calls, state, onInit),
+      vaultClient: fakeVault(calls, state, onInit, override),
     })) as Parameters<typeof reconcileOnce>[0];
 
 /**
