@@ -89,7 +89,8 @@ export function operatorValuesSchema(
     ),
     leaderElection: object({ enabled: bool() }),
     terminationGracePeriodSeconds: {
-      description: "Seconds the operator gets to stop: more than its own shutdown (30 s, the manager's whole grace period).",
+      description:
+        "Seconds the operator gets to stop: more than its own shutdown (30 s, the manager's whole grace period).",
       type: "integer",
       minimum: 36,
       maximum: 3600,
