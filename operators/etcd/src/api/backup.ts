@@ -334,7 +334,8 @@ const backupSpecSchema = (description: string, deletionPolicy: DeletionPolicy): 
     activeDeadlineSeconds: {
       type: "integer",
       format: "int64",
-      description: "Seconds the backup Job may run before it is failed.",
+      description:
+        "Seconds the backup may take before it is failed: its Job's run, and (from its creation) the wait for what it needs before the Job starts (the cluster, a member to snapshot, its claim).",
       default: DEFAULT_BACKUP_DEADLINE_SECONDS,
       minimum: 60,
       maximum: 86_400,

@@ -190,6 +190,30 @@ describe("planBackup", () => {
     if (plan.action === undefined || phase !== undefined) expect(plan.action).toBeUndefined();
   });
 
+  it.each([
+    ["no member answers", { members: undefined }, "no member of EtcdCluster demo answers"],
+    ["the cluster does not exist", { cluster: undefined }, "EtcdCluster db/demo does not exist"],
+  ])("fails with DeadlineExceeded once a backup that cannot start (%s) is past its deadline", (_, o, why) => {
+    const created = (ageS: number, deadline?: number): EtcdBackup => ({
+      ...backup({ phase: "Pending" }),
+      metadata: {
+        name: "b1",
+        namespace: "db",
+        creationTimestamp: new Date(NOW.getTime() - ageS * 1000).toISOString(),
+      },
+      spec: { ...backup().spec, ...(deadline === undefined ? {} : { activeDeadlineSeconds: deadline }) },
+    });
+    // Within the default deadline (1 h): still waiting.
+    expect(planBackup(input({ ...o, backup: created(3599) })).status.phase).toBe("Pending");
+    const late = planBackup(input({ ...o, backup: created(3601) }));
+    expect(late.status.phase).toBe("Failed");
+    expect(late.event).toMatchObject({ type: "Warning", reason: "DeadlineExceeded" });
+    expect(late.event?.message).toContain(why);
+    expect(late.conditions.find((c) => c.type === "Degraded")?.reason).toBe("DeadlineExceeded");
+    // spec.activeDeadlineSeconds sets it.
+    expect(planBackup(input({ ...o, backup: created(120, 60) })).status.phase).toBe("Failed");
+  });
+
   it("names the field and what to do in a Degraded message", () => {
     const plan = planBackup(input({ cluster: undefined }));
     expect(plan.conditions.find((c) => c.type === "Degraded")?.message).toMatch(

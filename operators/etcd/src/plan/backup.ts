@@ -2,7 +2,12 @@
 // one thing to do (create the Job, or nothing) and the status to write. Pure: `now` and the observations are
 // inputs; the reconciler reads them and performs the action. A backup ends Succeeded or Failed and is never
 // taken again (its spec is immutable: another snapshot is another EtcdBackup).
-import type { EtcdBackup, EtcdBackupPhase, EtcdBackupStatus } from "../api/backup.ts";
+import {
+  DEFAULT_BACKUP_DEADLINE_SECONDS,
+  type EtcdBackup,
+  type EtcdBackupPhase,
+  type EtcdBackupStatus,
+} from "../api/backup.ts";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
 import { backupLocation, type SnapshotStatus, type UploadResult } from "../desired/backup-job.ts";
 import { chooseBackupMember } from "./backup-member.ts";
@@ -127,7 +132,22 @@ export function planBackup(input: BackupInput): BackupPlan {
     conditions: conds("Failed", reason, message, true),
     event: { type: "Warning", reason, message },
   });
-  const pending = (reason: string, message: string, degraded: boolean): BackupPlan => ({
+  // A backup that cannot start gets the same deadline as one that runs (spec.activeDeadlineSeconds, from its
+  // creation): past it, it fails with what it waited for, so a schedule (which runs one backup at a time) goes on.
+  const deadlineSeconds = backup.spec.activeDeadlineSeconds ?? DEFAULT_BACKUP_DEADLINE_SECONDS;
+  const created = backup.metadata.creationTimestamp;
+  const pastDeadline =
+    job === undefined &&
+    created !== undefined &&
+    now.getTime() - new Date(created).getTime() > deadlineSeconds * 1000;
+  const pending = (reason: string, message: string, degraded: boolean): BackupPlan =>
+    pastDeadline
+      ? fail(
+          "DeadlineExceeded",
+          `the backup could not start within ${deadlineSeconds} s of its creation (spec.activeDeadlineSeconds): ${message}`,
+        )
+      : waiting(reason, message, degraded);
+  const waiting = (reason: string, message: string, degraded: boolean): BackupPlan => ({
     status: { phase: "Pending" },
     conditions: conds("Pending", reason, message, degraded),
     ...(status.phase !== "Pending" ||
