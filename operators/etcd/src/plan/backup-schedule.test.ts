@@ -11,6 +11,7 @@ import {
   type ScheduleInput,
   type SchedulePlan,
   scheduledBackupName,
+  staleBackup,
 } from "./backup-schedule.ts";
 
 const T = (iso: string) => new Date(iso);
@@ -487,6 +488,32 @@ describe("retentionDeletes and restores", () => {
       }),
     );
     expect(plan.deletes.map((d) => d.name)).toEqual(["b1"]);
+  });
+});
+
+describe("staleBackup", () => {
+  const daily = { schedule: "0 3 * * *" };
+  it("is stale once the newest success is older than twice the interval, not before", () => {
+    const success = T("2026-11-10T03:05:00Z");
+    expect(staleBackup(daily, CREATED, success, T("2026-11-12T03:04:00Z"))).toBeUndefined();
+    expect(staleBackup(daily, CREATED, success, T("2026-11-12T03:06:00Z"))).toEqual({
+      ageMs: 2 * 86_400_000 + 60_000,
+      intervalMs: 86_400_000,
+    });
+  });
+  it("with no success, counts from the schedule's creation; a new or suspended schedule is never stale", () => {
+    expect(staleBackup(daily, CREATED, undefined, T("2026-11-04T00:00:00Z"))).toMatchObject({
+      intervalMs: 86_400_000,
+    });
+    expect(
+      staleBackup(daily, T("2026-11-03T00:00:00Z"), undefined, T("2026-11-03T12:00:00Z")),
+    ).toBeUndefined();
+    expect(
+      staleBackup({ ...daily, suspend: true }, CREATED, undefined, T("2026-11-20T00:00:00Z")),
+    ).toBeUndefined();
+    expect(
+      staleBackup({ schedule: "not cron" }, CREATED, undefined, T("2026-11-20T00:00:00Z")),
+    ).toBeUndefined();
   });
 });
 

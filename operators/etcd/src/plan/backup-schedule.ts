@@ -167,6 +167,36 @@ export function retentionDeletes(
   return out;
 }
 
+/** How stale a schedule's newest successful backup is, when it is older than twice the schedule's interval. */
+export interface StaleBackup {
+  /** Since the newest successful backup completed (or, with none, since the schedule was created). */
+  ageMs: number;
+  /** The time between the schedule's last two scheduled times. */
+  intervalMs: number;
+}
+
+/**
+ * The schedule's newest successful backup (`lastSuccess`, its completion; none: the schedule's creation) is older
+ * than twice its interval (the time between its last two scheduled times before `now`): every backup in between
+ * failed, was missed or never started. Undefined when it is not, or the schedule is invalid, suspended or too new
+ * to have two scheduled times.
+ */
+export function staleBackup(
+  spec: Pick<EtcdBackupScheduleSpec, "schedule" | "timeZone" | "suspend">,
+  createdAt: Date,
+  lastSuccess: Date | undefined,
+  now: Date,
+): StaleBackup | undefined {
+  if (spec.suspend === true) return undefined;
+  const cron = parseSchedule(spec);
+  if (!(cron instanceof Cron)) return undefined;
+  const [last, before] = cron.previousRuns(2, now);
+  if (last === undefined || before === undefined || before < createdAt) return undefined;
+  const intervalMs = last.getTime() - before.getTime();
+  const ageMs = now.getTime() - (lastSuccess ?? createdAt).getTime();
+  return ageMs > 2 * intervalMs ? { ageMs, intervalMs } : undefined;
+}
+
 /** Scheduled times strictly between `after` and `before`, counted up to {@link MAX_COUNTED_MISSED}. */
 function countBetween(cron: Cron, after: Date, before: Date): number {
   let n = 0;

@@ -150,6 +150,34 @@ describe("reconcileEtcdBackupSchedule", () => {
     expect(run.writesOf(EtcdBackupKind)).toEqual([]);
   });
 
+  it("is Degraded BackupStale when the newest success is older than twice the interval, naming it", async () => {
+    // Hourly; the newest success completed at 01:01, every backup since failed; now 04:30 (3.5 h later).
+    const objects = [
+      schedule({}, { lastScheduleTime: "2026-11-30T04:00:00Z" }),
+      owned(1, "Succeeded"),
+      owned(2, "Failed"),
+      owned(3, "Failed"),
+      owned(4, "Failed"),
+    ];
+    const run = await reconcile(objects, "2026-11-30T04:30:00Z");
+    run.expectNoError();
+    const degraded = run
+      .get(EtcdBackupScheduleKind, "hourly", "ns")
+      ?.status?.conditions?.find((c) => c.type === "Degraded");
+    expect(degraded).toMatchObject({ status: "True", reason: "BackupStale" });
+    expect(degraded?.message).toContain(
+      `the newest successful backup, ${owned(1, undefined).metadata.name}, completed 3h 29m ago`,
+    );
+    expect(degraded?.message).toContain("more than twice the schedule's interval (1h)");
+    // Within twice the interval: only the failure is reported.
+    const fresh = await reconcile(objects.slice(0, 3), "2026-11-30T02:30:00Z");
+    expect(
+      fresh
+        .get(EtcdBackupScheduleKind, "hourly", "ns")
+        ?.status?.conditions?.find((c) => c.type === "Degraded")?.reason,
+    ).toBe("BackupFailed");
+  });
+
   it("does not count a backup being deleted (its snapshot going) nor delete it again", async () => {
     const going = owned(1, "Succeeded");
     going.metadata.finalizers = ["etcd.capstan.dev/delete-snapshot"];

@@ -27,6 +27,7 @@ import {
   planSchedule,
   SCHEDULED_TIME_ANNOTATION,
   type SchedulePlan,
+  staleBackup,
 } from "../plan/backup-schedule.ts";
 import { observeBackupsInUse } from "./backup-use.ts";
 
@@ -195,6 +196,26 @@ export async function reconcileEtcdBackupSchedule(
   return { requeueAfter: Math.max(1000, plan.next.getTime() - now.getTime()) };
 }
 
+/** "2d 3h", "5h 10m", "42m", "30s": the two largest units. */
+function humanDuration(ms: number): string {
+  const units: [string, number][] = [
+    ["d", 86_400_000],
+    ["h", 3_600_000],
+    ["m", 60_000],
+    ["s", 1000],
+  ];
+  const parts: string[] = [];
+  let rest = Math.max(0, Math.round(ms / 1000) * 1000);
+  for (const [unit, size] of units) {
+    if (rest >= size || (parts.length === 0 && unit === "s")) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+    if (parts.length === 2) break;
+  }
+  return parts.join(" ");
+}
+
 function findDegradedReason(status: EtcdBackupScheduleStatus): string | undefined {
   const d = status.conditions?.find((c) => c.type === "Degraded");
   return d?.status === "True" ? d.reason : undefined;
@@ -221,22 +242,42 @@ function conditionsOf(
     Date.parse(status.lastMissedTime) > Date.parse(status.lastScheduleTime ?? "1970-01-01T00:00:00Z")
       ? status.lastMissedTime
       : undefined;
+  const stale = staleBackup(
+    schedule.spec,
+    new Date(schedule.metadata.creationTimestamp ?? 0),
+    status.lastSuccessfulTime === undefined ? undefined : new Date(status.lastSuccessfulTime),
+    now,
+  );
   const degraded =
     d.type === "Invalid"
       ? { status: "True" as const, reason: "InvalidSchedule", message: d.message }
-      : missed !== undefined
+      : stale !== undefined
         ? {
             status: "True" as const,
-            reason: "MissedSchedule",
-            message: `the backup for ${missed} was not started within spec.startingDeadlineSeconds (until the next one is created)`,
+            reason: "BackupStale",
+            message: `${
+              status.lastSuccessfulBackup === undefined
+                ? "no backup has succeeded since the schedule was created"
+                : `the newest successful backup, ${status.lastSuccessfulBackup}, completed`
+            } ${humanDuration(stale.ageMs)} ago, more than twice the schedule's interval (${humanDuration(stale.intervalMs)})${
+              finished?.phase === "Failed"
+                ? `; the last backup, ${finished.name}, failed: see its status`
+                : ""
+            }`,
           }
-        : finished?.phase === "Failed"
+        : missed !== undefined
           ? {
               status: "True" as const,
-              reason: "BackupFailed",
-              message: `the last backup, ${finished.name}, failed: see its status`,
+              reason: "MissedSchedule",
+              message: `the backup for ${missed} was not started within spec.startingDeadlineSeconds (until the next one is created)`,
             }
-          : { status: "False" as const, reason: "AsExpected", message: "" };
+          : finished?.phase === "Failed"
+            ? {
+                status: "True" as const,
+                reason: "BackupFailed",
+                message: `the last backup, ${finished.name}, failed: see its status`,
+              }
+            : { status: "False" as const, reason: "AsExpected", message: "" };
   const available =
     d.type === "Invalid"
       ? { status: "False" as const, reason: "InvalidSchedule", message: d.message }
