@@ -170,6 +170,7 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
     "EtcdClusterQuorumLost",
     "EtcdClusterNoLeader",
     "EtcdClusterMembersUnhealthy",
+    "EtcdBackupScheduleStale",
     "EtcdOperatorReconcileErrors",
     "EtcdOperatorLeaderElectionFlapping",
     "EtcdOperatorDown",
@@ -217,6 +218,17 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
       'time() - max by (object_namespace, object_name) (capstan_etcd_backup_last_success_timestamp_seconds{job="ops-etcd-operator-metrics", namespace="ops-ns"}) > 7200',
     );
     expect(JSON.stringify(stale)).toContain("{{ $labels.object_namespace }}/{{ $labels.object_name }}");
+  });
+
+  it("alerts on a stale backup schedule whenever the PrometheusRule is on", () => {
+    const rules = (
+      ofKind(render("prometheusRule.enabled=true"), "PrometheusRule") as (K8sObject & {
+        spec: { groups: { rules: Record<string, unknown>[] }[] };
+      })[]
+    ).flatMap((r) => r.spec.groups.flatMap((g) => g.rules));
+    expect(rules.find((a) => a.alert === "EtcdBackupScheduleStale")?.expr).toBe(
+      'max by (object_namespace, object_name) (capstan_etcd_backup_schedule_stale{job="ops-etcd-operator-metrics", namespace="ops-ns"}) == 1',
+    );
   });
 
   it("passes the operator's own image to the backup Jobs unless backup.image names another", () => {

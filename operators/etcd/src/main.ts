@@ -79,7 +79,7 @@ mgr.add(
   }),
 );
 mgr.add(etcdBackupController({ operatorImage: backupImage, metrics }));
-mgr.add(etcdBackupScheduleController());
+mgr.add(etcdBackupScheduleController({ metrics }));
 logger.info(
   {
     namespace: cli.watchNamespace ?? "(all)",

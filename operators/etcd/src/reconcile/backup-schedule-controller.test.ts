@@ -3,6 +3,7 @@
 // holds the next, and an invalid schedule is Degraded naming the field.
 import type { KubeObject } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
+import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import {
   type EtcdBackup,
@@ -18,6 +19,7 @@ import {
   SCHEDULE_LABEL,
   scheduledBackup,
 } from "./backup-schedule-controller.ts";
+import { EtcdOperatorMetrics } from "./metrics.ts";
 
 const schedule = (
   o: Partial<EtcdBackupSchedule["spec"]> = {},
@@ -58,7 +60,7 @@ function owned(hour: number, phase: EtcdBackupPhase | undefined): EtcdBackup {
 }
 
 const reconcile = (objects: readonly KubeObject[], now: string, sched = schedule()) =>
-  reconcileOnce((req, ctx) => reconcileEtcdBackupSchedule(req, ctx, new Date(now)), {
+  reconcileOnce((req, ctx) => reconcileEtcdBackupSchedule(req, ctx, { now: new Date(now) }), {
     kinds: [EtcdBackupScheduleKind, EtcdBackupKind],
     objects,
     request: sched,
@@ -139,7 +141,7 @@ describe("reconcileEtcdBackupSchedule", () => {
       restore,
     ];
     const run = await reconcileOnce(
-      (req, ctx) => reconcileEtcdBackupSchedule(req, ctx, new Date("2026-11-30T04:30:00Z")),
+      (req, ctx) => reconcileEtcdBackupSchedule(req, ctx, { now: new Date("2026-11-30T04:30:00Z") }),
       {
         kinds: [EtcdBackupScheduleKind, EtcdBackupKind, EtcdRestoreKind],
         objects,
@@ -169,6 +171,16 @@ describe("reconcileEtcdBackupSchedule", () => {
       `the newest successful backup, ${owned(1, undefined).metadata.name}, completed 3h 29m ago`,
     );
     expect(degraded?.message).toContain("more than twice the schedule's interval (1h)");
+    // The gauge behind the chart's EtcdBackupScheduleStale alert says so too.
+    const registry = new Registry();
+    const metrics = new EtcdOperatorMetrics(registry);
+    await reconcileOnce(
+      (req, ctx) => reconcileEtcdBackupSchedule(req, ctx, { now: new Date("2026-11-30T04:30:00Z"), metrics }),
+      { kinds: [EtcdBackupScheduleKind, EtcdBackupKind], objects, request: schedule() },
+    );
+    expect(await registry.metrics()).toMatch(
+      /capstan_etcd_backup_schedule_stale\{object_namespace="ns",object_name="hourly"\} 1/,
+    );
     // Within twice the interval: only the failure is reported.
     const fresh = await reconcile(objects.slice(0, 3), "2026-11-30T02:30:00Z");
     expect(

@@ -30,19 +30,30 @@ import {
   staleBackup,
 } from "../plan/backup-schedule.ts";
 import { observeBackupsInUse } from "./backup-use.ts";
+import type { EtcdOperatorMetrics } from "./metrics.ts";
 
 /** Label carrying the schedule's name on the backups it creates. */
 export const SCHEDULE_LABEL = "etcd.capstan.dev/schedule";
 
 /** The controller that reconciles EtcdBackupSchedules. */
-export function etcdBackupScheduleController(): Controller<EtcdBackupSchedule> {
+/** Options of {@link etcdBackupScheduleController} and {@link reconcileEtcdBackupSchedule}. */
+export interface EtcdBackupScheduleOptions {
+  /** capstan_etcd_backup_schedule_stale is set on it. */
+  metrics?: EtcdOperatorMetrics;
+  /** The time the reconcile plans at (tests); default now. */
+  now?: Date;
+}
+
+export function etcdBackupScheduleController(
+  options: Omit<EtcdBackupScheduleOptions, "now"> = {},
+): Controller<EtcdBackupSchedule> {
   return controller({
     name: "etcdbackupschedule",
     for: EtcdBackupScheduleKind,
     // A backup's phase change re-plans its schedule (the next may wait on it; retention counts it).
     owns: [EtcdBackupKind],
     maxConcurrentReconciles: 2,
-    reconcile: (req, ctx) => reconcileEtcdBackupSchedule(req, ctx),
+    reconcile: (req, ctx) => reconcileEtcdBackupSchedule(req, ctx, options),
   });
 }
 
@@ -96,10 +107,14 @@ export function scheduledBackup(schedule: EtcdBackupSchedule, name: string, sche
 export async function reconcileEtcdBackupSchedule(
   req: ReconcileRequest,
   ctx: ReconcileContext,
-  now: Date = new Date(),
+  options: EtcdBackupScheduleOptions = {},
 ): Promise<Result | undefined> {
+  const now = options.now ?? new Date();
   const schedule = await ctx.cache.get(EtcdBackupScheduleKind, req.name, req.namespace);
-  if (schedule === undefined || schedule.metadata.deletionTimestamp !== undefined) return undefined;
+  if (schedule === undefined || schedule.metadata.deletionTimestamp !== undefined) {
+    options.metrics?.forgetSchedule(req.namespace ?? "", req.name);
+    return undefined;
+  }
   const namespace = schedule.metadata.namespace ?? "";
   const all = await ctx.cache.list(EtcdBackupKind, { namespace });
   const backups = ownedBackups(schedule, all);
@@ -184,6 +199,12 @@ export async function reconcileEtcdBackupSchedule(
       next.lastSuccessfulTime = lastSuccess.completionTime.toISOString();
   }
   next.conditions = conditionsOf(schedule, next, plan, backups, active, now);
+  const degraded = next.conditions.find((c) => c.type === "Degraded");
+  options.metrics?.scheduleObserved(
+    namespace,
+    req.name,
+    degraded?.status === "True" && degraded.reason === "BackupStale",
+  );
   if (schedule.metadata.generation !== undefined) next.observedGeneration = schedule.metadata.generation;
 
   const patch = statusMergePatch(schedule.status, next);

@@ -24,6 +24,11 @@ export class EtcdOperatorMetrics {
   readonly lastBackupSuccess: Gauge<"object_namespace" | "object_name">;
   /** capstan_etcd_backup_failures_total{object_namespace,object_name}: EtcdBackups of the cluster that ended Failed. */
   readonly backupFailures: Counter<"object_namespace" | "object_name">;
+  /**
+   * capstan_etcd_backup_schedule_stale{object_namespace,object_name}: 1 while the EtcdBackupSchedule object_name is
+   * Degraded BackupStale (its newest successful backup is older than twice its interval), else 0.
+   */
+  readonly scheduleStale: Gauge<"object_namespace" | "object_name">;
   /** The value of lastBackupSuccess per "namespace/cluster" (prom-client reads its values asynchronously). */
   readonly #lastSuccess = new Map<string, number>();
   /** The steps counted per "namespace/cluster", so that forget() can remove each one's series. */
@@ -67,6 +72,22 @@ export class EtcdOperatorMetrics {
       labelNames: ["object_namespace", "object_name"],
       registers,
     });
+    this.scheduleStale = new Gauge({
+      name: "capstan_etcd_backup_schedule_stale",
+      help: "1 while an EtcdBackupSchedule's newest successful backup is older than twice its interval, else 0.",
+      labelNames: ["object_namespace", "object_name"],
+      registers,
+    });
+  }
+
+  /** Records whether the schedule `namespace/name` is stale (see scheduleStale). */
+  scheduleObserved(namespace: string, name: string, stale: boolean): void {
+    this.scheduleStale.set({ object_namespace: namespace, object_name: name }, stale ? 1 : 0);
+  }
+
+  /** Drops the series of a deleted schedule. */
+  forgetSchedule(namespace: string, name: string): void {
+    this.scheduleStale.remove({ object_namespace: namespace, object_name: name });
   }
 
   /** Records a successful backup of cluster `namespace/cluster` completed at `completed`; an older one changes nothing. */
