@@ -34,6 +34,19 @@ describe("backup-upload to a file", () => {
     expect(JSON.parse(readFileSync(termination, "utf8"))).toEqual(result);
   });
 
+  it("reads the stored file back: a copy that differs from the snapshot fails the upload", async () => {
+    const to = join(dir, "corrupted", "b1.db");
+    await expect(
+      storeSnapshot(
+        { file: snapshot, target: { kind: "file", path: to } },
+        {},
+        {
+          afterWrite: async () => writeFileSync(to, content.subarray(0, 1000)),
+        },
+      ),
+    ).rejects.toThrow(/read back differs from the snapshot: 1000 bytes/);
+  });
+
   it("makes no termination-log file outside a pod", async () => {
     const termination = join(dir, "no-termination-log");
     await backupUploadCommand(

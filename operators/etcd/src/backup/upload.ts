@@ -1,7 +1,9 @@
 // `backup-upload`, the last step of a backup Job (run from the operator image): stores the verified snapshot in
 // S3-compatible object storage (multipart, via @aws-sdk/lib-storage) or as a file on a PersistentVolumeClaim
-// (written under a temporary name, synced, then renamed), and prints {location, size, sha256} to the
-// termination message the operator reads. Credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+// (written under a temporary name, synced, renamed, its directory synced), reads what was stored back (size and
+// sha256 of the file, or of the object downloaded again) and prints {location, size, sha256} to the termination
+// message the operator reads only once both match: Succeeded means durable and verified. Credentials come from
+// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream, existsSync } from "node:fs";
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
@@ -9,7 +11,7 @@ import { Agent } from "node:https";
 import { dirname } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { S3Client } from "@aws-sdk/client-s3";
+import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { parseUploadArgs, type UploadArgs, type UploadResult } from "../desired/backup-job.ts";
 
@@ -19,14 +21,37 @@ export const TERMINATION_LOG = "/dev/termination-log";
 export const PART_SIZE = 16 * 1024 * 1024;
 
 /** SHA-256 (hex) and size of a file, in one read. */
-export async function digestFile(path: string): Promise<{ sha256: string; size: number }> {
+export function digestFile(path: string): Promise<{ sha256: string; size: number }> {
+  return digestStream(createReadStream(path));
+}
+
+/** SHA-256 (hex) and size of a stream, in one read. */
+async function digestStream(stream: AsyncIterable<unknown>): Promise<{ sha256: string; size: number }> {
   const hash = createHash("sha256");
   let size = 0;
-  for await (const chunk of createReadStream(path)) {
+  for await (const chunk of stream) {
     hash.update(chunk as Buffer);
     size += (chunk as Buffer).length;
   }
   return { sha256: hash.digest("hex"), size };
+}
+
+/** Throws unless what was read back is what was written. */
+function checkReadBack(
+  location: string,
+  written: { sha256: string; size: number },
+  read: { sha256: string; size: number },
+): void {
+  if (read.size !== written.size || read.sha256 !== written.sha256) {
+    throw new Error(
+      `backup-upload: ${location} read back differs from the snapshot: ${read.size} bytes, sha256 ${read.sha256}; written ${written.size} bytes, sha256 ${written.sha256}`,
+    );
+  }
+}
+
+/** Test seams of {@link storeSnapshot}: what runs between the write and its read-back. */
+export interface StoreHooks {
+  afterWrite?: (location: string) => Promise<void>;
 }
 
 /**
@@ -58,6 +83,13 @@ export async function writeAtomically(
       await fh.close();
     }
     await rename(partial, to);
+    // The rename is durable only once the directory is synced too.
+    const dir = await open(dirname(to), "r");
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
   } catch (err) {
     await rm(partial, { force: true });
     throw err;
@@ -69,14 +101,18 @@ export async function writeAtomically(
 export async function storeSnapshot(
   args: UploadArgs,
   env: NodeJS.ProcessEnv = process.env,
+  hooks: StoreHooks = {},
 ): Promise<UploadResult> {
   const info = await stat(args.file).catch(() => undefined);
   if (info === undefined || !info.isFile())
     throw new Error(`backup-upload: --file ${args.file} is not a file`);
   const t = args.target;
   if (t.kind === "file") {
-    const { sha256, size } = await writeAtomically(createReadStream(args.file), t.path);
-    return { location: `file://${t.path}`, size, sha256 };
+    const written = await writeAtomically(createReadStream(args.file), t.path);
+    const location = `file://${t.path}`;
+    await hooks.afterWrite?.(location);
+    checkReadBack(location, written, await digestFile(t.path));
+    return { location, ...written };
   }
   const accessKeyId = env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
@@ -109,6 +145,16 @@ export async function storeSnapshot(
         Metadata: { sha256 },
       },
     }).done();
+    await hooks.afterWrite?.(`s3://${t.bucket}/${t.key}`);
+    // Downloaded again and hashed (the snapshot's size once more in traffic): what S3 holds is what was sent.
+    const object = await client.send(new GetObjectCommand({ Bucket: t.bucket, Key: t.key }));
+    if (object.Body === undefined)
+      throw new Error(`backup-upload: s3://${t.bucket}/${t.key} read back empty`);
+    checkReadBack(
+      `s3://${t.bucket}/${t.key}`,
+      { sha256, size },
+      await digestStream(object.Body as AsyncIterable<unknown>),
+    );
   } finally {
     client.destroy();
   }
