@@ -1,6 +1,7 @@
 // The Vault planner: from the spec and what the operator observed, the ONE next step to take. Pure: no I/O, no
 // clock (the caller passes `now`), no randomness; the reconciler performs the step and plans again next time.
 import { OPERATOR_OWNED_CONFIG_KEYS, type VaultClusterSpec } from "../api/vault-cluster.ts";
+import { claimLostStep, holdCreateOnTerminatingClaim } from "./claim-lost.ts";
 import { healStep } from "./heal.ts";
 import { byOrdinal, ordinalOf } from "./ordinal.ts";
 import { scaleInStep } from "./scale-in.ts";
@@ -80,8 +81,10 @@ export type ObservedToken =
 export interface Observed {
   /** Pods that exist (including terminating ones), by ordinal. */
   pods: ObservedPod[];
-  /** Pod names whose data claim exists. */
+  /** Names of the data claims that exist (and are not being deleted). */
   claims: string[];
+  /** Names of the data claims being deleted (a deletionTimestamp; pvc-protection holds them while a pod uses them). */
+  claimsTerminating?: string[];
   /** The storage each data claim requests (spec.resources.requests.storage), by claim name. */
   claimSizes?: Record<string, string>;
   /** The VaultCluster's namespace, for the commands messages suggest. */
@@ -142,11 +145,17 @@ export type Step =
       type: "RemovePeer";
       nodeID: string;
       via: string;
-      reason: "ScaleIn" | "DataLost" | "Orphan";
+      reason: "ScaleIn" | "DataLost" | "Orphan" | "ClaimLost";
       message: string;
     }
   /** Delete a pod (and, on scale-in, its claim): only once its peer is out of the raft configuration. */
-  | { type: "DeletePod"; pod: string; deleteClaim: boolean; reason: "ScaleIn" | "Restart"; message: string }
+  | {
+      type: "DeletePod";
+      pod: string;
+      deleteClaim: boolean;
+      reason: "ScaleIn" | "Restart" | "ClaimLost";
+      message: string;
+    }
   /** PUT /v1/sys/step-down on the active pod, before it is removed, upgraded or restarted. */
   | { type: "StepDown"; pod: string; message: string }
   /** Change one pod's image to spec's (the kubelet restarts vault on its data; it comes back sealed). */
@@ -242,6 +251,20 @@ export function planNext(
   observed: Observed,
   now: Date,
   options: PlanOptions = {},
+): Step {
+  // Whatever rule asks for a pod, none is made on a claim that is being deleted (claim-lost.ts).
+  return holdCreateOnTerminatingClaim(
+    planStep(cluster, spec, observed, now, options),
+    observed.claimsTerminating ?? [],
+  );
+}
+
+function planStep(
+  cluster: string,
+  spec: VaultClusterSpec,
+  observed: Observed,
+  now: Date,
+  options: PlanOptions,
 ): Step {
   const opts = { ...PLAN_DEFAULTS, ...options };
   if (spec.paused === true) {
@@ -396,6 +419,18 @@ export function planNext(
       message: `${p.name} joins the raft cluster through ${active.name}`,
     };
   }
+
+  const claimLost = claimLostStep({
+    live,
+    claims: observed.claims,
+    claimsTerminating: observed.claimsTerminating ?? [],
+    servers,
+    active: active.name,
+    healthy: (id) => healthy(byName.get(id), peerIDs, servers),
+    quorum,
+    now,
+  });
+  if (claimLost !== undefined) return claimLost;
 
   const voterCount = servers.filter((s) => s.voter).length;
   const heal = healStep(vaultImage(spec), spec.replicas, live, (p) => {

@@ -235,10 +235,11 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
     if (mine(pod) && pod.metadata.name !== undefined) pods.set(pod.metadata.name, pod);
   }
   const claims = new Map<string, PersistentVolumeClaimObject>();
+  const claimsTerminating: string[] = [];
   for (const pvc of await input.cache.list(PersistentVolumeClaim, { namespace, labels })) {
-    if (mine(pvc) && pvc.metadata.deletionTimestamp === undefined && pvc.metadata.name !== undefined) {
-      claims.set(pvc.metadata.name, pvc);
-    }
+    if (!mine(pvc) || pvc.metadata.name === undefined) continue;
+    if (pvc.metadata.deletionTimestamp === undefined) claims.set(pvc.metadata.name, pvc);
+    else claimsTerminating.push(pvc.metadata.name);
   }
   const started = claims.get(claimName(podName(cluster, 0)))?.metadata.annotations?.[INIT_STARTED_ANNOTATION];
   const keysSecret =
@@ -387,6 +388,7 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
     observed: {
       pods: observedPods,
       claims: [...claims.keys()],
+      ...(claimsTerminating.length === 0 ? {} : { claimsTerminating }),
       claimSizes: claimSizes(claims),
       namespace,
       ...(keys.observed === undefined ? {} : { keys: keys.observed }),
