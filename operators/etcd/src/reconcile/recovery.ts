@@ -96,10 +96,17 @@ export async function observeRecoveryMembers(
       const pod = obs.pods.get(name);
       const live = pod !== undefined && !podGone(pod);
       const ip = live ? pod.status?.podIP : undefined;
+      const deleting = pod?.metadata.deletionTimestamp;
+      const node = pod?.spec?.nodeName;
       const member: RecoveryMember = {
         name,
         claimOwned: claim !== undefined,
         pod: live,
+        // A pod being deleted is not gone (plan/fence.ts): its etcd may still run behind a partition.
+        ...(deleting === undefined
+          ? {}
+          : { terminating: { since: new Date(deleting), ...(node === undefined ? {} : { node }) } }),
+        ...(pod !== undefined && deleting === undefined && !live ? { podEnded: true } : {}),
         ...(keptNames.has(name) ? { claimKept: true } : {}),
         ...(claim?.metadata.annotations?.[SURVIVOR_ANNOTATION] === request ? { survivorMark: true } : {}),
         ...(live && pod.metadata.annotations?.[FORCE_NEW_CLUSTER_ANNOTATION] === request
@@ -211,16 +218,12 @@ export async function observeBackupRecovery(
     name: request,
   });
   if (observation === undefined) return undefined;
-  const terminating = [...obs.pods.entries()]
-    .filter(([, p]) => p.metadata.deletionTimestamp !== undefined)
-    .map(([name]) => name);
   return {
     planned: {
       spec: withSource.spec,
       seed: recoverySeedName(cluster, restore),
       source: restoreSourceName(source),
       restore: observation.observed,
-      terminating,
     },
     cluster: withSource,
     observation,
@@ -394,10 +397,13 @@ export async function reconcileRecovery(
       ctx.recorder.event(cluster, warning ? "Warning" : "Normal", step.type, "Recover", step.message);
     }
   }
+  // A fenced recovery shows its own reason (WaitingForFence), naming the pods it waits for.
+  const reason =
+    step.type === "Wait" && step.reason === "WaitingForFence" ? step.reason : `Restore${step.type}`;
   const shown: Step =
     step.type === "Refuse" || step.type === "Recovered"
-      ? { type: "Wait", reason: `Restore${step.type}`, message: step.message }
-      : { type: "Wait", reason: `Restore${step.type}`, message: `EtcdRestore ${request}: ${step.message}` };
+      ? { type: "Wait", reason, message: step.message }
+      : { type: "Wait", reason, message: `EtcdRestore ${request}: ${step.message}` };
   const clusterStatus = statusOf(cluster, obs, shown, now);
   if (step.type === "Recovered" && step.seed !== undefined && backup !== undefined) {
     // A new cluster: its ID replaces the old one (kept for ever otherwise), and status.restore says what was
