@@ -32,6 +32,8 @@ export interface RecoveryMember {
   terminating?: { since: Date; node?: string };
   /** Its pod exists, is not being deleted, but ended (Failed or Succeeded): deleted before a fence passes. */
   podEnded?: boolean;
+  /** Its own etcd says it is a learner (never a survivor: etcd panics forcing a learner, "removed all voters"). */
+  learner?: boolean;
   /** Its pod was built with --force-new-cluster by this recovery. */
   forceNewCluster?: boolean;
   /**
@@ -43,6 +45,11 @@ export interface RecoveryMember {
   status?: { raftIndex: number; revision: number; clusterID: string };
   /** How many members the member list it answered holds (1 once force-new-cluster took effect). */
   membersListed?: number;
+  /**
+   * The learners among them. Releases with etcd-io/etcd#20893 keep a learner in the list after
+   * --force-new-cluster: it is not a second voter, and the recovery removes it before it ends.
+   */
+  learnersListed?: { id: string; name: string }[];
   /** It answers /readyz (it serves as a cluster). */
   healthy?: boolean;
 }
@@ -85,6 +92,8 @@ export type RecoveryStep =
         | "QuorumHealthy"
         | "QuorumLossUnconfirmed"
         | "NoSurvivor"
+        | "OnlyLearnersSurvive"
+        | "SurvivorIsLearner"
         | "SurvivorLost"
         | "BackupUnusable"
         | "NeedsStorage"
@@ -105,6 +114,8 @@ export type RecoveryStep =
   | { type: "StartSurvivor"; name: string; forceNewCluster: boolean; message: string }
   /** Mark the survivor's claim "unforce", then delete its pod, once it answers as a one-member cluster. */
   | { type: "RemoveForceFlag"; name: string; message: string }
+  /** Remove a learner --force-new-cluster left in the survivor's member list (etcd-io/etcd#20893), through it. */
+  | { type: "RemoveLearner"; name: string; learner: string; memberId: string; message: string }
   /** From a backup, every old member stopped and kept: the seed's claim and restore Job, then its claim marked done. */
   | RestoreStep
   /** From a backup, the seed's claim restored: start the seed as a new one-member cluster on it. */
@@ -124,10 +135,13 @@ export type RecoveryStep =
       message: string;
     };
 
-/** The member with the most recent data: highest raft index, then revision, then name (a stable order). */
+/**
+ * The voting member with the most recent data: highest raft index, then revision, then name (a stable order).
+ * Never a learner: etcd refuses to force a new cluster on one (it panics, "removed all voters").
+ */
 export function chooseSurvivor(members: RecoveryMember[]): RecoveryMember | undefined {
   return members
-    .filter((m) => m.claimOwned && m.status !== undefined)
+    .filter((m) => m.claimOwned && m.status !== undefined && m.learner !== true)
     .sort(
       (a, b) =>
         b.status!.raftIndex - a.status!.raftIndex ||
@@ -164,17 +178,21 @@ function sortedByName(members: readonly RecoveryMember[]): RecoveryMember[] {
  *  1. Not started (no survivor mark, no kept claim): a quorum answers -> Refuse QuorumHealthy; no quorum answers the
  *     operator but the loss is not confirmed (a majority of the voters' pods Ready, or the operator's own
  *     authentication or TLS failing) -> Refuse QuorumLossUnconfirmed naming the evidence. From a survivor:
- *     none answers its status -> Refuse NoSurvivor (recover from a backup); else MarkSurvivor(the most recent).
+ *     only learners answer their status -> Refuse OnlyLearnersSurvive; none answers -> Refuse NoSurvivor
+ *     (recover from a backup); else MarkSurvivor(the voter with the most recent data).
  *  2. From a survivor, started: the marked claim is the survivor (never chosen again); no marked, owned claim
  *     -> Refuse SurvivorLost.
  *  3. Every other owned claim -> KeepClaim, one at a time; then every kept member's pod -> StopMember (an ended
  *     pod too).
- *  4. No phase yet (nothing forked): any other member's pod still exists (a Terminating one is not gone: its etcd may run behind a partition) ->
+ *  4. No phase yet (nothing forked): the marked survivor answers as a learner -> Refuse SurvivorIsLearner; any
+ *     other member's pod still exists (a Terminating one is not gone: its etcd may run behind a partition) ->
  *     Wait WaitingForFence naming each pod (plan/fence.ts). Once "force" is written this is never judged again.
  *  5. By the phase on the survivor's claim: none (or "force" with a pod
  *     without the flag) -> ForceNewCluster; its pod missing -> StartSurvivor with the flag ("force") or without
  *     ("unforce"); "force" and not yet a healthy one-member cluster -> Wait; "force" and alone -> RemoveForceFlag
- *     (also "unforce" with a pod still flagged); "unforce", alone and healthy -> Recovered.
+ *     (also "unforce" with a pod still flagged); "unforce", alone and healthy: a learner still listed
+ *     (etcd-io/etcd#20893) -> RemoveLearner, one at a time; else Recovered. "Alone" counts voters only: a learner
+ *     --force-new-cluster left behind is no second member, on every release the CRD accepts.
  */
 export function planRecovery(o: RecoveryObserved): RecoveryStep {
   if (o.from === "Backup") return planFromBackup(o);
@@ -188,6 +206,14 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
     if (o.unconfirmed !== undefined) return lossUnconfirmed(o.unconfirmed);
     if (o.from === "Survivor") {
       survivor = chooseSurvivor(byName);
+      const learners = byName.filter((m) => m.claimOwned && m.status !== undefined && m.learner === true);
+      if (survivor === undefined && learners.length > 0) {
+        return {
+          type: "Refuse",
+          reason: "OnlyLearnersSurvive",
+          message: `only learners answer (${learners.map((m) => m.name).join(", ")}): a learner never holds the cluster's committed data for sure and etcd refuses to force a new cluster on one ("removed all voters"); recover from a backup (another EtcdRestore with from: Backup and spec.source); nothing was changed`,
+        };
+      }
       if (survivor === undefined) {
         return {
           type: "Refuse",
@@ -241,7 +267,12 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
     };
   }
 
-  const alone = survivor.membersListed === 1 && survivor.healthy === true;
+  // Learners left in the list by --force-new-cluster (etcd-io/etcd#20893) are no second member.
+  const learnersLeft = survivor.learnersListed ?? [];
+  const alone =
+    survivor.membersListed !== undefined &&
+    survivor.membersListed - learnersLeft.length === 1 &&
+    survivor.healthy === true;
   const start = (force: boolean): RecoveryStep => ({
     type: "StartSurvivor",
     name: survivor.name,
@@ -251,6 +282,13 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
   const phase = survivor.recoveryPhase;
   if (phase === undefined) {
     // Before the fork, never after: once "force" is written the fence has passed and is not judged again.
+    if (survivor.learner === true) {
+      return {
+        type: "Refuse",
+        reason: "SurvivorIsLearner",
+        message: `${survivor.name}, the survivor this recovery chose, answers as a learner: etcd refuses to force a new cluster on one ("removed all voters"); recover from a backup; the other members' claims are kept`,
+      };
+    }
     const fenced = fence(
       othersPresent(byName, survivor.name),
       `restarting ${survivor.name} with --force-new-cluster`,
@@ -281,6 +319,16 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
   }
   if (!alone || survivor.status === undefined) {
     return { type: "Wait", reason: "SurvivorStarting", message: `waiting for ${survivor.name} to serve` };
+  }
+  const learner = learnersLeft[0];
+  if (learner !== undefined) {
+    return {
+      type: "RemoveLearner",
+      name: survivor.name,
+      learner: learner.name,
+      memberId: learner.id,
+      message: `removing learner ${learner.name || learner.id}, left in the member list of ${survivor.name} by --force-new-cluster (etcd-io/etcd#20893)`,
+    };
   }
   return {
     type: "Recovered",

@@ -124,8 +124,14 @@ export async function observeRecoveryMembers(
         client.memberList(call).catch(() => undefined),
         client.health(endpoint, call).catch(() => undefined),
       ]);
+      const self = status === undefined ? undefined : list?.members.find((x) => x.id === status.memberId);
+      const learners = (list?.members ?? [])
+        .filter((x) => x.isLearner && x.id !== status?.memberId)
+        .map((x) => ({ id: x.id, name: x.name }));
       return {
         ...member,
+        ...(status?.isLearner === true || self?.isLearner === true ? { learner: true } : {}),
+        ...(list === undefined ? {} : { learnersListed: learners }),
         ...(status === undefined
           ? {}
           : {
@@ -271,6 +277,20 @@ export async function actRecovery(
     case "StopMember":
       await deletePod(step.name);
       return { phase: "Running", message: step.message, startTime: started };
+    case "RemoveLearner": {
+      // Through the survivor alone: after --force-new-cluster it is the only voter, so it commits the removal.
+      const ip = ctx.obs.pods.get(step.name)?.status?.podIP;
+      if (ip === undefined || ctx.etcdClient === undefined) {
+        return {
+          phase: "Running",
+          message: `${step.message}: ${step.name} has no address yet`,
+          startTime: started,
+        };
+      }
+      const endpoint = `${clientScheme(ctx.cluster)}://${ip}:${CLIENT_PORT}`;
+      await ctx.etcdClient([endpoint], ctx.tls, ctx.auth).memberRemove(step.memberId, call);
+      return { phase: "Running", message: step.message, startTime: started };
+    }
     case "ForceNewCluster":
     case "RemoveForceFlag":
       await patchClaim(step.name, {
@@ -380,6 +400,7 @@ export async function reconcileRecovery(
       client: ctx.client,
       cluster,
       obs,
+      etcdClient,
       signal: ctx.signal,
       ...(tls === undefined ? {} : { tls }),
       ...(options.beforePod === undefined ? {} : { beforePod: options.beforePod }),
