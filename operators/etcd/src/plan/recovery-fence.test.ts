@@ -67,6 +67,11 @@ const survivorCases: Case[] = [
     { type: "StopMember", name: "a" },
   ],
   [
+    "fence: the running pod of a member whose claim is gone is stopped too, not left to run next to the fork",
+    obs([kept("a"), survivor(), m("c", { claimOwned: false })]),
+    { type: "StopMember", name: "c" },
+  ],
+  [
     "fence: once past it (phase force written), a Terminating pod seen later does not send it back",
     obs([stuck("a"), survivor({ recoveryPhase: "force", pod: false }), kept("c")]),
     { type: "StartSurvivor", name: "b", forceNewCluster: true },

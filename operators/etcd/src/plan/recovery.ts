@@ -182,8 +182,8 @@ function sortedByName(members: readonly RecoveryMember[]): RecoveryMember[] {
  *     (recover from a backup); else MarkSurvivor(the voter with the most recent data).
  *  2. From a survivor, started: the marked claim is the survivor (never chosen again); no marked, owned claim
  *     -> Refuse SurvivorLost.
- *  3. Every other owned claim -> KeepClaim, one at a time; then every kept member's pod -> StopMember (an ended
- *     pod too).
+ *  3. Every other owned claim -> KeepClaim, one at a time; then every other member's pod -> StopMember (an ended
+ *     pod, or the pod of a member whose claim is gone, too).
  *  4. No phase yet (nothing forked): the marked survivor answers as a learner -> Refuse SurvivorIsLearner; any
  *     other member's pod still exists (a Terminating one is not gone: its etcd may run behind a partition) ->
  *     Wait WaitingForFence naming each pod (plan/fence.ts). Once "force" is written this is never judged again.
@@ -251,7 +251,8 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
       message: `keeping the claim of ${keep.name} for you (labelled, no longer owned by the cluster); it is not deleted`,
     };
   }
-  const stop = byName.find((m) => m !== survivor && m.claimKept === true && (m.pod || m.podEnded === true));
+  // Every other member's pod, kept claim or none (a claim deleted under a running pod): the fence waits for them.
+  const stop = byName.find((m) => m !== survivor && (m.pod || m.podEnded === true));
   if (stop !== undefined) {
     return {
       type: "StopMember",
