@@ -317,7 +317,6 @@ const fb = (
   seed: SEED,
   source: "backup/nightly",
   restore: { claims: [], operatorImage: true, backup: good, ...restore },
-  terminating: [],
   ...o,
 });
 const fbNoBackup = (): RecoveryFromBackup => {
@@ -424,9 +423,9 @@ const backupCases: Case[] = [
     { type: "StopMember", name: "b" },
   ],
   [
-    "from a backup, old pods still terminating: waits before restoring",
-    bobs(keptAll, fb({}, { terminating: ["a"] })),
-    { type: "Wait", reason: "PodTerminating" },
+    "from a backup, old pods still terminating: waits before restoring (the fence shared with a survivor's)",
+    bobs([{ ...keptAll[0]!, terminating: { since: new Date(0) } }, ...keptAll.slice(1)], fb()),
+    { type: "Wait", reason: "WaitingForFence" },
   ],
   [
     "from a backup, all kept and stopped: the seed's claim and Job",
@@ -538,8 +537,11 @@ class BackupWorld {
         Object.assign(this.get(step.name)!, { claimOwned: false, claimKept: true });
         break;
       case "StopMember":
-        Object.assign(this.get(step.name)!, { pod: false, healthy: false });
-        this.backup.terminating.push(step.name);
+        Object.assign(this.get(step.name)!, {
+          pod: false,
+          healthy: false,
+          terminating: { since: new Date(0) },
+        });
         break;
       case "StartRestore":
         if (this.get(step.name) === undefined) this.members.push(m(step.name, { pod: false }));
@@ -557,7 +559,7 @@ class BackupWorld {
         break;
       case "Wait":
         // Time passes: terminating pods go, the Job finishes, a started seed serves alone.
-        this.backup.terminating = [];
+        for (const x of this.members) delete x.terminating;
         if (r.job !== undefined) r.job = { succeeded: true };
         for (const x of this.members.filter((y) => y.name === SEED && y.pod)) {
           Object.assign(x, {

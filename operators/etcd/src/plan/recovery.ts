@@ -10,6 +10,7 @@
 // A backup is checked (it exists and Succeeded, its sha256, its etcd version against spec.version) before anything
 // of the cluster is changed: an unusable one refuses the request, one not there yet (or still running) waits.
 import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
+import { type FencedPod, fence } from "./fence.ts";
 import type { Observed } from "./plan.ts";
 import { type ObservedRestore, planRestore, type RestoreStep } from "./restore.ts";
 
@@ -24,6 +25,15 @@ export interface RecoveryMember {
   claimKept?: boolean;
   /** Its pod exists and is not being deleted. */
   pod: boolean;
+  /**
+   * Its pod still exists but is being deleted (deletionTimestamp since `since`, on `node`): not gone, its etcd may
+   * still run behind a partition (plan/fence.ts).
+   */
+  terminating?: { since: Date; node?: string };
+  /** Its pod exists, is not being deleted, but ended (Failed or Succeeded): deleted before a fence passes. */
+  podEnded?: boolean;
+  /** Its own etcd says it is a learner (never a survivor: etcd panics forcing a learner, "removed all voters"). */
+  learner?: boolean;
   /** Its pod was built with --force-new-cluster by this recovery. */
   forceNewCluster?: boolean;
   /**
@@ -35,6 +45,11 @@ export interface RecoveryMember {
   status?: { raftIndex: number; revision: number; clusterID: string };
   /** How many members the member list it answered holds (1 once force-new-cluster took effect). */
   membersListed?: number;
+  /**
+   * The learners among them. Releases with etcd-io/etcd#20893 keep a learner in the list after
+   * --force-new-cluster: it is not a second voter, and the recovery removes it before it ends.
+   */
+  learnersListed?: { id: string; name: string }[];
   /** It answers /readyz (it serves as a cluster). */
   healthy?: boolean;
 }
@@ -49,8 +64,6 @@ export interface RecoveryFromBackup {
   source: string;
   /** What plan/restore.ts reads: the EtcdBackup, this request's restore Job, and the seed's claim with its mark. */
   restore: ObservedRestore;
-  /** Old member pods being deleted that have not gone yet. */
-  terminating: string[];
 }
 
 /** Everything the recovery planner reads. */
@@ -79,6 +92,8 @@ export type RecoveryStep =
         | "QuorumHealthy"
         | "QuorumLossUnconfirmed"
         | "NoSurvivor"
+        | "OnlyLearnersSurvive"
+        | "SurvivorIsLearner"
         | "SurvivorLost"
         | "BackupUnusable"
         | "NeedsStorage"
@@ -99,11 +114,13 @@ export type RecoveryStep =
   | { type: "StartSurvivor"; name: string; forceNewCluster: boolean; message: string }
   /** Mark the survivor's claim "unforce", then delete its pod, once it answers as a one-member cluster. */
   | { type: "RemoveForceFlag"; name: string; message: string }
+  /** Remove a learner --force-new-cluster left in the survivor's member list (etcd-io/etcd#20893), through it. */
+  | { type: "RemoveLearner"; name: string; learner: string; memberId: string; message: string }
   /** From a backup, every old member stopped and kept: the seed's claim and restore Job, then its claim marked done. */
   | RestoreStep
   /** From a backup, the seed's claim restored: start the seed as a new one-member cluster on it. */
   | { type: "StartSeed"; name: string; message: string }
-  | { type: "Wait"; reason: string; message: string }
+  | { type: "Wait"; reason: string; message: string; pods?: string[] }
   /** Done: the recovered revision and cluster ID go into status and an Event; the cluster re-grows. */
   | {
       type: "Recovered";
@@ -118,10 +135,13 @@ export type RecoveryStep =
       message: string;
     };
 
-/** The member with the most recent data: highest raft index, then revision, then name (a stable order). */
+/**
+ * The voting member with the most recent data: highest raft index, then revision, then name (a stable order).
+ * Never a learner: etcd refuses to force a new cluster on one (it panics, "removed all voters").
+ */
 export function chooseSurvivor(members: RecoveryMember[]): RecoveryMember | undefined {
   return members
-    .filter((m) => m.claimOwned && m.status !== undefined)
+    .filter((m) => m.claimOwned && m.status !== undefined && m.learner !== true)
     .sort(
       (a, b) =>
         b.status!.raftIndex - a.status!.raftIndex ||
@@ -158,14 +178,21 @@ function sortedByName(members: readonly RecoveryMember[]): RecoveryMember[] {
  *  1. Not started (no survivor mark, no kept claim): a quorum answers -> Refuse QuorumHealthy; no quorum answers the
  *     operator but the loss is not confirmed (a majority of the voters' pods Ready, or the operator's own
  *     authentication or TLS failing) -> Refuse QuorumLossUnconfirmed naming the evidence. From a survivor:
- *     none answers its status -> Refuse NoSurvivor (recover from a backup); else MarkSurvivor(the most recent).
+ *     only learners answer their status -> Refuse OnlyLearnersSurvive; none answers -> Refuse NoSurvivor
+ *     (recover from a backup); else MarkSurvivor(the voter with the most recent data).
  *  2. From a survivor, started: the marked claim is the survivor (never chosen again); no marked, owned claim
  *     -> Refuse SurvivorLost.
- *  3. Every other owned claim -> KeepClaim, one at a time; then every kept member's pod -> StopMember.
- *  4. By the phase on the survivor's claim: none (or "force" with a pod
+ *  3. Every other owned claim -> KeepClaim, one at a time; then every other member's pod -> StopMember (an ended
+ *     pod, or the pod of a member whose claim is gone, too).
+ *  4. No phase yet (nothing forked): the marked survivor answers as a learner -> Refuse SurvivorIsLearner; any
+ *     other member's pod still exists (a Terminating one is not gone: its etcd may run behind a partition) ->
+ *     Wait WaitingForFence naming each pod (plan/fence.ts). Once "force" is written this is never judged again.
+ *  5. By the phase on the survivor's claim: none (or "force" with a pod
  *     without the flag) -> ForceNewCluster; its pod missing -> StartSurvivor with the flag ("force") or without
  *     ("unforce"); "force" and not yet a healthy one-member cluster -> Wait; "force" and alone -> RemoveForceFlag
- *     (also "unforce" with a pod still flagged); "unforce", alone and healthy -> Recovered.
+ *     (also "unforce" with a pod still flagged); "unforce", alone and healthy: a learner still listed
+ *     (etcd-io/etcd#20893) -> RemoveLearner, one at a time; else Recovered. "Alone" counts voters only: a learner
+ *     --force-new-cluster left behind is no second member, on every release the CRD accepts.
  */
 export function planRecovery(o: RecoveryObserved): RecoveryStep {
   if (o.from === "Backup") return planFromBackup(o);
@@ -179,6 +206,14 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
     if (o.unconfirmed !== undefined) return lossUnconfirmed(o.unconfirmed);
     if (o.from === "Survivor") {
       survivor = chooseSurvivor(byName);
+      const learners = byName.filter((m) => m.claimOwned && m.status !== undefined && m.learner === true);
+      if (survivor === undefined && learners.length > 0) {
+        return {
+          type: "Refuse",
+          reason: "OnlyLearnersSurvive",
+          message: `only learners answer (${learners.map((m) => m.name).join(", ")}): a learner never holds the cluster's committed data for sure and etcd refuses to force a new cluster on one ("removed all voters"); recover from a backup (another EtcdRestore with from: Backup and spec.source); nothing was changed`,
+        };
+      }
       if (survivor === undefined) {
         return {
           type: "Refuse",
@@ -216,7 +251,8 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
       message: `keeping the claim of ${keep.name} for you (labelled, no longer owned by the cluster); it is not deleted`,
     };
   }
-  const stop = byName.find((m) => m !== survivor && m.claimKept === true && m.pod);
+  // Every other member's pod, kept claim or none (a claim deleted under a running pod): the fence waits for them.
+  const stop = byName.find((m) => m !== survivor && (m.pod || m.podEnded === true));
   if (stop !== undefined) {
     return {
       type: "StopMember",
@@ -232,7 +268,12 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
     };
   }
 
-  const alone = survivor.membersListed === 1 && survivor.healthy === true;
+  // Learners left in the list by --force-new-cluster (etcd-io/etcd#20893) are no second member.
+  const learnersLeft = survivor.learnersListed ?? [];
+  const alone =
+    survivor.membersListed !== undefined &&
+    survivor.membersListed - learnersLeft.length === 1 &&
+    survivor.healthy === true;
   const start = (force: boolean): RecoveryStep => ({
     type: "StartSurvivor",
     name: survivor.name,
@@ -240,6 +281,21 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
     message: `starting ${survivor.name} on its data ${force ? "with" : "without"} --force-new-cluster`,
   });
   const phase = survivor.recoveryPhase;
+  if (phase === undefined) {
+    // Before the fork, never after: once "force" is written the fence has passed and is not judged again.
+    if (survivor.learner === true) {
+      return {
+        type: "Refuse",
+        reason: "SurvivorIsLearner",
+        message: `${survivor.name}, the survivor this recovery chose, answers as a learner: etcd refuses to force a new cluster on one ("removed all voters"); recover from a backup; the other members' claims are kept`,
+      };
+    }
+    const fenced = fence(
+      othersPresent(byName, survivor.name),
+      `restarting ${survivor.name} with --force-new-cluster`,
+    );
+    if (fenced !== undefined) return fenced;
+  }
   if (phase === undefined || (phase === "force" && survivor.pod && survivor.forceNewCluster !== true)) {
     return {
       type: "ForceNewCluster",
@@ -265,6 +321,16 @@ export function planRecovery(o: RecoveryObserved): RecoveryStep {
   if (!alone || survivor.status === undefined) {
     return { type: "Wait", reason: "SurvivorStarting", message: `waiting for ${survivor.name} to serve` };
   }
+  const learner = learnersLeft[0];
+  if (learner !== undefined) {
+    return {
+      type: "RemoveLearner",
+      name: survivor.name,
+      learner: learner.name,
+      memberId: learner.id,
+      message: `removing learner ${learner.name || learner.id}, left in the member list of ${survivor.name} by --force-new-cluster (etcd-io/etcd#20893)`,
+    };
+  }
   return {
     type: "Recovered",
     survivor: survivor.name,
@@ -286,6 +352,8 @@ const BACKUP_NOT_YET = new Set(["RestoreBackupMissing", "RestoreBackupNotSucceed
  *     spec.version, a readable location, the operator's image): not there or not finished yet -> Wait; Failed,
  *     or anything else wrong -> Refuse BackupUnusable naming the field. Nothing of the cluster is changed before.
  *  2. Every old member's owned claim -> KeepClaim, one at a time; then every old member's pod -> StopMember.
+ *     Until the seed's claim is restored, any old member's pod that still exists -> Wait WaitingForFence (the
+ *     fence of a survivor's recovery, plan/fence.ts).
  *  3. A restore Job of this request but no seed claim (the claim was deleted after the restore) -> Wait: a new Job
  *     must be made by a human deleting the old one, never a finished Job trusted for an empty claim.
  *  4. plan/restore.ts on the seed's claim: StartRestore, Wait, FinishRestore; a problem now (the old members are
@@ -330,7 +398,7 @@ function planFromBackup(o: RecoveryObserved): RecoveryStep {
         message: `the seed name ${b.seed} derived from this EtcdRestore is used by a member already: create another EtcdRestore (nothing was changed)`,
       };
     }
-    const check = planRestore(b.spec, restoreView(b, []), { freshName: b.seed });
+    const check = planRestore(b.spec, restoreView(b), { freshName: b.seed });
     if (check?.type === "Degraded") {
       const failed = b.restore.backup?.phase === "Failed";
       if (BACKUP_NOT_YET.has(check.reason) && !failed) {
@@ -358,7 +426,7 @@ function planFromBackup(o: RecoveryObserved): RecoveryStep {
       message: `keeping the claim of ${keep.name} for you (labelled, no longer owned by the cluster); it is not deleted`,
     };
   }
-  const stop = old.find((m) => m.pod);
+  const stop = old.find((m) => m.pod || m.podEnded === true);
   if (stop !== undefined) {
     return {
       type: "StopMember",
@@ -373,7 +441,12 @@ function planFromBackup(o: RecoveryObserved): RecoveryStep {
       message: `the claim of seed ${b.seed} is gone but its restore Job exists: delete the Job to restore ${b.source} again`,
     };
   }
-  const restoring = planRestore(b.spec, restoreView(b, b.terminating), { freshName: b.seed });
+  if (seedClaim?.state !== "done") {
+    // The same fence as a survivor's, at the point the restore waited for terminating pods before.
+    const fenced = fence(othersPresent(byName, b.seed), `restoring ${b.source} into seed ${b.seed}`);
+    if (fenced !== undefined) return fenced;
+  }
+  const restoring = planRestore(b.spec, restoreView(b), { freshName: b.seed });
   if (restoring !== undefined) {
     if (restoring.type === "Degraded") {
       return {
@@ -416,15 +489,26 @@ function planFromBackup(o: RecoveryObserved): RecoveryStep {
   };
 }
 
-/** plan/restore.ts's view: only the seed's claim (with its mark), no pods, the old pods still terminating. */
-function restoreView(b: RecoveryFromBackup, terminating: string[]): Observed {
+/** The pods of members other than `keep` that still exist (being deleted, or ended): what the fence waits for. */
+function othersPresent(members: readonly RecoveryMember[], keep: string): FencedPod[] {
+  return members
+    .filter((m) => m.name !== keep && (m.pod || m.podEnded === true || m.terminating !== undefined))
+    .map((m) => ({
+      name: m.name,
+      ...(m.terminating === undefined ? {} : { terminatingSince: m.terminating.since }),
+      ...(m.terminating?.node === undefined ? {} : { node: m.terminating.node }),
+    }));
+}
+
+/** plan/restore.ts's view: only the seed's claim (with its mark), no pods (the fence ran before). */
+function restoreView(b: RecoveryFromBackup): Observed {
   const claims = b.restore.claims.filter((c) => c.name === b.seed);
   return {
     etcd: { reachable: false, error: "recovering from a backup" },
     pods: [],
     volumes: claims.map((c) => c.name),
     bootstrapped: false,
-    terminating: terminating.map((name) => ({ name, since: new Date(0) })),
+    terminating: [],
     restore: { ...b.restore, claims },
   };
 }

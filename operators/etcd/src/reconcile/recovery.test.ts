@@ -79,7 +79,6 @@ const backupRecovery = (): BackupRecovery => {
       seed: SEED,
       source: "backup/nightly",
       restore: { claims: [], operatorImage: true, backup: { phase: "Succeeded", revision: 42 } },
-      terminating: [],
     },
     cluster: withSource,
     observation: {

@@ -96,10 +96,17 @@ export async function observeRecoveryMembers(
       const pod = obs.pods.get(name);
       const live = pod !== undefined && !podGone(pod);
       const ip = live ? pod.status?.podIP : undefined;
+      const deleting = pod?.metadata.deletionTimestamp;
+      const node = pod?.spec?.nodeName;
       const member: RecoveryMember = {
         name,
         claimOwned: claim !== undefined,
         pod: live,
+        // A pod being deleted is not gone (plan/fence.ts): its etcd may still run behind a partition.
+        ...(deleting === undefined
+          ? {}
+          : { terminating: { since: new Date(deleting), ...(node === undefined ? {} : { node }) } }),
+        ...(pod !== undefined && deleting === undefined && !live ? { podEnded: true } : {}),
         ...(keptNames.has(name) ? { claimKept: true } : {}),
         ...(claim?.metadata.annotations?.[SURVIVOR_ANNOTATION] === request ? { survivorMark: true } : {}),
         ...(live && pod.metadata.annotations?.[FORCE_NEW_CLUSTER_ANNOTATION] === request
@@ -117,8 +124,14 @@ export async function observeRecoveryMembers(
         client.memberList(call).catch(() => undefined),
         client.health(endpoint, call).catch(() => undefined),
       ]);
+      const self = status === undefined ? undefined : list?.members.find((x) => x.id === status.memberId);
+      const learners = (list?.members ?? [])
+        .filter((x) => x.isLearner && x.id !== status?.memberId)
+        .map((x) => ({ id: x.id, name: x.name }));
       return {
         ...member,
+        ...(status?.isLearner === true || self?.isLearner === true ? { learner: true } : {}),
+        ...(list === undefined ? {} : { learnersListed: learners }),
         ...(status === undefined
           ? {}
           : {
@@ -211,16 +224,12 @@ export async function observeBackupRecovery(
     name: request,
   });
   if (observation === undefined) return undefined;
-  const terminating = [...obs.pods.entries()]
-    .filter(([, p]) => p.metadata.deletionTimestamp !== undefined)
-    .map(([name]) => name);
   return {
     planned: {
       spec: withSource.spec,
       seed: recoverySeedName(cluster, restore),
       source: restoreSourceName(source),
       restore: observation.observed,
-      terminating,
     },
     cluster: withSource,
     observation,
@@ -268,6 +277,20 @@ export async function actRecovery(
     case "StopMember":
       await deletePod(step.name);
       return { phase: "Running", message: step.message, startTime: started };
+    case "RemoveLearner": {
+      // Through the survivor alone: after --force-new-cluster it is the only voter, so it commits the removal.
+      const ip = ctx.obs.pods.get(step.name)?.status?.podIP;
+      if (ip === undefined || ctx.etcdClient === undefined) {
+        return {
+          phase: "Running",
+          message: `${step.message}: ${step.name} has no address yet`,
+          startTime: started,
+        };
+      }
+      const endpoint = `${clientScheme(ctx.cluster)}://${ip}:${CLIENT_PORT}`;
+      await ctx.etcdClient([endpoint], ctx.tls, ctx.auth).memberRemove(step.memberId, call);
+      return { phase: "Running", message: step.message, startTime: started };
+    }
     case "ForceNewCluster":
     case "RemoveForceFlag":
       await patchClaim(step.name, {
@@ -377,6 +400,7 @@ export async function reconcileRecovery(
       client: ctx.client,
       cluster,
       obs,
+      etcdClient,
       signal: ctx.signal,
       ...(tls === undefined ? {} : { tls }),
       ...(options.beforePod === undefined ? {} : { beforePod: options.beforePod }),
@@ -394,10 +418,13 @@ export async function reconcileRecovery(
       ctx.recorder.event(cluster, warning ? "Warning" : "Normal", step.type, "Recover", step.message);
     }
   }
+  // A fenced recovery shows its own reason (WaitingForFence), naming the pods it waits for.
+  const reason =
+    step.type === "Wait" && step.reason === "WaitingForFence" ? step.reason : `Restore${step.type}`;
   const shown: Step =
     step.type === "Refuse" || step.type === "Recovered"
-      ? { type: "Wait", reason: `Restore${step.type}`, message: step.message }
-      : { type: "Wait", reason: `Restore${step.type}`, message: `EtcdRestore ${request}: ${step.message}` };
+      ? { type: "Wait", reason, message: step.message }
+      : { type: "Wait", reason, message: `EtcdRestore ${request}: ${step.message}` };
   const clusterStatus = statusOf(cluster, obs, shown, now);
   if (step.type === "Recovered" && step.seed !== undefined && backup !== undefined) {
     // A new cluster: its ID replaces the old one (kept for ever otherwise), and status.restore says what was
