@@ -63,6 +63,7 @@ export {
   type ResourceQuantities,
   resourcesSchema,
   STORAGE_SIZE_PATTERN,
+  storageSizeBytes,
   stringMapSchema,
   type Toleration,
   tolerationsSchema,

@@ -1,31 +1,16 @@
 // etcd's backend quota (--quota-backend-bytes) derived from the size of a member's data volume.
+import { storageSizeBytes } from "@capstan/core";
 
 /** etcd's documented ceiling for the quota ("8 GiB is a suggested maximum size for normal environments"). */
 export const MAX_QUOTA_BYTES = 8 * 1024 ** 3;
 /** Room kept for the WAL (5 files of 64 MiB by default) and the small snapshot files. */
 export const WAL_RESERVE_BYTES = 512 * 1024 ** 2;
 
-const UNITS: Record<string, number> = {
-  "": 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 1024,
-  Mi: 1024 ** 2,
-  Gi: 1024 ** 3,
-  Ti: 1024 ** 4,
-  Pi: 1024 ** 5,
-  Ei: 1024 ** 6,
-};
-
 /** Bytes of a Kubernetes quantity such as "8Gi", "500M" or "1073741824"; throws naming the value when malformed. */
 export function quantityBytes(quantity: string): number {
-  const m = /^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/.exec(quantity.trim());
-  if (m === null) throw new Error(`storage.size "${quantity}" is not a quantity such as 8Gi`);
-  return Math.floor(Number(m[1]) * (UNITS[m[2] ?? ""] ?? 1));
+  const bytes = storageSizeBytes(quantity);
+  if (bytes === undefined) throw new Error(`storage.size "${quantity}" is not a quantity such as 8Gi`);
+  return bytes;
 }
 
 /**

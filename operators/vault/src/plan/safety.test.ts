@@ -2,7 +2,6 @@
 // a downgrade of spec.version, a change of storage.size.
 import { describe, expect, it } from "vitest";
 import { healthy3, IMAGE, OLD, observed, plan, pod } from "./plan-fixtures.ts";
-import { quantityBytes } from "./storage.ts";
 import { compareVersions } from "./versions.ts";
 
 describe("scale-in waits while another voter is down (fault tolerance never taken by our own step)", () => {
@@ -152,13 +151,4 @@ describe("storage.size against the claims: never silently ignored", () => {
       pod: "demo-3",
     });
   });
-
-  it.each([
-    ["1Gi", 2 ** 30],
-    ["1.5Gi", 1.5 * 2 ** 30],
-    ["500M", 5e8],
-    ["1024Mi", 2 ** 30],
-    ["10", 10],
-    ["1GB", undefined],
-  ])("quantityBytes(%s)", (q, bytes) => expect(quantityBytes(q)).toBe(bytes));
 });

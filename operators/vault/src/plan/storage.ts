@@ -2,32 +2,9 @@
 // shrink) is reported, never silently left. The operator does not expand claims itself: expansion depends on the
 // StorageClass (allowVolumeExpansion) and on the CSI driver, and a refused expansion must be seen by a human.
 // Pure.
+import { storageSizeBytes } from "@capstan/core";
 import type { VaultClusterSpec } from "../api/vault-cluster.ts";
 import type { Step } from "./plan.ts";
-
-const SUFFIX: Record<string, number> = {
-  "": 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
-
-/** Bytes of a Kubernetes quantity as storage sizes are written ("1Gi", "500M", "1.5Gi"), or undefined. */
-export function quantityBytes(q: string): number | undefined {
-  const m = /^([0-9]+(?:\.[0-9]+)?)([kMGTPE]i?|)$/.exec(q.trim());
-  if (m === null) return undefined;
-  const factor = SUFFIX[m[2] ?? ""];
-  return factor === undefined ? undefined : Number(m[1]) * factor;
-}
 
 /**
  * Degraded when a data claim of a pod below spec.replicas (the claims kept) requests another size than
@@ -42,7 +19,7 @@ export function storageStep(
   namespace: string | undefined,
 ): Step | undefined {
   const specSize = spec.storage.size;
-  const want = specSize === undefined ? undefined : quantityBytes(specSize);
+  const want = specSize === undefined ? undefined : storageSizeBytes(specSize);
   if (want === undefined || claimSizes === undefined) return undefined;
   const prefix = `data-${cluster}-`;
   const kept = (claim: string) => {
@@ -52,7 +29,7 @@ export function storageStep(
   const smaller: string[] = [];
   const larger: string[] = [];
   for (const [claim, size] of Object.entries(claimSizes).sort(([a], [b]) => a.localeCompare(b))) {
-    const have = quantityBytes(size);
+    const have = storageSizeBytes(size);
     if (have === undefined || !kept(claim)) continue;
     if (have < want) smaller.push(`${claim} (${size})`);
     else if (have > want) larger.push(`${claim} (${size})`);

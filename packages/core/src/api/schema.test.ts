@@ -11,6 +11,7 @@ import {
   quantitySchema,
   resourcesSchema,
   STORAGE_SIZE_PATTERN,
+  storageSizeBytes,
   stringMapSchema,
 } from "./schema.ts";
 
@@ -104,4 +105,17 @@ describe("fragments", () => {
       "x-kubernetes-list-map-keys",
     ]);
   });
+});
+
+describe("storageSizeBytes", () => {
+  it.each([
+    ["1Gi", 2 ** 30],
+    ["1.5Gi", 1.5 * 2 ** 30],
+    ["500M", 5e8],
+    ["1024Mi", 2 ** 30],
+    ["8Gi", 8 * 2 ** 30],
+    ["10", 10],
+    ["1GB", undefined],
+    ["-1Gi", undefined],
+  ])("%s", (size, bytes) => expect(storageSizeBytes(size)).toBe(bytes));
 });

@@ -10,6 +10,29 @@ export const QUANTITY_PATTERN =
 /** A storage size: a plain non-negative quantity with an optional binary or decimal suffix, e.g. "8Gi". */
 export const STORAGE_SIZE_PATTERN = "^([0-9]+(\\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$";
 
+const STORAGE_UNITS: Record<string, number> = {
+  "": 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
+};
+
+/** Bytes of a storage size that matches {@link STORAGE_SIZE_PATTERN} ("8Gi", "1.5Gi", "500M", "1073741824"), else undefined. */
+export function storageSizeBytes(size: string): number | undefined {
+  const m = new RegExp(STORAGE_SIZE_PATTERN).exec(size.trim());
+  if (m === null) return undefined;
+  return Math.floor(Number(m[1]) * (STORAGE_UNITS[m[3] ?? ""] ?? 1));
+}
+
 /** A Go duration as time.ParseDuration (and CEL's duration()) reads it, e.g. "2160h" or "1h30m". */
 export const GO_DURATION_PATTERN = "^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$";
 
