@@ -16,7 +16,7 @@ import {
 } from "../desired/objects.ts";
 import { certificateInfo, issueServerCertificate } from "../desired/tls.ts";
 import { VaultError } from "../vault/vault-client.ts";
-import { cluster, podObjects, reconcile } from "./test-fixture.ts";
+import { cluster, keysSecretWithToken, podObjects, reconcile } from "./test-fixture.ts";
 
 describe("reconcileVaultCluster", () => {
   it("first reconcile: TLS Secrets, Services, ConfigMap, then pod 0 and its claim", async () => {
@@ -145,20 +145,7 @@ describe("reconcileVaultCluster", () => {
     ).objects;
     objects = [...objects.filter((o) => o.kind !== "Pod"), ...podObjects(cluster(), 0)];
     // init, unseal, token bootstrap would need more fakes: start from initialized keys with an operator token.
-    const keys: KubeObject = {
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: {
-        name: "demo-unseal-keys",
-        namespace: "ns",
-        labels: { "app.kubernetes.io/managed-by": "capstan-vault-operator" },
-      },
-      data: {
-        "unseal-key-0": Buffer.from("QQ==").toString("base64"),
-        "unseal-key-1": Buffer.from("Qg==").toString("base64"),
-        "operator-token": Buffer.from("hvs.op").toString("base64"),
-      },
-    } as KubeObject;
+    const keys: KubeObject = keysSecretWithToken();
     state.initialized = true;
     const unseal = await reconcileOnce(reconcile(calls, state), {
       kinds: [VaultClusterKind],
@@ -241,20 +228,7 @@ describe("reconcileVaultCluster", () => {
         request: cluster(),
       });
       const objects = [...first.objects.filter((o) => o.kind !== "Pod"), ...podObjects(cluster(), 0)];
-      const keys: KubeObject = {
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: {
-          name: "demo-unseal-keys",
-          namespace: "ns",
-          labels: { "app.kubernetes.io/managed-by": "capstan-vault-operator" },
-        },
-        data: {
-          "unseal-key-0": Buffer.from("QQ==").toString("base64"),
-          "unseal-key-1": Buffer.from("Qg==").toString("base64"),
-          "operator-token": Buffer.from("hvs.op").toString("base64"),
-        },
-      } as KubeObject;
+      const keys: KubeObject = keysSecretWithToken();
       state.initialized = true;
       const run = await reconcileOnce(reconcile(calls, state, undefined, undefined, override), {
         kinds: [VaultClusterKind],

@@ -8,7 +8,7 @@ import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
 import type { PodObject } from "../desired/objects.ts";
 import { reconcileVaultCluster } from "./controller.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";
-import { cluster, fakeVault, noKeys, podObjects, reconcile } from "./test-fixture.ts";
+import { cluster, fakeVault, keysSecretWithToken, noKeys, podObjects, reconcile } from "./test-fixture.ts";
 
 /** The objects of an initialized one-pod cluster whose pod is ready (keys with an operator token). */
 async function runningCluster(): Promise<KubeObject[]> {
@@ -22,20 +22,7 @@ async function runningCluster(): Promise<KubeObject[]> {
     ...(pod as PodObject).status,
     conditions: [{ type: "Ready", status: "True" }],
   };
-  const keys = {
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: {
-      name: "demo-unseal-keys",
-      namespace: "ns",
-      labels: { "app.kubernetes.io/managed-by": "capstan-vault-operator" },
-    },
-    data: {
-      "unseal-key-0": Buffer.from("QQ==").toString("base64"),
-      "unseal-key-1": Buffer.from("Qg==").toString("base64"),
-      "operator-token": Buffer.from("hvs.op").toString("base64"),
-    },
-  } as KubeObject;
+  const keys = keysSecretWithToken();
   return [
     ...first.objects.filter((o) => o.kind !== "Pod" && o.kind !== "PersistentVolumeClaim"),
     pod!,

@@ -147,3 +147,21 @@ export function serverKeeper(options: Omit<KeysKeeperOptions, "client"> = {}): {
     },
   };
 }
+
+/** The keys Secret of an initialized cluster: two unseal keys and the operator's token (no root token). */
+export function keysSecretWithToken(): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name: "demo-unseal-keys",
+      namespace: "ns",
+      labels: { "app.kubernetes.io/managed-by": "capstan-vault-operator" },
+    },
+    data: {
+      "unseal-key-0": Buffer.from("QQ==").toString("base64"),
+      "unseal-key-1": Buffer.from("Qg==").toString("base64"),
+      "operator-token": Buffer.from("hvs.op").toString("base64"),
+    },
+  } as KubeObject;
+}
