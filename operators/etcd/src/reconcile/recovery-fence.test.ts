@@ -1,18 +1,19 @@
 // What the recovery observes for its fence (issue 27 item 3): a pod being deleted is not gone.
-import { type Cache, type KubeObject, PersistentVolumeClaim } from "@capstan/core";
+import { type KubeObject, PersistentVolumeClaim } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import { type EtcdRestore, EtcdRestoreKind } from "../api/etcd-restore.ts";
 import { memberDataClaim } from "../desired/cluster-objects.ts";
-import { memberPod, type PodObject } from "../desired/member-pod.ts";
+import { memberPod } from "../desired/member-pod.ts";
 import { peerURL } from "../desired/names.ts";
 import { type EtcdClient, EtcdError } from "../etcd/etcd-client.ts";
 import { reconcileEtcdCluster } from "./controller.ts";
 import { EtcdOperatorMetrics } from "./metrics.ts";
 import type { EtcdClientFactory, Observation } from "./observe.ts";
 import { observeRecoveryMembers, RECOVERY_PHASE_ANNOTATION } from "./recovery.ts";
+import { learnerAwareEtcd, noCache, recoveryClaim, recoveryPod } from "./recovery-fixture.ts";
 
 const cluster: EtcdCluster = {
   apiVersion: "etcd.capstan.dev/v1alpha1",
@@ -20,60 +21,23 @@ const cluster: EtcdCluster = {
   metadata: { name: "demo", namespace: "ns", uid: "u1" },
   spec: { replicas: 3, version: "3.6.15", repository: "repo/etcd", storage: { size: "1Gi" } },
 };
-const pod = (name: string, o: { ip?: string; deleting?: string; node?: string; phase?: string } = {}) =>
-  ({
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: {
-      name,
-      namespace: "ns",
-      ...(o.deleting === undefined ? {} : { deletionTimestamp: o.deleting }),
-    },
-    spec: { containers: [], ...(o.node === undefined ? {} : { nodeName: o.node }) },
-    status: { phase: o.phase ?? "Running", ...(o.ip === undefined ? {} : { podIP: o.ip }) },
-  }) as unknown as PodObject;
-
-const claim = (name: string) => ({ metadata: { name: `${name}-data`, annotations: {} } });
-const noCache = { list: async () => [] } as unknown as Cache;
-
-/** An etcd that answers for demo-b as a learner's or a voter's, listing `members`. */
-function fakeEtcd(
-  self: { id: string; learner: boolean },
-  members: { id: string; name: string; isLearner: boolean }[],
-) {
-  const calls: string[] = [];
-  const factory: EtcdClientFactory = (endpoints) =>
-    ({
-      status: async (endpoint: string) => ({
-        endpoint,
-        header: { clusterId: "1", memberId: self.id, revision: 40, raftTerm: 2 },
-        memberId: self.id,
-        leader: self.id,
-        raftIndex: 120,
-        isLearner: self.learner,
-      }),
-      memberList: async () => ({ header: {}, members }),
-      health: async () => ({ healthy: true }),
-      memberRemove: async (id: string) => {
-        calls.push(`remove ${id} via ${endpoints.join(",")}`);
-      },
-    }) as unknown as EtcdClient;
-  return { factory, calls };
-}
 
 describe("observeRecoveryMembers", () => {
   it("a pod being deleted is not gone: terminating since when, on which node; an ended pod is seen too", async () => {
     const obs = {
       claims: new Map([
-        ["demo-a", claim("demo-a")],
-        ["demo-c", claim("demo-c")],
+        ["demo-a", recoveryClaim("demo-a")],
+        ["demo-c", recoveryClaim("demo-c")],
       ]),
       pods: new Map([
-        ["demo-a", pod("demo-a", { deleting: "2026-12-04T20:00:00Z", node: "node-2", ip: "10.0.0.1" })],
-        ["demo-c", pod("demo-c", { phase: "Failed" })],
+        [
+          "demo-a",
+          recoveryPod("demo-a", { deleting: "2026-12-04T20:00:00Z", node: "node-2", ip: "10.0.0.1" }),
+        ],
+        ["demo-c", recoveryPod("demo-c", { phase: "Failed" })],
       ]),
     } as unknown as Observation;
-    const etcd = fakeEtcd({ id: "2", learner: false }, []);
+    const etcd = learnerAwareEtcd({ id: "2", learner: false }, []);
     const members = await observeRecoveryMembers(cluster, "dr", noCache, obs, etcd.factory);
     expect(members.find((x) => x.name === "demo-a")).toMatchObject({
       pod: false,

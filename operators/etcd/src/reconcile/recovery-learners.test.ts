@@ -1,14 +1,13 @@
 // What the recovery observes of learners (issue 27 item 4): a member answering as one is marked (never a survivor),
 // the learners a survivor lists are counted apart; and the removal of a learner --force-new-cluster left behind
 // (etcd-io/etcd#20893), through the survivor alone.
-import type { Cache, Client } from "@capstan/core";
+import type { Client } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
 import type { EtcdRestore } from "../api/etcd-restore.ts";
-import type { PodObject } from "../desired/member-pod.ts";
-import type { EtcdClient } from "../etcd/etcd-client.ts";
-import type { EtcdClientFactory, Observation } from "./observe.ts";
+import type { Observation } from "./observe.ts";
 import { actRecovery, observeRecoveryMembers } from "./recovery.ts";
+import { learnerAwareEtcd, noCache, recoveryClaim, recoveryPod } from "./recovery-fixture.ts";
 
 const cluster: EtcdCluster = {
   apiVersion: "etcd.capstan.dev/v1alpha1",
@@ -24,52 +23,11 @@ const restore: EtcdRestore = {
   status: { phase: "Running", startTime: "T0" },
 };
 
-const pod = (name: string, o: { ip?: string; deleting?: string; node?: string; phase?: string } = {}) =>
-  ({
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: {
-      name,
-      namespace: "ns",
-      ...(o.deleting === undefined ? {} : { deletionTimestamp: o.deleting }),
-    },
-    spec: { containers: [], ...(o.node === undefined ? {} : { nodeName: o.node }) },
-    status: { phase: o.phase ?? "Running", ...(o.ip === undefined ? {} : { podIP: o.ip }) },
-  }) as unknown as PodObject;
-
-const claim = (name: string) => ({ metadata: { name: `${name}-data`, annotations: {} } });
-const noCache = { list: async () => [] } as unknown as Cache;
-
-/** An etcd that answers for demo-b as a learner's or a voter's, listing `members`. */
-function fakeEtcd(
-  self: { id: string; learner: boolean },
-  members: { id: string; name: string; isLearner: boolean }[],
-) {
-  const calls: string[] = [];
-  const factory: EtcdClientFactory = (endpoints) =>
-    ({
-      status: async (endpoint: string) => ({
-        endpoint,
-        header: { clusterId: "1", memberId: self.id, revision: 40, raftTerm: 2 },
-        memberId: self.id,
-        leader: self.id,
-        raftIndex: 120,
-        isLearner: self.learner,
-      }),
-      memberList: async () => ({ header: {}, members }),
-      health: async () => ({ healthy: true }),
-      memberRemove: async (id: string) => {
-        calls.push(`remove ${id} via ${endpoints.join(",")}`);
-      },
-    }) as unknown as EtcdClient;
-  return { factory, calls };
-}
-
 describe("observeRecoveryMembers: learners", () => {
   it("a member answering as a learner is marked; the other learners it lists are counted apart", async () => {
     const obs = {
-      claims: new Map([["demo-b", claim("demo-b")]]),
-      pods: new Map([["demo-b", pod("demo-b", { ip: "10.0.0.2" })]]),
+      claims: new Map([["demo-b", recoveryClaim("demo-b")]]),
+      pods: new Map([["demo-b", recoveryPod("demo-b", { ip: "10.0.0.2" })]]),
     } as unknown as Observation;
     const list = [
       { id: "2", name: "demo-b", isLearner: false },
@@ -80,7 +38,7 @@ describe("observeRecoveryMembers: learners", () => {
       "dr",
       noCache,
       obs,
-      fakeEtcd({ id: "2", learner: false }, list).factory,
+      learnerAwareEtcd({ id: "2", learner: false }, list).factory,
     );
     expect(voter[0]).toMatchObject({ membersListed: 2, learnersListed: [{ id: "7", name: "demo-a" }] });
     expect(voter[0]?.learner).toBeUndefined();
@@ -89,7 +47,7 @@ describe("observeRecoveryMembers: learners", () => {
       "dr",
       noCache,
       obs,
-      fakeEtcd({ id: "7", learner: true }, list).factory,
+      learnerAwareEtcd({ id: "7", learner: true }, list).factory,
     );
     expect(learner[0]).toMatchObject({ learner: true, learnersListed: [] });
   });
@@ -97,8 +55,8 @@ describe("observeRecoveryMembers: learners", () => {
 
 describe("actRecovery RemoveLearner", () => {
   it("removes the learner's ID through the survivor's own endpoint", async () => {
-    const etcd = fakeEtcd({ id: "2", learner: false }, []);
-    const obs = { claims: new Map(), pods: new Map([["demo-b", pod("demo-b", { ip: "10.0.0.2" })]]) };
+    const etcd = learnerAwareEtcd({ id: "2", learner: false }, []);
+    const obs = { claims: new Map(), pods: new Map([["demo-b", recoveryPod("demo-b", { ip: "10.0.0.2" })]]) };
     const status = await actRecovery(
       { type: "RemoveLearner", name: "demo-b", learner: "demo-a", memberId: "7", message: "m" },
       {
