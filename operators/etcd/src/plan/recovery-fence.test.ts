@@ -12,20 +12,8 @@ import {
   type RecoveryStep,
 } from "./recovery.ts";
 
-const m = (name: string, o: Partial<RecoveryMember> = {}): RecoveryMember => ({
-  name,
-  claimOwned: true,
-  pod: true,
-  ...o,
-});
-const st = (raftIndex: number, revision = raftIndex) => ({ raftIndex, revision, clusterID: "c1" });
-const obs = (members: RecoveryMember[], o: Partial<RecoveryObserved> = {}): RecoveryObserved => ({
-  request: "dr",
-  from: "Survivor",
-  quorum: false,
-  members,
-  ...o,
-});
+import { m, obs, st } from "./test-builders.ts";
+
 const SINCE = new Date("2026-12-04T20:00:00Z");
 const kept = (name: string, o: Partial<RecoveryMember> = {}) =>
   m(name, { claimOwned: false, claimKept: true, pod: false, ...o });

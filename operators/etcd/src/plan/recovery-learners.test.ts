@@ -4,20 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { planRecovery, type RecoveryMember, type RecoveryObserved, type RecoveryStep } from "./recovery.ts";
 
-const m = (name: string, o: Partial<RecoveryMember> = {}): RecoveryMember => ({
-  name,
-  claimOwned: true,
-  pod: true,
-  ...o,
-});
-const st = (raftIndex: number, revision = raftIndex) => ({ raftIndex, revision, clusterID: "c1" });
-const obs = (members: RecoveryMember[], o: Partial<RecoveryObserved> = {}): RecoveryObserved => ({
-  request: "dr",
-  from: "Survivor",
-  quorum: false,
-  members,
-  ...o,
-});
+import { m, obs, st } from "./test-builders.ts";
+
 const kept = (name: string, o: Partial<RecoveryMember> = {}) =>
   m(name, { claimOwned: false, claimKept: true, pod: false, ...o });
 const survivor = (o: Partial<RecoveryMember> = {}) =>

@@ -11,20 +11,7 @@ import {
 } from "./recovery.ts";
 import type { ObservedRestore } from "./restore.ts";
 
-const m = (name: string, o: Partial<RecoveryMember> = {}): RecoveryMember => ({
-  name,
-  claimOwned: true,
-  pod: true,
-  ...o,
-});
-const st = (raftIndex: number, revision = raftIndex) => ({ raftIndex, revision, clusterID: "c1" });
-const obs = (members: RecoveryMember[], o: Partial<RecoveryObserved> = {}): RecoveryObserved => ({
-  request: "dr",
-  from: "Survivor",
-  quorum: false,
-  members,
-  ...o,
-});
+import { m, obs, st } from "./test-builders.ts";
 
 type Case = [string, RecoveryObserved, Partial<RecoveryStep>];
 

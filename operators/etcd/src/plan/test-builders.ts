@@ -1,7 +1,9 @@
 // Builders the planner's table tests share: a spec with the defaults the API server applies, and an observed member
-// that is a healthy started voter on 3.6.15 unless a case says otherwise.
+// that is a healthy started voter on 3.6.15 unless a case says otherwise; the recovery planner's member, status and
+// observation.
 import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import type { ObservedMember } from "./plan.ts";
+import type { RecoveryMember, RecoveryObserved } from "./recovery.ts";
 
 /** A spec of 3 members on 3.6.15 with 1Gi claims, overridden by `o`. */
 export const spec = (o: Partial<EtcdClusterSpec> = {}): EtcdClusterSpec => ({
@@ -23,5 +25,23 @@ export const member = (name: string, o: Partial<ObservedMember> = {}): ObservedM
   leader: false,
   version: "3.6.15",
   raftIndex: 1000,
+  ...o,
+});
+
+/** A member as the recovery planner sees it: its claim owned, its pod present, unless `o` says otherwise. */
+export const m = (name: string, o: Partial<RecoveryMember> = {}): RecoveryMember => ({
+  name,
+  claimOwned: true,
+  pod: true,
+  ...o,
+});
+/** A member's etcd status: its raft index, revision and cluster ID. */
+export const st = (raftIndex: number, revision = raftIndex) => ({ raftIndex, revision, clusterID: "c1" });
+/** The recovery request "dr" from a survivor, quorum lost, over `members`; `o` overrides. */
+export const obs = (members: RecoveryMember[], o: Partial<RecoveryObserved> = {}): RecoveryObserved => ({
+  request: "dr",
+  from: "Survivor",
+  quorum: false,
+  members,
   ...o,
 });
