@@ -3,6 +3,10 @@
 import { describe, expect, it } from "vitest";
 import { ago, healthy3, observed, plan, pod } from "./plan-fixtures.ts";
 
+/** The raft voters demo-<ordinal>, demo-0 leading. */
+const voters = (...ordinals: number[]) =>
+  ordinals.map((o) => ({ nodeID: `demo-${o}`, address: `demo-${o}`, voter: true, leader: o === 0 }));
+
 describe("a server whose data claim is lost", () => {
   it("its claim being deleted, still a raft peer: RemovePeer first, naming the claim", () => {
     const step = plan(observed(healthy3(), { claimsTerminating: ["data-demo-2"] }));
