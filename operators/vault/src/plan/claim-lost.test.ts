@@ -18,12 +18,7 @@ describe("a server whose data claim is lost", () => {
 
   it("no longer a peer: the pod is deleted (the claim left alone) to be made again on a new claim", () => {
     const pods = healthy3();
-    const servers = [0, 1].map((o) => ({
-      nodeID: `demo-${o}`,
-      address: `demo-${o}`,
-      voter: true,
-      leader: o === 0,
-    }));
+    const servers = voters(0, 1);
     const step = plan(
       observed(pods, { claimsTerminating: ["data-demo-2"], raft: { servers }, knownVoters: 2 }),
     );
@@ -32,12 +27,7 @@ describe("a server whose data claim is lost", () => {
 
   it("the pod gone while its claim is still being deleted: no pod made on it, a wait naming the claim", () => {
     const pods = [pod(0, "active"), pod(1, "standby")];
-    const servers = [0, 1].map((o) => ({
-      nodeID: `demo-${o}`,
-      address: `demo-${o}`,
-      voter: true,
-      leader: o === 0,
-    }));
+    const servers = voters(0, 1);
     const step = plan(
       observed(pods, {
         claims: ["data-demo-0", "data-demo-1"],
@@ -51,12 +41,7 @@ describe("a server whose data claim is lost", () => {
 
   it("the old claim gone too: the pod is made again (with a new claim)", () => {
     const pods = [pod(0, "active"), pod(1, "standby")];
-    const servers = [0, 1].map((o) => ({
-      nodeID: `demo-${o}`,
-      address: `demo-${o}`,
-      voter: true,
-      leader: o === 0,
-    }));
+    const servers = voters(0, 1);
     const step = plan(
       observed(pods, { claims: ["data-demo-0", "data-demo-1"], raft: { servers }, knownVoters: 2 }),
     );
@@ -66,12 +51,7 @@ describe("a server whose data claim is lost", () => {
   it("a pod Pending on a claim that no longer exists: replaced once the cache has had time to see the claim", () => {
     const pending = pod(2, "down", { ready: false, pendingSince: ago(120) });
     const pods = [pod(0, "active"), pod(1, "standby"), pending];
-    const servers = [0, 1, 2].map((o) => ({
-      nodeID: `demo-${o}`,
-      address: `demo-${o}`,
-      voter: true,
-      leader: o === 0,
-    }));
+    const servers = voters(0, 1, 2);
     const step = plan(observed(pods, { claims: ["data-demo-0", "data-demo-1"], raft: { servers } }));
     expect(step).toMatchObject({ type: "RemovePeer", nodeID: "demo-2", reason: "ClaimLost" });
     expect(step.type === "RemovePeer" && step.message).toContain("no longer exists");
@@ -91,12 +71,7 @@ describe("a server whose data claim is lost", () => {
 
   it("removing its peer would cost the quorum (another voter down): Degraded ClaimLost, nothing removed", () => {
     const pods = [pod(0, "active"), pod(1, "down"), pod(2, "standby")];
-    const servers = [0, 1, 2].map((o) => ({
-      nodeID: `demo-${o}`,
-      address: `demo-${o}`,
-      voter: true,
-      leader: o === 0,
-    }));
+    const servers = voters(0, 1, 2);
     const step = plan(observed(pods, { claimsTerminating: ["data-demo-2"], raft: { servers } }));
     expect(step).toMatchObject({ type: "Degraded", reason: "ClaimLost", pods: ["demo-2"] });
   });
