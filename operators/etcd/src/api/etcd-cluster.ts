@@ -456,7 +456,7 @@ const recoverySchema: JSONSchemaProps = {
     automatic: {
       type: "object",
       description:
-        "Opt-in disaster recovery: when quorum has been lost for afterSeconds (measured from status.quorumLostSince, so an operator restart neither resets nor shortens it), the operator creates ONE EtcdRestore from: Backup of this cluster's newest Succeeded EtcdBackup (it loses the writes made since that backup), and never another while one is running or after one failed. Without a usable backup: Degraded and an Event.",
+        "Opt-in disaster recovery: when quorum has been lost for afterSeconds (measured from status.quorumLostSince, so an operator restart neither resets nor shortens it), the operator creates ONE EtcdRestore from: Backup of this cluster's newest Succeeded EtcdBackup taken from its own data (by cluster ID; it loses the writes made since that backup), and never another while one is running or after one failed. Without a usable backup: Degraded and an Event.",
       properties: {
         enabled: { type: "boolean", default: false, description: "Recover automatically; off by default." },
         afterSeconds: seconds(

@@ -9,10 +9,11 @@ import {
 
 const T0 = new Date("2026-12-02T08:00:00Z");
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
-const good = (name: string, secondsAfterT0: number) => ({
+const good = (name: string, secondsAfterT0: number, clusterID = "c1") => ({
   name,
   phase: "Succeeded",
   completionTime: at(secondsAfterT0 - 86_400),
+  clusterID,
 });
 type Input = Omit<Partial<AutomaticRecoveryObserved>, "lostSince"> & { lostSince?: Date | undefined };
 const o = (input: Input = {}): AutomaticRecoveryObserved => {
@@ -28,6 +29,7 @@ const o = (input: Input = {}): AutomaticRecoveryObserved => {
     now: at(601),
     restores: [],
     backups: [good("nightly-1", 0), good("nightly-2", 100)],
+    clusterIDs: ["c1"],
     nameFor: (t) => `demo-auto-${t.getTime() / 1000}`,
     ...x,
   };
@@ -105,6 +107,26 @@ const cases: Case[] = [
     { type: "CreateRestore", name: `demo-auto-${T0.getTime() / 1000}` },
   ],
   ["paused: waits", o({ paused: true }), { type: "Wait", message: expect.stringContaining("spec.paused") }],
+  [
+    "the newest backup is of another cluster of the same name (another cluster ID): the newest of this one instead",
+    o({ backups: [good("nightly-1", 0), good("old-life", 500, "b0")] }),
+    { type: "CreateRestore", backup: "nightly-1" },
+  ],
+  [
+    "after a restore from a backup (a new cluster ID), a backup of the cluster it was restored from still counts",
+    o({ backups: [good("before-restore", 0, "a0")], clusterIDs: ["c1", "a0"] }),
+    { type: "CreateRestore", backup: "before-restore" },
+  ],
+  [
+    "only backups of another cluster ID, or with none recorded: NoBackup naming them, nothing restored",
+    o({
+      backups: [good("old-life", 500, "b0"), { name: "unknown", phase: "Succeeded", completionTime: at(0) }],
+    }),
+    {
+      type: "NoBackup",
+      message: expect.stringMatching(/old-life \(b0\), unknown \(no cluster ID recorded\) hold other data/),
+    },
+  ],
   [
     "no Succeeded backup: NoBackup naming spec.recovery.automatic",
     o({ backups: [{ name: "nightly-3", phase: "Failed" }] }),

@@ -31,8 +31,14 @@ export interface AutomaticRecoveryObserved {
   now: Date;
   /** The EtcdRestores of this cluster. */
   restores: { name: string; phase?: string; automatic: boolean }[];
-  /** The EtcdBackups of this cluster. */
-  backups: { name: string; phase?: string; completionTime?: Date }[];
+  /** The EtcdBackups naming this cluster, with the cluster ID each snapshot was taken from (status.clusterID). */
+  backups: { name: string; phase?: string; completionTime?: Date; clusterID?: string }[];
+  /**
+   * The cluster IDs whose snapshots hold this cluster's data: its own (status.clusterID) and, after a restore from
+   * a backup (which starts a new cluster ID), the ID that backup was taken from. A backup of any other ID (a cluster
+   * deleted and created again under the same name) or of none recorded is never restored automatically.
+   */
+  clusterIDs: string[];
   /** The name of the EtcdRestore for a loss that began at `since` (deterministic). */
   nameFor: (since: Date) => string;
 }
@@ -91,18 +97,23 @@ export function planAutomaticRecovery(o: AutomaticRecoveryObserved): AutomaticRe
   if (o.restores.some((r) => r.name === name)) {
     return wait(`EtcdRestore ${name} for this loss of quorum exists already`);
   }
-  const newest = o.backups
-    .filter((b) => b.phase === "Succeeded")
+  const succeeded = o.backups.filter((b) => b.phase === "Succeeded");
+  const newest = succeeded
+    .filter((b) => b.clusterID !== undefined && o.clusterIDs.includes(b.clusterID))
     .sort(
       (a, b) =>
         (b.completionTime?.getTime() ?? 0) - (a.completionTime?.getTime() ?? 0) ||
         (a.name < b.name ? 1 : a.name > b.name ? -1 : 0),
     )[0];
   if (newest === undefined) {
+    const foreign = succeeded.map((b) => `${b.name} (${b.clusterID ?? "no cluster ID recorded"})`);
     return {
       type: "NoBackup",
       lostSince,
-      message: `quorum lost since ${lostSince.toISOString()} and ${FIELD} is on, but this cluster has no Succeeded EtcdBackup to recover from: recover by hand (an EtcdRestore from: Survivor, or from: Backup naming a snapshot)`,
+      message:
+        foreign.length === 0
+          ? `quorum lost since ${lostSince.toISOString()} and ${FIELD} is on, but this cluster has no Succeeded EtcdBackup to recover from: recover by hand (an EtcdRestore from: Survivor, or from: Backup naming a snapshot)`
+          : `quorum lost since ${lostSince.toISOString()} and ${FIELD} is on, but no Succeeded EtcdBackup was taken from this cluster (cluster ID ${o.clusterIDs.join(" or ") || "unknown"}): ${foreign.join(", ")} hold other data (a cluster deleted and created again under the same name?) and are never restored automatically: recover by hand (an EtcdRestore from: Survivor, or from: Backup naming the snapshot you choose)`,
     };
   }
   return {

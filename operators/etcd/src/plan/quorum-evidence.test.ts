@@ -55,7 +55,8 @@ const automatic = (observed: Observed) => {
     lostSince: secondsAgo(3600),
     now: NOW,
     restores: [],
-    backups: [{ name: "nightly", phase: "Succeeded", completionTime: secondsAgo(7200) }],
+    backups: [{ name: "nightly", phase: "Succeeded", completionTime: secondsAgo(7200), clusterID: "c1" }],
+    clusterIDs: ["c1"],
     nameFor: () => "demo-auto-x",
   });
 };

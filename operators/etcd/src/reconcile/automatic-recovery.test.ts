@@ -53,12 +53,13 @@ function members(c: EtcdCluster): KubeObject[] {
   });
 }
 
-const backup = (name: string, completionTime: string, phase = "Succeeded"): EtcdBackup => ({
+/** A backup of the cluster "demo" taken from cluster ID `clusterID` (the test cluster's is ff). */
+const backup = (name: string, completionTime: string, phase = "Succeeded", clusterID = "ff"): EtcdBackup => ({
   apiVersion: EtcdBackupKind.apiVersion,
   kind: EtcdBackupKind.kind,
   metadata: { name, namespace: "ns" },
   spec: { clusterName: "demo", destination: { pvc: { claimName: "backups" } } },
-  status: { phase: phase as "Succeeded", completionTime },
+  status: { phase: phase as "Succeeded", completionTime, clusterID },
 });
 
 const silentEtcd = () => {
@@ -134,5 +135,18 @@ describe("spec.recovery.automatic in a reconcile", () => {
     expect(degraded).toMatchObject({ status: "True", reason: "AutomaticRecoveryNoBackup" });
     expect(degraded?.message).toContain("spec.recovery.automatic");
     expect(run.events.map((e) => e.reason)).toContain("AutomaticRecoveryNoBackup");
+  });
+
+  it("a backup of another cluster of the same name (another cluster ID) is never restored: Degraded naming it", async () => {
+    const run = await reconcile(cluster({ lostSince: LOST.toISOString() }), [
+      backup("old-life", "2026-12-01T07:00:00Z", "Succeeded", "b0"),
+    ]);
+    expect(run.writesOf(EtcdRestoreKind)).toEqual([]);
+    const degraded = run
+      .get(EtcdClusterKind, "demo", "ns")
+      ?.status?.conditions?.find((x) => x.type === "Degraded");
+    expect(degraded).toMatchObject({ status: "True", reason: "AutomaticRecoveryNoBackup" });
+    expect(degraded?.message).toContain("old-life (b0)");
+    expect(degraded?.message).toContain("cluster ID ff");
   });
 });

@@ -62,7 +62,8 @@ export async function reconcileAutomaticRecovery(
       ...(r.status?.phase === undefined ? {} : { phase: r.status.phase }),
       automatic: r.metadata.labels?.[AUTOMATIC_RESTORE_LABEL] === name,
     }));
-  const backups = (await ctx.cache.list(EtcdBackupKind, { namespace }))
+  const allBackups = await ctx.cache.list(EtcdBackupKind, { namespace });
+  const backups = allBackups
     .filter((b) => b.spec.clusterName === name)
     .map((b) => ({
       name: b.metadata.name ?? "",
@@ -70,7 +71,14 @@ export async function reconcileAutomaticRecovery(
       ...(b.status?.completionTime === undefined
         ? {}
         : { completionTime: new Date(b.status.completionTime) }),
+      ...(b.status?.clusterID === undefined ? {} : { clusterID: b.status.clusterID }),
     }));
+  // The cluster's own ID, and after a restore from a backup (a new cluster ID) the ID that backup was taken from.
+  const restoredFrom = /^backup\/(.+)$/.exec(cluster.status?.restore?.source ?? "")?.[1];
+  const clusterIDs = [
+    cluster.status?.clusterID,
+    allBackups.find((b) => b.metadata.name === restoredFrom)?.status?.clusterID,
+  ].filter((id): id is string => id !== undefined && id !== "");
   const decision = planAutomaticRecovery({
     enabled: automatic?.enabled === true,
     afterSeconds: automatic?.afterSeconds ?? DEFAULT_AUTOMATIC_AFTER_SECONDS,
@@ -81,6 +89,7 @@ export async function reconcileAutomaticRecovery(
     now,
     restores,
     backups,
+    clusterIDs,
     nameFor: (since) => automaticRestoreName(cluster, since),
   });
   if (decision.type === "CreateRestore") {
