@@ -85,7 +85,8 @@ const backup: EtcdBackup = {
   kind: EtcdBackupKind.kind,
   metadata: { name: "nightly", namespace: "ns" },
   spec: { clusterName: "demo", destination: { pvc: { claimName: "backups" } } },
-  status: { phase: "Succeeded", completionTime: "2026-12-01T00:00:00Z" },
+  // Taken from this cluster (the test cluster's ID is ff): automatic recovery restores only its own data.
+  status: { phase: "Succeeded", completionTime: "2026-12-01T00:00:00Z", clusterID: "ff" },
 };
 
 const reconcile = (c: EtcdCluster, objects: KubeObject[], etcdClient = refusingEtcd) =>
