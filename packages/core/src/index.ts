@@ -182,6 +182,13 @@ export {
   removeCondition,
   setCondition,
 } from "./helpers/conditions.ts";
+export {
+  type ClaimRetention,
+  claimBelongsTo,
+  claimRetentionPatch,
+  claimRetentionSchema,
+  retainedClaim,
+} from "./helpers/claim-retention.ts";
 export { type EventObject, EventRecorder, type EventRecorderOptions } from "./helpers/event-recorder.ts";
 export {
   addFinalizer,
