@@ -203,6 +203,9 @@ describe.skipIf(!vaultSuitesEnabled)("Vault operator faults", () => {
         // The remediation as the docs give it: a new cluster on fresh claims.
         await deleteCluster(client, ns, lost);
         await client.delete(Secret, names(lost).keys, ns).catch(() => undefined); // created only with keys
+        // The claims are kept when a VaultCluster is deleted (storage.whenDeleted Retain): deleted by hand.
+        for (const pvc of (await ownedObjects(client, ns, lost)).pvcs)
+          await client.delete(PersistentVolumeClaim, pvc, ns).catch(() => undefined);
         await eventually(async () => (await ownedObjects(client, ns, lost)).pvcs.length === 0, {
           timeoutMs: minutes(2),
           message: "the lost cluster's claims are gone",

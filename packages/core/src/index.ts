@@ -142,6 +142,7 @@ export {
   type ReconcileRequest,
   type Reconciler,
   type Result,
+  requestFromLabel,
   type Watch,
   watch,
 } from "./controller/controller.ts";
@@ -172,6 +173,13 @@ export {
   signedBy,
   splitPemBundle,
 } from "./helpers/certificates.ts";
+export {
+  type ClaimRetention,
+  claimBelongsTo,
+  claimRetentionPatch,
+  claimRetentionSchema,
+  retainedClaim,
+} from "./helpers/claim-retention.ts";
 // helpers: status conditions, finalizers, owner references, events
 export {
   type Condition,
@@ -182,13 +190,6 @@ export {
   removeCondition,
   setCondition,
 } from "./helpers/conditions.ts";
-export {
-  type ClaimRetention,
-  claimBelongsTo,
-  claimRetentionPatch,
-  claimRetentionSchema,
-  retainedClaim,
-} from "./helpers/claim-retention.ts";
 export { type EventObject, EventRecorder, type EventRecorderOptions } from "./helpers/event-recorder.ts";
 export {
   addFinalizer,

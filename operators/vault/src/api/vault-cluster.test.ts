@@ -29,7 +29,11 @@ const specKeys: Record<keyof VaultClusterSpec, true> = {
   podTemplate: true,
   paused: true,
 };
-const storageKeys: Record<keyof VaultStorage, true> = { size: true, storageClassName: true };
+const storageKeys: Record<keyof VaultStorage, true> = {
+  size: true,
+  storageClassName: true,
+  whenDeleted: true,
+};
 const tlsKeys: Record<keyof VaultTLS, true> = { secretName: true, duration: true, renewBefore: true };
 const unsealKeys: Record<keyof VaultUnseal, true> = {
   shares: true,

@@ -1,7 +1,9 @@
 // VaultCluster (vault.capstan.dev/v1alpha1): the CRD schema, the single source of truth, and its TypeScript types.
 import {
+  type ClaimRetention,
   type Condition,
   type CustomResourceDefinitionObject,
+  claimRetentionSchema,
   conditionsSchema,
   defineKind,
   GO_DURATION_PATTERN,
@@ -51,6 +53,11 @@ export interface VaultStorage {
   size?: string;
   /** StorageClass of the claims; immutable once set. */
   storageClassName?: string;
+  /**
+   * What deleting the VaultCluster does to the claims (default Retain: they stay, with no owner reference, and a
+   * VaultCluster created again under the same name takes them back; Delete: garbage-collected with it).
+   */
+  whenDeleted?: ClaimRetention;
 }
 
 /** The listener certificate: operator-managed (CA + server certificate) or an existing Secret. */
@@ -181,10 +188,11 @@ export const VaultClusterKind = defineKind<VaultCluster>({
 /** A Go duration as time.ParseDuration (and CEL's duration()) reads it (from @capstan/core). */
 export { GO_DURATION_PATTERN };
 
+const claimRetention = claimRetentionSchema("the claims data-<pod>");
 const storageSchema: JSONSchemaProps = {
   type: "object",
   description: "The raft data volume: a PersistentVolumeClaim data-<pod> per pod.",
-  default: { size: DEFAULT_STORAGE_SIZE },
+  default: { size: DEFAULT_STORAGE_SIZE, whenDeleted: "Retain" },
   properties: {
     size: {
       type: "string",
@@ -198,6 +206,10 @@ const storageSchema: JSONSchemaProps = {
       type: "string",
       description: "StorageClass of the claims (default: the cluster's default class). Immutable.",
       maxLength: 253,
+    },
+    whenDeleted: {
+      ...claimRetention,
+      description: `${claimRetention.description} Retained claims hold the raft data: a VaultCluster created again under the same name takes them back (with the keys Secret, kept too by default, it comes back unsealed with its data); delete them by hand to start afresh.`,
     },
   },
   "x-kubernetes-validations": [

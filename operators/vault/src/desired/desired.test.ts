@@ -76,6 +76,7 @@ describe("golden files", () => {
     ["pod-full-template", () => vaultPod(full, "demo-2", { reloaderImage: "capstan.local/busybox:1" })],
     ["pvc", () => dataClaim(cluster(), "demo-0")],
     ["pvc-storage-class", () => dataClaim(full, "demo-1")],
+    ["pvc-owned", () => dataClaim(cluster({ storage: { size: "1Gi", whenDeleted: "Delete" } }), "demo-0")],
     ["service-client", () => clientService(cluster())],
     ["service-active", () => activeService(cluster())],
     ["service-internal", () => internalService(cluster())],

@@ -17,6 +17,8 @@ export type PodState = (typeof POD_STATES)[number];
 
 /** The app.kubernetes.io/managed-by value on every object the operator creates. */
 export const MANAGED_BY = "capstan-vault-operator";
+/** Label on a data claim kept when the cluster is deleted (storage.whenDeleted Retain): the uid it was made for. */
+export const CLAIM_UID_LABEL = "vault.capstan.dev/cluster-uid";
 
 /** Name and namespace of the cluster; throws when the object lacks them. */
 export function clusterRef(cluster: VaultCluster): { name: string; namespace: string } {

@@ -10,6 +10,7 @@ import {
   resourceRequirements,
   restrictedContainerSecurityContext,
   restrictedPodSecurityContext,
+  retainedClaim,
   type Secret,
   type Service,
   setControllerReference,
@@ -21,6 +22,7 @@ import { quorum, vaultImage } from "../plan/plan.ts";
 import {
   API_PORT,
   activeServiceName,
+  CLAIM_UID_LABEL,
   CLUSTER_PORT,
   claimName,
   clientServiceName,
@@ -262,10 +264,13 @@ export function vaultPod(
   });
 }
 
-/** The data claim `data-<pod>`. */
+/**
+ * The data claim `data-<pod>`: with storage.whenDeleted Retain (the default) it has no owner reference, so deleting
+ * the VaultCluster never deletes the raft data; with Delete it is garbage-collected with the cluster.
+ */
 export function dataClaim(cluster: VaultCluster, pod: string): PersistentVolumeClaimObject {
   const { storage } = cluster.spec;
-  return owned<PersistentVolumeClaimObject>(cluster, {
+  const claim: PersistentVolumeClaimObject = {
     apiVersion: "v1",
     kind: "PersistentVolumeClaim",
     metadata: meta(cluster, claimName(pod), {
@@ -277,7 +282,8 @@ export function dataClaim(cluster: VaultCluster, pod: string): PersistentVolumeC
       resources: { requests: { storage: storage.size ?? "1Gi" } },
       ...(storage.storageClassName === undefined ? {} : { storageClassName: storage.storageClassName }),
     },
-  });
+  };
+  return retainedClaim(cluster, VaultClusterKind, claim, storage.whenDeleted ?? "Retain", CLAIM_UID_LABEL);
 }
 
 /** The client Service `<name>`: every ready (unsealed) pod. */

@@ -6,6 +6,7 @@ import {
   type CacheSelector,
   ConfigMap,
   type Controller,
+  claimRetentionPatch,
   controller,
   findCondition,
   generationChanged,
@@ -16,12 +17,15 @@ import {
   type ReconcileContext,
   type ReconcileRequest,
   type Result,
+  requestFromLabel,
   Secret,
   Service,
   statusMergePatch,
+  watch,
 } from "@capstan/core";
 import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
 import {
+  CLAIM_UID_LABEL,
   clusterRef,
   keysSecretName,
   MANAGED_BY,
@@ -99,7 +103,10 @@ export function vaultClusterController(options: VaultClusterControllerOptions): 
   return controller({
     name: "vaultcluster",
     for: VaultClusterKind,
-    owns: [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget, ConfigMap],
+    owns: [Pod, Service, PodDisruptionBudget, ConfigMap],
+    // Claims kept when the cluster is deleted (storage.whenDeleted Retain) have no owner reference: their events
+    // reach the cluster their instance label names (owned ones carry it too).
+    watches: [watch(PersistentVolumeClaim, requestFromLabel("app.kubernetes.io/instance"))],
     predicates: [generationChanged()],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,
     reconcile: (req, ctx) => reconcileVaultCluster(req, ctx, options),
@@ -114,7 +121,8 @@ export async function reconcileVaultCluster(
 ): Promise<Result | undefined> {
   const cluster = await ctx.cache.get(VaultClusterKind, req.name, req.namespace);
   if (cluster === undefined || cluster.metadata.deletionTimestamp !== undefined) {
-    // Deleted: what it owned goes with it (owner references); the keys Secret stays unless it was owned.
+    // Deleted: what it owned goes with it (owner references); the data claims (storage.whenDeleted Retain) and the
+    // keys Secret (unseal.retainKeysOnDelete) stay unless they were owned.
     options.metrics.forget(req.namespace ?? "", req.name);
     return undefined;
   }
@@ -151,6 +159,7 @@ export async function reconcileVaultCluster(
   });
   if (!paused) {
     await labelPods(ctx, cluster, obs);
+    await keepClaimsAsPolicySays(ctx, cluster, obs);
     // Each pod stamped with the certificate it should serve: the kubelet refreshes the mounted Secret at once after
     // a renewal instead of at its next periodic sync (written once per certificate and pod).
     if (tls.fingerprint !== undefined) {
@@ -294,6 +303,26 @@ async function applyFixedObjects(ctx: ReconcileContext, cluster: VaultCluster): 
       await ctx.cache.get(ConfigMap, cm.metadata.name ?? "", namespace),
       apply,
     );
+  }
+}
+
+/**
+ * Brings each data claim to storage.whenDeleted (Retain: no owner reference, so deleting the VaultCluster keeps the
+ * raft data; Delete: owned, so it goes with it): claims made before the field existed, a policy changed, a claim
+ * kept from an earlier VaultCluster of this name (its uid label takes this one's). No write when they match.
+ */
+async function keepClaimsAsPolicySays(
+  ctx: ReconcileContext,
+  cluster: VaultCluster,
+  obs: Observation,
+): Promise<void> {
+  const { namespace } = clusterRef(cluster);
+  const policy = cluster.spec.storage.whenDeleted ?? "Retain";
+  for (const [name, claim] of obs.claims) {
+    const patch = claimRetentionPatch(cluster, VaultClusterKind, claim, policy, CLAIM_UID_LABEL);
+    if (patch === undefined) continue;
+    await ctx.client.patch(PersistentVolumeClaim, name, namespace, patch, "merge", { signal: ctx.signal });
+    ctx.log.info({ claim: name, whenDeleted: policy }, "data claim set to storage.whenDeleted");
   }
 }
 

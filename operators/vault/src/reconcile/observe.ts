@@ -1,8 +1,25 @@
 // Observation: what the cache says about a cluster's pods, claims and keys Secret, and what Vault says about
 // each pod (/v1/sys/health), the raft configuration and the operator token (through the active pod).
-import { type Cache, type Client, isNotFound, PersistentVolumeClaim, Pod, Secret } from "@capstan/core";
+import {
+  type Cache,
+  type Client,
+  claimBelongsTo,
+  isNotFound,
+  PersistentVolumeClaim,
+  Pod,
+  Secret,
+} from "@capstan/core";
 import type { VaultCluster } from "../api/vault-cluster.ts";
-import { claimName, clusterRef, keysSecretName, podHost, podName, selectorLabels } from "../desired/names.ts";
+import {
+  CLAIM_UID_LABEL,
+  claimName,
+  clusterRef,
+  keysSecretName,
+  MANAGED_BY,
+  podHost,
+  podName,
+  selectorLabels,
+} from "../desired/names.ts";
 import {
   CLUSTER_ID_ANNOTATION,
   INIT_STARTED_ANNOTATION,
@@ -227,8 +244,13 @@ export interface ObserveInput {
 export async function observe(cluster: VaultCluster, input: ObserveInput): Promise<Observation> {
   const { namespace } = clusterRef(cluster);
   const uid = cluster.metadata.uid;
-  const mine = (o: PodObject | PersistentVolumeClaimObject) =>
+  const mine = (o: PodObject) =>
     o.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === uid) === true;
+  // A claim is ours when we control it (whenDeleted Delete) or when nothing does (Retain): also one kept from an
+  // earlier VaultCluster of this name, whose raft data this one takes back. Never one another controller holds.
+  const ours = (c: PersistentVolumeClaimObject) =>
+    claimBelongsTo(cluster, c, CLAIM_UID_LABEL, { adoptRetained: true }) &&
+    c.metadata.labels?.["app.kubernetes.io/managed-by"] === MANAGED_BY;
   const labels = selectorLabels(cluster);
   const pods = new Map<string, PodObject>();
   for (const pod of await input.cache.list(Pod, { namespace, labels })) {
@@ -237,7 +259,7 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
   const claims = new Map<string, PersistentVolumeClaimObject>();
   const claimsTerminating: string[] = [];
   for (const pvc of await input.cache.list(PersistentVolumeClaim, { namespace, labels })) {
-    if (!mine(pvc) || pvc.metadata.name === undefined) continue;
+    if (!ours(pvc) || pvc.metadata.name === undefined) continue;
     if (pvc.metadata.deletionTimestamp === undefined) claims.set(pvc.metadata.name, pvc);
     else claimsTerminating.push(pvc.metadata.name);
   }

@@ -9,7 +9,14 @@ import { CoreMetrics } from "../metrics/metrics.ts";
 import { ItemExponentialFailureRateLimiter } from "../queue/rate-limiter.ts";
 import { FakeApiServer } from "../testing/fake-api-server.ts";
 import { silentLogger } from "../util/logger.ts";
-import { controller, owns, type ReconcileRequest, type Reconciler, watch } from "./controller.ts";
+import {
+  controller,
+  owns,
+  type ReconcileRequest,
+  type Reconciler,
+  requestFromLabel,
+  watch,
+} from "./controller.ts";
 import { generationChanged, hasLabels } from "./predicates.ts";
 
 interface Widget extends KubeObject {
@@ -299,6 +306,21 @@ describe("Controller", () => {
     );
     server.put("/api/v1/secrets", { metadata: { name: "creds", namespace: "ns" } });
     await vi.waitFor(() => expect(seen).toEqual(["creds-widget"]));
+  });
+
+  it("maps an object with no owner reference to the one its label names (requestFromLabel)", async () => {
+    const seen: string[] = [];
+    run(
+      async (req) => {
+        seen.push(`${req.namespace}/${req.name}`);
+      },
+      { watches: [watch(Secret, requestFromLabel("example.dev/widget"))] },
+    );
+    server.put("/api/v1/secrets", { metadata: { name: "unlabelled", namespace: "ns" } });
+    server.put("/api/v1/secrets", {
+      metadata: { name: "kept", namespace: "ns", labels: { "example.dev/widget": "a" } },
+    });
+    await vi.waitFor(() => expect(seen).toEqual(["ns/a"]));
   });
 
   it("aborts a reconcile at its timeout, counts it and retries", async () => {

@@ -73,6 +73,20 @@ export function watch<U extends KubeObject>(
   return predicates ? { kind, map, predicates } : { kind, map };
 }
 
+/**
+ * A watch's map function: the object named by `label` on the watched object, in the same namespace (none when the
+ * label is absent). For children an operator deliberately leaves without an owner reference (e.g. data claims it
+ * keeps when their resource is deleted), whose events `owns` cannot map: `watch(PersistentVolumeClaim,
+ * requestFromLabel("app.kubernetes.io/instance"))`.
+ */
+export function requestFromLabel(label: string): (obj: KubeObject) => ReconcileRequest[] {
+  return (obj) => {
+    const name = obj.metadata.labels?.[label];
+    if (name === undefined || name === "") return [];
+    return [obj.metadata.namespace === undefined ? { name } : { namespace: obj.metadata.namespace, name }];
+  };
+}
+
 export interface ControllerOptions<T extends KubeObject> {
   /** Unique per manager; the `controller` label of every metric. */
   name: string;

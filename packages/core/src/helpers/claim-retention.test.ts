@@ -1,9 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { defineKind } from "../api/kinds.ts";
 import type { KubeObject } from "../api/object.ts";
-import { claimBelongsTo, claimRetentionPatch, claimRetentionSchema, retainedClaim } from "./claim-retention.ts";
+import {
+  claimBelongsTo,
+  claimRetentionPatch,
+  claimRetentionSchema,
+  retainedClaim,
+} from "./claim-retention.ts";
 
-const Db = defineKind({ group: "db.example.dev", version: "v1", kind: "Db", plural: "dbs", namespaced: true });
+const Db = defineKind({
+  group: "db.example.dev",
+  version: "v1",
+  kind: "Db",
+  plural: "dbs",
+  namespaced: true,
+});
 const LABEL = "db.example.dev/uid";
 const owner: KubeObject = { metadata: { name: "main", namespace: "ns", uid: "uid-1" } };
 const claim = (metadata: Partial<KubeObject["metadata"]> = {}): KubeObject => ({
@@ -36,7 +47,10 @@ describe("claimBelongsTo", () => {
     expect(claimBelongsTo(owner, earlier, LABEL, { adoptRetained: true })).toBe(true);
   });
   it("never one another controller holds, adopting or not", () => {
-    const other = claim({ ownerReferences: [{ ...controllerRef, uid: "uid-0" }], labels: { [LABEL]: "uid-1" } });
+    const other = claim({
+      ownerReferences: [{ ...controllerRef, uid: "uid-0" }],
+      labels: { [LABEL]: "uid-1" },
+    });
     expect(claimBelongsTo(owner, other, LABEL)).toBe(false);
     expect(claimBelongsTo(owner, other, LABEL, { adoptRetained: true })).toBe(false);
   });
@@ -44,12 +58,18 @@ describe("claimBelongsTo", () => {
 
 describe("claimRetentionPatch", () => {
   it("nothing to write when the claim matches its policy (steady state)", () => {
-    expect(claimRetentionPatch(owner, Db, claim({ labels: { [LABEL]: "uid-1" } }), "Retain", LABEL)).toBeUndefined();
-    expect(claimRetentionPatch(owner, Db, claim({ ownerReferences: [controllerRef] }), "Delete", LABEL)).toBeUndefined();
+    expect(
+      claimRetentionPatch(owner, Db, claim({ labels: { [LABEL]: "uid-1" } }), "Retain", LABEL),
+    ).toBeUndefined();
+    expect(
+      claimRetentionPatch(owner, Db, claim({ ownerReferences: [controllerRef] }), "Delete", LABEL),
+    ).toBeUndefined();
   });
   it("Retain on an owned claim (made before the policy existed): drops the reference, keeps other owners", () => {
     const other = { apiVersion: "v1", kind: "ConfigMap", name: "x", uid: "uid-x" };
-    expect(claimRetentionPatch(owner, Db, claim({ ownerReferences: [controllerRef] }), "Retain", LABEL)).toEqual({
+    expect(
+      claimRetentionPatch(owner, Db, claim({ ownerReferences: [controllerRef] }), "Retain", LABEL),
+    ).toEqual({
       metadata: { resourceVersion: "7", labels: { [LABEL]: "uid-1" }, ownerReferences: null },
     });
     expect(
