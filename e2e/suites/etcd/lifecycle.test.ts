@@ -325,24 +325,35 @@ describe.skipIf(!etcdSuitesEnabled)(
     );
 
     it(
-      "deleting the EtcdCluster removes its pods, volumes, services and disruption budget",
+      "deleting the EtcdCluster removes its pods, services and disruption budget, and keeps the members' volumes",
       async () => {
         const before = await ownedObjects(client, ns, name);
         expect(before.pods).toHaveLength(3);
+        expect(before.pvcs).toHaveLength(3);
         await client.delete(EtcdClusterKind, name, ns);
         await eventually(
           async () => {
             expect(await ownedObjects(client, ns, name)).toEqual({
               pods: [],
-              pvcs: [],
+              pvcs: before.pvcs,
               services: [],
               pdbs: [],
             });
             const left = await client.list(EtcdClusterKind, { namespace: ns });
             expect(left.items.map((c) => c.metadata.name)).toEqual([]);
           },
-          { timeoutMs: minutes(3), intervalMs: 1_000, message: "everything the cluster owned is deleted" },
+          {
+            timeoutMs: minutes(3),
+            intervalMs: 1_000,
+            message: "what the cluster owned is deleted, its claims kept",
+          },
         );
+        // Kept by spec.storage.whenDeleted: Retain (the default): owned by nothing, so nothing garbage-collects them.
+        for (const pvc of before.pvcs) {
+          const claim = await client.get(PersistentVolumeClaim, pvc, ns);
+          expect(claim.metadata.ownerReferences ?? [], pvc).toEqual([]);
+          expect(claim.metadata.deletionTimestamp, pvc).toBeUndefined();
+        }
       },
       minutes(4),
     );

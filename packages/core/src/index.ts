@@ -174,6 +174,7 @@ export {
   splitPemBundle,
 } from "./helpers/certificates.ts";
 export {
+  applyClaimRetention,
   type ClaimRetention,
   claimBelongsTo,
   claimRetentionPatch,

@@ -28,7 +28,12 @@ const specKeys: Record<keyof EtcdClusterSpec, true> = {
   network: true,
   auth: true,
 };
-const storageKeys: Record<keyof EtcdStorage, true> = { size: true, storageClassName: true, ephemeral: true };
+const storageKeys: Record<keyof EtcdStorage, true> = {
+  size: true,
+  storageClassName: true,
+  ephemeral: true,
+  whenDeleted: true,
+};
 const podTemplateKeys: Record<keyof EtcdPodTemplate, true> = {
   resources: true,
   affinity: true,

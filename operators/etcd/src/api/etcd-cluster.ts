@@ -1,7 +1,9 @@
 // EtcdCluster (etcd.capstan.dev/v1alpha1): the CRD schema, the single source of truth, and its TypeScript types.
 import {
+  type ClaimRetention,
   type Condition,
   type CustomResourceDefinitionObject,
+  claimRetentionSchema,
   conditionsSchema,
   defineKind,
   GO_DURATION_PATTERN,
@@ -77,6 +79,11 @@ export interface EtcdStorage {
   storageClassName?: string;
   /** Keep data in an emptyDir: a member whose pod is lost is replaced, never restarted. */
   ephemeral?: boolean;
+  /**
+   * What deleting the EtcdCluster does to the members' claims (default Retain: they stay, with no owner reference;
+   * Delete: garbage-collected with it).
+   */
+  whenDeleted?: ClaimRetention;
 }
 
 /** A toleration, as in a Pod spec. */
@@ -341,6 +348,7 @@ export const EtcdClusterKind = defineKind<EtcdCluster>({
   namespaced: true,
 });
 
+const claimRetention = claimRetentionSchema("the members' claims data-<member>");
 const storageSchema: JSONSchemaProps = {
   type: "object",
   description:
@@ -361,6 +369,10 @@ const storageSchema: JSONSchemaProps = {
     ephemeral: {
       type: "boolean",
       description: "Keep data in an emptyDir; a member whose pod is lost is replaced by a new member.",
+    },
+    whenDeleted: {
+      ...claimRetention,
+      description: `${claimRetention.description} A kept claim is never taken over by another EtcdCluster, even one of the same name (a new cluster starts with new members): it stays for you to recover its data from or delete by hand. No effect with ephemeral storage.`,
     },
   },
   "x-kubernetes-validations": [

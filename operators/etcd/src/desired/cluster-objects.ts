@@ -4,12 +4,14 @@ import {
   type ObjectOf,
   type PersistentVolumeClaim,
   type PodDisruptionBudget,
+  retainedClaim,
   type Service,
   setControllerReference,
 } from "@capstan/core";
 import { DEFAULT_STORAGE_SIZE, type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import { quorum } from "../plan/plan.ts";
 import {
+  CLAIM_UID_LABEL,
   CLIENT_PORT,
   clientServiceName,
   clusterLabels,
@@ -35,7 +37,11 @@ function owned<T extends KubeObject>(cluster: EtcdCluster, obj: T): T {
   return obj;
 }
 
-/** The data claim of `member`, or undefined when the cluster uses ephemeral storage. */
+/**
+ * The data claim of `member`, or undefined when the cluster uses ephemeral storage. With storage.whenDeleted Retain
+ * (the default) it has no owner reference, so deleting the EtcdCluster never deletes a member's data; with Delete it
+ * is garbage-collected with the cluster.
+ */
 export function memberDataClaim(
   cluster: EtcdCluster,
   member: string,
@@ -43,7 +49,7 @@ export function memberDataClaim(
 ): PersistentVolumeClaimObject | undefined {
   const { storage } = cluster.spec;
   if (storage.ephemeral === true) return undefined;
-  return owned<PersistentVolumeClaimObject>(cluster, {
+  const claim: PersistentVolumeClaimObject = {
     apiVersion: "v1",
     kind: "PersistentVolumeClaim",
     metadata: {
@@ -57,7 +63,8 @@ export function memberDataClaim(
       resources: { requests: { storage: storage.size ?? DEFAULT_STORAGE_SIZE } },
       ...(storage.storageClassName === undefined ? {} : { storageClassName: storage.storageClassName }),
     },
-  });
+  };
+  return retainedClaim(cluster, EtcdClusterKind, claim, storage.whenDeleted ?? "Retain", CLAIM_UID_LABEL);
 }
 
 /** The headless Service that gives members stable DNS names, published before they are ready so peers can join. */

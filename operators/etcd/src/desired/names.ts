@@ -17,6 +17,8 @@ export const SEED_CLAIM_ANNOTATION = "etcd.capstan.dev/seed";
 
 /** The app.kubernetes.io/managed-by value on every object the operator creates. */
 export const MANAGED_BY = "capstan-etcd-operator";
+/** Label on a member's claim kept when the cluster is deleted (storage.whenDeleted Retain): the uid it was made for. */
+export const CLAIM_UID_LABEL = "etcd.capstan.dev/cluster-uid";
 
 /** Name and namespace of the cluster; throws when the object lacks them. */
 export function clusterRef(cluster: EtcdCluster): { name: string; namespace: string } {

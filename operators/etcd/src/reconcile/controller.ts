@@ -3,6 +3,7 @@ import { randomInt } from "node:crypto";
 import {
   annotatePods,
   annotationsChanged,
+  applyClaimRetention,
   applyIfChanged,
   type CacheSelector,
   Controller,
@@ -21,6 +22,7 @@ import {
   type ReconcileRequest,
   type Reconciler,
   type Result,
+  requestFromLabel,
   Service,
   statusMergePatch,
   watch,
@@ -29,7 +31,7 @@ import { EtcdBackupKind } from "../api/backup.ts";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import { EtcdRestoreKind } from "../api/etcd-restore.ts";
 import { clientService, peerService, podDisruptionBudget } from "../desired/cluster-objects.ts";
-import { clusterRef, MANAGED_BY, memberName } from "../desired/names.ts";
+import { CLAIM_UID_LABEL, CLUSTER_LABEL, clusterRef, MANAGED_BY, memberName } from "../desired/names.ts";
 import { networkPolicy, networkPolicyName, type OperatorPods } from "../desired/network-policy.ts";
 import { CERTIFICATES_ANNOTATION } from "../desired/tls.ts";
 import { EtcdError } from "../etcd/etcd-client.ts";
@@ -133,8 +135,11 @@ export function etcdClusterController(options: EtcdClusterControllerOptions): Co
     {
       name: "etcdcluster",
       for: EtcdClusterKind,
-      owns: [Pod, PersistentVolumeClaim, Service, PodDisruptionBudget, Job, NetworkPolicy],
+      owns: [Pod, Service, PodDisruptionBudget, Job, NetworkPolicy],
       watches: [
+        // Members' claims kept when the cluster is deleted (storage.whenDeleted Retain) have no owner reference:
+        // their events reach the cluster their label names (owned ones carry it too).
+        watch(PersistentVolumeClaim, requestFromLabel(CLUSTER_LABEL)),
         // An EtcdRestore is acted on by its cluster's reconcile (one writer of the member pods).
         watch(EtcdRestoreKind, (r) => [{ namespace: r.metadata.namespace ?? "", name: r.spec.clusterName }]),
         // A cluster restoring from a backup starts as soon as the backup succeeds (not at its next requeue).
@@ -158,7 +163,8 @@ export async function reconcileEtcdCluster(
 ): Promise<Result | undefined> {
   const cluster = await ctx.cache.get(EtcdClusterKind, req.name, req.namespace);
   if (cluster === undefined || cluster.metadata.deletionTimestamp !== undefined) {
-    // Deleted: every object it owned goes with it (owner references and the garbage collector).
+    // Deleted: every object it owned goes with it (owner references and the garbage collector); the members' claims
+    // stay unless storage.whenDeleted is Delete.
     options.metrics.forget(req.namespace ?? "", req.name);
     return undefined;
   }
@@ -178,6 +184,19 @@ export async function reconcileEtcdCluster(
   const credentials = auth.credentials;
   const etcdClient = options.etcdClient ?? defaultEtcdClient;
   const obs = await observe(cluster, ctx.cache, etcdClient, signal, clientTLS, credentials);
+  // Each member's claim as storage.whenDeleted says (Retain: no owner reference, so deleting the EtcdCluster keeps
+  // the data; Delete: owned): claims made by an older operator, or a changed policy. No write when they match.
+  const whenDeleted = cluster.spec.storage.whenDeleted ?? "Retain";
+  for (const claim of await applyClaimRetention(
+    ctx.client,
+    cluster,
+    EtcdClusterKind,
+    obs.claims.values(),
+    whenDeleted,
+    CLAIM_UID_LABEL,
+    signal,
+  ))
+    ctx.log.info({ claim, whenDeleted }, "data claim set to storage.whenDeleted");
   if (!isTLSProblem(tls)) await refreshCertificates(ctx, cluster, obs, tls);
   const recovery = await activeRestore(cluster, ctx.cache);
   if (recovery !== undefined) {

@@ -1,6 +1,7 @@
 // Observation: what the cache says about a cluster's pods and volumes, and what etcd says about its members.
-import { type Cache, PersistentVolumeClaim, Pod } from "@capstan/core";
+import { type Cache, claimBelongsTo, PersistentVolumeClaim, Pod } from "@capstan/core";
 import type { EtcdCluster, EtcdMemberStatus } from "../api/etcd-cluster.ts";
+import { KEPT_BY_RESTORE_LABEL } from "../api/etcd-restore.ts";
 import type { PersistentVolumeClaimObject } from "../desired/cluster-objects.ts";
 import {
   etcdImage,
@@ -9,6 +10,7 @@ import {
   podTemplateHash,
 } from "../desired/member-pod.ts";
 import {
+  CLAIM_UID_LABEL,
   CLIENT_PORT,
   clientScheme,
   clusterRef,
@@ -154,8 +156,12 @@ export async function observe(
 ): Promise<Observation> {
   const { namespace } = clusterRef(cluster);
   const uid = cluster.metadata.uid;
-  const mine = (o: PodObject | PersistentVolumeClaimObject) =>
+  const mine = (o: PodObject) =>
     o.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === uid) === true;
+  // A claim is ours when we control it (whenDeleted Delete) or, controlled by nothing (Retain), it was made for this
+  // cluster (its uid label): never one kept from an earlier EtcdCluster of the same name, nor one a restore keeps.
+  const ours = (c: PersistentVolumeClaimObject) =>
+    claimBelongsTo(cluster, c, CLAIM_UID_LABEL) && c.metadata.labels?.[KEPT_BY_RESTORE_LABEL] === undefined;
   const labels = selectorLabels(cluster);
 
   const pods = new Map<string, PodObject>();
@@ -166,7 +172,7 @@ export async function observe(
   const claims = new Map<string, PersistentVolumeClaimObject>();
   for (const pvc of await cache.list(PersistentVolumeClaim, { namespace, labels })) {
     const name = memberOf(pvc);
-    if (name !== undefined && mine(pvc) && pvc.metadata.deletionTimestamp === undefined)
+    if (name !== undefined && ours(pvc) && pvc.metadata.deletionTimestamp === undefined)
       claims.set(name, pvc);
   }
 

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
 import { type EtcdRestore, KEPT_BY_RESTORE_LABEL } from "../api/etcd-restore.ts";
 import { FORCE_NEW_CLUSTER_ANNOTATION, type PodObject } from "../desired/member-pod.ts";
+import { CLAIM_UID_LABEL } from "../desired/names.ts";
 import { RESTORE_CLAIM_ANNOTATION, RESTORE_REQUEST_ANNOTATION } from "../desired/restore-job.ts";
 import type { RecoveryStep } from "../plan/recovery.ts";
 import type { Observation } from "./observe.ts";
@@ -99,11 +100,11 @@ describe("actRecovery", () => {
     expect(r.status).toMatchObject({ phase: "Running", survivor: "demo-b", raftIndex: 9, startTime: "T0" });
   });
 
-  it("KeepClaim labels the claim and drops its owner, never deletes it", async () => {
+  it("KeepClaim labels the claim and drops its owner and uid label, never deletes it", async () => {
     const r = await run({ type: "KeepClaim", name: "demo-c", message: "m" });
     expect(r.calls).toEqual(["patch:merge PersistentVolumeClaim demo-c-data"]);
     expect(r.bodies[0]).toEqual({
-      metadata: { labels: { [KEPT_BY_RESTORE_LABEL]: "dr" }, ownerReferences: null },
+      metadata: { labels: { [KEPT_BY_RESTORE_LABEL]: "dr", [CLAIM_UID_LABEL]: null }, ownerReferences: null },
     });
     expect(r.status.keptClaims).toEqual(["demo-a-data", "demo-c-data"]);
   });

@@ -25,6 +25,7 @@ import {
 import { DEFAULT_BUMP_REVISION } from "../api/restore-source.ts";
 import { FORCE_NEW_CLUSTER_ANNOTATION, memberPod, withForceNewCluster } from "../desired/member-pod.ts";
 import {
+  CLAIM_UID_LABEL,
   CLIENT_PORT,
   clientScheme,
   clusterRef,
@@ -266,8 +267,12 @@ export async function actRecovery(
         startTime: started,
       };
     case "KeepClaim":
-      // Ownership removed (null in a merge patch): neither the garbage collector nor the planner takes it.
-      await patchClaim(step.name, { labels: { [KEPT_BY_RESTORE_LABEL]: request }, ownerReferences: null });
+      // Ownership removed (null in a merge patch), the uid label too: neither the garbage collector nor the planner
+      // takes it.
+      await patchClaim(step.name, {
+        labels: { [KEPT_BY_RESTORE_LABEL]: request, [CLAIM_UID_LABEL]: null },
+        ownerReferences: null,
+      });
       return {
         phase: "Running",
         message: step.message,

@@ -2,11 +2,11 @@
 // status, conditions, events and metrics.
 import {
   annotatePods,
+  applyClaimRetention,
   applyIfChanged,
   type CacheSelector,
   ConfigMap,
   type Controller,
-  claimRetentionPatch,
   controller,
   findCondition,
   generationChanged,
@@ -159,7 +159,20 @@ export async function reconcileVaultCluster(
   });
   if (!paused) {
     await labelPods(ctx, cluster, obs);
-    await keepClaimsAsPolicySays(ctx, cluster, obs);
+    // Each data claim as storage.whenDeleted says (Retain: no owner reference, so deleting the VaultCluster keeps
+    // the raft data; Delete: owned): claims of an older operator, a changed policy, a claim kept from an earlier
+    // VaultCluster of this name (its uid label takes this one's). No write when they match.
+    const whenDeleted = cluster.spec.storage.whenDeleted ?? "Retain";
+    for (const claim of await applyClaimRetention(
+      ctx.client,
+      cluster,
+      VaultClusterKind,
+      obs.claims.values(),
+      whenDeleted,
+      CLAIM_UID_LABEL,
+      signal,
+    ))
+      ctx.log.info({ claim, whenDeleted }, "data claim set to storage.whenDeleted");
     // Each pod stamped with the certificate it should serve: the kubelet refreshes the mounted Secret at once after
     // a renewal instead of at its next periodic sync (written once per certificate and pod).
     if (tls.fingerprint !== undefined) {
@@ -303,26 +316,6 @@ async function applyFixedObjects(ctx: ReconcileContext, cluster: VaultCluster): 
       await ctx.cache.get(ConfigMap, cm.metadata.name ?? "", namespace),
       apply,
     );
-  }
-}
-
-/**
- * Brings each data claim to storage.whenDeleted (Retain: no owner reference, so deleting the VaultCluster keeps the
- * raft data; Delete: owned, so it goes with it): claims made before the field existed, a policy changed, a claim
- * kept from an earlier VaultCluster of this name (its uid label takes this one's). No write when they match.
- */
-async function keepClaimsAsPolicySays(
-  ctx: ReconcileContext,
-  cluster: VaultCluster,
-  obs: Observation,
-): Promise<void> {
-  const { namespace } = clusterRef(cluster);
-  const policy = cluster.spec.storage.whenDeleted ?? "Retain";
-  for (const [name, claim] of obs.claims) {
-    const patch = claimRetentionPatch(cluster, VaultClusterKind, claim, policy, CLAIM_UID_LABEL);
-    if (patch === undefined) continue;
-    await ctx.client.patch(PersistentVolumeClaim, name, namespace, patch, "merge", { signal: ctx.signal });
-    ctx.log.info({ claim: name, whenDeleted: policy }, "data claim set to storage.whenDeleted");
   }
 }
 

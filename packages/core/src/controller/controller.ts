@@ -83,7 +83,7 @@ export function requestFromLabel(label: string): (obj: KubeObject) => ReconcileR
   return (obj) => {
     const name = obj.metadata.labels?.[label];
     if (name === undefined || name === "") return [];
-    return [obj.metadata.namespace === undefined ? { name } : { namespace: obj.metadata.namespace, name }];
+    return [{ namespace: obj.metadata.namespace ?? "", name }];
   };
 }
 

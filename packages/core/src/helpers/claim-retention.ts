@@ -4,8 +4,9 @@
 // kubectl, an Argo CD prune, a Helm uninstall, a namespace-wide cleanup of custom resources) nor a foreground
 // cascade can take the data with it; a label records the uid of the resource it was made for. Delete gives the
 // claim a controller reference, and the garbage collector deletes it with the resource.
-import type { JSONSchemaProps, Kind } from "../api/kinds.ts";
+import { type JSONSchemaProps, type Kind, PersistentVolumeClaim } from "../api/kinds.ts";
 import type { KubeObject, OwnerReference } from "../api/object.ts";
+import type { Client } from "../client/client.ts";
 import { getControllerOf, ownerReferenceFor, setControllerReference } from "./owner-references.ts";
 
 /** `Retain`: the claims outlive the resource; `Delete`: they are garbage-collected with it. */
@@ -96,4 +97,31 @@ export function claimRetentionPatch(
       ...(controlled ? { ownerReferences: kept.length === 0 ? null : kept } : {}),
     },
   };
+}
+
+/**
+ * Brings each of `owner`'s claims to `policy` ({@link claimRetentionPatch}): claims made before the policy existed,
+ * a policy changed, a kept claim taken back. Patches only the claims that differ (a steady state writes nothing) and
+ * returns their names.
+ */
+export async function applyClaimRetention(
+  client: Pick<Client, "patch">,
+  owner: KubeObject,
+  ownerKind: Kind,
+  claims: Iterable<KubeObject>,
+  policy: ClaimRetention,
+  uidLabel: string,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const patched: string[] = [];
+  for (const claim of claims) {
+    const patch = claimRetentionPatch(owner, ownerKind, claim, policy, uidLabel);
+    const name = claim.metadata.name;
+    if (patch === undefined || name === undefined) continue;
+    await client.patch(PersistentVolumeClaim, name, claim.metadata.namespace, patch, "merge", {
+      ...(signal === undefined ? {} : { signal }),
+    });
+    patched.push(name);
+  }
+  return patched;
 }
