@@ -186,7 +186,8 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdBackup, in namespaces enforcing Pod Sec
       expect(status.revision).toBeGreaterThanOrEqual(written);
       expect(status.size).toBeGreaterThan(0);
       expect(status.sha256).toMatch(/^[0-9a-f]{64}$/);
-      const path = `etcd/${ns}/${name}/once.db`;
+      // The file name holds the backup's uid: unique even across Kubernetes clusters sharing the destination.
+      const path = `etcd/${ns}/${name}/once-${done.metadata.uid}.db`;
       expect(status.location).toBe(`pvc://backups/${path}`);
       expect(status.member).toBe(view.leader);
       expect(status.etcdVersion).toMatch(/^3\.[56]\.\d+$/);
@@ -222,8 +223,10 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdBackup, in namespaces enforcing Pod Sec
       const doomed = await waitEnded("doomed");
       expect(doomed.status?.phase).toBe("Succeeded");
       expect(doomed.metadata.finalizers).toContain("etcd.capstan.dev/delete-snapshot");
-      const kept = `/backup/etcd/${ns}/${name}/once.db`;
-      const removed = `/backup/etcd/${ns}/${name}/doomed.db`;
+      const once = await client.get(EtcdBackupKind, "once", ns);
+      const keptFile = `once-${once.metadata.uid}.db`;
+      const kept = `/backup/etcd/${ns}/${name}/${keptFile}`;
+      const removed = `/backup/etcd/${ns}/${name}/doomed-${doomed.metadata.uid}.db`;
       expect(await runOnClaim("before", "backups", `ls ${kept} ${removed}`)).toContain(removed);
 
       await client.delete(EtcdBackupKind, "once", ns);
@@ -238,7 +241,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdBackup, in namespaces enforcing Pod Sec
         { timeoutMs: minutes(2), intervalMs: 1_000, message: "both EtcdBackups are gone" },
       );
       const listing = await runOnClaim("after", "backups", `ls /backup/etcd/${ns}/${name}/`);
-      expect(listing.split(/\s+/).filter(Boolean)).toEqual(["once.db"]);
+      expect(listing.split(/\s+/).filter(Boolean)).toEqual([keptFile]);
     },
     minutes(5),
   );
@@ -272,7 +275,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdBackup, in namespaces enforcing Pod Sec
           },
         },
       } as EtcdBackupSchedule);
-      const keyOf = (b: EtcdBackup) => `sched/${ns}/${name}/${b.metadata.name}.db`;
+      const keyOf = (b: EtcdBackup) => `sched/${ns}/${name}/${b.metadata.name}-${b.metadata.uid}.db`;
       const scheduled = async () =>
         (await client.list(EtcdBackupKind, { namespace: ns })).items.filter(
           (b) => b.metadata.labels?.["etcd.capstan.dev/schedule"] === "every",

@@ -44,7 +44,7 @@ export interface SecretKeyRef {
   key?: string;
 }
 
-/** An S3-compatible bucket; the object key is `<prefix>/<namespace>/<cluster>/<backup>.db`. */
+/** An S3-compatible bucket; the object key is `<prefix>/<namespace>/<cluster>/<backup>-<backup uid>.db`. */
 export interface S3Destination {
   /** Endpoint URL, e.g. "https://minio.storage.svc:9000" (default: AWS S3 for the region). */
   endpoint?: string;
@@ -59,7 +59,7 @@ export interface S3Destination {
   caSecret?: SecretKeyRef;
 }
 
-/** A PersistentVolumeClaim that no EtcdCluster owns; the file is `<directory>/<namespace>/<cluster>/<backup>.db`. */
+/** A PersistentVolumeClaim that no EtcdCluster owns; the file is `<directory>/<namespace>/<cluster>/<backup>-<backup uid>.db`. */
 export interface PVCDestination {
   claimName: string;
   /** Directory inside the volume, without a leading "/" (default: the volume's root). */
@@ -216,7 +216,7 @@ const secretName = (description: string): JSONSchemaProps => ({
 export const s3Schema: JSONSchemaProps = {
   type: "object",
   description:
-    "An S3-compatible bucket; the object key is <prefix>/<namespace>/<cluster>/<backup>.db, uploaded in parts.",
+    "An S3-compatible bucket; the object key is <prefix>/<namespace>/<cluster>/<backup>-<backup uid>.db (the uid keeps it unique when several Kubernetes clusters share a bucket), uploaded in parts.",
   required: ["bucket", "credentialsSecret"],
   properties: {
     endpoint: {
@@ -289,7 +289,7 @@ export const s3Schema: JSONSchemaProps = {
 const pvcSchema: JSONSchemaProps = {
   type: "object",
   description:
-    "A PersistentVolumeClaim no EtcdCluster owns, in the backup's namespace; the file is <directory>/<namespace>/<cluster>/<backup>.db.",
+    "A PersistentVolumeClaim no EtcdCluster owns, in the backup's namespace; the file is <directory>/<namespace>/<cluster>/<backup>-<backup uid>.db.",
   required: ["claimName"],
   properties: {
     claimName: secretName("Claim name."),

@@ -20,6 +20,7 @@ import {
   deleteArgs,
   deleteJob,
   deleteJobName,
+  jobLocation,
   parseDeleteArgs,
   parseSnapshotStatus,
   parseUploadArgs,
@@ -142,7 +143,7 @@ describe("deleteJob", () => {
       `--file=${upload.kind === "file" ? upload.path : ""}`,
     ]);
     expect(parseDeleteArgs(deleteArgs(pvc))).toEqual({
-      file: "/destination/etcd/db/demo/nightly-29891580.db",
+      file: "/destination/etcd/db/demo/nightly-29891580-6f1c0f5e-0000-4000-8000-0000000000b1.db",
     });
     expect(job.metadata?.ownerReferences).toBeUndefined();
     expect(job.spec?.ttlSecondsAfterFinished).toBeGreaterThan(0);
@@ -202,12 +203,40 @@ describe("backupJob", () => {
 });
 
 describe("backupLocation", () => {
+  const U = "6f1c0f5e-0000-4000-8000-0000000000b1";
   it.each([
-    [s3Full, "s3://etcd-backups/prod/eu/db/demo/nightly-29891580.db"],
-    [s3Minimal, "s3://etcd-backups/db/demo/nightly-29891580.db"],
-    [pvc, "pvc://backups/etcd/db/demo/nightly-29891580.db"],
-    [backup({ pvc: { claimName: "backups" } }), "pvc://backups/db/demo/nightly-29891580.db"],
+    [s3Full, `s3://etcd-backups/prod/eu/db/demo/nightly-29891580-${U}.db`],
+    [s3Minimal, `s3://etcd-backups/db/demo/nightly-29891580-${U}.db`],
+    [pvc, `pvc://backups/etcd/db/demo/nightly-29891580-${U}.db`],
+    [backup({ pvc: { claimName: "backups" } }), `pvc://backups/db/demo/nightly-29891580-${U}.db`],
   ])("%#: %s", (b, location) => expect(backupLocation(b)).toBe(location));
+
+  it("is unique per EtcdBackup: a backup of the same names in another Kubernetes cluster (another uid) never shares a key", () => {
+    const there = structuredClone(s3Minimal);
+    there.metadata.uid = "0b7e0000-0000-4000-8000-000000000002";
+    expect(backupLocation(there)).not.toBe(backupLocation(s3Minimal));
+    const t = uploadTarget(there).target;
+    expect(t.kind === "s3" && t.key).toBe("db/demo/nightly-29891580-0b7e0000-0000-4000-8000-000000000002.db");
+  });
+
+  it("once stored, is where status says: an older backup's key is deleted and restored from where it is", () => {
+    const older = structuredClone(s3Minimal);
+    older.status = { phase: "Succeeded", location: "s3://etcd-backups/db/demo/nightly-29891580.db" };
+    expect(backupLocation(older)).toBe("s3://etcd-backups/db/demo/nightly-29891580.db");
+    const t = uploadTarget(older).target;
+    expect(t.kind === "s3" && t.key).toBe("db/demo/nightly-29891580.db");
+    const onClaim = structuredClone(pvc);
+    onClaim.status = { phase: "Succeeded", location: "pvc://backups/etcd/db/demo/nightly-29891580.db" };
+    expect(parseDeleteArgs(deleteArgs(onClaim))).toEqual({
+      file: "/destination/etcd/db/demo/nightly-29891580.db",
+    });
+  });
+
+  it("the Job records where it stores the snapshot; a Job without that record (an older operator's) used the old key", () => {
+    expect(jobLocation(s3Minimal, backupLocation(s3Minimal))).toBe(backupLocation(s3Minimal));
+    expect(jobLocation(s3Minimal, undefined)).toBe("s3://etcd-backups/db/demo/nightly-29891580.db");
+    expect(jobLocation(pvc, undefined)).toBe("pvc://backups/etcd/db/demo/nightly-29891580.db");
+  });
 });
 
 describe("upload arguments", () => {

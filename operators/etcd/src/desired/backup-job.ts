@@ -66,21 +66,63 @@ export function backupJobName(backup: EtcdBackup): string {
   return backupRef(backup).name;
 }
 
-/** The object or file path of the snapshot below its destination: `<namespace>/<cluster>/<backup>.db`. */
-function relativePath(backup: EtcdBackup): string {
+/** Annotation on the backup Job: where it stores the snapshot, as {@link backupLocation} says it. */
+export const BACKUP_LOCATION_ANNOTATION = "etcd.capstan.dev/location";
+
+/**
+ * The snapshot's path below its destination: `<namespace>/<cluster>/<backup>-<uid>.db`. The EtcdBackup's uid makes it
+ * unique to this backup, so two Kubernetes clusters that share a bucket and prefix (or a claim's directory), with
+ * the same namespace, cluster and backup names, never overwrite or delete each other's snapshots. `legacy`: the
+ * path of a Job made by an operator before 2026-12-05, `<namespace>/<cluster>/<backup>.db`; also without a uid (an
+ * object not read from the API server). A backup name longer than 200 characters is cut in the file name.
+ */
+function relativePath(backup: EtcdBackup, legacy = false): string {
   const { name, namespace } = backupRef(backup);
-  return `${namespace}/${backup.spec.clusterName}/${name}.db`;
+  const uid = backup.metadata.uid;
+  // A file name has at most 255 bytes: a long backup name is cut (the uid keeps the path unique).
+  const file = legacy || uid === undefined || uid === "" ? name : `${name.slice(0, 200)}-${uid}`;
+  return `${namespace}/${backup.spec.clusterName}/${file}.db`;
 }
 
 const joinPath = (dir: string | undefined, rest: string) =>
   dir === undefined || dir === "" ? rest : `${dir.replace(/\/+$/, "")}/${rest}`;
 
-/** Where the backup's snapshot is stored: s3://<bucket>/<key> or pvc://<claim>/<path>. */
-export function backupLocation(backup: EtcdBackup): string {
+/** The scheme and root of a location: `s3://<bucket>/` or `pvc://<claim>/`. */
+function locationRoot(backup: EtcdBackup): { root: string; dir: string | undefined } {
   const { s3, pvc } = backup.spec.destination;
-  if (s3 !== undefined) return `s3://${s3.bucket}/${joinPath(s3.prefix, relativePath(backup))}`;
-  if (pvc !== undefined) return `pvc://${pvc.claimName}/${joinPath(pvc.directory, relativePath(backup))}`;
+  if (s3 !== undefined) return { root: `s3://${s3.bucket}/`, dir: s3.prefix };
+  if (pvc !== undefined) return { root: `pvc://${pvc.claimName}/`, dir: pvc.directory };
   throw new Error(`EtcdBackup ${backupRef(backup).name}: spec.destination must set s3 or pvc`);
+}
+
+/**
+ * The snapshot's path below its destination root (the S3 key, or the file below the claim's root): where status
+ * says it was stored, else where a new Job stores it.
+ */
+function storedPath(backup: EtcdBackup): string {
+  const { root, dir } = locationRoot(backup);
+  const recorded = backup.status?.location;
+  if (recorded?.startsWith(root) === true && recorded.length > root.length)
+    return recorded.slice(root.length);
+  return joinPath(dir, relativePath(backup));
+}
+
+/**
+ * Where the backup's snapshot is stored, s3://<bucket>/<key> or pvc://<claim>/<path>: status.location once it
+ * succeeded, else where its Job stores it.
+ */
+export function backupLocation(backup: EtcdBackup): string {
+  return `${locationRoot(backup).root}${storedPath(backup)}`;
+}
+
+/**
+ * Where the backup's Job stored the snapshot: the Job's {@link BACKUP_LOCATION_ANNOTATION}, or, on a Job without one
+ * (made by an operator before 2026-12-05), the path those Jobs used.
+ */
+export function jobLocation(backup: EtcdBackup, annotation: string | undefined): string {
+  if (annotation !== undefined && annotation !== "") return annotation;
+  const { root, dir } = locationRoot(backup);
+  return `${root}${joinPath(dir, relativePath(backup, true))}`;
 }
 
 /** Where `backup-upload` puts the file. */
@@ -97,15 +139,12 @@ export interface UploadArgs {
 export function uploadTarget(backup: EtcdBackup): UploadArgs {
   const { s3, pvc } = backup.spec.destination;
   if (s3 !== undefined) {
-    return {
-      file: SNAPSHOT_PATH,
-      target: { kind: "s3", ...s3ObjectOf(s3, joinPath(s3.prefix, relativePath(backup))) },
-    };
+    return { file: SNAPSHOT_PATH, target: { kind: "s3", ...s3ObjectOf(s3, storedPath(backup)) } };
   }
   if (pvc !== undefined) {
     return {
       file: SNAPSHOT_PATH,
-      target: { kind: "file", path: `${DESTINATION_MOUNT}/${joinPath(pvc.directory, relativePath(backup))}` },
+      target: { kind: "file", path: `${DESTINATION_MOUNT}/${storedPath(backup)}` },
     };
   }
   throw new Error(`EtcdBackup ${backupRef(backup).name}: spec.destination must set s3 or pvc`);
@@ -287,7 +326,10 @@ export function backupJob(input: BackupJobInput): JobObject {
       name: backupJobName(backup),
       namespace,
       labels,
-      annotations: { [BACKUP_MEMBER_ANNOTATION]: member },
+      annotations: {
+        [BACKUP_MEMBER_ANNOTATION]: member,
+        [BACKUP_LOCATION_ANNOTATION]: backupLocation(backup),
+      },
     },
     spec: {
       backoffLimit: BACKUP_BACKOFF_LIMIT,

@@ -9,7 +9,7 @@ import {
   type EtcdBackupStatus,
 } from "../api/backup.ts";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
-import { backupLocation, type SnapshotStatus, type UploadResult } from "../desired/backup-job.ts";
+import { jobLocation, type SnapshotStatus, type UploadResult } from "../desired/backup-job.ts";
 import { chooseBackupMember } from "./backup-member.ts";
 import type { ObservedMember } from "./plan.ts";
 
@@ -27,6 +27,8 @@ export interface ObservedJob {
   startTime?: Date;
   /** Complete=True. */
   succeeded: boolean;
+  /** Where the Job stores the snapshot (its location annotation; absent on a Job of an operator before 2026-12-05). */
+  location?: string;
   /** Failed=True: why (the condition's reason and message, and the failed container's termination message). */
   failed?: { reason: string; message: string };
   completionTime?: Date;
@@ -202,7 +204,7 @@ export function planBackup(input: BackupInput): BackupPlan {
     }
     const version = status.etcdVersion ?? results.snapshot.version;
     // Where the operator told the Job to put it (the uploader reports its own view, e.g. a path in its pod).
-    const location = backupLocation(backup);
+    const location = jobLocation(backup, job.location);
     const message = `snapshot at revision ${results.snapshot.revision} (${results.upload.size} bytes) stored at ${location}`;
     return {
       status: {

@@ -137,12 +137,18 @@ describe("reconcileEtcdBackup", () => {
     const run = await reconcile(finish(first.objects, true));
     run.expectNoError();
     expect(logs).toEqual(["b1-x7k2p/verify"]);
+    // The key holds the backup's uid (unique across Kubernetes clusters sharing the bucket), as the Job recorded it.
+    const uid = run.get(EtcdBackupKind, "b1", "ns")?.metadata.uid;
+    expect(uid).toBeTruthy();
+    expect(run.get(Job, "b1", "ns")?.metadata?.annotations?.["etcd.capstan.dev/location"]).toBe(
+      `s3://bk/ns/demo/b1-${uid}.db`,
+    );
     expect(run.get(EtcdBackupKind, "b1", "ns")?.status).toMatchObject({
       phase: "Succeeded",
       revision: 42,
       size: 28704,
       sha256: SHA,
-      location: "s3://bk/ns/demo/b1.db",
+      location: `s3://bk/ns/demo/b1-${uid}.db`,
       completionTime: "2026-11-30T01:00:40.000Z",
     });
     const available = run
@@ -270,7 +276,11 @@ describe("reconcileEtcdBackup with deletionPolicy Delete", () => {
     if (o.deleting === true) {
       b.metadata.finalizers = [SNAPSHOT_FINALIZER];
       b.metadata.deletionTimestamp = "2026-11-30T02:00:00Z";
-      b.status = SUCCEEDED;
+      // Stored where an operator before 2026-12-05 put it (no uid in the key): deleted where status says.
+      b.status = {
+        ...SUCCEEDED,
+        location: o.pvc === true ? "pvc://backups/ns/demo/b1.db" : "s3://bk/ns/demo/b1.db",
+      };
     }
     return b;
   };

@@ -34,6 +34,7 @@ import { EtcdClusterKind } from "../api/etcd-cluster.ts";
 import { deleteS3Object, type S3ObjectDeleter } from "../backup/delete.ts";
 import {
   BACKUP_LABEL,
+  BACKUP_LOCATION_ANNOTATION,
   BACKUP_MEMBER_ANNOTATION,
   backupJob,
   deleteJob,
@@ -124,11 +125,13 @@ export function observeJob(job: JobObject): ObservedJob {
   const failed = isTrue("Failed");
   const complete = isTrue("Complete");
   const member = job.metadata?.annotations?.[BACKUP_MEMBER_ANNOTATION];
+  const location = job.metadata?.annotations?.[BACKUP_LOCATION_ANNOTATION];
   const start = job.status?.startTime;
   const end = job.status?.completionTime ?? failed?.lastTransitionTime;
   return {
     succeeded: complete !== undefined,
     ...(member === undefined ? {} : { member }),
+    ...(location === undefined ? {} : { location }),
     ...(start === undefined ? {} : { startTime: new Date(start) }),
     ...(end === undefined ? {} : { completionTime: new Date(end) }),
     ...(failed === undefined
