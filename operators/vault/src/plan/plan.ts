@@ -45,6 +45,8 @@ export interface ObservedPod {
   unschedulableSince?: Date;
   /** Since when it is Pending (created and not yet running). */
   pendingSince?: Date;
+  /** Since when its Ready condition is True (its lastTransitionTime), while it is ready. */
+  readySince?: Date;
   /** Its vault container cannot pull its image. */
   imagePullError?: { image: string; reason: string };
   /** Its vault container does not run (crash loop, config or runtime error), as the kubelet reports it. */
@@ -120,6 +122,11 @@ export interface PlanOptions {
   pendingAfterMs?: number;
   /** A pod terminating this long is reported Degraded (never force-deleted). */
   terminatingAfterMs?: number;
+  /**
+   * An unsealed pod that has been Ready this long without being in the raft configuration is no peer (a join
+   * completes seconds after the unseal): it is wiped and joins again.
+   */
+  notPeerAfterMs?: number;
 }
 
 /** Defaults of {@link PlanOptions}. */
@@ -128,6 +135,7 @@ export const PLAN_DEFAULTS: Required<PlanOptions> = {
   unschedulableAfterMs: 2 * 60_000,
   pendingAfterMs: 10 * 60_000,
   terminatingAfterMs: 5 * 60_000,
+  notPeerAfterMs: 2 * 60_000,
 };
 
 /** The next step. Every step carries a user-facing message for events and logs. */
@@ -153,7 +161,7 @@ export type Step =
       type: "DeletePod";
       pod: string;
       deleteClaim: boolean;
-      reason: "ScaleIn" | "Restart" | "ClaimLost";
+      reason: "ScaleIn" | "Restart" | "ClaimLost" | "NotAPeer";
       message: string;
     }
   /** PUT /v1/sys/step-down on the active pod, before it is removed, upgraded or restarted. */
@@ -433,6 +441,18 @@ function planStep(
   if (claimLost !== undefined) return claimLost;
 
   const voterCount = servers.filter((s) => s.voter).length;
+  const notAPeer = notAPeerStep(
+    live,
+    spec.replicas,
+    peerIDs,
+    now,
+    opts.notPeerAfterMs,
+    () =>
+      servers.filter((s) => s.voter && healthy(byName.get(s.nodeID), peerIDs, servers)).length >=
+      quorum(voterCount),
+  );
+  if (notAPeer !== undefined) return notAPeer;
+
   const heal = healStep(vaultImage(spec), spec.replicas, live, (p) => {
     const others = servers.filter((s) => s.voter && s.nodeID !== p.name);
     return others.filter((s) => healthy(byName.get(s.nodeID), peerIDs, servers)).length >= quorum(voterCount);
@@ -596,6 +616,37 @@ function planToken(
       type: "RenewToken",
       pod: active,
       message: `renewing the operator token (${token.ttlSeconds}s of its ${token.periodSeconds}s period left)`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Rule 9, last part: a pod below spec.replicas that is initialized and unsealed, Ready for `afterMs`, and still not
+ * in the raft configuration the active node reports is no peer any more (a scale-in reverted after its peer was
+ * removed, autopilot's dead-server cleanup, a peer removed by hand). Its data is of no use to the cluster (the
+ * cluster's data is in the quorum, which holds without it): its pod and claim are deleted, and a new pod on a new
+ * claim joins fresh. Only while the other voters' quorum is healthy (`quorumHolds`).
+ */
+function notAPeerStep(
+  live: ObservedPod[],
+  replicas: number,
+  peerIDs: Set<string>,
+  now: Date,
+  afterMs: number,
+  quorumHolds: () => boolean,
+): Step | undefined {
+  for (const p of live) {
+    if (p.ordinal >= replicas || peerIDs.has(p.name)) continue;
+    if (!p.vault.reachable || !p.vault.initialized || p.vault.sealed) continue;
+    if (!p.ready || p.readySince === undefined || now.getTime() - p.readySince.getTime() < afterMs) continue;
+    if (!quorumHolds()) return undefined;
+    return {
+      type: "DeletePod",
+      pod: p.name,
+      deleteClaim: true,
+      reason: "NotAPeer",
+      message: `${p.name} is unsealed but not in the raft configuration (its peer was removed: a reverted scale-in, autopilot's dead-server cleanup, or by hand), so its data is of no use to the cluster: deleting its pod and claim; a new pod on a new claim joins fresh`,
     };
   }
   return undefined;

@@ -193,10 +193,15 @@ export function observedPod(
       ? new Date(pod.metadata.creationTimestamp)
       : undefined;
   const failure = containerFailure(pod);
+  const readyCondition = pod.status?.conditions?.find((c) => c.type === "Ready" && c.status === "True");
+  const readySince = readyCondition?.lastTransitionTime
+    ? new Date(readyCondition.lastTransitionTime)
+    : undefined;
   return {
     name,
     ordinal,
     ready: podReady(pod),
+    ...(readySince === undefined ? {} : { readySince }),
     image,
     ...(container?.image ? { runningImage: container.image } : {}),
     vault,
