@@ -174,6 +174,58 @@ describe("reconcileEtcdBackup", () => {
     expect(run.events.map((e) => [e.type, e.reason])).toEqual([["Warning", "JobBackoffLimitExceeded"]]);
   });
 
+  it("a failed upload's status carries the upload's own error (the failed container's termination message)", async () => {
+    const first = await reconcile([cluster, ...runningMembers(cluster), backup()]);
+    const failedPod = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name: "b1-q9z8w",
+        namespace: "ns",
+        labels: { [BACKUP_LABEL]: "b1" },
+        creationTimestamp: "2026-11-30T01:01:00Z",
+      },
+      spec: { containers: [{ name: UPLOAD_CONTAINER, image: "i" }] },
+      status: {
+        phase: "Failed",
+        initContainerStatuses: [
+          {
+            name: "snapshot",
+            image: "e",
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: { terminated: { exitCode: 0 } },
+          },
+        ],
+        containerStatuses: [
+          {
+            name: UPLOAD_CONTAINER,
+            image: "i",
+            imageID: "",
+            ready: false,
+            restartCount: 0,
+            state: {
+              terminated: {
+                exitCode: 1,
+                message: "backup-upload: NoSuchBucket: The specified bucket does not exist",
+              },
+            },
+          },
+        ],
+      },
+    } as KubeObject;
+    const run = await reconcile([...finish(first.objects, false), failedPod]);
+    run.expectNoError();
+    const degraded = run
+      .get(EtcdBackupKind, "b1", "ns")
+      ?.status?.conditions?.find((c) => c.type === "Degraded");
+    expect(degraded?.message).toContain(
+      "upload: backup-upload: NoSuchBucket: The specified bucket does not exist",
+    );
+    expect(degraded?.message).toContain("Job has reached the specified backoff limit");
+  });
+
   it.each([
     [
       "the credentials Secret is missing",

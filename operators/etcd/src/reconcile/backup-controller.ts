@@ -140,6 +140,38 @@ export function observeJob(job: JobObject): ObservedJob {
   };
 }
 
+/** Longest part of a container's own error carried into status. */
+const POD_ERROR_MAX = 600;
+
+/**
+ * A failed Job's reason with the step's own error: the first container of the newest failed pod that exited
+ * non-zero, and its termination message (FallbackToLogsOnError: the last log lines, e.g. the upload's
+ * "NoSuchBucket: The specified bucket does not exist"), its tail when long.
+ */
+async function withPodError(
+  ctx: ReconcileContext,
+  backup: EtcdBackup,
+  job: ObservedJob,
+): Promise<ObservedJob> {
+  if (job.failed === undefined) return job;
+  const pods = await ctx.cache.list(Pod, {
+    namespace: backup.metadata.namespace ?? "",
+    labels: { [BACKUP_LABEL]: backup.metadata.name ?? "" },
+  });
+  const failed = pods
+    .filter((p) => p.status?.phase === "Failed")
+    .sort((a, b) => (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""));
+  for (const pod of failed) {
+    const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+    const broken = statuses.find((c) => (c.state?.terminated?.exitCode ?? 0) !== 0);
+    const said = broken?.state?.terminated?.message?.trim();
+    if (broken === undefined || said === undefined || said === "") continue;
+    const tail = said.length > POD_ERROR_MAX ? `...${said.slice(-POD_ERROR_MAX)}` : said;
+    return { ...job, failed: { ...job.failed, message: `${job.failed.message}; ${broken.name}: ${tail}` } };
+  }
+  return job;
+}
+
 /** The results the succeeded pod left: the upload's termination message and the verify step's log line. */
 async function readResults(
   ctx: ReconcileContext,
@@ -203,7 +235,8 @@ export async function reconcileEtcdBackup(
   let backup = found;
   const namespace = backup.metadata.namespace ?? "";
   const liveJob = await ctx.cache.get(Job, backup.metadata.name ?? "", namespace);
-  const job = liveJob === undefined ? undefined : observeJob(liveJob);
+  const observedJob = liveJob === undefined ? undefined : observeJob(liveJob);
+  const job = observedJob?.failed === undefined ? observedJob : await withPodError(ctx, backup, observedJob);
 
   if (backup.metadata.deletionTimestamp !== undefined) return reconcileDeletion(ctx, backup, job, options);
   const deletion = planBackupDeletion({ backup, backupJob: job });
