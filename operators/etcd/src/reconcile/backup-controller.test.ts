@@ -82,31 +82,39 @@ function finish(objects: KubeObject[], succeeded: boolean): KubeObject[] {
     return job;
   });
   if (!succeeded) return out;
-  const pod = {
+  const result = JSON.stringify({ location: "uploader-view", size: 28704, sha256: SHA });
+  return [...out, jobPod("b1-x7k2p", "Succeeded", [terminated(UPLOAD_CONTAINER, 0, result)])];
+}
+
+/** A container status of a container that ended with `exitCode` and termination message `message`. */
+const terminated = (name: string, exitCode: number, message?: string) => ({
+  name,
+  image: "i",
+  imageID: "",
+  ready: false,
+  restartCount: 0,
+  state: { terminated: { exitCode, ...(message === undefined ? {} : { message }) } },
+});
+
+/** A pod of the backup Job b1 that ended in `phase`; `init` are its init containers' statuses. */
+function jobPod(
+  name: string,
+  phase: "Succeeded" | "Failed",
+  containers: ReturnType<typeof terminated>[],
+  init: ReturnType<typeof terminated>[] = [],
+  creationTimestamp = "2026-11-30T01:00:00Z",
+): KubeObject {
+  return {
     apiVersion: "v1",
     kind: "Pod",
-    metadata: { name: "b1-x7k2p", namespace: "ns", labels: { [BACKUP_LABEL]: "b1" } },
+    metadata: { name, namespace: "ns", labels: { [BACKUP_LABEL]: "b1" }, creationTimestamp },
     spec: { containers: [{ name: UPLOAD_CONTAINER, image: "i" }] },
     status: {
-      phase: "Succeeded",
-      containerStatuses: [
-        {
-          name: UPLOAD_CONTAINER,
-          image: "i",
-          imageID: "",
-          ready: false,
-          restartCount: 0,
-          state: {
-            terminated: {
-              exitCode: 0,
-              message: JSON.stringify({ location: "uploader-view", size: 28704, sha256: SHA }),
-            },
-          },
-        },
-      ],
+      phase,
+      containerStatuses: containers,
+      ...(init.length === 0 ? {} : { initContainerStatuses: init }),
     },
-  };
-  return [...out, pod as KubeObject];
+  } as KubeObject;
 }
 
 describe("reconcileEtcdBackup", () => {
@@ -176,45 +184,13 @@ describe("reconcileEtcdBackup", () => {
 
   it("a failed upload's status carries the upload's own error (the failed container's termination message)", async () => {
     const first = await reconcile([cluster, ...runningMembers(cluster), backup()]);
-    const failedPod = {
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: {
-        name: "b1-q9z8w",
-        namespace: "ns",
-        labels: { [BACKUP_LABEL]: "b1" },
-        creationTimestamp: "2026-11-30T01:01:00Z",
-      },
-      spec: { containers: [{ name: UPLOAD_CONTAINER, image: "i" }] },
-      status: {
-        phase: "Failed",
-        initContainerStatuses: [
-          {
-            name: "snapshot",
-            image: "e",
-            imageID: "",
-            ready: false,
-            restartCount: 0,
-            state: { terminated: { exitCode: 0 } },
-          },
-        ],
-        containerStatuses: [
-          {
-            name: UPLOAD_CONTAINER,
-            image: "i",
-            imageID: "",
-            ready: false,
-            restartCount: 0,
-            state: {
-              terminated: {
-                exitCode: 1,
-                message: "backup-upload: NoSuchBucket: The specified bucket does not exist",
-              },
-            },
-          },
-        ],
-      },
-    } as KubeObject;
+    const failedPod = jobPod(
+      "b1-q9z8w",
+      "Failed",
+      [terminated(UPLOAD_CONTAINER, 1, "backup-upload: NoSuchBucket: The specified bucket does not exist")],
+      [terminated("snapshot", 0)],
+      "2026-11-30T01:01:00Z",
+    );
     const run = await reconcile([...finish(first.objects, false), failedPod]);
     run.expectNoError();
     const degraded = run
