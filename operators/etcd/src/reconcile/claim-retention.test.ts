@@ -48,6 +48,13 @@ describe("members' claims and storage.whenDeleted", () => {
     expect(again.writes.filter((w) => w.kind === "PersistentVolumeClaim")).toEqual([]);
   });
 
+  it("a paused cluster's claims are left as they are", async () => {
+    const cluster = testCluster({ paused: true, storage: { size: "1Gi", whenDeleted: "Delete" } });
+    const run = await reconcileCluster(cluster, runningMembers(testCluster()));
+    run.expectNoError();
+    expect(run.writes.filter((w) => w.kind === "PersistentVolumeClaim")).toEqual([]);
+  });
+
   it("whenDeleted changed to Delete gives the members' claims their owner reference", async () => {
     const cluster = testCluster({ storage: { size: "1Gi", whenDeleted: "Delete" } });
     const run = await reconcileCluster(cluster, runningMembers(testCluster()));

@@ -185,13 +185,15 @@ export async function reconcileEtcdCluster(
   const etcdClient = options.etcdClient ?? defaultEtcdClient;
   const obs = await observe(cluster, ctx.cache, etcdClient, signal, clientTLS, credentials);
   // Each member's claim as storage.whenDeleted says (Retain: no owner reference, so deleting the EtcdCluster keeps
-  // the data; Delete: owned): claims made by an older operator, or a changed policy. No write when they match.
+  // the data; Delete: owned): claims made by an older operator, or a changed policy. No write when they match, nor
+  // while the cluster is paused.
   const whenDeleted = cluster.spec.storage.whenDeleted ?? "Retain";
+  const claims = cluster.spec.paused === true ? [] : obs.claims.values();
   for (const claim of await applyClaimRetention(
     ctx.client,
     cluster,
     EtcdClusterKind,
-    obs.claims.values(),
+    claims,
     whenDeleted,
     CLAIM_UID_LABEL,
     signal,
