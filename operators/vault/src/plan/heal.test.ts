@@ -112,12 +112,25 @@ describe("what is not replaced", () => {
     });
   });
 
-  it("not while the quorum needs it: another voter down, no replacement", () => {
+  it("the quorum already lost (another voter down too): the broken pod serves nothing, so it is replaced", () => {
     const pods = [
       pod(0, "active"),
       pod(1, "down"),
       pod(2, "down", { templateOutdated: true, containerFailure: crashLoop }),
     ];
-    expect(plan(observed(pods, { raft: voters(0, 1, 2) }))).toMatchObject({ type: "Degraded" });
+    expect(plan(observed(pods, { raft: voters(0, 1, 2) }))).toMatchObject({
+      type: "DeletePod",
+      pod: "demo-2",
+      deleteClaim: false,
+    });
+  });
+
+  it("the quorum already lost, nothing to replace: Degraded QuorumLost naming the missing voters", () => {
+    const pods = [pod(0, "active"), pod(1, "down"), pod(2, "down")];
+    expect(plan(observed(pods, { raft: voters(0, 1, 2) }))).toMatchObject({
+      type: "Degraded",
+      reason: "QuorumLost",
+      pods: ["demo-1", "demo-2"],
+    });
   });
 });

@@ -407,6 +407,10 @@ function planStep(
   }
   const servers = observed.raft.servers;
   const peerIDs = new Set(servers.map((s) => s.nodeID));
+  const lost = voterQuorumLost(active.name, servers, byName, () =>
+    healStep(vaultImage(spec), spec.replicas, live, () => true),
+  );
+  if (lost !== undefined) return lost;
 
   for (const p of live) {
     if (!p.vault.reachable || p.vault.initialized) continue;
@@ -650,6 +654,40 @@ function notAPeerStep(
     };
   }
   return undefined;
+}
+
+/**
+ * Rule 7 with an active node: the quorum is counted from the voters of the raft configuration it reports (a new
+ * server is a non-voter until autopilot promotes it), not from the pods. Fewer unsealed voters than a quorum ->
+ * Degraded "QuorumLost" naming the missing voters (an active node without a quorum cannot commit, and its answer as
+ * active does not last), after replacing an outdated pod that does not serve (`heal`: a broken pod never blocks its
+ * fix); no membership change, which would need the quorum.
+ */
+function voterQuorumLost(
+  active: string,
+  servers: ObservedPeer[],
+  byName: Map<string, ObservedPod>,
+  heal: () => Step | undefined,
+): Step | undefined {
+  const voters = servers.filter((s) => s.voter).map((s) => s.nodeID);
+  const unsealed = voters.filter((id) => {
+    const p = byName.get(id);
+    return (
+      p?.terminatingSince === undefined &&
+      p?.vault.reachable === true &&
+      p.vault.initialized &&
+      !p.vault.sealed
+    );
+  });
+  if (voters.length === 0 || unsealed.length >= quorum(voters.length)) return undefined;
+  const fix = heal();
+  if (fix !== undefined) return fix;
+  const missing = voters.filter((id) => !unsealed.includes(id));
+  return degraded(
+    "QuorumLost",
+    `${active} answers as active, but only ${unsealed.length} of ${voters.length} raft voters are unsealed (missing: ${missing.join(", ")}): a quorum needs ${quorum(voters.length)}; no membership change is made until the missing voters are back`,
+    missing,
+  );
 }
 
 /** Ready in Kubernetes, unsealed, and a raft voter. */

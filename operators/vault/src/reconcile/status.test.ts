@@ -196,6 +196,19 @@ describe("statusOf", () => {
     ).toBe("1.14.8");
   });
 
+  it("a node answering as active without a quorum of voters is not Available: QuorumLost, Degraded", () => {
+    const pods = [pod(0, "active"), pod(2, "standby")];
+    const lost: Step = {
+      type: "Degraded",
+      reason: "QuorumLost",
+      message: "only 1 of 2 raft voters are unsealed",
+    };
+    const s = statusOf(cluster(running), obs(pods), lost, { ready: true, message: "ok" }, NOW);
+    const byType = Object.fromEntries((s.conditions ?? []).map((c) => [c.type, c]));
+    expect(byType.Available).toMatchObject({ status: "False", reason: "QuorumLost" });
+    expect(byType.Degraded).toMatchObject({ status: "True", reason: "QuorumLost" });
+  });
+
   it("keeps a recorded cluster_id and the last raft peers when no active node answers", () => {
     const prev = {
       clusterID: "first",

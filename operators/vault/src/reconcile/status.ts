@@ -69,7 +69,10 @@ export function conditionsOf(
   const sealed = pods.filter((p) => podState(p) === "sealed" || podState(p) === "uninitialized");
   const unsealed = pods.filter((p) => podState(p) === "active" || podState(p) === "standby");
 
-  if (obs.active !== undefined) {
+  if (step.type === "Degraded" && step.reason === "QuorumLost") {
+    // A node answering as active without a quorum of voters cannot commit a write: not available.
+    set("Available", "False", "QuorumLost", step.message);
+  } else if (obs.active !== undefined) {
     set(
       "Available",
       "True",
