@@ -194,6 +194,11 @@ describe("names", () => {
   it("the PDB keeps a quorum of the larger of spec.replicas and the voters", () => {
     expect(podDisruptionBudget(cluster(), 5).spec?.minAvailable).toBe(3);
     expect(podDisruptionBudget(cluster(), 0).spec?.minAvailable).toBe(2);
-    expect(podDisruptionBudget(cluster({ replicas: 1 }), 1).spec?.minAvailable).toBe(1);
+  });
+  it("a single server's PDB never blocks a node drain for ever (it has no quorum to keep): minAvailable 0", () => {
+    expect(podDisruptionBudget(cluster({ replicas: 1 }), 1).spec?.minAvailable).toBe(0);
+    expect(podDisruptionBudget(cluster({ replicas: 1 }), 0).spec?.minAvailable).toBe(0);
+    // Scaling in from three: while three voters remain, their quorum is kept.
+    expect(podDisruptionBudget(cluster({ replicas: 1 }), 3).spec?.minAvailable).toBe(2);
   });
 });

@@ -334,15 +334,18 @@ export function internalService(cluster: VaultCluster): ServiceObject {
 
 /**
  * The PodDisruptionBudget: minAvailable = quorum(max(spec.replicas, voters)), `voters` being the raft voters that
- * exist now (scaling in from 5 to 3, the 5 voters still need 3).
+ * exist now (scaling in from 5 to 3, the 5 voters still need 3); 0 for a single server.
  */
 export function podDisruptionBudget(cluster: VaultCluster, voters = 0): PodDisruptionBudgetObject {
+  const servers = Math.max(cluster.spec.replicas, voters);
   return owned<PodDisruptionBudgetObject>(cluster, {
     apiVersion: "policy/v1",
     kind: "PodDisruptionBudget",
     metadata: meta(cluster, clusterRef(cluster).name),
     spec: {
-      minAvailable: quorum(Math.max(cluster.spec.replicas, voters)),
+      // A single server has no quorum to keep: a budget of 1 would block every node drain for ever (the drain is an
+      // outage of it either way; its data stays on its claim).
+      minAvailable: servers <= 1 ? 0 : quorum(servers),
       selector: { matchLabels: selectorLabels(cluster) },
     },
   });
