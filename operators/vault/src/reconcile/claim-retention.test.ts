@@ -99,6 +99,25 @@ describe("data claims and storage.whenDeleted", () => {
     expect(calls.filter((c) => c.startsWith("init"))).toEqual([]);
   });
 
+  it("created again without its keys Secret: never a second init, Degraded InitResponseLost", async () => {
+    const [, claim] = podObjects(cluster(), 0);
+    claim!.metadata.annotations = { [INIT_STARTED_ANNOTATION]: "2026-12-01T00:00:00.000Z" };
+    const again = withPolicy("Retain", "u2");
+    const [pod] = podObjects(again, 0); // made by the new cluster on the kept claim; its Vault is initialized
+    const calls: string[] = [];
+    const run = await reconcileOnce(reconcile(calls, { initialized: true, sealed: true }), {
+      kinds: [VaultClusterKind],
+      objects: [again, pod!, claim!],
+      request: again,
+    });
+    run.expectNoError();
+    expect(calls.filter((c) => c.startsWith("init"))).toEqual([]);
+    const degraded = run
+      .get(VaultClusterKind, "demo", "ns")
+      ?.status?.conditions?.find((c) => c.type === "Degraded");
+    expect(degraded).toMatchObject({ status: "True", reason: "InitResponseLost" });
+  });
+
   it("never takes a claim another VaultCluster controls", async () => {
     const other = cluster();
     other.metadata.uid = "u-other";
