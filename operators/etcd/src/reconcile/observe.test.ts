@@ -330,6 +330,50 @@ describe("observe", () => {
     expect(byName.get("demo-a")?.dataLost).toBeUndefined();
   });
 
+  it("a pull failure the kubelet alternates with CrashLoopBackOff stays a pull failure while the old image is reported", async () => {
+    const flapping = pod("demo-a", "10.0.0.1", { ready: false });
+    flapping.spec = { containers: [{ name: "etcd", image: "r:v3.6.99" }] };
+    flapping.status!.containerStatuses = [
+      {
+        name: "etcd",
+        image: "docker.io/r:v3.6.15", // the old container, stopped for the image change
+        imageID: "",
+        ready: false,
+        restartCount: 1,
+        state: {
+          waiting: { reason: "CrashLoopBackOff", message: "back-off 20s restarting failed container" },
+        },
+        lastState: { terminated: { exitCode: 0 } },
+      },
+    ];
+    // A container that crash-loops on the image it was given is a crash loop, not a pull failure.
+    const crashing = pod("demo-b", "10.0.0.2", { ready: false });
+    crashing.spec = { containers: [{ name: "etcd", image: "r:v3.6.99" }] };
+    crashing.status!.containerStatuses = [
+      {
+        name: "etcd",
+        image: "docker.io/r:v3.6.99",
+        imageID: "sha256:1",
+        ready: false,
+        restartCount: 4,
+        state: { waiting: { reason: "CrashLoopBackOff" } },
+        lastState: { terminated: { exitCode: 1 } },
+      },
+    ];
+    const obs = await observe(
+      { ...cluster, spec: { ...cluster.spec, version: "3.6.99" } },
+      cacheOf([flapping, crashing]),
+      fakeEtcd(new EtcdError("no answer", []), {}),
+    );
+    const byName = new Map(obs.observed.pods.map((p) => [p.name, p]));
+    expect(byName.get("demo-a")?.imagePullError).toEqual({
+      image: "r:v3.6.99",
+      reason: "CrashLoopBackOff, still on docker.io/r:v3.6.15",
+      current: true,
+    });
+    expect(byName.get("demo-b")?.imagePullError).toBeUndefined();
+  });
+
   // The etcd container's states -> dataLost. lastState is history once etcd runs again: a learner whose first join
   // failed ("cannot fetch cluster info") and which joined on the kubelet's restart is not a member that lost data
   // (the CI churn of tls.test.ts: such learners were replaced again and again).

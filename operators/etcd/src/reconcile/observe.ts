@@ -120,10 +120,23 @@ function observedPod(name: string, pod: PodObject, templateHash: string, image: 
   const container = pod.status?.containerStatuses?.find((c) => c.name === "etcd");
   const waiting = container?.state?.waiting;
   const podImage = pod.spec?.containers.find((c) => c.name === "etcd")?.image ?? container?.image ?? "";
+  // After an in-place image change to an image that cannot be pulled, the kubelet alternates the pull errors with
+  // CrashLoopBackOff ("back-off restarting failed container"), while the container it reports is still the old
+  // image's: the pod's image has never run. That is the same pull failure, not a member that died (which the
+  // planner would replace after memberNotReadySeconds, claim and all).
+  const reported = container?.image;
+  const neverRan =
+    waiting?.reason === "CrashLoopBackOff" &&
+    reported !== undefined &&
+    reported !== "" &&
+    reported !== podImage &&
+    !reported.endsWith(`/${podImage}`);
   const imagePullError =
     waiting?.reason !== undefined && IMAGE_PULL_REASONS.has(waiting.reason)
       ? { image: podImage, reason: waiting.reason, current: podImage === image }
-      : undefined;
+      : neverRan
+        ? { image: podImage, reason: `CrashLoopBackOff, still on ${reported}`, current: podImage === image }
+        : undefined;
   // Only the latest failure counts: while etcd runs again, lastState is history. A learner whose first join
   // failed ("cannot fetch cluster info": with peer TLS the leader refuses its handshake until its DNS name
   // resolves to its new IP) and which joined on the kubelet's restart keeps that message in lastState.
