@@ -216,66 +216,9 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; Et
   }
 
   it(
-    "two of three members lost with their claims under a writer: recovered from the survivor with every acknowledged write and the same cluster ID, grown back to three",
+    "two of three members lost with their claims under a writer: an EtcdRestore from: Backup recovers every write before the backup's revision and none after, as a new cluster grown back to three",
     async () => {
-      await client.create(EtcdClusterKind, etcdCluster(ns, lost, { replicas: 3 }));
-      await waitAvailable(client, ns, lost, 3);
-      const view = await waitEtcdHealthy(client, ns, lost, 3);
-      const clusterID = (await client.get(EtcdClusterKind, lost, ns)).status?.clusterID;
-      const prefix = "/dr/";
-      const writer = startWriter({ prefix, endpoints: () => readyEndpoints(client, ns, lost) });
-      try {
-        const beforeLoss = await writesAcked(writer, 0, 200, "writes before the loss");
-        // Destroy two followers with their data while the writer writes: claims first (they go once their pods
-        // do), then pods.
-        await loseTwo(lost, [...view.endpoints.keys()].filter((n) => n !== view.leader).slice(0, 2));
-
-        const request: EtcdRestore = {
-          apiVersion: EtcdRestoreKind.apiVersion,
-          kind: EtcdRestoreKind.kind,
-          metadata: { name: "dr", namespace: ns },
-          spec: { clusterName: lost, from: "Survivor" },
-        };
-        await client.create(EtcdRestoreKind, request);
-        const done = await restoreEnds("dr");
-        expect(done.status?.phase, JSON.stringify(done.status)).toBe("Succeeded");
-        expect(done.status?.survivor).toBe(view.leader);
-        expect(done.status?.revision).toBeGreaterThan(0);
-        expect(done.status?.clusterID).toBe(clusterID);
-
-        await waitAvailable(client, ns, lost, 3);
-        const atRecovery = writer.stats().acked;
-        await writesAcked(writer, atRecovery, 50, "writes after the recovery");
-        const stats = await writer.stop();
-        console.log(
-          `survivor recovery under a writer: ${beforeLoss}+ writes acknowledged before the loss, ${stats.acked} in all, ${stats.failures} failed attempts (retried)`,
-        );
-        const after = await waitEtcdHealthy(client, ns, lost, 3);
-        for (const endpoint of after.endpoints.values()) {
-          expect(compareWrites(await keysUnder(endpoint, prefix), prefix, stats), endpoint).toEqual({
-            missing: [],
-            unexpected: [],
-          });
-        }
-        const events = await clusterEvents(client, ns, lost);
-        expect(events.some((e) => e.reason === "Recovered")).toBe(true);
-      } finally {
-        await writer.stop();
-      }
-    },
-    minutes(8),
-  );
-
-  it(
-    "two of three members lost with their claims under a writer: recovered automatically from the newest backup after afterSeconds, with every write before the backup's revision and none after, as a new cluster grown back to three",
-    async () => {
-      await client.create(
-        EtcdClusterKind,
-        etcdCluster(ns, lostToBackup, {
-          replicas: 3,
-          recovery: { automatic: { enabled: true, afterSeconds: AUTOMATIC_AFTER_SECONDS } },
-        }),
-      );
+      await client.create(EtcdClusterKind, etcdCluster(ns, lostToBackup, { replicas: 3 }));
       await waitAvailable(client, ns, lostToBackup, 3);
       const view = await waitEtcdHealthy(client, ns, lostToBackup, 3);
       const oldID = (await client.get(EtcdClusterKind, lostToBackup, ns)).status?.clusterID;
@@ -290,46 +233,15 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; Et
         await writesAcked(writer, writer.stats().acked, 50, "writes after the backup");
 
         const followers = [...view.endpoints.keys()].filter((n) => n !== view.leader).slice(0, 2);
-        const lossAt = Date.now();
         await loseTwo(lostToBackup, followers);
-        const lostSince = await eventually(
-          async () => {
-            const since = (await client.get(EtcdClusterKind, lostToBackup, ns)).status?.quorumLostSince;
-            if (since === undefined) throw new Error("status.quorumLostSince unset");
-            return since;
-          },
-          { timeoutMs: minutes(1), intervalMs: 2_000, message: "status.quorumLostSince is recorded" },
-        );
-        // The operator makes the EtcdRestore itself once quorum has been lost for afterSeconds.
-        const name = await eventually(
-          async () => {
-            const made = (await client.list(EtcdRestoreKind, { namespace: ns })).items.filter(
-              (r) => r.metadata.labels?.[AUTOMATIC_RESTORE_LABEL] === lostToBackup,
-            );
-            if (made.length === 0) throw new Error("no automatic EtcdRestore yet");
-            expect(made.length, "one automatic EtcdRestore per loss").toBe(1);
-            return made[0]?.metadata.name ?? "";
-          },
-          {
-            timeoutMs: AUTOMATIC_AFTER_SECONDS * 1000 + minutes(2),
-            intervalMs: 5_000,
-            message: "the automatic EtcdRestore",
-          },
-        );
-        const madeBy = await client.get(EtcdRestoreKind, name, ns);
-        // Made no earlier than afterSeconds after the recorded loss (creationTimestamp has whole seconds).
-        const waitedMs = Date.parse(madeBy.metadata.creationTimestamp ?? "") - Date.parse(lostSince);
-        console.log(
-          `automatic recovery ${name} made ${Math.round(waitedMs / 1000)}s after status.quorumLostSince, ${Math.round((Date.now() - lossAt) / 1000)}s after the loss began`,
-        );
-        expect(waitedMs).toBeGreaterThanOrEqual(AUTOMATIC_AFTER_SECONDS * 1000 - 1000);
-        expect(madeBy.spec).toMatchObject({
-          clusterName: lostToBackup,
-          from: "Backup",
-          source: { backup: { name: "snap-dr" } },
+        // A human's choice: the backup, although the leader survives (recovery from it would keep more).
+        const name = "dr-backup";
+        await client.create(EtcdRestoreKind, {
+          apiVersion: EtcdRestoreKind.apiVersion,
+          kind: EtcdRestoreKind.kind,
+          metadata: { name, namespace: ns },
+          spec: { clusterName: lostToBackup, from: "Backup", source: { backup: { name: "snap-dr" } } },
         });
-        const events = await clusterEvents(client, ns, lostToBackup);
-        expect(events.some((e) => e.reason === "AutomaticRecovery")).toBe(true);
 
         const done = await restoreEnds(name);
         expect(done.status?.phase, JSON.stringify(done.status)).toBe("Succeeded");
@@ -387,5 +299,95 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; Et
       }
     },
     minutes(14),
+  );
+  it(
+    "two of three members lost with their claims under a writer, with spec.recovery.automatic and a backup: after afterSeconds the operator recovers from the survivor (newer than the backup) with every acknowledged write and the same cluster ID, grown back to three",
+    async () => {
+      await client.create(
+        EtcdClusterKind,
+        etcdCluster(ns, lost, {
+          replicas: 3,
+          recovery: { automatic: { enabled: true, afterSeconds: AUTOMATIC_AFTER_SECONDS } },
+        }),
+      );
+      await waitAvailable(client, ns, lost, 3);
+      const view = await waitEtcdHealthy(client, ns, lost, 3);
+      const clusterID = (await client.get(EtcdClusterKind, lost, ns)).status?.clusterID;
+      const prefix = "/dr/";
+      const writer = startWriter({ prefix, endpoints: () => readyEndpoints(client, ns, lost) });
+      try {
+        await writesAcked(writer, 0, 100, "writes before the backup");
+        // A backup under the writer: older than what the survivor holds once more writes are acknowledged.
+        const backup = await backUp(lost, "snap-auto");
+        const beforeLoss = await writesAcked(writer, writer.stats().acked, 100, "writes after the backup");
+        // Destroy two followers with their data while the writer writes: claims first (they go once their pods
+        // do), then pods.
+        await loseTwo(lost, [...view.endpoints.keys()].filter((n) => n !== view.leader).slice(0, 2));
+
+        const lostSince = await eventually(
+          async () => {
+            const since = (await client.get(EtcdClusterKind, lost, ns)).status?.quorumLostSince;
+            if (since === undefined) throw new Error("status.quorumLostSince unset");
+            return since;
+          },
+          { timeoutMs: minutes(1), intervalMs: 2_000, message: "status.quorumLostSince is recorded" },
+        );
+        // The operator makes the EtcdRestore itself once quorum has been lost for afterSeconds.
+        const name = await eventually(
+          async () => {
+            const made = (await client.list(EtcdRestoreKind, { namespace: ns })).items.filter(
+              (r) => r.metadata.labels?.[AUTOMATIC_RESTORE_LABEL] === lost,
+            );
+            if (made.length === 0) throw new Error("no automatic EtcdRestore yet");
+            expect(made.length, "one automatic EtcdRestore per loss").toBe(1);
+            return made[0]?.metadata.name ?? "";
+          },
+          {
+            timeoutMs: AUTOMATIC_AFTER_SECONDS * 1000 + minutes(2),
+            intervalMs: 5_000,
+            message: "the automatic EtcdRestore",
+          },
+        );
+        const madeBy = await client.get(EtcdRestoreKind, name, ns);
+        // Made no earlier than afterSeconds after the recorded loss (creationTimestamp has whole seconds).
+        const waitedMs = Date.parse(madeBy.metadata.creationTimestamp ?? "") - Date.parse(lostSince);
+        console.log(
+          `automatic recovery ${name} made ${Math.round(waitedMs / 1000)}s after status.quorumLostSince`,
+        );
+        expect(waitedMs).toBeGreaterThanOrEqual(AUTOMATIC_AFTER_SECONDS * 1000 - 1000);
+        // From the survivor, not the older backup: nothing it acknowledged is lost.
+        expect(madeBy.spec).toEqual({ clusterName: lost, from: "Survivor" });
+        const automatic = (await clusterEvents(client, ns, lost)).find(
+          (e) => e.reason === "AutomaticRecovery",
+        );
+        expect(automatic?.note ?? "").toContain(`EtcdBackup ${backup.metadata.name}, is older`);
+
+        const done = await restoreEnds(name);
+        expect(done.status?.phase, JSON.stringify(done.status)).toBe("Succeeded");
+        expect(done.status?.survivor).toBe(view.leader);
+        expect(done.status?.revision).toBeGreaterThan(0);
+        expect(done.status?.clusterID).toBe(clusterID);
+
+        await waitAvailable(client, ns, lost, 3);
+        const atRecovery = writer.stats().acked;
+        await writesAcked(writer, atRecovery, 50, "writes after the recovery");
+        const stats = await writer.stop();
+        console.log(
+          `survivor recovery under a writer: ${beforeLoss}+ writes acknowledged before the loss, ${stats.acked} in all, ${stats.failures} failed attempts (retried)`,
+        );
+        const after = await waitEtcdHealthy(client, ns, lost, 3);
+        for (const endpoint of after.endpoints.values()) {
+          expect(compareWrites(await keysUnder(endpoint, prefix), prefix, stats), endpoint).toEqual({
+            missing: [],
+            unexpected: [],
+          });
+        }
+        const events = await clusterEvents(client, ns, lost);
+        expect(events.some((e) => e.reason === "Recovered")).toBe(true);
+      } finally {
+        await writer.stop();
+      }
+    },
+    minutes(8),
   );
 });

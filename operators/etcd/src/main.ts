@@ -3,11 +3,14 @@
 // --health-probe-bind-address, --metrics-secure, --metrics-cert-dir, --leader-elect, --leader-election-id,
 // --leader-election-namespace, --watch-namespace, --max-concurrent-reconciles, --log-level), plus
 // --backup-image (ETCD_OPERATOR_BACKUP_IMAGE): the image whose `backup-upload` subcommand the backup Jobs run (the
-// chart sets the operator's own image). POD_NAME is the Lease identity.
+// chart sets the operator's own image), and --automatic-recovery-floor-seconds
+// (ETCD_OPERATOR_AUTOMATIC_RECOVERY_FLOOR_SECONDS, default 900): the least wait of spec.recovery.automatic whatever a
+// cluster's afterSeconds says, so Kubernetes' node failover comes first. POD_NAME is the Lease identity.
 // `node main.js backup-upload ...` is the last step of a backup Job (src/backup/upload.ts), and
 // `node main.js backup-delete ...` the Job removing a deleted PVC backup's file (src/backup/delete.ts): not the operator.
 import { createLogger, Manager, operatorCommandLine, shutdownSignal } from "@capstan/core";
 import { podSelectorLabels } from "./desired/network-policy.ts";
+import { DEFAULT_AUTOMATIC_FLOOR_SECONDS, MIN_AUTOMATIC_AFTER_SECONDS } from "./plan/automatic-recovery.ts";
 import { etcdBackupController } from "./reconcile/backup-controller.ts";
 import { etcdBackupScheduleController } from "./reconcile/backup-schedule-controller.ts";
 import {
@@ -47,9 +50,26 @@ const cli = operatorCommandLine({
       default: DEFAULT_BACKUP_IMAGE,
       description: "image whose `backup-upload` subcommand the backup Jobs run (the operator's own image)",
     },
+    "automatic-recovery-floor-seconds": {
+      type: "string",
+      env: "ETCD_OPERATOR_AUTOMATIC_RECOVERY_FLOOR_SECONDS",
+      default: String(DEFAULT_AUTOMATIC_FLOOR_SECONDS),
+      description: `least wait, in seconds (${MIN_AUTOMATIC_AFTER_SECONDS} or more), before spec.recovery.automatic recovers, whatever afterSeconds says: the cluster's node failover (eviction, volume detach) comes first`,
+    },
   },
 });
 const backupImage = cli.extra["backup-image"]?.trim() || DEFAULT_BACKUP_IMAGE;
+const floorFlag = cli.extra["automatic-recovery-floor-seconds"];
+const automaticRecoveryFloorSeconds = Number(floorFlag);
+if (
+  !Number.isInteger(automaticRecoveryFloorSeconds) ||
+  automaticRecoveryFloorSeconds < MIN_AUTOMATIC_AFTER_SECONDS
+) {
+  process.stderr.write(
+    `--automatic-recovery-floor-seconds (ETCD_OPERATOR_AUTOMATIC_RECOVERY_FLOOR_SECONDS) must be a whole number of seconds, at least ${MIN_AUTOMATIC_AFTER_SECONDS}: got ${JSON.stringify(floorFlag)}\n`,
+  );
+  process.exit(2);
+}
 const logger = createLogger({ name: "etcd-operator", level: cli.logLevel });
 const mgr = new Manager({
   ...cli.manager,
@@ -68,6 +88,7 @@ mgr.add(
     metrics,
     maxConcurrentReconciles: cli.maxConcurrentReconciles,
     operatorImage: backupImage,
+    automaticRecoveryFloorSeconds,
     ...(operatorNamespace === undefined || operatorNamespace === ""
       ? {}
       : {
@@ -86,6 +107,7 @@ logger.info(
     leaderElect: cli.leaderElect,
     metricsSecure: cli.metricsSecure,
     backupImage,
+    automaticRecoveryFloorSeconds,
   },
   "starting the etcd operator",
 );

@@ -37,5 +37,12 @@ export const chartValues: ChartValuesSpec = {
         },
       },
     },
+    recovery: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        automaticFloorSeconds: { type: "integer", minimum: 300 },
+      },
+    },
   },
 };

@@ -123,7 +123,10 @@ export interface EtcdRecovery {
 export interface EtcdAutomaticRecovery {
   /** Off unless true. */
   enabled?: boolean;
-  /** How long quorum must have been lost (measured from status.quorumLostSince) before recovering (default 600). */
+  /**
+   * How long quorum must have been lost (measured from status.quorumLostSince) before recovering (default 900; never
+   * less than the operator's floor, 900 s unless its admin lowered it).
+   */
   afterSeconds?: number;
 }
 
@@ -468,12 +471,12 @@ const recoverySchema: JSONSchemaProps = {
     automatic: {
       type: "object",
       description:
-        "Opt-in disaster recovery: when quorum has been lost for afterSeconds (measured from status.quorumLostSince, so an operator restart neither resets nor shortens it), the operator creates ONE EtcdRestore from: Backup of this cluster's newest Succeeded EtcdBackup taken from its own data (by cluster ID; it loses the writes made since that backup), and never another while one is running or after one failed. Without a usable backup: Degraded and an Event.",
+        "Opt-in disaster recovery: when quorum has been lost for afterSeconds (measured from status.quorumLostSince, so an operator restart neither resets nor shortens it; the clock does not run while a member's pod is being deleted, so Kubernetes' node failover comes first), the operator creates ONE EtcdRestore: from: Survivor when a voting member still answers with this cluster's data at least as new as the newest backup, else from: Backup of this cluster's newest Succeeded EtcdBackup taken from its own data (by cluster ID; it loses the writes made since that backup); never another while one is running or after one failed. With neither: Degraded and an Event.",
       properties: {
         enabled: { type: "boolean", default: false, description: "Recover automatically; off by default." },
         afterSeconds: seconds(
-          "How long quorum must have been lost before recovering from the newest backup.",
-          600,
+          "How long quorum must have been lost before recovering. Never less than the operator's floor (--automatic-recovery-floor-seconds, 900 by default: eviction of a lost node's pods after 300 s, force-detach of its volumes 360 s later, and time to start again elsewhere).",
+          900,
           300,
         ),
       },

@@ -22,11 +22,11 @@ const o = (input: Input = {}): AutomaticRecoveryObserved => {
   return {
     ...(since === undefined ? {} : { lostSince: since }),
     enabled: true,
-    afterSeconds: 600,
+    afterSeconds: 900,
     paused: false,
     bootstrapped: true,
     quorum: false,
-    now: at(601),
+    now: at(901),
     restores: [],
     backups: [good("nightly-1", 0), good("nightly-2", 100)],
     clusterIDs: ["c1"],
@@ -52,8 +52,8 @@ const cases: Case[] = [
   ["disabled: only the clock", o({ enabled: false }), { type: "Wait", lostSince: T0 }],
   [
     "before afterSeconds: waits (the recorded time counts, not the operator's start)",
-    o({ now: at(599) }),
-    { type: "Wait", message: expect.stringContaining("2026-12-02T08:10:00.000Z") },
+    o({ now: at(899) }),
+    { type: "Wait", message: expect.stringContaining("2026-12-02T08:15:00.000Z") },
   ],
   [
     "afterSeconds under the least is read as the least (an object older than the schema's bound)",
@@ -63,7 +63,72 @@ const cases: Case[] = [
   [
     "after afterSeconds: one EtcdRestore of the newest Succeeded backup, named after the loss",
     o(),
-    { type: "CreateRestore", name: `demo-auto-${T0.getTime() / 1000}`, backup: "nightly-2", lostSince: T0 },
+    {
+      type: "CreateRestore",
+      name: `demo-auto-${T0.getTime() / 1000}`,
+      from: "Backup",
+      backup: "nightly-2",
+      lostSince: T0,
+    },
+  ],
+  [
+    "afterSeconds shorter than the operator's floor (900 s by default: Kubernetes' node failover, eviction after 300 s and force-detach 360 s later, comes first): waits for the floor",
+    o({ afterSeconds: 600, now: at(601) }),
+    { type: "Wait", lostSince: T0, message: expect.stringContaining("2026-12-02T08:15:00.000Z") },
+  ],
+  [
+    "an operator floor lowered by the cluster's admin (a test cluster): afterSeconds counts",
+    o({ afterSeconds: 300, floorSeconds: 300, now: at(301) }),
+    { type: "CreateRestore", from: "Backup" },
+  ],
+  [
+    "a zone blip: a member's pod being deleted (evicted from its unreachable node): Failover, the armed clock cleared, nothing created",
+    o({ now: at(86_400), terminating: [{ name: "demo-b", since: at(300) }] }),
+    { type: "Failover", pods: ["demo-b"], message: expect.stringContaining("demo-b (being deleted since") },
+  ],
+  [
+    "a voter answers its status alone with this cluster's data, newer than the newest backup: from: Survivor",
+    o({
+      backups: [{ ...good("nightly-2", 100), revision: 500 }],
+      survivors: [
+        { name: "demo-a", raftIndex: 900, revision: 700, clusterID: "c1" },
+        { name: "demo-c", raftIndex: 950, revision: 720, clusterID: "c1" },
+      ],
+    }),
+    { type: "CreateRestore", from: "Survivor", survivor: "demo-c" },
+  ],
+  [
+    "a survivor and no backup at all: from: Survivor (no longer NoBackup)",
+    o({ backups: [], survivors: [{ name: "demo-a", raftIndex: 9, revision: 7, clusterID: "c1" }] }),
+    { type: "CreateRestore", from: "Survivor", survivor: "demo-a" },
+  ],
+  [
+    "the only member answering is a learner, or answers from another cluster: the backup",
+    o({
+      survivors: [
+        { name: "demo-l", raftIndex: 990, revision: 990, clusterID: "c1", learner: true },
+        { name: "demo-x", raftIndex: 999, revision: 999, clusterID: "other" },
+      ],
+    }),
+    { type: "CreateRestore", from: "Backup", backup: "nightly-2" },
+  ],
+  [
+    "a survivor older than the newest backup (it was cut off long before the loss): the backup, saying why",
+    o({
+      backups: [{ ...good("nightly-2", 100), revision: 800 }],
+      survivors: [{ name: "demo-a", raftIndex: 900, revision: 700, clusterID: "c1" }],
+    }),
+    {
+      type: "CreateRestore",
+      from: "Backup",
+      backup: "nightly-2",
+      message: expect.stringContaining("demo-a answers, but at revision 700, older than the backup's 800"),
+    },
+  ],
+  [
+    "a called-off automatic recovery (Cancelled) neither blocks nor counts as under way",
+    o({ restores: [{ name: "demo-auto-1", phase: "Cancelled", automatic: true }] }),
+    { type: "CreateRestore" },
   ],
   [
     "a newer backup that failed or runs is not used",
@@ -146,7 +211,7 @@ describe("planAutomaticRecovery", () => {
     let recorded: Date | undefined;
     const restores: AutomaticRecoveryObserved["restores"] = [];
     const created: { at: number; name: string }[] = [];
-    for (let s = 0; s <= 1200; s += 7) {
+    for (let s = 0; s <= 1500; s += 7) {
       const d = planAutomaticRecovery(o({ lostSince: recorded, now: at(s), restores: [...restores] }));
       recorded = d.lostSince;
       if (d.type === "CreateRestore") {
@@ -155,7 +220,7 @@ describe("planAutomaticRecovery", () => {
       }
     }
     expect(created).toHaveLength(1);
-    expect(created[0]!.at).toBeGreaterThanOrEqual(600);
-    expect(created[0]!.at).toBeLessThan(610);
+    expect(created[0]!.at).toBeGreaterThanOrEqual(900);
+    expect(created[0]!.at).toBeLessThan(910);
   });
 });

@@ -69,13 +69,42 @@ const silentEtcd = () => {
   return () => new Proxy({}, { get: () => fail }) as unknown as EtcdClient;
 };
 
-/** One reconcile of `c` among `objects` (which hold `c` as the API server has it), its etcd silent. */
-const reconcileAmong = (c: EtcdCluster, objects: KubeObject[]) =>
+/**
+ * An etcd where only the member at 10.0.0.3 answers, and only its own status (a member left without a quorum):
+ * raft index 900, revision 700, cluster ID ff (255), unless `clusterId` says another.
+ */
+const oneSurvivor =
+  (clusterId = "255") =>
+  (endpoints: string[]) =>
+    new Proxy({} as Record<string, unknown>, {
+      get: (_t, prop) => async (endpoint: unknown) => {
+        if (prop === "status" && typeof endpoint === "string" && endpoint.includes("10.0.0.3")) {
+          return {
+            endpoint,
+            header: { clusterId, memberId: "3", revision: 700, raftTerm: 4 },
+            memberId: "3",
+            leader: "0",
+            version: "3.6.15",
+            dbSize: 1,
+            dbSizeInUse: 1,
+            raftIndex: 900,
+            raftTerm: 4,
+            raftAppliedIndex: 900,
+            isLearner: false,
+            errors: [],
+          };
+        }
+        throw new EtcdError("unavailable", endpoints);
+      },
+    }) as unknown as EtcdClient;
+
+/** One reconcile of `c` among `objects` (which hold `c` as the API server has it), its etcd silent by default. */
+const reconcileAmong = (c: EtcdCluster, objects: KubeObject[], etcdClient = silentEtcd()) =>
   reconcileOnce(
     (req, ctx) =>
       reconcileEtcdCluster(req, ctx, {
         metrics: new EtcdOperatorMetrics(new Registry()),
-        etcdClient: silentEtcd(),
+        etcdClient,
       }),
     { kinds: [EtcdClusterKind, EtcdBackupKind, EtcdRestoreKind], objects, request: c },
   );
@@ -115,6 +144,59 @@ describe("spec.recovery.automatic in a reconcile", () => {
     // A second reconcile (a restart: only the objects are known) creates no other.
     const again = await reconcileAmong(c, run.objects);
     expect(again.writesOf(EtcdRestoreKind).filter((w) => w.verb === "create")).toEqual([]);
+  });
+
+  it("a member still answers with this cluster's data (the other two lost): ONE EtcdRestore from: Survivor, not the older backup", async () => {
+    const c = cluster({ lostSince: LOST.toISOString() });
+    const run = await reconcileAmong(
+      c,
+      [c, ...members(c), backup("b2", "2026-12-01T06:00:00Z")],
+      oneSurvivor() as never,
+    );
+    run.expectNoError();
+    const created = run.get(EtcdRestoreKind, automaticRestoreName(c, LOST), "ns");
+    expect(created?.spec).toEqual({ clusterName: "demo", from: "Survivor" });
+    const event = run.events.find((e) => e.reason === "AutomaticRecovery");
+    expect(event?.note).toContain("recovering from demo-c, the member with the newest data (revision 700");
+  });
+
+  it("the only member answering belongs to another cluster (another cluster ID): the backup, never that member", async () => {
+    const c = cluster({ lostSince: LOST.toISOString() });
+    const run = await reconcileAmong(
+      c,
+      [c, ...members(c), backup("b2", "2026-12-01T06:00:00Z")],
+      oneSurvivor("4096") as never,
+    );
+    run.expectNoError();
+    expect(run.get(EtcdRestoreKind, automaticRestoreName(c, LOST), "ns")?.spec).toEqual({
+      clusterName: "demo",
+      from: "Backup",
+      source: { backup: { name: "b2" } },
+    });
+  });
+
+  it("a member's pod being deleted (its node failing over): no EtcdRestore, the armed clock cleared, QuorumLost says why", async () => {
+    const c = cluster({ lostSince: LOST.toISOString() });
+    const objects = members(c).map((o) =>
+      o.kind === "Pod" && o.metadata.name === "demo-b"
+        ? {
+            ...o,
+            metadata: {
+              ...o.metadata,
+              deletionTimestamp: new Date(Date.now() - 60_000).toISOString(),
+              finalizers: ["test/hold"],
+            },
+          }
+        : o,
+    );
+    const run = await reconcileAmong(c, [c, ...objects, backup("b2", "2026-12-01T06:00:00Z")]);
+    run.expectNoError();
+    expect(run.writesOf(EtcdRestoreKind)).toEqual([]);
+    const status = run.get(EtcdClusterKind, "demo", "ns")?.status;
+    expect(status?.quorumLostSince).toBeUndefined();
+    const degraded = status?.conditions?.find((x) => x.type === "Degraded");
+    expect(degraded?.reason).toBe("QuorumLost");
+    expect(degraded?.message).toContain("waits for Kubernetes' failover: the pods of demo-b");
   });
 
   it("disabled: only the time is recorded", async () => {
