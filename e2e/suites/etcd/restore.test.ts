@@ -13,6 +13,7 @@ import { type Client, isNotFound, PersistentVolumeClaim, Pod } from "@capstan/co
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
+  backUpToClaim,
   clusterEvents,
   deleteCluster,
   etcdCluster,
@@ -27,8 +28,6 @@ import {
 import {
   AUTOMATIC_RESTORE_LABEL,
   dataClaimName,
-  type EtcdBackup,
-  EtcdBackupKind,
   EtcdClusterKind,
   type EtcdRestore,
   EtcdRestoreKind,
@@ -91,37 +90,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster restored from an EtcdBackup; Et
   });
 
   /** A PVC-backed EtcdBackup of `cluster`, waited for until it Succeeded. */
-  async function backUp(cluster: string, name: string): Promise<EtcdBackup> {
-    await client
-      .create(PersistentVolumeClaim, {
-        apiVersion: "v1",
-        kind: "PersistentVolumeClaim",
-        metadata: { name: "backups", namespace: ns },
-        spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
-      })
-      .catch((err: unknown) => {
-        if (!String(err).includes("already exists")) throw err;
-      });
-    const backup: EtcdBackup = {
-      apiVersion: EtcdBackupKind.apiVersion,
-      kind: EtcdBackupKind.kind,
-      metadata: { name, namespace: ns },
-      spec: { clusterName: cluster, destination: { pvc: { claimName: "backups" } } },
-    };
-    await client.create(EtcdBackupKind, backup);
-    const done = await eventually(
-      async () => {
-        const b = await client.get(EtcdBackupKind, name, ns);
-        if (b.status?.phase !== "Succeeded" && b.status?.phase !== "Failed") {
-          throw new Error(`phase ${b.status?.phase}`);
-        }
-        return b;
-      },
-      { timeoutMs: minutes(3), intervalMs: 2_000, message: `EtcdBackup ${name} ends` },
-    );
-    expect(done.status?.phase, JSON.stringify(done.status)).toBe("Succeeded");
-    return done;
-  }
+  const backUp = (cluster: string, name: string) => backUpToClaim(client, ns, cluster, name);
 
   /** Destroys two followers of `cluster` with their data (claims first, then pods); waits for QuorumLost. */
   async function loseTwo(cluster: string, followers: string[]): Promise<void> {
