@@ -36,6 +36,7 @@ import { networkPolicy, networkPolicyName, type OperatorPods } from "../desired/
 import { CERTIFICATES_ANNOTATION } from "../desired/tls.ts";
 import { EtcdError } from "../etcd/etcd-client.ts";
 import type { AutomaticRecoveryDecision } from "../plan/automatic-recovery.ts";
+import { automaticRecoveryMayRun, caRotationMayRun, planClusterStep } from "../plan/cluster-step.ts";
 import { planNext, quorum, type Step } from "../plan/plan.ts";
 import { type ActContext, act } from "./act.ts";
 import { prepareAuth } from "./auth.ts";
@@ -217,23 +218,12 @@ export async function reconcileEtcdCluster(
   if (restore !== undefined) obs.observed.restore = restore.observed;
   await applyDisruptionBudget(ctx, cluster, votersOf(cluster, obs));
   recordMetrics(options.metrics, cluster, obs);
-  const planned: Step = isTLSProblem(tls)
-    ? tls.waiting === true
-      ? { type: "Wait", reason: tls.reason, message: tls.message }
-      : { type: "Degraded", reason: tls.reason, field: tls.field, message: tls.message }
-    : auth.problem !== undefined
-      ? { type: "Degraded", ...auth.problem }
-      : planNext(cluster.spec, obs.observed, new Date(), {
-          // A member whose cert-manager certificates were requested before it was made keeps its name.
-          freshName: tls.reservedMember?.() ?? memberName(cluster, randomSuffix()),
-          ...(options.deadAfterMs === undefined ? {} : { deadAfterMs: options.deadAfterMs }),
-        });
+  // The step is decided in one pure place (plan/cluster-step.ts); this only observes and acts.
+  const tlsVerdict = isTLSProblem(tls) ? tls : undefined;
   // spec.recovery.automatic: the loss of quorum is dated in status; once long enough, ONE EtcdRestore is created
-  // (its reconcile then takes over); without a usable backup, or after a failed one, the loss is reported Degraded.
-  // Without its TLS in place (a Secret or cert-manager missing) the operator cannot ask etcd anything: a silent etcd
-  // says nothing about its quorum then, so no recovery from a backup is started and the recorded time is kept.
+  // (its reconcile then takes over). Not judged while the cluster's TLS is not in place (the recorded time is kept).
   const recordedLoss = cluster.status?.quorumLostSince;
-  const automatic: AutomaticRecoveryDecision = isTLSProblem(tls)
+  const automatic: AutomaticRecoveryDecision = !automaticRecoveryMayRun(tlsVerdict)
     ? { type: "None", ...(recordedLoss === undefined ? {} : { lostSince: new Date(recordedLoss) }) }
     : await reconcileAutomaticRecovery(ctx, cluster, obs, new Date(), {
         etcdClient: (e, t) => etcdClient(e, t, credentials),
@@ -242,17 +232,19 @@ export async function reconcileEtcdCluster(
           ? {}
           : { floorSeconds: options.automaticRecoveryFloorSeconds }),
       });
-  let step: Step =
-    planned.type === "QuorumLost" && (automatic.type === "NoBackup" || automatic.type === "Blocked")
-      ? {
-          type: "Degraded",
-          reason: automatic.type === "NoBackup" ? "AutomaticRecoveryNoBackup" : "AutomaticRecoveryFailed",
-          field: "spec.recovery.automatic",
-          message: automatic.message,
-        }
-      : planned;
-  // The CA rotation takes its steps only on a cluster in sync: never beside a scale, upgrade or replacement.
-  if (step.type === "InSync" && !isTLSProblem(tls)) {
+  const reservedMember = isTLSProblem(tls) ? undefined : tls.reservedMember;
+  let step = planClusterStep({
+    ...(tlsVerdict === undefined ? {} : { tls: tlsVerdict }),
+    ...(auth.problem === undefined ? {} : { auth: auth.problem }),
+    membership: () =>
+      planNext(cluster.spec, obs.observed, new Date(), {
+        // A member whose cert-manager certificates were requested before it was made keeps its name.
+        freshName: reservedMember?.() ?? memberName(cluster, randomSuffix()),
+        ...(options.deadAfterMs === undefined ? {} : { deadAfterMs: options.deadAfterMs }),
+      }),
+    automatic,
+  });
+  if (caRotationMayRun(step, tlsVerdict) && !isTLSProblem(tls)) {
     const rotation = await rotateCA(ctx.client, cluster, obs, tls, new Date(), signal);
     if (rotation?.event !== undefined) {
       ctx.log.info({ step: rotation.event.reason }, rotation.event.message);
