@@ -3,18 +3,9 @@
 // look the same. Destructive recovery (automatic, or an EtcdRestore) needs the members' own readiness as their
 // kubelet probes it (/readyz fails without a quorum): a loss is confirmed only when a majority of the voting
 // members' pods is NOT Ready and the operator's failures are not authentication or TLS errors. Pure.
-import type { Observed, ObservedPod, Step } from "./plan.ts";
+import type { EtcdFailureKind, Observed, ObservedPod, Step } from "./types.ts";
 
-/** What kind of failure the operator met talking to etcd. */
-export type EtcdFailureKind =
-  /** etcd answered and refused the operator's credentials (wrong password, permission denied, bad token). */
-  | "auth"
-  /** The TLS handshake failed (certificate verify, unknown CA, no or foreign client certificate). */
-  | "tls"
-  /** Nothing answered the operator: refused, unreachable, DNS, reset, timed out. */
-  | "network"
-  /** etcd answered with an error of its own (no leader, not ready). */
-  | "etcd";
+export type { EtcdFailureKind } from "./types.ts";
 
 const AUTH = [
   "permission denied",

@@ -4,34 +4,9 @@
 // (its status was lost) and the ordinary rules bring it back from that data instead.
 import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import { parseEtcdVersion, unsupportedVersionChange } from "./etcd-version.ts";
-import type { Observed, PlanOptions, Step } from "./plan.ts";
+import type { Observed, ObservedRestore, PlanOptions, Step } from "./types.ts";
 
-/** What the operator observed of a restore. */
-export interface ObservedRestore {
-  /**
-   * The EtcdBackup spec.bootstrap.restore.backup names, when it exists: its phase and what its status recorded.
-   * Undefined when the restore names none or it does not exist.
-   */
-  backup?: { phase?: string; etcdVersion?: string; sha256?: string; revision?: number };
-  /**
-   * The restore Job, when it exists, with the seed whose claim it writes into (read from its data volume; unset
-   * when the Job does not say).
-   */
-  job?: { succeeded: boolean; failed?: { reason: string; message: string }; seed?: string };
-  /** Claims made for the restore's seed, by member name, with the state their annotation records. */
-  claims: { name: string; state: "pending" | "done" }[];
-  /** Why the source cannot be turned into a location to read (e.g. a backup whose location is malformed). */
-  sourceError?: string;
-  /** The operator knows its own image (the Job's download and finish steps run it). */
-  operatorImage: boolean;
-}
-
-/** The restore's steps, added to plan.ts's. */
-export type RestoreStep =
-  /** Create the seed's claim (annotated restore: pending) if missing, then the restore Job writing into it. */
-  | { type: "StartRestore"; name: string; message: string }
-  /** The Job succeeded: annotate the seed's claim restore: done; the seed is then started on it (CreateSeed). */
-  | { type: "FinishRestore"; name: string; message: string };
+export type { ObservedRestore, RestoreStep } from "./types.ts";
 
 const FIELD = "spec.bootstrap.restore";
 

@@ -1,7 +1,6 @@
 // Performs the planner's one step against the API server and etcd. Each step is safe to repeat: the next
 // reconcile re-observes and plans again, so an interrupted step is finished or cleaned up then.
-import { type Client, isAlreadyExists, isNotFound, PersistentVolumeClaim, Pod } from "@capstan/core";
-import type { EtcdCluster } from "../api/etcd-cluster.ts";
+import { isAlreadyExists, isNotFound, PersistentVolumeClaim, Pod } from "@capstan/core";
 import { memberDataClaim } from "../desired/cluster-objects.ts";
 import { etcdImage, memberPod } from "../desired/member-pod.ts";
 import {
@@ -12,47 +11,20 @@ import {
   memberNameFromPeerURL,
   peerURL,
 } from "../desired/names.ts";
-import { EtcdClient, type EtcdClientAuth, type EtcdClientTLS } from "../etcd/etcd-client.ts";
+import { EtcdClient } from "../etcd/etcd-client.ts";
 import type { Step } from "../plan/plan.ts";
+import type { ActContext, ActResult } from "./act-context.ts";
 import { actAuth } from "./auth.ts";
-import type { Observation } from "./observe.ts";
-import { finishRestore, type RestoreObservation, startRestore } from "./restore.ts";
+import { finishRestore, startRestore } from "./restore.ts";
 
 /** Timeout of one membership call (MemberAdd, MemberPromote, MemberRemove, MoveLeader) to one member. */
 export const MEMBERSHIP_TIMEOUT_MS = 10_000;
 /** Timeout of a defragmentation (it rewrites the whole database file). */
 export const DEFRAG_TIMEOUT_MS = 5 * 60_000;
 
-/** What a step did: `done` when it changed something, else why it waits (the step could not be taken yet). */
-export type ActResult = { done: true } | { done: false; reason: string; message: string };
+export type { ActContext, ActResult } from "./act-context.ts";
 
 const DONE: ActResult = { done: true };
-
-/** Everything a step needs. */
-export interface ActContext {
-  client: Client;
-  cluster: EtcdCluster;
-  obs: Observation;
-  /** Creates the etcd client for membership calls (replaced in tests). */
-  etcdClient?: (endpoints: string[], tls?: EtcdClientTLS, auth?: EtcdClientAuth) => EtcdClient;
-  /** The operator's client TLS, when the cluster's client port has it. */
-  tls?: EtcdClientTLS;
-  /** The root credentials, when the cluster has (or is to have) etcd authentication. */
-  auth?: EtcdClientAuth;
-  /**
-   * Called before a member's pod is created (issues its certificate); returns annotations for the pod (its
-   * certificates' fingerprints, the CAs it starts trusting).
-   */
-  beforePod?: (member: string) => Promise<Record<string, string>>;
-  /**
-   * Called before a member is added or its pod created (cert-manager's certificates requested); a reason to wait
-   * while one is not issued yet.
-   */
-  memberPending?: (member: string) => Promise<{ reason: string; message: string } | undefined>;
-  signal?: AbortSignal;
-  /** What the reconcile observed of spec.bootstrap.restore. */
-  restore?: RestoreObservation;
-}
 
 /** Decimal member ID (etcd's JSON gateway) from the hexadecimal form the planner and status use. */
 export function memberIdToDecimal(hex: string): string {

@@ -1,7 +1,7 @@
 // The I/O of spec.bootstrap.restore: what the planner needs (the named EtcdBackup, the restore Job, the seed's claim
 // and its mark), the two restore steps (make the claim and the Job; mark the claim restored), and status.restore.
 import { type Cache, isAlreadyExists, Job, PersistentVolumeClaim } from "@capstan/core";
-import { type EtcdBackup, EtcdBackupKind } from "../api/backup.ts";
+import { EtcdBackupKind } from "../api/backup.ts";
 import type { EtcdCluster, EtcdClusterRestoreStatus } from "../api/etcd-cluster.ts";
 import { DEFAULT_BUMP_REVISION } from "../api/restore-source.ts";
 import { memberDataClaim, type PersistentVolumeClaimObject } from "../desired/cluster-objects.ts";
@@ -18,20 +18,10 @@ import {
   restoreSourceName,
 } from "../desired/restore-job.ts";
 import type { ObservedRestore } from "../plan/restore.ts";
-import type { ActContext, ActResult } from "./act.ts";
+import type { ActContext, ActResult, RestoreObservation } from "./act-context.ts";
 import { observeJob } from "./backup-controller.ts";
 
-/** What one reconcile knows about a restore. */
-export interface RestoreObservation {
-  /** The planner's input. */
-  observed: ObservedRestore;
-  /** The EtcdBackup named in spec.bootstrap.restore.backup, when it exists. */
-  backup?: EtcdBackup;
-  /** Where the snapshot is read from, when it can be said. */
-  from?: RestoreFrom;
-  /** The operator's own image (the Job's download and finish steps). */
-  operatorImage?: string;
-}
+export type { RestoreObservation } from "./act-context.ts";
 
 /**
  * Reads the restore's objects from the cache; undefined when spec.bootstrap.restore is unset. An EtcdRestore from a
