@@ -12,6 +12,7 @@
 import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import { type FencedPod, fence } from "./fence.ts";
 import type { Observed } from "./plan.ts";
+import { type CallOffReason, planCallOff } from "./recovery-calloff.ts";
 import { type ObservedRestore, planRestore, type RestoreStep } from "./restore.ts";
 
 /** What the recovery observed of one member that has (or had) a data claim. */
@@ -81,6 +82,13 @@ export interface RecoveryObserved {
   members: RecoveryMember[];
   /** With from: Backup. */
   backup?: RecoveryFromBackup;
+  /** The EtcdRestore is being deleted (metadata.deletionTimestamp): called off before the fork, held after it. */
+  deleting?: boolean;
+  /**
+   * The EtcdRestore carries the recovery finalizer, added before its first write: it may have changed the cluster,
+   * so a quorum answering again calls it off (Cancelled) rather than refusing it (QuorumHealthy).
+   */
+  finalizer?: boolean;
 }
 
 /** The next recovery step. */
@@ -121,6 +129,12 @@ export type RecoveryStep =
   /** From a backup, the seed's claim restored: start the seed as a new one-member cluster on it. */
   | { type: "StartSeed"; name: string; message: string }
   | { type: "Wait"; reason: string; message: string; pods?: string[] }
+  /** Called off before the fork (plan/recovery-calloff.ts): a kept claim is the cluster's again, never deleted. */
+  | { type: "GiveBackClaim"; name: string; message: string }
+  /** Called off before the fork: the survivor mark removed from its claim. */
+  | { type: "RemoveSurvivorMark"; name: string; message: string }
+  /** Called off, everything given back: deleted -> the finalizer released; a quorum back -> Cancelled. */
+  | { type: "CallOff"; reason: CallOffReason; message: string }
   /** Done: the recovered revision and cluster ID go into status and an Event; the cluster re-grows. */
   | {
       type: "Recovered";
@@ -174,7 +188,8 @@ function sortedByName(members: readonly RecoveryMember[]): RecoveryMember[] {
 }
 
 /**
- * The next step. From a backup: see planFromBackup. From a survivor, in order:
+ * The next step. First, deleted or a quorum back before the fork: called off (plan/recovery-calloff.ts). From a
+ * backup: see planFromBackup. From a survivor, in order:
  *  1. Not started (no survivor mark, no kept claim): a quorum answers -> Refuse QuorumHealthy; no quorum answers the
  *     operator but the loss is not confirmed (a majority of the voters' pods Ready, or the operator's own
  *     authentication or TLS failing) -> Refuse QuorumLossUnconfirmed naming the evidence. From a survivor:
@@ -195,6 +210,8 @@ function sortedByName(members: readonly RecoveryMember[]): RecoveryMember[] {
  *     --force-new-cluster left behind is no second member, on every release the CRD accepts.
  */
 export function planRecovery(o: RecoveryObserved): RecoveryStep {
+  const calledOff = planCallOff(o);
+  if (calledOff !== undefined) return calledOff;
   if (o.from === "Backup") return planFromBackup(o);
   const byName = sortedByName(o.members);
   const started = byName.some((m) => m.survivorMark === true || m.claimKept === true);

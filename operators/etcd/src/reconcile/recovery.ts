@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import {
   type Cache,
+  claimRetentionPatch,
   isNotFound,
   PersistentVolumeClaim,
   Pod,
@@ -21,6 +22,7 @@ import {
   EtcdRestoreKind,
   type EtcdRestoreStatus,
   KEPT_BY_RESTORE_LABEL,
+  restoreEnded,
 } from "../api/etcd-restore.ts";
 import { DEFAULT_BUMP_REVISION } from "../api/restore-source.ts";
 import { FORCE_NEW_CLUSTER_ANNOTATION, memberPod, withForceNewCluster } from "../desired/member-pod.ts";
@@ -60,9 +62,7 @@ export async function activeRestore(cluster: EtcdCluster, cache: Cache): Promise
   const { namespace, name } = clusterRef(cluster);
   const all = await cache.list(EtcdRestoreKind, { namespace });
   return all
-    .filter(
-      (r) => r.spec.clusterName === name && r.status?.phase !== "Succeeded" && r.status?.phase !== "Failed",
-    )
+    .filter((r) => r.spec.clusterName === name && !restoreEnded(r.status?.phase))
     .sort(
       (a, b) =>
         (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "") ||
@@ -282,6 +282,34 @@ export async function actRecovery(
     case "StopMember":
       await deletePod(step.name);
       return { phase: "Running", message: step.message, startTime: started };
+    case "GiveBackClaim": {
+      // The cluster's again, as storage.whenDeleted wants a claim of it (core's claim retention: Delete, its controller
+      // reference; Retain, none), with the uid label observe.ts reads; never deleted.
+      const policy = ctx.cluster.spec.storage.whenDeleted ?? "Retain";
+      const owned = claimRetentionPatch(
+        ctx.cluster,
+        EtcdClusterKind,
+        { metadata: {} },
+        policy,
+        CLAIM_UID_LABEL,
+      );
+      await patchClaim(step.name, {
+        ...owned?.metadata,
+        labels: { [KEPT_BY_RESTORE_LABEL]: null, [CLAIM_UID_LABEL]: ctx.cluster.metadata.uid ?? null },
+      });
+      const claim = dataClaimName(step.name);
+      return {
+        phase: "Running",
+        message: step.message,
+        startTime: started,
+        keptClaims: (restore.status?.keptClaims ?? []).filter((c) => c !== claim),
+      };
+    }
+    case "RemoveSurvivorMark":
+      await patchClaim(step.name, { annotations: { [SURVIVOR_ANNOTATION]: null } });
+      return { phase: "Running", message: step.message, startTime: started };
+    case "CallOff":
+      return { phase: "Cancelled", message: step.message, completionTime: now.toISOString() };
     case "RemoveLearner": {
       // Through the survivor alone: after --force-new-cluster it is the only voter, so it commits the removal.
       const ip = ctx.obs.pods.get(step.name)?.status?.podIP;
@@ -419,7 +447,7 @@ export async function reconcileRecovery(
     const warning = step.type === "Refuse";
     ctx.log.info({ restore: request, step: step.type }, step.message);
     ctx.recorder.event(restore, warning ? "Warning" : "Normal", step.type, "Recover", step.message);
-    if (step.type === "Recovered" || warning) {
+    if (step.type === "Recovered" || step.type === "CallOff" || warning) {
       ctx.recorder.event(cluster, warning ? "Warning" : "Normal", step.type, "Recover", step.message);
     }
   }
