@@ -70,7 +70,7 @@ export interface EtcdRestoreStatus {
   seed?: string;
   /** The cluster ID after the recovery (hexadecimal). */
   clusterID?: string;
-  /** Claims of the replaced members, kept for the user (labelled etcd.capstan.dev/kept-by-restore). */
+  /** Claims of the replaced members, kept for the user (labelled etcd.capstan.dev/kept-by-restore); given back on a call-off. */
   keptClaims?: string[];
   startTime?: string;
   completionTime?: string;
@@ -172,7 +172,7 @@ export const etcdRestoreSchema: JSONSchemaProps = {
           type: "array",
           items: { type: "string" },
           description:
-            "Claims of the replaced members, kept (labelled etcd.capstan.dev/kept-by-restore=<name>); delete them yourself once no longer needed.",
+            "Claims of the replaced members, kept (labelled etcd.capstan.dev/kept-by-restore=<name>); delete them yourself once no longer needed. A recovery called off before the fork gives each back to the cluster and drops it from this list.",
         },
         startTime: { type: "string", format: "date-time" },
         completionTime: { type: "string", format: "date-time" },
