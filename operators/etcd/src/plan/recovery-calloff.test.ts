@@ -2,7 +2,6 @@
 // quorum answering again, before the fork gives back what it took (the kept claims, one at a time, then the survivor
 // mark) and then ends; after the fork nothing calls it off, and a deletion waits for the end.
 import { describe, expect, it } from "vitest";
-import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import {
   planRecovery,
   type RecoveryFromBackup,
@@ -11,8 +10,7 @@ import {
   type RecoveryStep,
 } from "./recovery.ts";
 import { deletionHeld, forkedAt } from "./recovery-calloff.ts";
-import type { ObservedRestore } from "./restore.ts";
-import { m, obs, st } from "./test-builders.ts";
+import { fromBackup, m, obs, st } from "./test-builders.ts";
 
 type Case = [string, RecoveryObserved, Partial<RecoveryStep>];
 
@@ -33,24 +31,7 @@ const survivorForked = (o: Partial<RecoveryMember> = {}): RecoveryMember[] => [
 ];
 
 const SEED = "demo-seed1";
-const spec: EtcdClusterSpec = {
-  replicas: 3,
-  version: "3.6.15",
-  repository: "gcr.io/etcd-development/etcd",
-  storage: { size: "1Gi" },
-  bootstrap: { restore: { backup: { name: "nightly" } } },
-};
-const fb = (restore: Partial<ObservedRestore> = {}): RecoveryFromBackup => ({
-  spec,
-  seed: SEED,
-  source: "backup/nightly",
-  restore: {
-    claims: [],
-    operatorImage: true,
-    backup: { phase: "Succeeded", etcdVersion: "3.6.15", revision: 42 },
-    ...restore,
-  },
-});
+const fb = fromBackup;
 /** A backup recovery before the fork: a kept and stopped, b's claim still owned, c kept with its pod. */
 const backupMidway: RecoveryMember[] = [
   m("a", { claimOwned: false, claimKept: true, pod: false }),

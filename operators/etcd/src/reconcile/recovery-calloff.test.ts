@@ -17,11 +17,11 @@ import {
 import { memberDataClaim } from "../desired/cluster-objects.ts";
 import { memberPod } from "../desired/member-pod.ts";
 import { CLAIM_UID_LABEL, peerURL } from "../desired/names.ts";
-import { type EtcdClient, EtcdError } from "../etcd/etcd-client.ts";
 import { reconcileEtcdCluster } from "./controller.ts";
 import { EtcdOperatorMetrics } from "./metrics.ts";
 import type { EtcdClientFactory } from "./observe.ts";
 import { RECOVERY_PHASE_ANNOTATION, SURVIVOR_ANNOTATION } from "./recovery.ts";
+import { aloneEtcd } from "./recovery-fixture.ts";
 import { healthyEtcd, testCluster } from "./test-fixture.ts";
 
 const cluster = testCluster();
@@ -43,27 +43,6 @@ function lostWorld(): KubeObject[] {
   });
   return [cluster, ...pods, ...MEMBERS.map((n) => memberDataClaim(cluster, n)!), request];
 }
-
-/** demo-a answers its status alone (no quorum); nothing answers a member list. */
-const aloneEtcd: EtcdClientFactory = (endpoints) =>
-  ({
-    status: async (endpoint: string) => ({
-      endpoint,
-      header: { clusterId: "255", memberId: "1", revision: 90, raftTerm: 2 },
-      memberId: "1",
-      leader: "0",
-      version: "3.6.15",
-      raftIndex: 300,
-      raftAppliedIndex: 300,
-      isLearner: false,
-      errors: [],
-    }),
-    memberList: async () => {
-      throw new EtcdError("no leader", endpoints);
-    },
-    health: async (endpoint: string) => ({ endpoint, healthy: false }),
-    alarmList: async () => [],
-  }) as unknown as EtcdClient;
 
 const reconcile = (objects: KubeObject[], etcdClient: EtcdClientFactory = aloneEtcd) =>
   reconcileOnce(
