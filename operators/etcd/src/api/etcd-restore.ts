@@ -16,6 +16,13 @@ import { type EtcdBootstrapRestore, restoreSourceSchema } from "./restore-source
 /** Label on a claim a recovery kept for the user (its member was replaced): the EtcdRestore's name. */
 export const KEPT_BY_RESTORE_LABEL = "etcd.capstan.dev/kept-by-restore";
 
+/**
+ * Finalizer on an EtcdRestore, added before its first write to the cluster and released once it has ended (or its
+ * EtcdCluster is gone): deleting the request before the fork gives back what it took first; after the fork the
+ * deletion waits for the recovery to finish.
+ */
+export const RECOVERY_FINALIZER = "etcd.capstan.dev/recovery";
+
 /** What to recover from. */
 export type EtcdRestoreFrom = "Survivor" | "Backup";
 
@@ -35,13 +42,18 @@ export interface EtcdRestoreSpec {
   source?: EtcdBootstrapRestore;
 }
 
-/** The life cycle of one recovery. */
-export type EtcdRestorePhase = "Pending" | "Running" | "Succeeded" | "Failed";
+/** The life cycle of one recovery; Cancelled: called off by a quorum answering again before the fork. */
+export type EtcdRestorePhase = "Pending" | "Running" | "Succeeded" | "Failed" | "Cancelled";
+
+/** A recovery in this phase has ended: it changes nothing any more and its finalizer is released. */
+export function restoreEnded(phase: EtcdRestorePhase | undefined): boolean {
+  return phase === "Succeeded" || phase === "Failed" || phase === "Cancelled";
+}
 
 /** The observed recovery. */
 export interface EtcdRestoreStatus {
   phase?: EtcdRestorePhase;
-  /** Why it failed or what it waits for. */
+  /** Why it failed, why it was cancelled, or what it waits for. */
   message?: string;
   conditions?: Condition[];
   /** The member recovered from. */
@@ -58,7 +70,7 @@ export interface EtcdRestoreStatus {
   seed?: string;
   /** The cluster ID after the recovery (hexadecimal). */
   clusterID?: string;
-  /** Claims of the replaced members, kept for the user (labelled etcd.capstan.dev/kept-by-restore). */
+  /** Claims of the replaced members, kept for the user (labelled etcd.capstan.dev/kept-by-restore); given back on a call-off. */
   keptClaims?: string[];
   startTime?: string;
   completionTime?: string;
@@ -83,7 +95,7 @@ export const EtcdRestoreKind = defineKind<EtcdRestore>({
 export const etcdRestoreSchema: JSONSchemaProps = {
   type: "object",
   description:
-    "A one-shot recovery of an EtcdCluster that lost quorum, from the surviving member with the most recent data or from a backup.",
+    "A one-shot recovery of an EtcdCluster that lost quorum, from the surviving member with the most recent data or from a backup. Deleting it before the cluster is forked (force-new-cluster, or the seed's restore) calls the recovery off: the claims it kept are given back and the stopped members start again; after the fork the deletion waits for the recovery to finish (finalizer etcd.capstan.dev/recovery).",
   required: ["spec"],
   properties: {
     apiVersion: { type: "string" },
@@ -123,8 +135,17 @@ export const etcdRestoreSchema: JSONSchemaProps = {
     status: {
       type: "object",
       properties: {
-        phase: { type: "string", enum: ["Pending", "Running", "Succeeded", "Failed"] },
-        message: { type: "string", description: "Why it failed, or what it waits for." },
+        phase: {
+          type: "string",
+          enum: ["Pending", "Running", "Succeeded", "Failed", "Cancelled"],
+          description:
+            "Running until it ends: Succeeded, Failed, or Cancelled (a quorum answered again before the cluster was forked: every claim it kept was given back and the survivor mark removed).",
+        },
+        message: {
+          type: "string",
+          description:
+            "Why it failed or was cancelled, or what it waits for (a deletion held after the fork says so).",
+        },
         conditions: {
           type: "array",
           items: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
@@ -151,7 +172,7 @@ export const etcdRestoreSchema: JSONSchemaProps = {
           type: "array",
           items: { type: "string" },
           description:
-            "Claims of the replaced members, kept (labelled etcd.capstan.dev/kept-by-restore=<name>); delete them yourself once no longer needed.",
+            "Claims of the replaced members, kept (labelled etcd.capstan.dev/kept-by-restore=<name>); delete them yourself once no longer needed. A recovery called off before the fork gives each back to the cluster and drops it from this list.",
         },
         startTime: { type: "string", format: "date-time" },
         completionTime: { type: "string", format: "date-time" },

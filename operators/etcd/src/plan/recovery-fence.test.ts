@@ -2,17 +2,10 @@
 // --force-new-cluster (every other member's pod gone; a Terminating one is not gone), shared with the recovery from
 // a backup, which waits at the same point as before.
 import { describe, expect, it } from "vitest";
-import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import { fence } from "./fence.ts";
-import {
-  planRecovery,
-  type RecoveryFromBackup,
-  type RecoveryMember,
-  type RecoveryObserved,
-  type RecoveryStep,
-} from "./recovery.ts";
+import { planRecovery, type RecoveryMember, type RecoveryObserved, type RecoveryStep } from "./recovery.ts";
 
-import { m, obs, st } from "./test-builders.ts";
+import { fromBackup, m, obs, st } from "./test-builders.ts";
 
 const SINCE = new Date("2026-12-04T20:00:00Z");
 const kept = (name: string, o: Partial<RecoveryMember> = {}) =>
@@ -71,25 +64,7 @@ describe("planRecovery from a survivor: the fence", () => {
 });
 
 // Recovery from a backup: the same fence before the restore, at the same point as before.
-const spec: EtcdClusterSpec = {
-  replicas: 3,
-  version: "3.6.15",
-  repository: "gcr.io/etcd-development/etcd",
-  storage: { size: "1Gi" },
-  bootstrap: { restore: { backup: { name: "nightly" } } },
-};
-const fb = (o: Partial<RecoveryFromBackup> = {}): RecoveryFromBackup => ({
-  spec,
-  seed: "demo-seed1",
-  source: "backup/nightly",
-  restore: {
-    claims: [],
-    operatorImage: true,
-    backup: { phase: "Succeeded", etcdVersion: "3.6.15", revision: 42 },
-  },
-  ...o,
-});
-const bobs = (members: RecoveryMember[]) => obs(members, { from: "Backup", backup: fb() });
+const bobs = (members: RecoveryMember[]) => obs(members, { from: "Backup", backup: fromBackup() });
 
 const backupCases: Case[] = [
   [

@@ -1,9 +1,10 @@
 // Builders the planner's table tests share: a spec with the defaults the API server applies, and an observed member
 // that is a healthy started voter on 3.6.15 unless a case says otherwise; the recovery planner's member, status and
-// observation.
+// observation, and a recovery from a backup.
 import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import type { ObservedMember } from "./plan.ts";
-import type { RecoveryMember, RecoveryObserved } from "./recovery.ts";
+import type { RecoveryFromBackup, RecoveryMember, RecoveryObserved } from "./recovery.ts";
+import type { ObservedRestore } from "./restore.ts";
 
 /** A spec of 3 members on 3.6.15 with 1Gi claims, overridden by `o`. */
 export const spec = (o: Partial<EtcdClusterSpec> = {}): EtcdClusterSpec => ({
@@ -43,5 +44,24 @@ export const obs = (members: RecoveryMember[], o: Partial<RecoveryObserved> = {}
   from: "Survivor",
   quorum: false,
   members,
+  ...o,
+});
+/**
+ * A recovery from the Succeeded EtcdBackup nightly (etcd 3.6.15, revision 42) into seed demo-seed1, nothing of it
+ * made yet; `restore` and `o` override.
+ */
+export const fromBackup = (
+  restore: Partial<ObservedRestore> = {},
+  o: Partial<RecoveryFromBackup> = {},
+): RecoveryFromBackup => ({
+  spec: spec({ bootstrap: { restore: { backup: { name: "nightly" } } } }),
+  seed: "demo-seed1",
+  source: "backup/nightly",
+  restore: {
+    claims: [],
+    operatorImage: true,
+    backup: { phase: "Succeeded", etcdVersion: "3.6.15", revision: 42 },
+    ...restore,
+  },
   ...o,
 });

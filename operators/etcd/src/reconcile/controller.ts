@@ -43,7 +43,7 @@ import { prepareAuth } from "./auth.ts";
 import { reconcileAutomaticRecovery } from "./automatic-recovery.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, type Observation, observe } from "./observe.ts";
-import { activeRestore, reconcileRecovery } from "./recovery.ts";
+import { activeRestore, reconcileRecovery, releaseRestores } from "./recovery.ts";
 import { observeRestore, restoreStatusOf } from "./restore.ts";
 import { RestoringClusters } from "./restore-index.ts";
 import { statusOf } from "./status.ts";
@@ -170,7 +170,10 @@ export async function reconcileEtcdCluster(
   const cluster = await ctx.cache.get(EtcdClusterKind, req.name, req.namespace);
   if (cluster === undefined || cluster.metadata.deletionTimestamp !== undefined) {
     // Deleted: every object it owned goes with it (owner references and the garbage collector); the members' claims
-    // stay unless storage.whenDeleted is Delete.
+    // stay unless storage.whenDeleted is Delete (and claims an EtcdRestore kept stay, labelled). Nothing is left to
+    // give back or to finish, so no EtcdRestore naming it is held by the recovery finalizer any more.
+    for (const name of await releaseRestores(ctx, req.namespace ?? "", req.name, true))
+      ctx.log.info({ restore: name }, "recovery finalizer released: the EtcdCluster is gone");
     options.metrics.forget(req.namespace ?? "", req.name);
     return undefined;
   }
@@ -206,6 +209,8 @@ export async function reconcileEtcdCluster(
   ))
     ctx.log.info({ claim, whenDeleted }, "data claim set to storage.whenDeleted");
   if (!isTLSProblem(tls)) await refreshCertificates(ctx, cluster, obs, tls);
+  // EtcdRestores that ended without their finalizer released (the operator stopped between the two writes).
+  await releaseRestores(ctx, clusterRef(cluster).namespace, clusterRef(cluster).name);
   const recovery = await activeRestore(cluster, ctx.cache);
   if (recovery !== undefined) {
     const withCredentials: typeof etcdClient = (e, t) => etcdClient(e, t, credentials);

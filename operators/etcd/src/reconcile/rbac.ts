@@ -55,8 +55,8 @@ export const access: OperatorAccess = {
     },
     {
       kind: EtcdRestoreKind,
-      verbs: ["create"],
-      why: "spec.recovery.automatic creates one EtcdRestore from the newest backup after quorum has been lost long enough",
+      verbs: ["create", "patch"],
+      why: "spec.recovery.automatic creates one EtcdRestore from the newest backup after quorum has been lost long enough; the recovery finalizer is added before a request's first write and removed once it has ended (JSON patch)",
     },
     {
       kind: EtcdRestoreKind,
@@ -68,7 +68,7 @@ export const access: OperatorAccess = {
       kind: EtcdRestoreKind,
       subresource: "finalizers",
       verbs: ["update"],
-      why: "the chart grants every CRD it ships a reconciled kind's rules (crdPermissions); no finalizer is set on EtcdRestores today",
+      why: "the chart grants every CRD it ships a reconciled kind's rules (crdPermissions); the recovery finalizer is a metadata patch, not this subresource",
     },
     {
       kind: Pod,

@@ -8,12 +8,11 @@ import { type EtcdRestore, EtcdRestoreKind } from "../api/etcd-restore.ts";
 import { memberDataClaim } from "../desired/cluster-objects.ts";
 import { memberPod } from "../desired/member-pod.ts";
 import { peerURL } from "../desired/names.ts";
-import { type EtcdClient, EtcdError } from "../etcd/etcd-client.ts";
 import { reconcileEtcdCluster } from "./controller.ts";
 import { EtcdOperatorMetrics } from "./metrics.ts";
-import type { EtcdClientFactory, Observation } from "./observe.ts";
+import type { Observation } from "./observe.ts";
 import { observeRecoveryMembers, RECOVERY_PHASE_ANNOTATION } from "./recovery.ts";
-import { learnerAwareEtcd, noCache, recoveryClaim, recoveryPod } from "./recovery-fixture.ts";
+import { aloneEtcd, learnerAwareEtcd, noCache, recoveryClaim, recoveryPod } from "./recovery-fixture.ts";
 
 const cluster: EtcdCluster = {
   apiVersion: "etcd.capstan.dev/v1alpha1",
@@ -90,34 +89,12 @@ function stuckWorld(): KubeObject[] {
   ];
 }
 
-/** demo-a answers its status alone (no quorum); nothing answers a member list. */
-const aloneEtcd = () =>
-  ((endpoints: string[]) =>
-    ({
-      status: async (endpoint: string) => ({
-        endpoint,
-        header: { clusterId: "255", memberId: "1", revision: 90, raftTerm: 2 },
-        memberId: "1",
-        leader: "0",
-        version: "3.6.15",
-        raftIndex: 300,
-        raftAppliedIndex: 300,
-        isLearner: false,
-        errors: [],
-      }),
-      memberList: async () => {
-        throw new EtcdError("no leader", endpoints);
-      },
-      health: async (endpoint: string) => ({ endpoint, healthy: false }),
-      alarmList: async () => [],
-    }) as unknown as EtcdClient) satisfies EtcdClientFactory;
-
 const reconcileSurvivor = (objects: KubeObject[]) =>
   reconcileOnce(
     (req, ctx) =>
       reconcileEtcdCluster(req, ctx, {
         metrics: new EtcdOperatorMetrics(new Registry()),
-        etcdClient: aloneEtcd(),
+        etcdClient: aloneEtcd,
       }),
     { kinds: [EtcdClusterKind, EtcdRestoreKind], objects, request: bootstrapped },
   );

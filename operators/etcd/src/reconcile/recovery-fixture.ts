@@ -1,8 +1,8 @@
-// Fixtures of the recovery's observation tests (the fence and learners): pods as the cache shows them, data claims,
-// an empty cache, and an etcd answering as a voter or a learner.
+// Fixtures of the recovery's observation tests (the fence, learners, the call-off): pods as the cache shows them, data
+// claims, an empty cache, an etcd answering as a voter or a learner, and one whose member answers alone.
 import type { Cache } from "@capstan/core";
 import type { PodObject } from "../desired/member-pod.ts";
-import type { EtcdClient } from "../etcd/etcd-client.ts";
+import { type EtcdClient, EtcdError } from "../etcd/etcd-client.ts";
 import type { EtcdClientFactory } from "./observe.ts";
 
 /** A member's pod: running, or being deleted (since `deleting`), on `node`, in `phase`. */
@@ -52,3 +52,24 @@ export function learnerAwareEtcd(
     }) as unknown as EtcdClient;
   return { factory, calls };
 }
+
+/** An etcd whose members answer their status alone (raft index 300, no quorum); nothing answers a member list. */
+export const aloneEtcd: EtcdClientFactory = (endpoints) =>
+  ({
+    status: async (endpoint: string) => ({
+      endpoint,
+      header: { clusterId: "255", memberId: "1", revision: 90, raftTerm: 2 },
+      memberId: "1",
+      leader: "0",
+      version: "3.6.15",
+      raftIndex: 300,
+      raftAppliedIndex: 300,
+      isLearner: false,
+      errors: [],
+    }),
+    memberList: async () => {
+      throw new EtcdError("no leader", endpoints);
+    },
+    health: async (endpoint: string) => ({ endpoint, healthy: false }),
+    alarmList: async () => [],
+  }) as unknown as EtcdClient;

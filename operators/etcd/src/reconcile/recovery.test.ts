@@ -55,10 +55,10 @@ function recordingClient() {
   return { client: client as unknown as Client, calls, bodies };
 }
 
-async function run(step: RecoveryStep, backup?: BackupRecovery) {
+async function run(step: RecoveryStep, backup?: BackupRecovery, of: EtcdCluster = cluster) {
   const rec = recordingClient();
   const obs = { claims: new Map(), pods: new Map(), endpoints: [], members: [] } as unknown as Observation;
-  const status = await actRecovery(step, { client: rec.client, cluster, obs }, restore, NOW, backup);
+  const status = await actRecovery(step, { client: rec.client, cluster: of, obs }, restore, NOW, backup);
   return { ...rec, status };
 }
 
@@ -107,6 +107,52 @@ describe("actRecovery", () => {
       metadata: { labels: { [KEPT_BY_RESTORE_LABEL]: "dr", [CLAIM_UID_LABEL]: null }, ownerReferences: null },
     });
     expect(r.status.keptClaims).toEqual(["demo-a-data", "demo-c-data"]);
+  });
+
+  it("GiveBackClaim (whenDeleted Retain, the default): the kept label removed, the uid label back, no owner; never a delete", async () => {
+    const r = await run({ type: "GiveBackClaim", name: "demo-a", message: "m" });
+    expect(r.calls).toEqual(["patch:merge PersistentVolumeClaim demo-a-data"]);
+    expect(r.bodies[0]).toEqual({
+      metadata: { labels: { [KEPT_BY_RESTORE_LABEL]: null, [CLAIM_UID_LABEL]: "u1" } },
+    });
+    expect(r.status).toMatchObject({ phase: "Running", keptClaims: [] });
+  });
+
+  it("GiveBackClaim (whenDeleted Delete): owned again by the cluster's controller reference, the uid label back", async () => {
+    const deleting: EtcdCluster = {
+      ...cluster,
+      spec: { ...cluster.spec, storage: { size: "1Gi", whenDeleted: "Delete" } },
+    };
+    const r = await run({ type: "GiveBackClaim", name: "demo-a", message: "m" }, undefined, deleting);
+    expect(r.calls).toEqual(["patch:merge PersistentVolumeClaim demo-a-data"]);
+    expect(r.bodies[0]).toEqual({
+      metadata: {
+        labels: { [KEPT_BY_RESTORE_LABEL]: null, [CLAIM_UID_LABEL]: "u1" },
+        ownerReferences: [
+          {
+            apiVersion: "etcd.capstan.dev/v1alpha1",
+            kind: "EtcdCluster",
+            name: "demo",
+            uid: "u1",
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+    });
+  });
+
+  it("RemoveSurvivorMark removes only the mark; CallOff writes nothing but Cancelled", async () => {
+    const r = await run({ type: "RemoveSurvivorMark", name: "demo-b", message: "m" });
+    expect(r.calls).toEqual(["patch:merge PersistentVolumeClaim demo-b-data"]);
+    expect(r.bodies[0]).toEqual({ metadata: { annotations: { [SURVIVOR_ANNOTATION]: null } } });
+    const off = await run({ type: "CallOff", reason: "QuorumReturned", message: "quorum back" });
+    expect(off.calls).toEqual([]);
+    expect(off.status).toMatchObject({
+      phase: "Cancelled",
+      message: "quorum back",
+      completionTime: NOW.toISOString(),
+    });
   });
 
   it("StopMember deletes only the pod", async () => {

@@ -3,15 +3,21 @@
 // instead of the membership planner, and acts: marks and keeps claims (never deletes one), stops replaced members,
 // restarts the survivor with and then without --force-new-cluster, or (from a backup) restores a new seed with
 // reconcile/restore.ts's steps and starts it as a new cluster; then writes both statuses and Events. Every choice is
-// written on an object before it is acted on; the seed's name is derived from the EtcdRestore's uid.
+// written on an object before it is acted on; the seed's name is derived from the EtcdRestore's uid. A finalizer,
+// added before the request's first write and released once it has ended, lets a deletion before the fork give back
+// what it took (plan/recovery-calloff.ts), and holds one after the fork until the recovery has finished.
 import { createHash } from "node:crypto";
 import {
+  addFinalizer,
   type Cache,
+  claimRetentionPatch,
+  hasFinalizer,
   isNotFound,
   PersistentVolumeClaim,
   Pod,
   type ReconcileContext,
   type Result,
+  removeFinalizer,
   statusMergePatch,
 } from "@capstan/core";
 import type { EtcdClusterRestoreStatus } from "../api/etcd-cluster.ts";
@@ -21,6 +27,8 @@ import {
   EtcdRestoreKind,
   type EtcdRestoreStatus,
   KEPT_BY_RESTORE_LABEL,
+  RECOVERY_FINALIZER,
+  restoreEnded,
 } from "../api/etcd-restore.ts";
 import { DEFAULT_BUMP_REVISION } from "../api/restore-source.ts";
 import { FORCE_NEW_CLUSTER_ANNOTATION, memberPod, withForceNewCluster } from "../desired/member-pod.ts";
@@ -43,8 +51,10 @@ import {
   planRecovery,
   type RecoveryFromBackup,
   type RecoveryMember,
+  type RecoveryObserved,
   type RecoveryStep,
 } from "../plan/recovery.ts";
+import { deletionHeld } from "../plan/recovery-calloff.ts";
 import { type ActContext, act } from "./act.ts";
 import { type EtcdClientFactory, type Observation, podGone } from "./observe.ts";
 import { finishRestore, observeRestore, type RestoreObservation, startRestore } from "./restore.ts";
@@ -60,9 +70,7 @@ export async function activeRestore(cluster: EtcdCluster, cache: Cache): Promise
   const { namespace, name } = clusterRef(cluster);
   const all = await cache.list(EtcdRestoreKind, { namespace });
   return all
-    .filter(
-      (r) => r.spec.clusterName === name && r.status?.phase !== "Succeeded" && r.status?.phase !== "Failed",
-    )
+    .filter((r) => r.spec.clusterName === name && !restoreEnded(r.status?.phase))
     .sort(
       (a, b) =>
         (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "") ||
@@ -157,16 +165,16 @@ export function hasQuorum(obs: Observation): boolean {
   return voters.length > 0 && voters.filter((m) => m.healthy).length >= quorum(voters.length);
 }
 
-/** The next step of `restore` for `cluster`. */
-export function planRestoreRequest(
+/** What the recovery planner reads of `restore` for `cluster`. */
+export function observedRequest(
   restore: EtcdRestore,
   obs: Observation,
   members: RecoveryMember[],
   backup?: BackupRecovery,
-): RecoveryStep {
+): RecoveryObserved {
   // The loss is judged from independent evidence, never from the operator's calls alone.
   const judged = judgeQuorum(obs.observed);
-  return planRecovery({
+  return {
     request: restore.metadata.name ?? "",
     from: restore.spec.from,
     quorum: hasQuorum(obs),
@@ -175,7 +183,32 @@ export function planRestoreRequest(
       : {}),
     members,
     ...(backup === undefined ? {} : { backup: backup.planned }),
-  });
+    ...(restore.metadata.deletionTimestamp === undefined ? {} : { deleting: true }),
+    ...(hasFinalizer(restore, RECOVERY_FINALIZER) ? { finalizer: true } : {}),
+  };
+}
+
+/** Steps that write nothing but the EtcdRestore's status: no finalizer is needed before them. */
+const STATUS_ONLY = new Set<RecoveryStep["type"]>(["Wait", "Refuse", "Recovered", "CallOff"]);
+
+/**
+ * Releases the recovery finalizer of `cluster`'s EtcdRestores (from the cache) that have ended, or of every one
+ * (`all`: the EtcdCluster is gone, so nothing of it is left to give back or to finish). Returns their names.
+ */
+export async function releaseRestores(
+  ctx: ReconcileContext,
+  namespace: string,
+  clusterName: string,
+  all = false,
+): Promise<string[]> {
+  const released: string[] = [];
+  for (const r of await ctx.cache.list(EtcdRestoreKind, { namespace })) {
+    if (r.spec.clusterName !== clusterName || !hasFinalizer(r, RECOVERY_FINALIZER)) continue;
+    if (!all && !restoreEnded(r.status?.phase)) continue;
+    await removeFinalizer(ctx.client, EtcdRestoreKind, r, RECOVERY_FINALIZER);
+    released.push(r.metadata.name ?? "");
+  }
+  return released;
 }
 
 /** A recovery from a backup as observed: the planner's view and what its restore steps need. */
@@ -282,6 +315,34 @@ export async function actRecovery(
     case "StopMember":
       await deletePod(step.name);
       return { phase: "Running", message: step.message, startTime: started };
+    case "GiveBackClaim": {
+      // The cluster's again, as storage.whenDeleted wants a claim of it (core's claim retention: Delete, its controller
+      // reference; Retain, none), with the uid label observe.ts reads; never deleted.
+      const policy = ctx.cluster.spec.storage.whenDeleted ?? "Retain";
+      const owned = claimRetentionPatch(
+        ctx.cluster,
+        EtcdClusterKind,
+        { metadata: {} },
+        policy,
+        CLAIM_UID_LABEL,
+      );
+      await patchClaim(step.name, {
+        ...owned?.metadata,
+        labels: { [KEPT_BY_RESTORE_LABEL]: null, [CLAIM_UID_LABEL]: ctx.cluster.metadata.uid ?? null },
+      });
+      const claim = dataClaimName(step.name);
+      return {
+        phase: "Running",
+        message: step.message,
+        startTime: started,
+        keptClaims: (restore.status?.keptClaims ?? []).filter((c) => c !== claim),
+      };
+    }
+    case "RemoveSurvivorMark":
+      await patchClaim(step.name, { annotations: { [SURVIVOR_ANNOTATION]: null } });
+      return { phase: "Running", message: step.message, startTime: started };
+    case "CallOff":
+      return { phase: "Cancelled", message: step.message, completionTime: now.toISOString() };
     case "RemoveLearner": {
       // Through the survivor alone: after --force-new-cluster it is the only voter, so it commits the removal.
       const ip = ctx.obs.pods.get(step.name)?.status?.podIP;
@@ -397,7 +458,14 @@ export async function reconcileRecovery(
   const request = restore.metadata.name ?? "";
   const members = await observeRecoveryMembers(cluster, request, ctx.cache, obs, etcdClient, ctx.signal, tls);
   const backup = await observeBackupRecovery(cluster, restore, ctx.cache, obs, options.operatorImage);
-  const step = planRestoreRequest(restore, obs, members, backup);
+  const observed = observedRequest(restore, obs, members, backup);
+  const step = planRecovery(observed);
+  const deleting = restore.metadata.deletionTimestamp !== undefined;
+  if (!STATUS_ONLY.has(step.type) && !deleting && !hasFinalizer(restore, RECOVERY_FINALIZER)) {
+    // Before the request's first write: a deletion is then seen, and what was taken is given back (or the
+    // deletion waits for the end after the fork). An object being deleted takes no new finalizer.
+    await addFinalizer(ctx.client, EtcdRestoreKind, restore, RECOVERY_FINALIZER);
+  }
   const now = new Date();
   const fields = await actRecovery(
     step,
@@ -419,8 +487,17 @@ export async function reconcileRecovery(
     const warning = step.type === "Refuse";
     ctx.log.info({ restore: request, step: step.type }, step.message);
     ctx.recorder.event(restore, warning ? "Warning" : "Normal", step.type, "Recover", step.message);
-    if (step.type === "Recovered" || warning) {
+    if (step.type === "Recovered" || step.type === "CallOff" || warning) {
       ctx.recorder.event(cluster, warning ? "Warning" : "Normal", step.type, "Recover", step.message);
+    }
+  }
+  // Deleted after the fork: the recovery runs to its end, and says why the EtcdRestore is still there.
+  const held = restoreEnded(fields.phase) ? undefined : deletionHeld(observed);
+  if (held !== undefined) {
+    fields.message = `${fields.message ?? step.message}; ${held}`;
+    if (restore.status?.message?.includes(held) !== true) {
+      ctx.log.warn({ restore: request }, held);
+      ctx.recorder.event(restore, "Warning", "DeletionHeld", "Recover", held);
     }
   }
   // A fenced recovery shows its own reason (WaitingForFence), naming the pods it waits for.
@@ -451,6 +528,10 @@ export async function reconcileRecovery(
       signal: ctx.signal,
     });
   }
+  // Ended (its status written first): nothing more to give back or to finish, so a deletion may go through. A
+  // restart between the two writes is caught by the sweep in the cluster's reconcile (releaseRestores).
+  if (restoreEnded(fields.phase))
+    await removeFinalizer(ctx.client, EtcdRestoreKind, restore, RECOVERY_FINALIZER);
   return { requeueAfter: step.type === "Wait" ? 5_000 : 1_000 };
 }
 
