@@ -40,6 +40,7 @@ import { planNext, quorum, type Step } from "../plan/plan.ts";
 import { type ActContext, act } from "./act.ts";
 import { prepareAuth } from "./auth.ts";
 import { reconcileAutomaticRecovery } from "./automatic-recovery.ts";
+import { judgeClusterCertificates, withCertificatesCondition } from "./certificate-expiry.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, type Observation, observe } from "./observe.ts";
 import { activeRestore, reconcileRecovery } from "./recovery.ts";
@@ -205,6 +206,10 @@ export async function reconcileEtcdCluster(
   ))
     ctx.log.info({ claim, whenDeleted }, "data claim set to storage.whenDeleted");
   if (!isTLSProblem(tls)) await refreshCertificates(ctx, cluster, obs, tls);
+  // The certificates' expiry, from the Secrets just read (with a TLS problem, the last judgement stands).
+  const certificates = isTLSProblem(tls)
+    ? undefined
+    : { verdict: judgeClusterCertificates(cluster, tls, options.metrics, new Date()) };
   const recovery = await activeRestore(cluster, ctx.cache);
   if (recovery !== undefined) {
     const withCredentials: typeof etcdClient = (e, t) => etcdClient(e, t, credentials);
@@ -304,6 +309,14 @@ export async function reconcileEtcdCluster(
   }
 
   const status = statusOf(cluster, obs, reported, new Date());
+  if (certificates !== undefined)
+    status.conditions = withCertificatesCondition(
+      ctx,
+      cluster,
+      status.conditions,
+      certificates.verdict,
+      new Date(),
+    );
   if (automatic.lostSince !== undefined) status.quorumLostSince = automatic.lostSince.toISOString();
   if (
     cluster.spec.recovery?.automatic?.enabled === true &&
