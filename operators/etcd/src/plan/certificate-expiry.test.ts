@@ -27,6 +27,24 @@ function cert(from: number, to: number, extra: Partial<UsedCertificate> = {}): U
   };
 }
 
+/** A cert-manager Secret's tls.crt (`key` ca.crt: the issuer's CA in it), valid from `from` to `to` days from now. */
+function certManager(
+  secret: string,
+  issuer: string,
+  from: number,
+  to: number,
+  key = "tls.crt",
+): UsedCertificate {
+  return cert(from, to, {
+    secret,
+    key,
+    field: "spec.tls.client.certManager",
+    renewer: key === "tls.crt" ? "cert-manager" : "issuer",
+    certificate: secret,
+    issuer,
+  });
+}
+
 describe("warningWindowMs", () => {
   it("is 14 days for a year-long user certificate, a third of the lifetime for a short one", () => {
     expect(warningWindowMs(cert(-300, 65))).toBe(EXPIRY_WARNING_MS);
@@ -68,21 +86,15 @@ describe("judgeCertificates", () => {
   it("an expired certificate comes first: CertificateExpired, the others listed after it", () => {
     const v = judgeCertificates(
       [
-        cert(-80, 10, {
-          secret: "demo-a-tls",
-          field: "spec.tls.peer.certManager",
-          renewer: "cert-manager",
-          certificate: "demo-a-tls",
-          issuer: "Issuer etcd-ca",
-        }),
-        cert(-365, -1, { key: "ca.crt", secret: "demo-a-tls", renewer: "issuer", issuer: "Issuer etcd-ca" }),
+        certManager("demo-a-tls", "Issuer etcd-ca", -80, 10),
+        certManager("demo-a-tls", "Issuer etcd-ca", -365, -1, "ca.crt"),
       ],
       "ns",
       now,
     );
     expect(v.reason).toBe("CertificateExpired");
     expect(v.message).toMatch(
-      /^the certificate in Secret ns\/demo-a-tls, key ca.crt \(spec.tls.client.secretRef\) expired at 2026-05-31T00:00:00.000Z: it is the CA of Issuer etcd-ca: renew that CA/,
+      /^the certificate in Secret ns\/demo-a-tls, key ca.crt \(spec.tls.client.certManager\) expired at 2026-05-31T00:00:00.000Z: it is the CA of Issuer etcd-ca: renew that CA/,
     );
     expect(v.message).toMatch(
       /; also Secret demo-a-tls key tls.crt \(expires at 2026-06-11T00:00:00.000Z\)$/,
@@ -91,15 +103,7 @@ describe("judgeCertificates", () => {
 
   it("a cert-manager certificate not renewed: names its Certificate and issuer", () => {
     const v = judgeCertificates(
-      [
-        cert(-80, 10, {
-          secret: "demo-operator-client-tls",
-          field: "spec.tls.client.certManager",
-          renewer: "cert-manager",
-          certificate: "demo-operator-client-tls",
-          issuer: "ClusterIssuer corp",
-        }),
-      ],
+      [certManager("demo-operator-client-tls", "ClusterIssuer corp", -80, 10)],
       "ns",
       now,
     );

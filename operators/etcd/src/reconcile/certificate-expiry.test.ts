@@ -29,6 +29,16 @@ function userSecret(cluster: EtcdCluster, pair: CertificatePair, ca: Certificate
   return { ...tlsSecret(cluster, "mine", pair, ca.cert), metadata: { name: "mine", namespace: "ns" } };
 }
 
+/** One reconcile of `cluster` with the user's Secret ns/mine valid from `fromDays` ago for `days` days. */
+async function withUserCertificate(cluster: EtcdCluster, fromDays: number, days: number) {
+  const ca = await createCA({ commonName: "user CA" });
+  const run = await reconcileCluster(cluster, [
+    ...runningMembers(cluster),
+    userSecret(cluster, await leaf(ca, fromDays, days), ca),
+  ]);
+  return { run, ca };
+}
+
 const condition = (objs: {
   get: (k: typeof EtcdClusterKind, n: string, ns: string) => EtcdCluster | undefined;
 }) =>
@@ -80,11 +90,7 @@ describe("certificates close to expiry", () => {
 
   it("renewed: CertificatesValid True again, with a Normal Event", async () => {
     const cluster = testCluster({ tls: { client: { secretRef: { name: "mine" } } } });
-    const ca = await createCA({ commonName: "user CA" });
-    const first = await reconcileCluster(cluster, [
-      ...runningMembers(cluster),
-      userSecret(cluster, await leaf(ca, 27, 30), ca),
-    ]);
+    const { run: first, ca } = await withUserCertificate(cluster, 27, 30);
     const renewed = userSecret(cluster, await leaf(ca, 0, 365), ca);
     const objs = first.objects.map((o) => (o.kind === "Secret" && o.metadata.name === "mine" ? renewed : o));
     const second = await reconcileCluster(cluster, objs);
@@ -95,11 +101,7 @@ describe("certificates close to expiry", () => {
 
   it("an expired user certificate: CertificateExpired", async () => {
     const cluster = testCluster({ tls: { peer: { secretRef: { name: "mine" } } } });
-    const ca = await createCA({ commonName: "user CA" });
-    const run = await reconcileCluster(cluster, [
-      ...runningMembers(cluster),
-      userSecret(cluster, await leaf(ca, 31, 30), ca),
-    ]);
+    const { run } = await withUserCertificate(cluster, 31, 30);
     run.expectNoError();
     expect(condition(run)).toMatchObject({ status: "False", reason: "CertificateExpired" });
     expect(condition(run)?.message).toMatch(/key tls.crt \(spec.tls.peer.secretRef\) expired at/);
