@@ -171,6 +171,8 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
     "EtcdClusterNoLeader",
     "EtcdClusterMembersUnhealthy",
     "EtcdBackupScheduleStale",
+    "EtcdCertificateExpiringSoon",
+    "EtcdCertificateExpired",
     "EtcdOperatorReconcileErrors",
     "EtcdOperatorLeaderElectionFlapping",
     "EtcdOperatorDown",
@@ -229,6 +231,32 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
     expect(rules.find((a) => a.alert === "EtcdBackupScheduleStale")?.expr).toBe(
       'max by (object_namespace, object_name) (capstan_etcd_backup_schedule_stale{job="ops-etcd-operator-metrics", namespace="ops-ns"}) == 1',
     );
+  });
+
+  it("alerts on certificates close to expiry (threshold certificates.expiryAlertSeconds) and on expired ones", () => {
+    const rulesOf = (...set: string[]) =>
+      (
+        ofKind(render("prometheusRule.enabled=true", ...set), "PrometheusRule") as (K8sObject & {
+          spec: { groups: { rules: Record<string, unknown>[] }[] };
+        })[]
+      ).flatMap((r) => r.spec.groups.flatMap((g) => g.rules));
+    const sel = 'job="ops-etcd-operator-metrics", namespace="ops-ns"';
+    const by = "min by (object_namespace, object_name, secret, key)";
+    const soon = rulesOf("certificates.expiryAlertSeconds=86400").find(
+      (a) => a.alert === "EtcdCertificateExpiringSoon",
+    );
+    // Not the operator's own certificates (renewed by it, maybe short-lived), and not one already expired.
+    expect(soon?.expr).toBe(
+      `${by} (capstan_etcd_certificate_expiry_timestamp_seconds{${sel}, source!="operatorManaged"}) - time() < 86400 > 0`,
+    );
+    expect(soon?.labels).toMatchObject({ severity: "warning" });
+    expect(rulesOf().find((a) => a.alert === "EtcdCertificateExpiringSoon")?.expr).toContain("< 1209600 > 0");
+    const expired = rulesOf().find((a) => a.alert === "EtcdCertificateExpired");
+    expect(expired?.expr).toBe(
+      `${by} (capstan_etcd_certificate_expiry_timestamp_seconds{${sel}}) - time() <= 0`,
+    );
+    expect(expired?.labels).toMatchObject({ severity: "critical" });
+    expect(JSON.stringify(soon)).toContain("{{ $labels.secret }}");
   });
 
   it("passes the operator's own image to the backup Jobs unless backup.image names another", () => {

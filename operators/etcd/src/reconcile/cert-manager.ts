@@ -6,7 +6,15 @@
 // Plain reads and writes through the client, no informer: an informer on cert-manager's kinds would never sync in a
 // cluster without cert-manager (its CRD missing), and would hold up the operator even when no cluster uses it. A
 // reconcile waiting for cert-manager looks again after REQUEUE.waiting.
-import { type ApiError, applyIfChanged, type Client, isApiError, isNotFound, Secret } from "@capstan/core";
+import {
+  type ApiError,
+  applyIfChanged,
+  type Client,
+  isApiError,
+  isNotFound,
+  parseGoDuration,
+  Secret,
+} from "@capstan/core";
 import type { EtcdCluster } from "../api/etcd-cluster.ts";
 import {
   type Certificate,
@@ -21,7 +29,13 @@ import {
 import { CLUSTER_LABEL, clusterRef, MEMBER_LABEL } from "../desired/names.ts";
 import { CERTIFICATES_ANNOTATION, clientTLS, operatorClientSecretName } from "../desired/tls.ts";
 import type { EtcdClientTLS } from "../etcd/etcd-client.ts";
-import { type ClusterTLS, secretData, shortFingerprint, type TLSProblem } from "./tls.ts";
+import {
+  type CertificateInUse,
+  type ClusterTLS,
+  secretData,
+  shortFingerprint,
+  type TLSProblem,
+} from "./tls.ts";
 
 /** The field manager of the operator's server-side applies (as the controller's). */
 const FIELD_MANAGER = "capstan-etcd-operator";
@@ -112,8 +126,14 @@ export async function prepareCertManagerTLS(
     return issued(secretData(secret));
   };
 
-  /** Applies `desired` unless live matches; returns the Secret's certificate once cert-manager has issued it. */
-  const ensure = async ({ field, certificate }: DesiredCertificate) => {
+  // The Secrets cert-manager wrote, as read in this reconcile (for the expiry judgement), by Secret name.
+  const inUse = new Map<string, CertificateInUse>();
+
+  /**
+   * Applies `desired` unless live matches; returns the Secret's certificate once cert-manager has issued it.
+   * `used`: the Secret is in use (not a Certificate requested for a member not made yet).
+   */
+  const ensure = async ({ field, certificate }: DesiredCertificate, used = true) => {
     const certName = certificate.metadata.name ?? "";
     const before = live.get(certName);
     let current = before;
@@ -136,6 +156,19 @@ export async function prepareCertManagerTLS(
       throw new CertManagerUnavailable(problem);
     }
     const pair = await readSecret(certificate.spec.secretName);
+    if (pair !== undefined && used) {
+      const { renewBefore } = certificate.spec;
+      inUse.set(certificate.spec.secretName, {
+        secret: certificate.spec.secretName,
+        field,
+        source: "certManager",
+        data: { "tls.crt": pair.cert, "ca.crt": pair.ca },
+        keys: ["tls.crt", "ca.crt"],
+        ...(renewBefore === undefined ? {} : { renewBeforeMs: parseGoDuration(renewBefore) }),
+        certificate: certName,
+        issuer: `${certificate.spec.issuerRef.kind} ${certificate.spec.issuerRef.name}`,
+      });
+    }
     const wait: CertificateWait | undefined =
       pair === undefined
         ? {
@@ -174,7 +207,7 @@ export async function prepareCertManagerTLS(
     const fingerprints: string[] = [];
     let wait: CertificateWait | undefined;
     for (const desired of memberCertificates(cluster, member, fresh)) {
-      const result = await ensure(desired);
+      const result = await ensure(desired, !fresh);
       if (result.pair !== undefined) fingerprints.push(shortFingerprint(result.pair.cert));
       wait ??= result.wait;
     }
@@ -225,6 +258,7 @@ export async function prepareCertManagerTLS(
           if (!isNotFound(err)) throw err;
         });
         live.delete(certName);
+        inUse.delete(c.spec.secretName);
         events.push({
           reason: "CertificateDeleted",
           message: `deleted cert-manager Certificate ${certName} and its Secret: member ${c.metadata.labels?.[MEMBER_LABEL]} is gone`,
@@ -232,5 +266,6 @@ export async function prepareCertManagerTLS(
       }
     },
     caState: () => undefined,
+    inUse: () => [...inUse.values()],
   };
 }

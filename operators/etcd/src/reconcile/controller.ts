@@ -41,6 +41,7 @@ import { planNext, quorum, type Step } from "../plan/plan.ts";
 import { type ActContext, act } from "./act.ts";
 import { prepareAuth } from "./auth.ts";
 import { reconcileAutomaticRecovery } from "./automatic-recovery.ts";
+import { judgeClusterCertificates, withCertificatesCondition } from "./certificate-expiry.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import { defaultEtcdClient, type EtcdClientFactory, type Observation, observe } from "./observe.ts";
 import { activeRestore, reconcileRecovery, releaseRestores } from "./recovery.ts";
@@ -211,6 +212,10 @@ export async function reconcileEtcdCluster(
   if (!isTLSProblem(tls)) await refreshCertificates(ctx, cluster, obs, tls);
   // EtcdRestores that ended without their finalizer released (the operator stopped between the two writes).
   await releaseRestores(ctx, clusterRef(cluster).namespace, clusterRef(cluster).name);
+  // The certificates' expiry, from the Secrets just read (with a TLS problem, the last judgement stands).
+  const certificates = isTLSProblem(tls)
+    ? undefined
+    : { verdict: judgeClusterCertificates(cluster, tls, options.metrics, new Date()) };
   const recovery = await activeRestore(cluster, ctx.cache);
   if (recovery !== undefined) {
     const withCredentials: typeof etcdClient = (e, t) => etcdClient(e, t, credentials);
@@ -301,6 +306,14 @@ export async function reconcileEtcdCluster(
   }
 
   const status = statusOf(cluster, obs, reported, new Date());
+  if (certificates !== undefined)
+    status.conditions = withCertificatesCondition(
+      ctx,
+      cluster,
+      status.conditions,
+      certificates.verdict,
+      new Date(),
+    );
   if (automatic.lostSince !== undefined) status.quorumLostSince = automatic.lostSince.toISOString();
   if (
     cluster.spec.recovery?.automatic?.enabled === true &&

@@ -80,4 +80,32 @@ describe("EtcdOperatorMetrics", () => {
       'capstan_etcd_backup_last_success_timestamp_seconds{object_namespace="apps",object_name="gone"} 1796115600',
     );
   });
+  it("exports each certificate's notAfter, and drops the series of a certificate no longer used or a deleted cluster", async () => {
+    const registry = new Registry();
+    const metrics = new EtcdOperatorMetrics(registry);
+    const notAfter = new Date("2026-12-01T10:00:00Z");
+    metrics.certificatesObserved("apps", "main", [
+      { secret: "mine", key: "tls.crt", source: "secretRef", notAfter },
+      { secret: "mine", key: "ca.crt", source: "secretRef", notAfter: new Date("2030-01-01T00:00:00Z") },
+    ]);
+    metrics.certificatesObserved("apps", "other", [
+      { secret: "other-ca", key: "tls.crt", source: "operatorManaged", notAfter },
+    ]);
+    const family = "capstan_etcd_certificate_expiry_timestamp_seconds";
+    expect(await registry.getSingleMetricAsString(family)).toContain(
+      `${family}{object_namespace="apps",object_name="main",secret="mine",key="tls.crt",source="secretRef"} 1796119200`,
+    );
+    // The Secret replaced by another (spec edited, a member gone): the old one's series goes.
+    metrics.certificatesObserved("apps", "main", [
+      { secret: "new", key: "tls.crt", source: "secretRef", notAfter },
+    ]);
+    let text = await registry.getSingleMetricAsString(family);
+    expect(text).not.toContain('secret="mine"');
+    expect(text).toContain('secret="new"');
+    metrics.forget("apps", "main");
+    text = await registry.getSingleMetricAsString(family);
+    expect(text).not.toContain('object_name="main"');
+    expect(text).toContain('object_name="other"');
+    expect(text).not.toMatch(/[{,](namespace|name)="/);
+  });
 });

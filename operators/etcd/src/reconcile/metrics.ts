@@ -6,6 +6,20 @@ export const MEMBER_STATES = ["healthy", "unhealthy", "learner"] as const;
 /** One of {@link MEMBER_STATES}. */
 export type MemberState = (typeof MEMBER_STATES)[number];
 
+/** Labels of capstan_etcd_certificate_expiry_timestamp_seconds beside the cluster's. */
+type CertificateLabel = "secret" | "key" | "source";
+
+/** One certificate a cluster uses, for {@link EtcdOperatorMetrics.certificatesObserved}. */
+export interface CertificateSeries {
+  /** The Secret holding it (in the cluster's namespace). */
+  secret: string;
+  /** tls.crt or ca.crt. */
+  key: string;
+  /** Where spec.tls takes it from: secretRef, certManager or operatorManaged. */
+  source: string;
+  notAfter: Date;
+}
+
 /** Metrics of the EtcdCluster controller, registered on the manager's registry. */
 export class EtcdOperatorMetrics {
   /** capstan_etcd_cluster_members{object_namespace,object_name,state}: members by state (learners counted apart). */
@@ -29,6 +43,14 @@ export class EtcdOperatorMetrics {
    * Degraded BackupStale (its newest successful backup is older than twice its interval), else 0.
    */
   readonly scheduleStale: Gauge<"object_namespace" | "object_name">;
+  /**
+   * capstan_etcd_certificate_expiry_timestamp_seconds{object_namespace,object_name,secret,key,source}: notAfter of
+   * each certificate the EtcdCluster object_name uses (tls.crt or ca.crt of Secret `secret`; `source` is spec.tls's:
+   * secretRef, certManager or operatorManaged), as its last reconcile read them.
+   */
+  readonly certificateExpiry: Gauge<"object_namespace" | "object_name" | CertificateLabel>;
+  /** The certificate series set per "namespace/cluster", so that the ones no longer used are removed. */
+  readonly #certificates = new Map<string, Map<string, Record<CertificateLabel, string>>>();
   /** The value of lastBackupSuccess per "namespace/cluster" (prom-client reads its values asynchronously). */
   readonly #lastSuccess = new Map<string, number>();
   /** The steps counted per "namespace/cluster", so that forget() can remove each one's series. */
@@ -78,6 +100,32 @@ export class EtcdOperatorMetrics {
       labelNames: ["object_namespace", "object_name"],
       registers,
     });
+    this.certificateExpiry = new Gauge({
+      name: "capstan_etcd_certificate_expiry_timestamp_seconds",
+      help: "Unix time a certificate an EtcdCluster uses expires (notAfter), per Secret and key (tls.crt, ca.crt).",
+      labelNames: ["object_namespace", "object_name", "secret", "key", "source"],
+      registers,
+    });
+  }
+
+  /**
+   * Records the certificates cluster `namespace/name` uses now: each one's notAfter; the series of certificates it
+   * no longer uses (a member gone, a Secret replaced) are removed.
+   */
+  certificatesObserved(namespace: string, name: string, certificates: readonly CertificateSeries[]): void {
+    const key = `${namespace}/${name}`;
+    const cluster = { object_namespace: namespace, object_name: name };
+    const before = this.#certificates.get(key) ?? new Map<string, Record<CertificateLabel, string>>();
+    const now = new Map<string, Record<CertificateLabel, string>>();
+    for (const c of certificates) {
+      const labels = { secret: c.secret, key: c.key, source: c.source };
+      now.set(JSON.stringify(labels), labels);
+      this.certificateExpiry.set({ ...cluster, ...labels }, Math.floor(c.notAfter.getTime() / 1000));
+    }
+    for (const [id, labels] of before)
+      if (!now.has(id)) this.certificateExpiry.remove({ ...cluster, ...labels });
+    if (now.size === 0) this.#certificates.delete(key);
+    else this.#certificates.set(key, now);
   }
 
   /** Records whether the schedule `namespace/name` is stale (see scheduleStale). */
@@ -131,8 +179,9 @@ export class EtcdOperatorMetrics {
   }
 
   /**
-   * Drops every series of a deleted cluster: its members, quorum and leader, the steps taken on it, and its backups'
-   * (its EtcdBackups outlive it, but the backup controller records nothing for a cluster that does not exist).
+   * Drops every series of a deleted cluster: its members, quorum and leader, the steps taken on it, its certificates,
+   * and its backups' (its EtcdBackups outlive it, but the backup controller records nothing for a cluster that does
+   * not exist).
    */
   forget(namespace: string, name: string): void {
     const labels = { object_namespace: namespace, object_name: name };
@@ -145,5 +194,6 @@ export class EtcdOperatorMetrics {
     this.lastBackupSuccess.remove(labels);
     this.#lastSuccess.delete(key);
     this.backupFailures.remove(labels);
+    this.certificatesObserved(namespace, name, []);
   }
 }

@@ -101,6 +101,28 @@ export interface ClusterTLS {
   memberPending?(member: string): Promise<{ reason: string; message: string } | undefined>;
   /** cert-manager only: a member whose certificates were requested before it was made: the next new member's name. */
   reservedMember?(): string | undefined;
+  /**
+   * The certificates in use as this reconcile read them (the user's Secrets, and the operator's or cert-manager's
+   * ones of the client and of each member ensured so far): for the expiry judgement, with no Secret read again.
+   */
+  inUse(): CertificateInUse[];
+}
+
+/** A Secret of certificates a cluster uses, as one reconcile read it. */
+export interface CertificateInUse {
+  secret: string;
+  /** The spec field(s) it serves, e.g. spec.tls.client.secretRef. */
+  field: string;
+  source: TLSSource["kind"];
+  /** The Secret's PEM texts (tls.crt, ca.crt). */
+  data: Record<string, string>;
+  /** The keys that count: tls.crt, and ca.crt unless another Secret holds that CA (the operator's own CA Secret). */
+  keys: ("tls.crt" | "ca.crt")[];
+  /** How long before notAfter it is renewed, when the operator or cert-manager renews it and says when. */
+  renewBeforeMs?: number;
+  /** cert-manager: the Certificate that writes the Secret and its issuer ("ClusterIssuer corp"). */
+  certificate?: string;
+  issuer?: string;
 }
 
 /** The operator's CA of a cluster as this reconcile read (or made) it. */
@@ -140,6 +162,7 @@ const NO_TLS: ClusterTLS = {
   forgetMembersExcept: async () => {},
   podAnnotations: async () => ({}),
   caState: () => undefined,
+  inUse: () => [],
   issued: [],
 };
 
@@ -161,6 +184,7 @@ export async function prepareTLS(
 
   // The user's Secrets, checked.
   const userSecrets = new Map<string, Record<string, string>>();
+  const userInUse = new Map<string, CertificateInUse>();
   for (const [field, source] of [
     ["spec.tls.peer.secretRef", peer],
     ["spec.tls.client.secretRef", clientSource],
@@ -183,8 +207,20 @@ export async function prepareTLS(
       };
     }
     userSecrets.set(source.secretName, data);
+    const seen = userInUse.get(source.secretName);
+    userInUse.set(source.secretName, {
+      secret: source.secretName,
+      field: seen === undefined ? field : `${seen.field} and ${field}`,
+      source: "secretRef",
+      data,
+      keys: ["tls.crt", "ca.crt"],
+    });
   }
-  if (usesCertManager(cluster)) return prepareCertManagerTLS(client, cluster, userSecrets, signal);
+  if (usesCertManager(cluster)) {
+    const tls = await prepareCertManagerTLS(client, cluster, userSecrets, signal);
+    if (isTLSProblem(tls)) return tls;
+    return { ...tls, inUse: () => [...userInUse.values(), ...tls.inUse()] };
+  }
 
   // The operator's Secrets of this cluster, in one list.
   const owned = new Map<string, SecretObject>();
@@ -225,12 +261,55 @@ export async function prepareTLS(
     }
   }
 
-  /** Issues or renews the leaf in Secret `secretName` when renewalReason says so; returns its fingerprint. */
+  // The operator's certificates as ensured in this reconcile, by Secret name (the CA's first).
+  const ownInUse = new Map<string, CertificateInUse>();
+  const operatorField = `spec.tls.${peer?.kind === "operatorManaged" ? "peer" : "client"}.operatorManaged`;
+  if (ca !== undefined) {
+    const leafValidityMs =
+      peer?.kind === "operatorManaged"
+        ? peer.validityMs
+        : clientSource?.kind === "operatorManaged"
+          ? clientSource.validityMs
+          : 0;
+    ownInUse.set(caSecretName(cluster), {
+      secret: caSecretName(cluster),
+      field: operatorField,
+      source: "operatorManaged",
+      data: { "tls.crt": ca.cert },
+      keys: ["tls.crt"],
+      renewBeforeMs: caRenewBeforeMs(leafValidityMs),
+    });
+  }
+
+  /**
+   * Issues or renews the leaf in Secret `secretName` when renewalReason says so, and records it as in use; returns
+   * it.
+   */
   const ensureLeaf = async (
     secretName: string,
     source: Extract<TLSSource, { kind: "operatorManaged" }>,
     leaf: { hosts: string[]; commonName: string; usages: ("server" | "client")[] },
     labels: Record<string, string> = {},
+    field = operatorField,
+  ): Promise<CertificatePair> => {
+    const pair = await issueOrRenewLeaf(secretName, source, leaf, labels);
+    ownInUse.set(secretName, {
+      secret: secretName,
+      field,
+      source: "operatorManaged",
+      data: { "tls.crt": pair.cert },
+      keys: ["tls.crt"],
+      renewBeforeMs: source.renewBeforeMs,
+    });
+    return pair;
+  };
+
+  /** The leaf in Secret `secretName`, issued or renewed when renewalReason says so. */
+  const issueOrRenewLeaf = async (
+    secretName: string,
+    source: Extract<TLSSource, { kind: "operatorManaged" }>,
+    leaf: { hosts: string[]; commonName: string; usages: ("server" | "client")[] },
+    labels: Record<string, string>,
   ): Promise<CertificatePair> => {
     if (ca === undefined)
       throw new Error(`EtcdCluster ${namespace}/${name}: no CA to sign ${secretName} with`);
@@ -282,16 +361,21 @@ export async function prepareTLS(
     const data = userSecrets.get(clientSource.secretName) ?? {};
     clientMaterial = { ca: data["ca.crt"] ?? "", cert: data["tls.crt"] ?? "", key: data["tls.key"] ?? "" };
   } else if (clientSource?.kind === "operatorManaged") {
-    const mine = await ensureLeaf(operatorClientSecretName(cluster), clientSource, {
-      hosts: [],
-      commonName: OPERATOR_CLIENT_CN,
-      usages: ["client"],
-    });
-    await ensureLeaf(backupClientSecretName(cluster), clientSource, {
-      hosts: [],
-      commonName: BACKUP_CLIENT_CN,
-      usages: ["client"],
-    });
+    const clientField = "spec.tls.client.operatorManaged";
+    const mine = await ensureLeaf(
+      operatorClientSecretName(cluster),
+      clientSource,
+      { hosts: [], commonName: OPERATOR_CLIENT_CN, usages: ["client"] },
+      {},
+      clientField,
+    );
+    await ensureLeaf(
+      backupClientSecretName(cluster),
+      clientSource,
+      { hosts: [], commonName: BACKUP_CLIENT_CN, usages: ["client"] },
+      {},
+      clientField,
+    );
     clientMaterial = { ca: bundle, ...mine };
   }
 
@@ -351,6 +435,7 @@ export async function prepareTLS(
         leaves,
       };
     },
+    inUse: () => [...userInUse.values(), ...ownInUse.values()],
     forgetMembersExcept: async (keep) => {
       for (const [secretName, secret] of owned) {
         const labels = secret.metadata.labels ?? {};
@@ -361,6 +446,7 @@ export async function prepareTLS(
           if (!isNotFound(err)) throw err;
         });
         owned.delete(secretName);
+        ownInUse.delete(secretName);
       }
     },
   };
