@@ -233,7 +233,7 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
     );
   });
 
-  it("alerts on certificates close to expiry (threshold certificates.expiryAlertSeconds) and on expired ones", () => {
+  it("alerts on certificates the operator warns about (their warning window started, not yet expired) and on expired ones", () => {
     const rulesOf = (...set: string[]) =>
       (
         ofKind(render("prometheusRule.enabled=true", ...set), "PrometheusRule") as (K8sObject & {
@@ -242,15 +242,13 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
       ).flatMap((r) => r.spec.groups.flatMap((g) => g.rules));
     const sel = 'job="ops-etcd-operator-metrics", namespace="ops-ns"';
     const by = "min by (object_namespace, object_name, secret, key)";
-    const soon = rulesOf("certificates.expiryAlertSeconds=86400").find(
-      (a) => a.alert === "EtcdCertificateExpiringSoon",
-    );
-    // Not the operator's own certificates (renewed by it, maybe short-lived), and not one already expired.
+    const soon = rulesOf().find((a) => a.alert === "EtcdCertificateExpiringSoon");
+    // The operator's own judgement (the warning window's start), and not one already expired.
+    const on = "on (object_namespace, object_name, secret, key)";
     expect(soon?.expr).toBe(
-      `${by} (capstan_etcd_certificate_expiry_timestamp_seconds{${sel}, source!="operatorManaged"}) - time() < 86400 > 0`,
+      `(${by} (capstan_etcd_certificate_expiry_timestamp_seconds{${sel}}) - time() > 0) and ${on} (${by} (capstan_etcd_certificate_warning_timestamp_seconds{${sel}}) <= time())`,
     );
     expect(soon?.labels).toMatchObject({ severity: "warning" });
-    expect(rulesOf().find((a) => a.alert === "EtcdCertificateExpiringSoon")?.expr).toContain("< 1209600 > 0");
     const expired = rulesOf().find((a) => a.alert === "EtcdCertificateExpired");
     expect(expired?.expr).toBe(
       `${by} (capstan_etcd_certificate_expiry_timestamp_seconds{${sel}}) - time() <= 0`,

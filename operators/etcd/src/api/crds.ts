@@ -37,13 +37,6 @@ export const chartValues: ChartValuesSpec = {
         },
       },
     },
-    certificates: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        expiryAlertSeconds: { type: "integer", minimum: 3600 },
-      },
-    },
     recovery: {
       type: "object",
       additionalProperties: false,

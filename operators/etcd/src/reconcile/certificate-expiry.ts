@@ -1,4 +1,5 @@
-// The expiry of the certificates a cluster uses, each reconcile: their notAfter exported as a gauge, and the
+// The expiry of the certificates a cluster uses, each reconcile: their notAfter and the start of their warning
+// window exported as gauges (the alert follows the operator's own judgement), and the
 // judgement (plan/certificate-expiry.ts) set as the condition CertificatesValid, with a Warning Event when it turns
 // False or names other certificates (a Normal one when it is True again). Read from the Secrets prepareTLS already
 // read: no Secret is read again.
@@ -19,6 +20,7 @@ import {
   judgeCertificates,
   type UsedCertificate,
   validityOf,
+  warningWindowMs,
 } from "../plan/certificate-expiry.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
 import type { CertificateInUse, ClusterTLS } from "./tls.ts";
@@ -81,7 +83,11 @@ export function judgeClusterCertificates(
     return undefined;
   }
   const certs = usedCertificates(tls.inUse());
-  metrics.certificatesObserved(namespace, name, certs);
+  metrics.certificatesObserved(
+    namespace,
+    name,
+    certs.map((c) => ({ ...c, warnFrom: new Date(c.notAfter.getTime() - warningWindowMs(c)) })),
+  );
   return judgeCertificates(certs, namespace, now);
 }
 

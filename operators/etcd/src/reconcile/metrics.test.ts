@@ -80,32 +80,47 @@ describe("EtcdOperatorMetrics", () => {
       'capstan_etcd_backup_last_success_timestamp_seconds{object_namespace="apps",object_name="gone"} 1796115600',
     );
   });
-  it("exports each certificate's notAfter, and drops the series of a certificate no longer used or a deleted cluster", async () => {
+  it("exports each certificate's notAfter and warning start, and drops the series of a certificate no longer used or a deleted cluster", async () => {
     const registry = new Registry();
     const metrics = new EtcdOperatorMetrics(registry);
     const notAfter = new Date("2026-12-01T10:00:00Z");
+    const warnFrom = new Date("2026-11-24T10:00:00Z");
     metrics.certificatesObserved("apps", "main", [
-      { secret: "mine", key: "tls.crt", source: "secretRef", notAfter },
-      { secret: "mine", key: "ca.crt", source: "secretRef", notAfter: new Date("2030-01-01T00:00:00Z") },
+      { secret: "mine", key: "tls.crt", source: "secretRef", notAfter, warnFrom },
+      {
+        secret: "mine",
+        key: "ca.crt",
+        source: "secretRef",
+        notAfter: new Date("2030-01-01T00:00:00Z"),
+        warnFrom: new Date("2029-12-18T00:00:00Z"),
+      },
     ]);
     metrics.certificatesObserved("apps", "other", [
-      { secret: "other-ca", key: "tls.crt", source: "operatorManaged", notAfter },
+      { secret: "other-ca", key: "tls.crt", source: "operatorManaged", notAfter, warnFrom },
     ]);
     const family = "capstan_etcd_certificate_expiry_timestamp_seconds";
+    const warning = "capstan_etcd_certificate_warning_timestamp_seconds";
     expect(await registry.getSingleMetricAsString(family)).toContain(
       `${family}{object_namespace="apps",object_name="main",secret="mine",key="tls.crt",source="secretRef"} 1796119200`,
     );
-    // The Secret replaced by another (spec edited, a member gone): the old one's series goes.
+    expect(await registry.getSingleMetricAsString(warning)).toContain(
+      `${warning}{object_namespace="apps",object_name="main",secret="mine",key="tls.crt",source="secretRef"} 1795514400`,
+    );
+    // The Secret replaced by another (spec edited, a member gone): the old one's series go.
     metrics.certificatesObserved("apps", "main", [
-      { secret: "new", key: "tls.crt", source: "secretRef", notAfter },
+      { secret: "new", key: "tls.crt", source: "secretRef", notAfter, warnFrom },
     ]);
-    let text = await registry.getSingleMetricAsString(family);
-    expect(text).not.toContain('secret="mine"');
-    expect(text).toContain('secret="new"');
+    for (const f of [family, warning]) {
+      const text = await registry.getSingleMetricAsString(f);
+      expect(text).not.toContain('secret="mine"');
+      expect(text).toContain('secret="new"');
+    }
     metrics.forget("apps", "main");
-    text = await registry.getSingleMetricAsString(family);
-    expect(text).not.toContain('object_name="main"');
-    expect(text).toContain('object_name="other"');
-    expect(text).not.toMatch(/[{,](namespace|name)="/);
+    for (const f of [family, warning]) {
+      const text = await registry.getSingleMetricAsString(f);
+      expect(text).not.toContain('object_name="main"');
+      expect(text).toContain('object_name="other"');
+      expect(text).not.toMatch(/[{,](namespace|name)="/);
+    }
   });
 });

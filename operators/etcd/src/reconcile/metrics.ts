@@ -18,6 +18,8 @@ export interface CertificateSeries {
   /** Where spec.tls takes it from: secretRef, certManager or operatorManaged. */
   source: string;
   notAfter: Date;
+  /** When the operator starts warning about it: notAfter less its warning window (plan/certificate-expiry.ts). */
+  warnFrom: Date;
 }
 
 /** Metrics of the EtcdCluster controller, registered on the manager's registry. */
@@ -49,6 +51,13 @@ export class EtcdOperatorMetrics {
    * secretRef, certManager or operatorManaged), as its last reconcile read them.
    */
   readonly certificateExpiry: Gauge<"object_namespace" | "object_name" | CertificateLabel>;
+  /**
+   * capstan_etcd_certificate_warning_timestamp_seconds{object_namespace,object_name,secret,key,source}: the time from
+   * which the operator warns about that certificate (its notAfter less its warning window: half of its renewer's
+   * renewBefore, or a third of its lifetime when nobody known renews it, at most 14 days), so the alert follows the
+   * CertificatesValid condition and never fires while a renewal is merely due.
+   */
+  readonly certificateWarning: Gauge<"object_namespace" | "object_name" | CertificateLabel>;
   /** The certificate series set per "namespace/cluster", so that the ones no longer used are removed. */
   readonly #certificates = new Map<string, Map<string, Record<CertificateLabel, string>>>();
   /** The value of lastBackupSuccess per "namespace/cluster" (prom-client reads its values asynchronously). */
@@ -106,6 +115,12 @@ export class EtcdOperatorMetrics {
       labelNames: ["object_namespace", "object_name", "secret", "key", "source"],
       registers,
     });
+    this.certificateWarning = new Gauge({
+      name: "capstan_etcd_certificate_warning_timestamp_seconds",
+      help: "Unix time from which the operator warns that a certificate an EtcdCluster uses is not renewed (notAfter less its warning window).",
+      labelNames: ["object_namespace", "object_name", "secret", "key", "source"],
+      registers,
+    });
   }
 
   /**
@@ -121,9 +136,13 @@ export class EtcdOperatorMetrics {
       const labels = { secret: c.secret, key: c.key, source: c.source };
       now.set(JSON.stringify(labels), labels);
       this.certificateExpiry.set({ ...cluster, ...labels }, Math.floor(c.notAfter.getTime() / 1000));
+      this.certificateWarning.set({ ...cluster, ...labels }, Math.floor(c.warnFrom.getTime() / 1000));
     }
-    for (const [id, labels] of before)
-      if (!now.has(id)) this.certificateExpiry.remove({ ...cluster, ...labels });
+    for (const [id, labels] of before) {
+      if (now.has(id)) continue;
+      this.certificateExpiry.remove({ ...cluster, ...labels });
+      this.certificateWarning.remove({ ...cluster, ...labels });
+    }
     if (now.size === 0) this.#certificates.delete(key);
     else this.#certificates.set(key, now);
   }
