@@ -217,7 +217,7 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster under the failures an SRE meets
   );
 
   it(
-    "a version whose image does not exist stalls on one member, deletes no claim, and reverting converges",
+    "a version whose image does not exist stalls on one member, stays Degraded ImagePullFailed (no flapping), deletes no claim, and reverting converges",
     async () => {
       current = "badimage";
       await client.create(EtcdClusterKind, etcdCluster(ns, current, { version: "3.6.15" }));
@@ -234,8 +234,15 @@ describe.skipIf(!etcdSuitesEnabled)("EtcdCluster under the failures an SRE meets
       );
       console.log(`unpullable image reported ${seconds(started)}s after the change`);
       expect(condition(degraded, "Degraded")?.message).toContain(":v3.6.99");
-      // Only one member was moved to the new image; nothing was deleted (past the not-ready threshold too).
-      await new Promise((r) => setTimeout(r, 60_000));
+      // The verdict holds while the kubelet alternates the pull errors with CrashLoopBackOff on the old image
+      // (issue 27, item 13: it flipped back to AsExpected every other observation), and only one member was moved to
+      // the new image; nothing was deleted (past the not-ready threshold too).
+      const heldUntil = Date.now() + 90_000;
+      while (Date.now() < heldUntil) {
+        const c = condition(await client.get(EtcdClusterKind, current, ns), "Degraded");
+        expect(`${c?.status} ${c?.reason}`, c?.message).toBe("True ImagePullFailed");
+        await new Promise((r) => setTimeout(r, 5_000));
+      }
       const pods = await memberPods(client, ns, current);
       const onBad = pods.filter((p) => p.spec?.containers[0]?.image?.endsWith(":v3.6.99"));
       expect(onBad.length).toBe(1);

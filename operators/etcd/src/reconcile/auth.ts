@@ -8,7 +8,7 @@ import { rootSecret, rootSecretField, rootSecretName } from "../desired/auth.ts"
 import { clusterRef } from "../desired/names.ts";
 import type { EtcdClient, EtcdClientAuth } from "../etcd/etcd-client.ts";
 import { type AuthStep, missingRootSecret, type ObservedAuth } from "../plan/auth.ts";
-import { secretData } from "./tls.ts";
+import { secretData } from "./tls-types.ts";
 
 /** The root credentials for one reconcile, or why they are missing. */
 export interface RootCredentials {

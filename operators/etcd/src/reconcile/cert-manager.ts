@@ -35,7 +35,7 @@ import {
   secretData,
   shortFingerprint,
   type TLSProblem,
-} from "./tls.ts";
+} from "./tls-types.ts";
 
 /** The field manager of the operator's server-side applies (as the controller's). */
 const FIELD_MANAGER = "capstan-etcd-operator";

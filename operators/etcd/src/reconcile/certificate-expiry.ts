@@ -23,7 +23,7 @@ import {
   warningWindowMs,
 } from "../plan/certificate-expiry.ts";
 import type { EtcdOperatorMetrics } from "./metrics.ts";
-import type { CertificateInUse, ClusterTLS } from "./tls.ts";
+import type { CertificateInUse, ClusterTLS } from "./tls-types.ts";
 
 /** Who renews a key of a Secret in use. */
 function renewerOf(cert: CertificateInUse, key: "tls.crt" | "ca.crt"): CertificateRenewer {
