@@ -89,7 +89,18 @@ if [ "${SAMPLE:-true}" != false ]; then
   "$kubectl" apply -n "$ns" -f "$repo/operators/etcd/samples/etcdcluster.yaml" >&2
   if [ "$vault" != false ]; then
     log "applying the sample VaultCluster $ns/vault-demo (operators/vault/samples/vaultcluster.yaml)"
-    "$kubectl" apply -n "$ns" -f "$repo/operators/vault/samples/vaultcluster.yaml" >&2
+    vault_sample="$repo/operators/vault/samples/vaultcluster.yaml"
+    nodes="$("$kubectl" get nodes --no-headers | wc -l)"
+    if [ "$nodes" -lt 3 ]; then
+      # Vault's default places one voter per node (spec.podTemplate.antiAffinity: Required), so that no node holds a
+      # quorum; on fewer nodes than voters the sample's pods share them instead.
+      log "the cluster has $nodes node(s): vault-demo's 3 voters share them (spec.podTemplate.antiAffinity: Preferred)"
+      "$kubectl" create --dry-run=client -o json -f "$vault_sample" |
+        node -e 'let t="";process.stdin.on("data",(d)=>{t+=d}).on("end",()=>{const o=JSON.parse(t);o.spec.podTemplate={...o.spec.podTemplate,antiAffinity:"Preferred"};process.stdout.write(JSON.stringify(o))})' |
+        "$kubectl" apply -n "$ns" -f - >&2
+    else
+      "$kubectl" apply -n "$ns" -f "$vault_sample" >&2
+    fi
   fi
   log "waiting for the EtcdCluster to become Available (3 members: about 1-2 minutes)"
   "$kubectl" -n "$ns" wait etcdcluster/demo --for=condition=Available --timeout=10m >&2

@@ -48,6 +48,8 @@ const podTemplateKeys: Record<keyof VaultPodTemplate, true> = {
   affinity: true,
   tolerations: true,
   nodeSelector: true,
+  antiAffinity: true,
+  topologyKey: true,
 };
 const statusKeys: Record<keyof VaultClusterStatus, true> = {
   observedGeneration: true,

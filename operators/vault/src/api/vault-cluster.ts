@@ -91,7 +91,20 @@ export type VaultResources = ResourceQuantities;
 /** What users may set on the Vault pods. */
 export interface VaultPodTemplate extends PodPlacement {
   resources?: VaultResources;
+  /**
+   * One voter per node (per domain of topologyKey), so one node never holds a quorum: Required (the default: a pod
+   * stays Pending rather than share a node) or Preferred (co-located when no other node fits: single-node clusters).
+   * Ignored when affinity is set.
+   */
+  antiAffinity?: "Required" | "Preferred";
+  /** The node label voters are spread over (default kubernetes.io/hostname; e.g. topology.kubernetes.io/zone). */
+  topologyKey?: string;
 }
+
+/** Default spec.podTemplate.antiAffinity: one voter per node, required. */
+export const DEFAULT_ANTI_AFFINITY: "Required" | "Preferred" = "Required";
+/** Default spec.podTemplate.topologyKey. */
+export const DEFAULT_TOPOLOGY_KEY = "kubernetes.io/hostname";
 
 /** The desired Vault cluster; defaulted fields are always present on objects read from the API server. */
 export interface VaultClusterSpec {
@@ -351,8 +364,23 @@ const podTemplateSchema: JSONSchemaProps = {
   type: "object",
   description: "Settings applied to every Vault pod.",
   properties: {
-    ...podPlacementProperties(),
+    ...podPlacementProperties("pods", "one voter per node, as antiAffinity and topologyKey say"),
     resources: resourcesSchema("Compute resources of the vault container."),
+    antiAffinity: {
+      type: "string",
+      enum: ["Required", "Preferred"],
+      default: DEFAULT_ANTI_AFFINITY,
+      description:
+        "One voter per node (per domain of topologyKey), so that one node never holds a quorum: Required (a pod stays Pending rather than share a node; the status names it) or Preferred (pods share a node when no other fits: single-node clusters such as kind or the local cluster). Ignored when affinity is set.",
+    },
+    topologyKey: {
+      type: "string",
+      default: DEFAULT_TOPOLOGY_KEY,
+      minLength: 1,
+      maxLength: 317,
+      description:
+        "The node label voters are spread over by antiAffinity: kubernetes.io/hostname (one per node) or e.g. topology.kubernetes.io/zone (one per zone).",
+    },
   },
 };
 

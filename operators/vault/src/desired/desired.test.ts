@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import type { VaultCluster, VaultClusterSpec } from "../api/vault-cluster.ts";
-import { clientEndpoint, podApiAddr, selectorString, tlsHosts } from "./names.ts";
+import { clientEndpoint, podApiAddr, selectorLabels, selectorString, tlsHosts } from "./names.ts";
 import {
   activeService,
   clientService,
@@ -69,6 +69,33 @@ const full = cluster({
   },
 });
 const settings = { reloaderImage: "busybox:1.37" };
+
+describe("voters spread over nodes (spec.podTemplate.antiAffinity, topologyKey)", () => {
+  const anti = (c: ReturnType<typeof cluster>) =>
+    vaultPod(c, "demo-0", settings).spec?.affinity?.podAntiAffinity;
+  const selects = { labelSelector: { matchLabels: selectorLabels(cluster()) } };
+  it("by default one voter per node is required: one node never holds a quorum", () => {
+    expect(anti(cluster())).toEqual({
+      requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: "kubernetes.io/hostname", ...selects }],
+    });
+  });
+  it("Preferred lets pods share a node when no other fits (a single-node cluster)", () => {
+    expect(anti(cluster({ podTemplate: { antiAffinity: "Preferred" } }))).toEqual({
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        { weight: 100, podAffinityTerm: { topologyKey: "kubernetes.io/hostname", ...selects } },
+      ],
+    });
+  });
+  it("topologyKey spreads over other domains (one voter per zone)", () => {
+    const zone = "topology.kubernetes.io/zone";
+    expect(anti(cluster({ podTemplate: { topologyKey: zone } }))).toEqual({
+      requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: zone, ...selects }],
+    });
+  });
+  it("a user's affinity is taken as it is", () => {
+    expect(vaultPod(full, "demo-0", settings).spec?.affinity).toEqual(full.spec.podTemplate?.affinity);
+  });
+});
 
 describe("golden files", () => {
   it.each([

@@ -17,7 +17,13 @@ import {
   spreadOverNodes,
   stableHash,
 } from "@capstan/core";
-import { OPERATOR_OWNED_CONFIG_KEYS, type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
+import {
+  DEFAULT_ANTI_AFFINITY,
+  DEFAULT_TOPOLOGY_KEY,
+  OPERATOR_OWNED_CONFIG_KEYS,
+  type VaultCluster,
+  VaultClusterKind,
+} from "../api/vault-cluster.ts";
 import { quorum, vaultImage } from "../plan/plan.ts";
 import {
   API_PORT,
@@ -242,7 +248,13 @@ export function vaultPod(
       },
       { name: "tmp", emptyDir: {} },
     ],
-    affinity: (template.affinity as Affinity | undefined) ?? spreadOverNodes(selectorLabels(cluster)),
+    affinity:
+      (template.affinity as Affinity | undefined) ??
+      spreadOverNodes(
+        selectorLabels(cluster),
+        template.antiAffinity ?? DEFAULT_ANTI_AFFINITY,
+        template.topologyKey ?? DEFAULT_TOPOLOGY_KEY,
+      ),
     ...(template.tolerations === undefined ? {} : { tolerations: template.tolerations }),
     ...(template.nodeSelector === undefined ? {} : { nodeSelector: template.nodeSelector }),
   };

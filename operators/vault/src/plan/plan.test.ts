@@ -272,6 +272,28 @@ describe("refusals", () => {
   });
 });
 
+describe("an unschedulable voter names the spread rule that holds it", () => {
+  const stuck = observed([
+    ...healthy3().slice(0, 2),
+    pod(2, "down", { ready: false, unschedulableSince: ago(180) }),
+  ]);
+  it("with the default (one voter per node required): names antiAffinity, the topology key and what to do", () => {
+    const step = plan(stuck);
+    expect(step).toMatchObject({ type: "Degraded", reason: "PodUnschedulable" });
+    expect(step.message).toContain(
+      "spec.podTemplate.antiAffinity is Required: each of the 3 voters needs a node",
+    );
+    expect(step.message).toContain("kubernetes.io/hostname");
+  });
+  it("with Preferred, or an affinity of the user's: no such hint", () => {
+    for (const podTemplate of [{ antiAffinity: "Preferred" as const }, { affinity: { nodeAffinity: {} } }]) {
+      const step = plan(stuck, { podTemplate });
+      expect(step).toMatchObject({ type: "Degraded", reason: "PodUnschedulable" });
+      expect(step.message).not.toContain("antiAffinity");
+    }
+  });
+});
+
 describe("stalled pods: Degraded naming the pod, never a claim deleted", () => {
   it.each<[string, Observed, Partial<Step>]>([
     [

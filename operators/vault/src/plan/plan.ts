@@ -5,7 +5,7 @@ import { claimLostStep, holdCreateOnTerminatingClaim } from "./claim-lost.ts";
 import { healStep } from "./heal.ts";
 import { byOrdinal, ordinalOf } from "./ordinal.ts";
 import { scaleInStep } from "./scale-in.ts";
-import { type ContainerFailure, stalledStep } from "./stalled.ts";
+import { type ContainerFailure, spreadHint, stalledStep } from "./stalled.ts";
 import { storageStep } from "./storage.ts";
 import { type SealProgress, unsealKeysStep } from "./unseal.ts";
 import { downgradeStep } from "./versions.ts";
@@ -274,7 +274,8 @@ function planStep(
   now: Date,
   options: PlanOptions,
 ): Step {
-  const opts = { ...PLAN_DEFAULTS, ...options };
+  const hint = spreadHint(spec.podTemplate, spec.replicas);
+  const opts = { ...PLAN_DEFAULTS, ...options, ...(hint === undefined ? {} : { unschedulableHint: hint }) };
   if (spec.paused === true) {
     return wait(
       "Paused",

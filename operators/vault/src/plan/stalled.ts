@@ -8,6 +8,22 @@ export interface StalledTimings {
   unschedulableAfterMs: number;
   pendingAfterMs: number;
   terminatingAfterMs: number;
+  /** What the spec's placement says about an unschedulable pod (e.g. one voter per node required). */
+  unschedulableHint?: string;
+}
+
+/**
+ * What spec.podTemplate's voter spread says about a pod that finds no node: with the default anti-affinity (no
+ * affinity of the user's), Required means every voter needs a node (a domain of topologyKey) of its own.
+ */
+export function spreadHint(
+  template: { affinity?: unknown; antiAffinity?: "Required" | "Preferred"; topologyKey?: string } | undefined,
+  replicas: number,
+): string | undefined {
+  if (template?.affinity !== undefined || (template?.antiAffinity ?? "Required") !== "Required")
+    return undefined;
+  const key = template?.topologyKey ?? "kubernetes.io/hostname";
+  return `spec.podTemplate.antiAffinity is Required: each of the ${replicas} voters needs a node of its own (a distinct ${key}), so that no node holds a quorum; add nodes, or set it to Preferred where there are fewer (e.g. a single-node cluster)`;
 }
 
 /** What the kubelet reports about a vault container that does not run. */
@@ -98,7 +114,7 @@ export function stalledStep(
       stalled.push({
         pod: p.name,
         reason: "PodUnschedulable",
-        why: `has found no node for ${Math.round(age(p.unschedulableSince) / 1000)}s: check its nodeSelector, tolerations, affinity and resources`,
+        why: `has found no node for ${Math.round(age(p.unschedulableSince) / 1000)}s: check its nodeSelector, tolerations, affinity and resources${opts.unschedulableHint === undefined ? "" : `; ${opts.unschedulableHint}`}`,
       });
     } else if (p.pendingSince !== undefined && age(p.pendingSince) >= opts.pendingAfterMs) {
       stalled.push({

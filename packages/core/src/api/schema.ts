@@ -135,15 +135,17 @@ export interface PodPlacement {
 
 /**
  * The schema properties of {@link PodPlacement} for a `spec.podTemplate`, `pods` naming them in the descriptions
- * (e.g. "member pods"); an operator adds its own (resources, priorityClassName...).
+ * (e.g. "member pods") and `defaultAffinity` saying what the operator does without an affinity; an operator adds
+ * its own (resources, priorityClassName...).
  */
-export function podPlacementProperties(pods = "pods"): Record<string, JSONSchemaProps> {
+export function podPlacementProperties(
+  pods = "pods",
+  defaultAffinity = "one pod per node, preferred",
+): Record<string, JSONSchemaProps> {
   return {
     labels: stringMapSchema(`Extra labels on the ${pods}; the operator's own labels win on a clash.`),
     annotations: stringMapSchema(`Extra annotations on the ${pods}.`),
-    affinity: passThroughObjectSchema(
-      `A core/v1 Affinity for the ${pods} (default: one pod per node, preferred).`,
-    ),
+    affinity: passThroughObjectSchema(`A core/v1 Affinity for the ${pods} (default: ${defaultAffinity}).`),
     tolerations: tolerationsSchema(`Tolerations of the ${pods}.`),
     nodeSelector: stringMapSchema(`Node labels the ${pods} must match.`),
   };

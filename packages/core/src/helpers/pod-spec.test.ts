@@ -63,6 +63,14 @@ describe("spreadOverNodes", () => {
   ])("mode %s", (mode, expected) => {
     expect(spreadOverNodes({ app: "x" }, mode)).toEqual(expected);
   });
+  it("spreads over the domains of another topology key (one pod per zone)", () => {
+    const zone = "topology.kubernetes.io/zone";
+    expect(spreadOverNodes({ app: "x" }, "Required", zone)).toEqual({
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [{ ...term, topologyKey: zone }],
+      },
+    });
+  });
 });
 
 describe("resourceRequirements", () => {

@@ -45,15 +45,16 @@ export function restrictedContainerSecurityContext(runAsUser?: number): Containe
 }
 
 /**
- * Pod anti-affinity spreading the pods `matchLabels` selects over nodes (topology kubernetes.io/hostname), so one
- * node's loss costs one pod: "Preferred" (weight 100; the default) lets the scheduler co-locate them when it must,
- * "Required" leaves a pod Pending instead.
+ * Pod anti-affinity spreading the pods `matchLabels` selects over nodes (or over the domains of `topologyKey`, e.g.
+ * topology.kubernetes.io/zone), so one node's (one domain's) loss costs one pod: "Preferred" (weight 100; the
+ * default) lets the scheduler co-locate them when it must, "Required" leaves a pod Pending instead.
  */
 export function spreadOverNodes(
   matchLabels: Record<string, string>,
   mode: "Preferred" | "Required" = "Preferred",
+  topologyKey = "kubernetes.io/hostname",
 ): Affinity {
-  const term = { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels } };
+  const term = { topologyKey, labelSelector: { matchLabels } };
   if (mode === "Required")
     return { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term] } };
   return {
