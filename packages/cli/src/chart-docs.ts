@@ -9,8 +9,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { isMap, isScalar, type Pair, parseDocument, type YAMLMap } from "yaml";
 import { formatJson, type JsonSchema } from "./chart-values.ts";
-import type { GeneratedFile } from "./crd-files.ts";
 import { markdownTable, markdownText, spliceGeneratedBlock } from "./crd-reference.ts";
+import type { GeneratedFile } from "./generated-file.ts";
 
 /** The README section the table goes in: between `<!-- BEGIN GENERATED: values reference -->` and its END line. */
 export const VALUES_BLOCK = "values";

@@ -16,18 +16,9 @@ import { type Drift, planCrdFiles, planDrift } from "./crd-files.ts";
 
 export * from "./chart-monitoring.ts";
 
-/** A rendered Kubernetes object, as parsed from `helm template`. */
-export interface K8sObject {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  [key: string]: unknown;
-}
+import type { K8sObject } from "./k8s-object.ts";
+
+export type { K8sObject } from "./k8s-object.ts";
 
 /**
  * The drift of the chart's CRD copies (`templates/crds/`, and Helm's `crds/` for the CRDs installed only where

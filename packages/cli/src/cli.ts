@@ -3,16 +3,12 @@ import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { findHelm } from "./chart.ts";
 import { operatorChartDirs, packageChart } from "./chart-package.ts";
+import type { CliIo } from "./cli-io.ts";
 import { formatDrift, planCrdFiles, planDrift, writePlan } from "./crd-files.ts";
 import { writeNewOperator, writeStandaloneOperator } from "./new-operator.ts";
 import { rbacCommand } from "./rbac-command.ts";
 
-/** Where a command writes and where it runs. */
-export interface CliIo {
-  cwd: string;
-  out: (text: string) => void;
-  err: (text: string) => void;
-}
+export type { CliIo } from "./cli-io.ts";
 
 const USAGE = `Usage: capstan <command> [options]
 

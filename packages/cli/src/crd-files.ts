@@ -11,13 +11,10 @@ import { type ChartValuesSpec, operatorValuesSchema } from "./chart-values.ts";
 import { type OperatorConfig, readOperatorConfig } from "./config.ts";
 import { renderCrdReference, spliceGeneratedBlock } from "./crd-reference.ts";
 import { chartCrdDir, crdFileName, renderChartCrd, renderCrdYaml } from "./crd-yaml.ts";
+import type { GeneratedFile } from "./generated-file.ts";
 import { textDiff } from "./text-diff.ts";
 
-/** One generated file: its absolute path and the text it must hold. */
-export interface GeneratedFile {
-  path: string;
-  content: string;
-}
+export type { GeneratedFile } from "./generated-file.ts";
 
 /** What `capstan crd` generates for an operator, and the directories whose every `.yaml` file it owns. */
 export interface CrdPlan {

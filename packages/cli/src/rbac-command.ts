@@ -3,7 +3,7 @@
 import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { findHelm } from "./chart.ts";
-import type { CliIo } from "./cli.ts";
+import type { CliIo } from "./cli-io.ts";
 import { readOperatorConfig } from "./config.ts";
 import { DEFAULT_MANAGER_ACCESS, deriveRules, formatRules } from "./rbac.ts";
 import { loadAccess, RBAC_MODES, rbacDrift } from "./rbac-check.ts";
