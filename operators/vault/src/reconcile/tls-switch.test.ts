@@ -15,7 +15,7 @@ import { type VaultClient, VaultError, type VaultHealth } from "../vault/vault-c
 import { reconcileVaultCluster } from "./controller.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";
 import type { VaultTarget } from "./observe.ts";
-import { cluster, keysSecretWithToken, noKeys, podObjects } from "./test-fixture.ts";
+import { cluster, keysSecretWithToken, noKeys, OPERATOR_TOKEN_INFO, podObjects } from "./test-fixture.ts";
 
 const HOUR = 3_600_000;
 const operatorIssued = () => cluster(3);
@@ -49,6 +49,17 @@ beforeAll(async () => {
     data: base64Values({ "tls.crt": cm.cert, "tls.key": cm.key, "ca.crt": certManagerCA.cert }),
   } as KubeObject;
 });
+
+/** The operator's Secret demo-tls a day from expiry, within renewBefore (720h). */
+async function expiringOperatorTls(): Promise<KubeObject> {
+  const expiring = await issueServerCertificate(
+    operatorCA,
+    tlsHosts(cluster(3)),
+    new Date(Date.now() - 2159 * HOUR),
+    2160 * HOUR,
+  );
+  return tlsSecret(cluster(3), "demo-tls", expiring, operatorCA.cert);
+}
 
 /** Running, Ready pod `ordinal` built from `c` (so mounting c's certificate Secret). */
 const readyPod = (c: VaultCluster, ordinal: number): KubeObject[] =>
@@ -107,15 +118,7 @@ function vault(serves: CertificatePair[], active: number, trusted: string[][], c
           protocol_version: "3",
         }));
       },
-      lookupSelf: async () => ({
-        ttl: 2_000_000,
-        period: 2_764_800,
-        policies: [],
-        accessor: "",
-        orphan: true,
-        renewable: true,
-        display_name: "",
-      }),
+      lookupSelf: async () => OPERATOR_TOKEN_INFO,
       stepDown: async () => {
         handshake();
         calls.push(`step-down demo-${ordinal}`);
@@ -184,16 +187,10 @@ describe("a switch of the listener certificate's source", () => {
     const trusted: string[][] = [];
     const calls: string[] = [];
     // demo-tls a day from expiry, within renewBefore (720h): renewed, though spec now names vault-cm.
-    const expiring = await issueServerCertificate(
-      operatorCA,
-      tlsHosts(cluster(3)),
-      new Date(Date.now() - 2159 * HOUR),
-      2160 * HOUR,
-    );
     const objects = [
       toCertManager(),
       operatorSecrets[0]!,
-      tlsSecret(cluster(3), "demo-tls", expiring, operatorCA.cert),
+      await expiringOperatorTls(),
       certManagerSecret,
       keysSecretWithToken(),
       ...readyPod(operatorIssued(), 0),
@@ -217,12 +214,6 @@ describe("a switch of the listener certificate's source", () => {
   it("done: every pod serves the new Secret, only its CA is trusted, the old certificate is left to expire", async () => {
     const trusted: string[][] = [];
     const calls: string[] = [];
-    const expiring = await issueServerCertificate(
-      operatorCA,
-      tlsHosts(cluster(3)),
-      new Date(Date.now() - 2159 * HOUR),
-      2160 * HOUR,
-    );
     const switching = toCertManager();
     switching.status = {
       conditions: [
@@ -242,7 +233,7 @@ describe("a switch of the listener certificate's source", () => {
         objects: [
           switching,
           operatorSecrets[0]!,
-          tlsSecret(cluster(3), "demo-tls", expiring, operatorCA.cert),
+          await expiringOperatorTls(),
           certManagerSecret,
           keysSecretWithToken(),
           ...[0, 1, 2].flatMap((i) => readyPod(toCertManager(), i)),
