@@ -62,7 +62,10 @@ export interface VaultStorage {
 
 /** The listener certificate: operator-managed (CA + server certificate) or an existing Secret. */
 export interface VaultTLS {
-  /** An existing kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt (e.g. cert-manager's). */
+  /**
+   * An existing kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt (e.g. cert-manager's). A change restarts
+   * the pods onto it one at a time, the operator trusting the old and the new CA meanwhile.
+   */
   secretName?: string;
   /** Lifetime of the operator-managed server certificate, a Go duration (default 2160h). */
   duration?: string;
@@ -250,7 +253,7 @@ const tlsSchema: JSONSchemaProps = {
     secretName: {
       type: "string",
       description:
-        "An existing kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt (e.g. made by cert-manager); its certificate must name the pods' and Services' DNS names.",
+        "An existing kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt (e.g. made by cert-manager); its certificate must name the pods' and Services' DNS names. Setting, changing or unsetting it restarts the pods onto the new certificate one at a time (the active one last); the operator trusts the old and the new CA until every pod serves the new one.",
       maxLength: 253,
     },
     duration: goDurationSchema(

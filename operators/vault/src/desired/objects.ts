@@ -59,6 +59,8 @@ export const DATA_DIR = "/vault/data";
 export const CONFIG_DIR = "/vault/config";
 /** Where the listener certificate (tls.crt, tls.key, ca.crt) is mounted. */
 export const TLS_DIR = "/vault/tls";
+/** The pod volume of the listener certificate: the Secret it mounts is what the pod serves (see mountedTlsSecret). */
+export const TLS_VOLUME = "tls";
 /** UID the vault user has in the image (and the reloader runs as, to be allowed to signal vault). */
 export const VAULT_UID = 100;
 /** GID owning the mounted volumes. */
@@ -222,7 +224,7 @@ export function vaultPod(
         volumeMounts: [
           { name: "data", mountPath: DATA_DIR },
           { name: "config", mountPath: CONFIG_DIR, readOnly: true },
-          { name: "tls", mountPath: TLS_DIR, readOnly: true },
+          { name: TLS_VOLUME, mountPath: TLS_DIR, readOnly: true },
           { name: "tmp", mountPath: "/tmp" },
         ],
       },
@@ -232,14 +234,14 @@ export function vaultPod(
         command: ["sh", "-c", RELOADER_SCRIPT],
         resources: { requests: { cpu: "5m", memory: "8Mi" }, limits: { memory: "32Mi" } },
         securityContext: restrictedContainerSecurityContext(VAULT_UID),
-        volumeMounts: [{ name: "tls", mountPath: TLS_DIR, readOnly: true }],
+        volumeMounts: [{ name: TLS_VOLUME, mountPath: TLS_DIR, readOnly: true }],
       },
     ],
     volumes: [
       { name: "data", persistentVolumeClaim: { claimName: claimName(pod) } },
       { name: "config", configMap: { name: configMapName(cluster) } },
       {
-        name: "tls",
+        name: TLS_VOLUME,
         secret: {
           secretName: tlsSecretName(cluster),
           defaultMode: 0o440,
@@ -274,6 +276,15 @@ export function vaultPod(
     },
     spec,
   });
+}
+
+/**
+ * The Secret a pod mounts its listener certificate from (its TLS_VOLUME), or undefined. A pod's volumes never change,
+ * so this is a durable record, written when the pod was made, of the certificate source it serves: after a switch of
+ * spec.tls.secretName the operator reads it to keep trusting the CA of the pods not yet restarted.
+ */
+export function mountedTlsSecret(pod: PodObject): string | undefined {
+  return pod.spec?.volumes?.find((v) => v.name === TLS_VOLUME)?.secret?.secretName;
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   parseGoDuration,
   renewalReason,
   signedBy,
+  trustBundle,
 } from "./tls.ts";
 
 const now = new Date("2026-12-01T12:00:00Z");
@@ -93,5 +94,17 @@ describe("renewalReason", async () => {
     const reason = renewalReason(current, ca.cert, want, when, 30 * HOUR);
     if (expected === undefined) expect(reason).toBeUndefined();
     else expect(reason).toMatch(expected);
+  });
+});
+
+describe("trustBundle", () => {
+  it("the CAs of both certificate sources during a switch, each once; one CA is passed as it is", async () => {
+    const a = await createCA("a", now);
+    const b = await createCA("b", now);
+    const bundle = trustBundle([b.cert, a.cert, `${b.cert}\n`]);
+    expect(bundle.match(/BEGIN CERTIFICATE/g)).toHaveLength(2);
+    expect(bundle).toContain(a.cert.trim());
+    expect(bundle).toContain(b.cert.trim());
+    expect(trustBundle([a.cert])).toBe(a.cert);
   });
 });

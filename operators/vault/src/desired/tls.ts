@@ -61,3 +61,16 @@ export function renewalReason(
     what: "the server certificate",
   });
 }
+
+/**
+ * One PEM bundle of `cas` (each a PEM with one or more certificates), without repeats: what the operator's client
+ * trusts (and a joining node is given as leader_ca_cert) while pods serve certificates of different CAs.
+ */
+export function trustBundle(cas: readonly string[]): string {
+  if (cas.length === 1) return cas[0] ?? "";
+  // A text without a PEM block is kept whole: the TLS library then says what is wrong with it.
+  const blocks = cas.flatMap(
+    (ca) => ca.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [ca],
+  );
+  return `${[...new Set(blocks)].join("\n")}\n`;
+}

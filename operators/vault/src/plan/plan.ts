@@ -7,6 +7,13 @@ import { byOrdinal, ordinalOf } from "./ordinal.ts";
 import { scaleInStep } from "./scale-in.ts";
 import { type ContainerFailure, spreadHint, stalledStep } from "./stalled.ts";
 import { storageStep } from "./storage.ts";
+import {
+  servesOtherSecret,
+  specTlsSecret,
+  switchRestartMessage,
+  switchStepDownMessage,
+  untrustedStep,
+} from "./tls-switch.ts";
 import { type SealProgress, unsealKeysStep } from "./unseal.ts";
 import { downgradeStep } from "./versions.ts";
 
@@ -21,7 +28,12 @@ export type PodVault =
       version: string;
       clusterID?: string;
     }
-  | { reachable: false; error: string };
+  | {
+      reachable: false;
+      error: string;
+      /** It answered, with a certificate the operator's client refuses (no trusted CA signs it, or expired). */
+      certificateRejected?: true;
+    };
 
 /** One Vault pod as Kubernetes and Vault show it. */
 export interface ObservedPod {
@@ -39,6 +51,11 @@ export interface ObservedPod {
   runningImage?: string;
   /** The pod was built from another pod template (podTemplate, config, TLS Secret) than the current one. */
   templateOutdated?: boolean;
+  /**
+   * The Secret its listener certificate is mounted from (its volume, fixed when the pod was made): another one than
+   * spec's is a switch of the certificate's source that this pod has not been restarted for.
+   */
+  tlsSecret?: string;
   /** Since when it is being deleted (deletionTimestamp). */
   terminatingSince?: Date;
   /** Since when the scheduler finds no node for it. */
@@ -247,9 +264,12 @@ const REMEDIATION_INIT_LOST =
  * 11. Scale-in: the highest ordinal at or above spec.replicas: a raft peer -> StepDown first if it is the active
  *     node, then RemovePeer only while every other voter is healthy (scale-in.ts says why); not a peer -> DeletePod with its claim. Raft peers
  *     that are no pod of ours (interrupted removals) -> RemovePeer(Orphan).
- * 12. Any pod not healthy (ready, unsealed, a voter) -> Wait: no upgrade or scale-out on a sick cluster.
- * 13. Rolling upgrade / restart: pods on another image or template, standbys one at a time (lowest ordinal
- *     first), then StepDown of the active, which is done last as a standby.
+ * 12. A pod whose certificate the operator's client refuses with every CA it trusts -> Degraded
+ *     "CertificateUntrusted" naming it (tls-switch.ts; also when no node is active); never restarted blindly.
+ *     Any pod not healthy (ready, unsealed, a voter) -> Wait: no upgrade or scale-out on a sick cluster.
+ * 13. Rolling upgrade / restart: pods on another image or template, or mounting another certificate Secret than
+ *     spec's (a switch of spec.tls.secretName, during which the client trusts the old and the new CA), standbys
+ *     one at a time (lowest ordinal first), then StepDown of the active, which is done last as a standby.
  * 14. Scale-out: the lowest missing ordinal below spec.replicas -> CreatePod(ScaleOut), one at a time.
  * 15. Claims of another size than spec.storage.size -> Degraded naming them (storage.ts), else InSync.
  */
@@ -380,8 +400,9 @@ function planStep(
     const heal = healStep(vaultImage(spec), spec.replicas, live, () => true);
     if (heal !== undefined) return downgrade ?? heal;
     const stalled = stalledStep(vaultImage(spec), live, pods, now, opts, spec.replicas);
+    const untrusted = untrustedStep(live, specTlsSecret(cluster, spec), observed.namespace);
     if (unsealed === 0 && initialized.length === 0 && live.every((p) => !p.vault.reachable)) {
-      return stalled ?? wait("PodsStarting", "no Vault pod answers yet");
+      return stalled ?? untrusted ?? wait("PodsStarting", "no Vault pod answers yet");
     }
     if (initialized.length === 0) {
       return degraded(
@@ -389,10 +410,11 @@ function planStep(
         `every pod that answers reports uninitialized while the keys Secret holds the keys of cluster_id ${known ?? "unknown"}: the raft data is gone; restore the claims from a backup, or delete the claims and the keys Secret to start a new cluster (the operator never initializes over existing keys)`,
       );
     }
+    const named = [stalled, untrusted].flatMap((d) => (d?.type === "Degraded" ? (d.pods ?? []) : []));
     return degraded(
       "QuorumLost",
-      `${unsealed} of ${voters} raft voters are unsealed and no node is active: a quorum needs ${quorum(voters)}; no membership change is made until it is back${stalled?.type === "Degraded" ? `; ${stalled.message}` : ""}`,
-      stalled?.type === "Degraded" ? stalled.pods : undefined,
+      `${unsealed} of ${voters} raft voters are unsealed and no node is active: a quorum needs ${quorum(voters)}; no membership change is made until it is back${stalled?.type === "Degraded" ? `; ${stalled.message}` : ""}${untrusted?.type === "Degraded" ? `; ${untrusted.message}` : ""}`,
+      named.length === 0 ? undefined : named,
     );
   }
 
@@ -479,13 +501,20 @@ function planStep(
   if (scaleIn !== undefined) return scaleIn;
 
   const sick = live.filter((p) => !healthy(p, peerIDs, servers));
+  const tlsSecret = specTlsSecret(cluster, spec);
+  // A pod whose certificate no trusted CA signs is reported, not waited for in silence (nor restarted blindly).
+  const untrusted = untrustedStep(sick, tlsSecret, observed.namespace);
+  if (untrusted !== undefined) return untrusted;
   if (sick.length > 0) {
     const why = sick.map((p) => `${p.name} (${sickness(p, peerIDs, servers)})`).join(", ");
     return wait("PodNotReady", `waiting for ${why}`);
   }
 
   const image = vaultImage(spec);
-  const outdated = live.filter((p) => p.image !== image || p.templateOutdated === true);
+  // Another image, pod template, or certificate Secret (a switch of spec.tls.secretName; it is in the template too).
+  const outdated = live.filter(
+    (p) => p.image !== image || p.templateOutdated === true || servesOtherSecret(p, tlsSecret),
+  );
   if (outdated.length > 0) {
     const next = outdated.find((p) => p !== active) ?? active;
     if (next === active) {
@@ -493,7 +522,9 @@ function planStep(
         return {
           type: "StepDown",
           pod: active.name,
-          message: `stepping ${active.name} down: it is updated last, as a standby`,
+          message:
+            switchStepDownMessage(active, live, tlsSecret) ??
+            `stepping ${active.name} down: it is updated last, as a standby`,
         };
       }
     }
@@ -511,7 +542,9 @@ function planStep(
       pod: next.name,
       deleteClaim: false,
       reason: "Restart",
-      message: `restarting ${next.name} on its data to apply the changed pod template or configuration`,
+      message:
+        switchRestartMessage(next, live, tlsSecret) ??
+        `restarting ${next.name} on its data to apply the changed pod template or configuration`,
     };
   }
 

@@ -41,6 +41,7 @@ import {
   configMap,
   DEFAULT_RELOADER_IMAGE,
   internalService,
+  mountedTlsSecret,
   type PodSettings,
   podDisruptionBudget,
 } from "../desired/objects.ts";
@@ -52,7 +53,7 @@ import type { KeysKeeper } from "./keys-keeper.ts";
 import type { VaultOperatorMetrics } from "./metrics.ts";
 import { defaultVaultClient, type Observation, observe, type VaultClientFactory } from "./observe.ts";
 import { podState, statusOf } from "./status.ts";
-import { ensureTls, type TlsState } from "./tls.ts";
+import { ensureTls, servedTlsSecrets, TLS_SWITCHING, type TlsState, tlsSwitchStatus } from "./tls.ts";
 
 /** The field manager of every object the operator applies. */
 export const FIELD_MANAGER = "capstan-vault-operator";
@@ -137,16 +138,40 @@ export async function reconcileVaultCluster(
   // renewal only writes its Secret; the reloader sidecar hands it to Vault) and Vault is still observed, so
   // status and the gauges behind the chart's alerts stay true.
   if (!paused) await applyFixedObjects(ctx, cluster);
+  // What the pods serve (the Secret each mounts): during a switch of spec.tls.secretName, the old CA is trusted too.
+  const served = await servedTlsSecrets(ctx.cache, cluster);
   const tls: TlsState = await ensureTls(
     ctx.client,
     cluster,
     (n) => ctx.cache.get(Secret, n, namespace),
     now,
     signal,
+    served,
   );
-  if (tls.issued !== undefined) {
-    ctx.log.info({ reason: tls.issued.reason }, tls.issued.message);
-    ctx.recorder.event(cluster, "Normal", tls.issued.reason, "IssueCertificate", tls.issued.message);
+  for (const issued of tls.issued) {
+    ctx.log.info({ reason: issued.reason }, issued.message);
+    ctx.recorder.event(cluster, "Normal", issued.reason, "IssueCertificate", issued.message);
+  }
+  const tlsStatus = {
+    ready: tls.tls.ready,
+    message: tls.tls.ready
+      ? `the listener certificate is in Secret ${cluster.spec.tls.secretName ?? `${name}-tls`}`
+      : tls.tls.message,
+    ...(tls.notAfter === undefined ? {} : { notAfter: tls.notAfter }),
+    ...tlsSwitchStatus(tls),
+  };
+  // The start and the end of a switch of the certificate's source, once each (TLSReady's reason says which).
+  const wasSwitching = findCondition(cluster.status?.conditions, "TLSReady")?.reason === TLS_SWITCHING;
+  const switching = tlsStatus.reason === TLS_SWITCHING;
+  if (switching ? !wasSwitching : wasSwitching && tls.tls.ready) {
+    const [reason, message] = switching
+      ? ["TLSSwitchStarted", tlsStatus.message]
+      : [
+          "TLSSwitchDone",
+          `every pod serves the listener certificate of Secret ${cluster.spec.tls.secretName ?? `${name}-tls`}: only its CA is trusted now`,
+        ];
+    ctx.log.info({ reason }, message);
+    ctx.recorder.event(cluster, "Normal", reason, "SwitchCertificate", message);
   }
   const obs = await observe(cluster, {
     cache: ctx.cache,
@@ -173,10 +198,11 @@ export async function reconcileVaultCluster(
       signal,
     ))
       ctx.log.info({ claim, whenDeleted }, "data claim set to storage.whenDeleted");
-    // Each pod stamped with the certificate it should serve: the kubelet refreshes the mounted Secret at once after
-    // a renewal instead of at its next periodic sync (written once per certificate and pod).
-    if (tls.fingerprint !== undefined) {
-      await annotatePods(ctx.client, obs.pods.values(), CERTIFICATE_ANNOTATION, tls.fingerprint);
+    // Each pod stamped with the certificate of the Secret it mounts: the kubelet refreshes the mounted Secret at once
+    // after a renewal instead of at its next periodic sync (written once per certificate and pod).
+    for (const [secret, fingerprint] of tls.fingerprints) {
+      const mounting = [...obs.pods.values()].filter((p) => mountedTlsSecret(p) === secret);
+      await annotatePods(ctx.client, mounting, CERTIFICATE_ANNOTATION, fingerprint);
     }
     await recordClusterID(ctx, cluster, obs);
     const voters =
@@ -263,13 +289,6 @@ export async function reconcileVaultCluster(
     }
   }
 
-  const tlsStatus = {
-    ready: tls.tls.ready,
-    message: tls.tls.ready
-      ? `the listener certificate is in Secret ${cluster.spec.tls.secretName ?? `${name}-tls`}`
-      : tls.tls.message,
-    ...(tls.notAfter === undefined ? {} : { notAfter: tls.notAfter }),
-  };
   const patch = statusMergePatch(cluster.status, statusOf(cluster, obs, reported, tlsStatus, new Date()));
   if (patch !== undefined) {
     await ctx.client.patchStatus(VaultClusterKind, req.name, req.namespace, patch, "merge", { signal });

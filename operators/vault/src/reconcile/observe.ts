@@ -23,6 +23,7 @@ import {
 import {
   CLUSTER_ID_ANNOTATION,
   INIT_STARTED_ANNOTATION,
+  mountedTlsSecret,
   type PersistentVolumeClaimObject,
   POD_TEMPLATE_HASH_ANNOTATION,
   type PodObject,
@@ -41,7 +42,7 @@ import {
 } from "../plan/plan.ts";
 import { CONTAINER_FAILURE_REASONS, type ContainerFailure } from "../plan/stalled.ts";
 import type { SealProgress } from "../plan/unseal.ts";
-import { VaultClient, VaultError, type VaultHealth } from "../vault/vault-client.ts";
+import { certificateRejected, VaultClient, VaultError, type VaultHealth } from "../vault/vault-client.ts";
 
 /** Timeout of each Vault call made while observing: a dead pod must not stall the reconcile. */
 export const OBSERVE_TIMEOUT_MS = 3_000;
@@ -193,6 +194,7 @@ export function observedPod(
       ? new Date(pod.metadata.creationTimestamp)
       : undefined;
   const failure = containerFailure(pod);
+  const tlsSecret = mountedTlsSecret(pod);
   const readyCondition = pod.status?.conditions?.find((c) => c.type === "Ready" && c.status === "True");
   const readySince = readyCondition?.lastTransitionTime
     ? new Date(readyCondition.lastTransitionTime)
@@ -205,6 +207,7 @@ export function observedPod(
     image,
     ...(container?.image ? { runningImage: container.image } : {}),
     vault,
+    ...(tlsSecret === undefined ? {} : { tlsSecret }),
     ...(pod.metadata.annotations?.[POD_TEMPLATE_HASH_ANNOTATION] !== templateHash
       ? { templateOutdated: true }
       : {}),
@@ -323,7 +326,11 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
         });
       } catch (err) {
         input.signal?.throwIfAborted();
-        vaultOf.set(name, { reachable: false, error: err instanceof Error ? err.message : String(err) });
+        vaultOf.set(name, {
+          reachable: false,
+          error: err instanceof Error ? err.message : String(err),
+          ...(certificateRejected(err) ? { certificateRejected: true as const } : {}),
+        });
       } finally {
         await client.close();
       }

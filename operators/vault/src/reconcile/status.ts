@@ -53,7 +53,7 @@ export function conditionsOf(
   cluster: VaultCluster,
   obs: Observation,
   step: Step,
-  tls: { ready: boolean; message: string },
+  tls: { ready: boolean; message: string; reason?: string },
   now: Date,
 ): Condition[] {
   const generation = cluster.metadata.generation ?? 0;
@@ -98,7 +98,7 @@ export function conditionsOf(
   } else {
     set("Sealed", "False", "AllUnsealed", `${unsealed.length} pods unsealed`);
   }
-  if (tls.ready) set("TLSReady", "True", "CertificateReady", tls.message);
+  if (tls.ready) set("TLSReady", "True", tls.reason ?? "CertificateReady", tls.message);
   else set("TLSReady", "False", "CertificateNotReady", tls.message);
 
   switch (step.type) {
@@ -127,7 +127,7 @@ export function statusOf(
   cluster: VaultCluster,
   obs: Observation,
   step: Step,
-  tls: { ready: boolean; message: string; notAfter?: Date },
+  tls: { ready: boolean; message: string; reason?: string; notAfter?: Date },
   now: Date,
 ): VaultClusterStatus {
   const previous = cluster.status ?? {};

@@ -43,6 +43,17 @@ export function podObjects(
   return [pod, dataClaim(c, `demo-${ordinal}`)];
 }
 
+/** lookup-self's answer for the operator's token, well within its period. */
+export const OPERATOR_TOKEN_INFO = {
+  ttl: 2_000_000,
+  period: 2_764_800,
+  policies: [],
+  accessor: "",
+  orphan: true,
+  renewable: true,
+  display_name: "",
+};
+
 /** A scripted single Vault node (by IP): its health changes as calls are made; records the calls. */
 export function fakeVault(
   calls: string[],
@@ -81,15 +92,7 @@ export function fakeVault(
       raftConfiguration: async () => [
         { node_id: "demo-0", address: "demo-0:8201", leader: true, voter: true, protocol_version: "3" },
       ],
-      lookupSelf: async () => ({
-        ttl: 2_000_000,
-        period: 2_764_800,
-        policies: [],
-        accessor: "",
-        orphan: true,
-        renewable: true,
-        display_name: "",
-      }),
+      lookupSelf: async () => OPERATOR_TOKEN_INFO,
       ...override,
     }) as unknown as VaultClient;
 }

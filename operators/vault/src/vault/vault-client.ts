@@ -37,13 +37,39 @@ export class VaultError extends Error {
   readonly status: number;
   readonly path: string;
   readonly errors: string[];
-  constructor(path: string, status: number, errors: string[], message?: string) {
+  /** For no answer (status 0): the connection's error code, e.g. ECONNREFUSED or UNABLE_TO_VERIFY_LEAF_SIGNATURE. */
+  readonly code: string | undefined;
+  constructor(path: string, status: number, errors: string[], message?: string, code?: string) {
     super(message ?? `Vault ${path}: ${status === 0 ? "no answer" : `HTTP ${status}`}: ${errors.join("; ")}`);
     this.name = "VaultError";
     this.status = status;
     this.path = path;
     this.errors = errors;
+    this.code = code;
   }
+}
+
+/**
+ * Node's codes for a server certificate the client refuses (not signed by a trusted CA, self-signed, expired, or
+ * not naming the servername): the node answered, with a certificate the operator does not trust.
+ */
+const CERTIFICATE_ERROR_CODES = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "CERT_SIGNATURE_FAILURE",
+  "CERT_NOT_YET_VALID",
+  "CERT_HAS_EXPIRED",
+  "CERT_UNTRUSTED",
+  "CERT_REJECTED",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
+/** True when `err` is a call that failed because the client refused the node's certificate. */
+export function certificateRejected(err: unknown): boolean {
+  return err instanceof VaultError && err.status === 0 && CERTIFICATE_ERROR_CODES.has(err.code ?? "");
 }
 
 /** GET /v1/sys/health, whatever the node's state (every state answers 200 with the query the client sends). */
@@ -161,9 +187,10 @@ export class VaultClient {
       });
     } catch (err) {
       options.signal?.throwIfAborted();
-      const message =
-        err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err);
-      throw new VaultError(path, 0, [message]);
+      const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+      const message = cause instanceof Error ? cause.message : String(cause);
+      const code = (cause as { code?: unknown } | undefined)?.code;
+      throw new VaultError(path, 0, [message], undefined, typeof code === "string" ? code : undefined);
     }
     const text = await res.body.text();
     const json = text === "" ? undefined : safeJson(text);
