@@ -106,7 +106,10 @@ export interface RealCluster {
 }
 
 /** One reconcile of `objects` (the processes synced first); the objects it left are in the result. */
-export async function reconcileReal(real: RealCluster, objects: KubeObject[]): ReturnType<typeof reconcileOnce> {
+export async function reconcileReal(
+  real: RealCluster,
+  objects: KubeObject[],
+): ReturnType<typeof reconcileOnce> {
   const run = await reconcileOnce(
     (req, ctx) =>
       reconcileVaultCluster(req, ctx, {
