@@ -1,5 +1,6 @@
 // The API server rejects bad VaultCluster specs with the rule's message: even replicas, threshold > shares, version
-// format, operator-owned config keys, renewBefore >= duration, storage class change, shares/threshold change.
+// format, operator-owned config keys, renewBefore >= duration, storage class change, shares/threshold change,
+// spec.autopilot's minQuorum and duration rules.
 // Needs only the CRD (an API server, no node, no operator): every object created here is paused, so an operator
 // running elsewhere takes no action on it (it would only observe it and issue its listener certificate).
 import { type Client, isInvalid } from "@capstan/core";
@@ -148,6 +149,37 @@ describe.skipIf(!process.env.KUBECONFIG)("VaultCluster validation by the API ser
       client.create(VaultClusterKind, paused("days", { tls: { duration: "90d" } })),
     );
     expect(malformed).toMatch(/spec\.tls\.duration/);
+  });
+
+  it("spec.autopilot: Vault's defaults, minQuorum with cleanup (3 or more, a quorum, not above replicas), duration floors", async () => {
+    const ok = await client.create(
+      VaultClusterKind,
+      paused("autopilot", { replicas: 5, autopilot: { cleanupDeadServers: true, minQuorum: 3 } }),
+    );
+    expect(ok.spec.autopilot).toMatchObject({
+      cleanupDeadServers: true,
+      minQuorum: 3,
+      deadServerLastContactThreshold: "24h",
+      serverStabilizationTime: "10s",
+      lastContactThreshold: "10s",
+      maxTrailingLogs: 1000,
+    });
+    for (const [name, replicas, autopilot] of [
+      ["ap-missing", 3, { cleanupDeadServers: true }],
+      ["ap-two", 3, { cleanupDeadServers: true, minQuorum: 2 }],
+      ["ap-one", 1, { cleanupDeadServers: true, minQuorum: 3 }],
+      ["ap-above", 3, { minQuorum: 5 }],
+    ] as const) {
+      const message = await rejection(client.create(VaultClusterKind, paused(name, { replicas, autopilot })));
+      expect(message, name).toMatch(/spec\.autopilot\.minQuorum/);
+    }
+    const short = await rejection(
+      client.create(
+        VaultClusterKind,
+        paused("ap-short", { autopilot: { deadServerLastContactThreshold: "30s" } }),
+      ),
+    );
+    expect(short).toMatch(/spec\.autopilot\.deadServerLastContactThreshold/);
   });
 
   it("rejects a change of storage.storageClassName", async () => {

@@ -189,6 +189,7 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
       "VaultClusterSealedPods",
       "VaultClusterNoActiveNode",
       "VaultClusterRaftPeersMismatch",
+      "VaultClusterNoFailureTolerance",
       "VaultOperatorReconcileErrors",
       "VaultOperatorLeaderElectionFlapping",
       "VaultOperatorDown",
@@ -205,6 +206,8 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
     for (const m of [
       "capstan_vault_cluster_pods",
       "capstan_vault_raft_peers",
+      "capstan_vault_autopilot_failure_tolerance",
+      "capstan_vault_autopilot_voters",
       "controller_runtime_reconcile_errors_total",
     ]) {
       expect(metrics).toContain(m);

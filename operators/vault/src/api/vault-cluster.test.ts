@@ -2,8 +2,11 @@
 // (checked here with JavaScript equivalents; e2e/suites/vault/crd-validation.test.ts runs the real CEL).
 import { describe, expect, it } from "vitest";
 import {
+  AUTOPILOT_MIN_QUORUM_RULES,
   GO_DURATION_PATTERN,
   OPERATOR_OWNED_CONFIG_KEYS,
+  type VaultAutopilot,
+  type VaultAutopilotStatus,
   VaultClusterKind,
   type VaultClusterSpec,
   type VaultClusterStatus,
@@ -28,6 +31,7 @@ const specKeys: Record<keyof VaultClusterSpec, true> = {
   config: true,
   podTemplate: true,
   paused: true,
+  autopilot: true,
 };
 const storageKeys: Record<keyof VaultStorage, true> = {
   size: true,
@@ -67,6 +71,22 @@ const statusKeys: Record<keyof VaultClusterStatus, true> = {
   clusterID: true,
   tls: true,
   endpoint: true,
+  autopilot: true,
+};
+const autopilotKeys: Record<keyof VaultAutopilot, true> = {
+  cleanupDeadServers: true,
+  deadServerLastContactThreshold: true,
+  minQuorum: true,
+  serverStabilizationTime: true,
+  lastContactThreshold: true,
+  maxTrailingLogs: true,
+};
+const autopilotStatusKeys: Record<keyof VaultAutopilotStatus, true> = {
+  healthy: true,
+  failureTolerance: true,
+  optimisticFailureTolerance: true,
+  voters: true,
+  leader: true,
 };
 const peerKeys: Record<keyof VaultRaftPeer, true> = {
   nodeID: true,
@@ -90,7 +110,9 @@ describe("VaultCluster types match the schema", () => {
     ["spec.tls", tlsKeys, spec.properties!.tls],
     ["spec.unseal", unsealKeys, spec.properties!.unseal],
     ["spec.podTemplate", podTemplateKeys, spec.properties!.podTemplate],
+    ["spec.autopilot", autopilotKeys, spec.properties!.autopilot],
     ["status", statusKeys, status],
+    ["status.autopilot", autopilotStatusKeys, status.properties!.autopilot],
     ["status.raftPeers[]", peerKeys, status.properties!.raftPeers!.items],
   ] as const)("%s", (_path, keys, schema) => {
     expect(props(schema)).toEqual(Object.keys(keys).sort());
@@ -200,5 +222,42 @@ describe("storage rules", () => {
       "!has(oldSelf.size) || !has(self.size) || quantity(self.size).compareTo(quantity(oldSelf.size)) >= 0",
     );
     expect(noShrink!.message).toContain("cannot shrink");
+  });
+});
+
+describe("autopilot rules", () => {
+  // The spec-level CEL rules, read in JavaScript (e2e/suites/vault/crd-validation.test.ts runs the real CEL).
+  const allowed = (replicas: number, a: VaultAutopilot) =>
+    AUTOPILOT_MIN_QUORUM_RULES.every((r) => {
+      expect(rules(spec)).toContainEqual(r);
+      const js = r.rule
+        .replaceAll("has(self.autopilot)", "(a !== undefined)")
+        .replace(/has\(self\.autopilot\.(\w+)\)/g, "(a.$1 !== undefined)")
+        .replaceAll("self.autopilot.", "a.")
+        .replaceAll("self.replicas / 2", "Math.floor(replicas / 2)")
+        .replaceAll("self.replicas", "replicas");
+      return new Function("a", "replicas", `return ${js};`)(a, replicas) as boolean;
+    });
+  it.each<[number, VaultAutopilot, boolean]>([
+    [3, {}, true],
+    [1, { cleanupDeadServers: false }, true],
+    [3, { cleanupDeadServers: true, minQuorum: 3 }, true],
+    [5, { cleanupDeadServers: true, minQuorum: 3 }, true],
+    [5, { cleanupDeadServers: true, minQuorum: 5 }, true],
+    [3, { cleanupDeadServers: true }, false],
+    [3, { cleanupDeadServers: true, minQuorum: 2 }, false],
+    [1, { cleanupDeadServers: true, minQuorum: 3 }, false],
+    [3, { cleanupDeadServers: true, minQuorum: 5 }, false],
+    [3, { minQuorum: 5 }, false],
+  ])("replicas %i, %j: allowed %s", (replicas, a, ok) => expect(allowed(replicas, a)).toBe(ok));
+
+  it("durations have Vault's floors (0 would mean 'unchanged' to Vault)", () => {
+    const p = spec.properties!.autopilot!.properties!;
+    expect(rules(p.deadServerLastContactThreshold)[0]!.rule).toBe("duration(self) >= duration('1m')");
+    expect(rules(p.serverStabilizationTime)[0]!.rule).toBe("duration(self) >= duration('1s')");
+    expect(rules(p.lastContactThreshold)[0]!.rule).toBe("duration(self) >= duration('1s')");
+    expect(p.maxTrailingLogs).toMatchObject({ minimum: 1, default: 1000 });
+    expect(p.deadServerLastContactThreshold).toMatchObject({ default: "24h", pattern: GO_DURATION_PATTERN });
+    expect(spec.properties!.autopilot!.default).toBeUndefined();
   });
 });

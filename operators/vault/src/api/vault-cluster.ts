@@ -33,6 +33,18 @@ export const DEFAULT_TLS_DURATION = "2160h";
 /** The server certificate is renewed when less than this is left (a Go duration). */
 export const DEFAULT_TLS_RENEW_BEFORE = "720h";
 
+/** Vault's own autopilot defaults (GET sys/storage/raft/autopilot/configuration on a new 1.14 cluster). */
+export const AUTOPILOT_DEFAULTS = {
+  cleanupDeadServers: false,
+  deadServerLastContactThreshold: "24h",
+  lastContactThreshold: "10s",
+  maxTrailingLogs: 1000,
+  serverStabilizationTime: "10s",
+} as const;
+
+/** The least spec.autopilot.minQuorum Vault accepts with dead-server cleanup on. */
+export const AUTOPILOT_MIN_QUORUM_FLOOR = 3;
+
 /**
  * Top-level keys of Vault's server configuration the operator sets itself: refused in spec.config (CEL), and
  * reported as Degraded if an object older than the rule carries one.
@@ -85,6 +97,42 @@ export interface VaultUnseal {
   retainKeysOnDelete: boolean;
 }
 
+/**
+ * Raft autopilot (sys/storage/raft/autopilot/configuration), kept as written here by the operator. Every field but
+ * minQuorum defaults to Vault's own default; durations are Go durations, applied in whole seconds.
+ */
+export interface VaultAutopilot {
+  /** Autopilot removes servers it judges dead from the raft configuration (default false). Needs minQuorum. */
+  cleanupDeadServers?: boolean;
+  /** A server out of contact with the leader this long is dead, for the cleanup (default 24h; at least 1m). */
+  deadServerLastContactThreshold?: string;
+  /**
+   * The cleanup never leaves fewer voters than this: required with cleanupDeadServers, at least 3 and at least a
+   * quorum of replicas (floor(replicas/2)+1), at most replicas.
+   */
+  minQuorum?: number;
+  /** A new server must stay healthy this long before autopilot makes it a voter (default 10s). */
+  serverStabilizationTime?: string;
+  /** A server out of contact with the leader this long is unhealthy (default 10s). */
+  lastContactThreshold?: string;
+  /** A server this many log entries behind the leader is unhealthy (default 1000). */
+  maxTrailingLogs?: number;
+}
+
+/** Autopilot's view of the cluster (sys/storage/raft/autopilot/state through the active node). */
+export interface VaultAutopilotStatus {
+  /** Every server is healthy, as autopilot judges it. */
+  healthy: boolean;
+  /** Voters that can fail with the cluster keeping its quorum. */
+  failureTolerance: number;
+  /** Enterprise only (redundancy zones): failures tolerated counting the non-voters that would be promoted. */
+  optimisticFailureTolerance?: number;
+  /** The raft voters' node IDs (the pod names), sorted. */
+  voters: string[];
+  /** The leader's node ID. */
+  leader?: string;
+}
+
 /** A toleration, as in a Pod spec. */
 export type VaultToleration = Toleration;
 
@@ -125,6 +173,8 @@ export interface VaultClusterSpec {
   podTemplate?: VaultPodTemplate;
   /** Stop every action on the cluster (init, unseal, membership, pod updates) until unset. */
   paused?: boolean;
+  /** Raft autopilot's configuration, kept by the operator; absent: left as it is in Vault. */
+  autopilot?: VaultAutopilot;
 }
 
 /** The life-cycle phase shown in `kubectl get vault`. */
@@ -184,6 +234,8 @@ export interface VaultClusterStatus {
   tls?: { notAfter?: string };
   /** URL clients use, e.g. "https://demo.ns.svc:8200". */
   endpoint?: string;
+  /** Autopilot's health, when the active node answered it. */
+  autopilot?: VaultAutopilotStatus;
 }
 
 /** A VaultCluster object. */
@@ -363,6 +415,77 @@ const configSchema: JSONSchemaProps = {
   ],
 };
 
+/** A duration of spec.autopilot: a Go duration, at least `min` (Vault reads whole seconds; 0 means "unchanged"). */
+function autopilotDuration(description: string, dflt: string, min: string): JSONSchemaProps {
+  return {
+    ...goDurationSchema(description, dflt),
+    "x-kubernetes-validations": [
+      { rule: `duration(self) >= duration('${min}')`, message: `must be at least ${min}` },
+    ],
+  };
+}
+
+const autopilotSchema: JSONSchemaProps = {
+  type: "object",
+  description:
+    "Raft autopilot's configuration (Vault's sys/storage/raft/autopilot/configuration): the operator writes it through the active node when it differs, and leaves it alone when this field is absent. Unset fields take Vault's defaults.",
+  properties: {
+    cleanupDeadServers: {
+      type: "boolean",
+      description:
+        "Autopilot removes servers out of contact for deadServerLastContactThreshold from the raft configuration, never leaving fewer voters than minQuorum (required with it). The operator then replaces such a pod with a fresh one that joins again.",
+      default: AUTOPILOT_DEFAULTS.cleanupDeadServers,
+    },
+    deadServerLastContactThreshold: autopilotDuration(
+      "How long a server may go without contact from the leader before the cleanup counts it dead (a Go duration, at least 1m, as Vault requires).",
+      AUTOPILOT_DEFAULTS.deadServerLastContactThreshold,
+      "1m",
+    ),
+    minQuorum: {
+      type: "integer",
+      format: "int32",
+      description:
+        "The fewest voters the cleanup may leave. Required with cleanupDeadServers: at least 3 (Vault's rule) and at least a quorum of replicas (floor(replicas/2)+1), at most replicas.",
+      minimum: 1,
+      maximum: 5,
+    },
+    serverStabilizationTime: autopilotDuration(
+      "How long a new server must stay healthy before autopilot makes it a voter (a Go duration, at least 1s).",
+      AUTOPILOT_DEFAULTS.serverStabilizationTime,
+      "1s",
+    ),
+    lastContactThreshold: autopilotDuration(
+      "How long a server may go without contact from the leader before autopilot counts it unhealthy (a Go duration, at least 1s).",
+      AUTOPILOT_DEFAULTS.lastContactThreshold,
+      "1s",
+    ),
+    maxTrailingLogs: {
+      type: "integer",
+      format: "int64",
+      description:
+        "How many log entries a server may be behind the leader before autopilot counts it unhealthy.",
+      default: AUTOPILOT_DEFAULTS.maxTrailingLogs,
+      minimum: 1,
+      maximum: 1_000_000_000,
+    },
+  },
+};
+
+/** spec-level rules on spec.autopilot.minQuorum (they read spec.replicas). */
+export const AUTOPILOT_MIN_QUORUM_RULES = [
+  {
+    rule: `!has(self.autopilot) || !has(self.autopilot.cleanupDeadServers) || !self.autopilot.cleanupDeadServers || (has(self.autopilot.minQuorum) && self.autopilot.minQuorum >= ${AUTOPILOT_MIN_QUORUM_FLOOR} && self.autopilot.minQuorum >= self.replicas / 2 + 1)`,
+    message: `autopilot.minQuorum is required with autopilot.cleanupDeadServers, at least ${AUTOPILOT_MIN_QUORUM_FLOOR} (Vault's rule) and at least a quorum of replicas (replicas/2+1): the cleanup must never leave fewer voters than a majority of the cluster`,
+    fieldPath: ".autopilot.minQuorum",
+  },
+  {
+    rule: "!has(self.autopilot) || !has(self.autopilot.minQuorum) || self.autopilot.minQuorum <= self.replicas",
+    message:
+      "autopilot.minQuorum must not exceed replicas: the cleanup could never run; lower it together with replicas",
+    fieldPath: ".autopilot.minQuorum",
+  },
+];
+
 const podTemplateSchema: JSONSchemaProps = {
   type: "object",
   description: "Settings applied to every Vault pod.",
@@ -434,7 +557,9 @@ const specSchema: JSONSchemaProps = {
       type: "boolean",
       description: "Stop every action on the cluster (init, unseal, membership, pod updates) until unset.",
     },
+    autopilot: autopilotSchema,
   },
+  "x-kubernetes-validations": AUTOPILOT_MIN_QUORUM_RULES,
 };
 
 const raftPeerSchema: JSONSchemaProps = {
@@ -489,6 +614,27 @@ const statusSchema: JSONSchemaProps = {
       },
     },
     endpoint: { type: "string", description: "URL clients use to reach the cluster." },
+    autopilot: {
+      type: "object",
+      description: "Autopilot's health as the active node reports it (sys/storage/raft/autopilot/state).",
+      required: ["healthy", "failureTolerance"],
+      properties: {
+        healthy: { type: "boolean", description: "Every server is healthy, as autopilot judges it." },
+        failureTolerance: {
+          type: "integer",
+          format: "int32",
+          description: "Voters that can fail with the cluster keeping its quorum.",
+        },
+        optimisticFailureTolerance: {
+          type: "integer",
+          format: "int32",
+          description:
+            "Failures tolerated counting the non-voters autopilot would promote (Vault Enterprise reports it).",
+        },
+        voters: stringList("The raft voters' node IDs (the pod names)."),
+        leader: { type: "string", description: "The leader's node ID." },
+      },
+    },
   },
 };
 

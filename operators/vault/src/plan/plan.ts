@@ -1,6 +1,12 @@
 // The Vault planner: from the spec and what the operator observed, the ONE next step to take. Pure: no I/O, no
 // clock (the caller passes `now`), no randomness; the reconciler performs the step and plans again next time.
 import { OPERATOR_OWNED_CONFIG_KEYS, type VaultClusterSpec } from "../api/vault-cluster.ts";
+import {
+  type AutopilotConfig,
+  autopilotReportStep,
+  autopilotWriteStep,
+  type ObservedAutopilot,
+} from "./autopilot.ts";
 import { claimLostStep, holdCreateOnTerminatingClaim } from "./claim-lost.ts";
 import { healStep } from "./heal.ts";
 import { byOrdinal, ordinalOf } from "./ordinal.ts";
@@ -125,6 +131,8 @@ export interface Observed {
   knownVoters?: number;
   /** The lowest version every pod ran when last recorded (status.currentVersion): a downgrade below it is refused. */
   knownVersion?: string;
+  /** Autopilot's configuration through the active node, when spec.autopilot is set and one was asked. */
+  autopilot?: ObservedAutopilot;
   /** The listener certificate is in place (operator-managed or the user's Secret); else why not. */
   tls: { ready: true } | { ready: false; reason: string; message: string };
 }
@@ -191,6 +199,8 @@ export type Step =
   | { type: "RevokeRootToken"; pod: string; message: string }
   /** Generate a root token with the unseal keys (sys/generate-root) and keep it: the operator token was lost. */
   | { type: "RegenerateRootToken"; pod: string; message: string }
+  /** POST sys/storage/raft/autopilot/configuration through the active pod (only the fields in `config`). */
+  | { type: "ConfigureAutopilot"; pod: string; config: Partial<AutopilotConfig>; message: string }
   /** Renew the operator token (less than half of its period left). */
   | { type: "RenewToken"; pod: string; message: string }
   /** Nothing safe to do now; plan again later. */
@@ -271,7 +281,11 @@ const REMEDIATION_INIT_LOST =
  *     spec's (a switch of spec.tls.secretName, during which the client trusts the old and the new CA), standbys
  *     one at a time (lowest ordinal first), then StepDown of the active, which is done last as a standby.
  * 14. Scale-out: the lowest missing ordinal below spec.replicas -> CreatePod(ScaleOut), one at a time.
- * 15. Claims of another size than spec.storage.size -> Degraded naming them (storage.ts), else InSync.
+ * 15. spec.autopilot differs from autopilot's configuration -> ConfigureAutopilot through the active pod (autopilot.ts;
+ *     turning dead-server cleanup off is done earlier, right after rule 8, whatever the pods' health). Then claims of
+ *     another size than spec.storage.size -> Degraded naming them (storage.ts); then a spec.autopilot that cannot be
+ *     applied -> Degraded "AutopilotMinQuorum" or "AutopilotForbidden" (the operator's policy lacks the path), or
+ *     Wait when the configuration could not be read; else InSync. Autopilot never holds back another step.
  */
 export function planNext(
   cluster: string,
@@ -434,6 +448,9 @@ function planStep(
     healStep(vaultImage(spec), spec.replicas, live, () => true),
   );
   if (lost !== undefined) return lost;
+  // What stops autopilot removing servers is not held back by the sickness it would act on (rule 15).
+  const stopCleanup = autopilotWriteStep(spec, observed.autopilot, active.name, true);
+  if (stopCleanup !== undefined) return stopCleanup;
 
   for (const p of live) {
     if (!p.vault.reachable || p.vault.initialized) continue;
@@ -559,8 +576,12 @@ function planStep(
     };
   }
 
+  const autopilot = autopilotWriteStep(spec, observed.autopilot, active.name);
+  if (autopilot !== undefined) return autopilot;
   const storage = storageStep(cluster, spec, observed.claimSizes, observed.namespace);
   if (storage !== undefined) return storage;
+  const autopilotReport = autopilotReportStep(spec, observed.autopilot);
+  if (autopilotReport !== undefined) return autopilotReport;
 
   return { type: "InSync", message: `${live.length} pods unsealed, ${active.name} active` };
 }

@@ -21,6 +21,7 @@ import {
   type PodSettings,
   vaultPod,
 } from "../desired/objects.ts";
+import { autopilotForbiddenMessage } from "../plan/autopilot.ts";
 import { type Step, vaultImage } from "../plan/plan.ts";
 import {
   OPERATOR_POLICY,
@@ -191,6 +192,22 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
         const root = await v.generateRoot(ctx.obs.keys.unsealKeys, call);
         // Kept at once: the next steps make the operator token with it, then revoke it (unless keepRootToken).
         await writeKeys(ctx, { "root-token": root }, 10);
+        return DONE;
+      });
+    case "ConfigureAutopilot":
+      return withVault(ctx, step.pod, operatorToken(ctx), async (v) => {
+        try {
+          await v.setAutopilotConfiguration(step.config, call);
+        } catch (err) {
+          // A policy that lets the operator read but not write the configuration: reported, never retried as progress.
+          if (!(err instanceof VaultError && err.status === 403)) throw err;
+          return {
+            done: false,
+            degraded: true,
+            reason: "AutopilotForbidden",
+            message: autopilotForbiddenMessage(err.message),
+          };
+        }
         return DONE;
       });
     case "RenewToken":

@@ -3,7 +3,6 @@
 // scale 3 -> 5 -> 3 with peers removed before pods and claims. Only the network is faked: each pod's Vault is a
 // process on 127.0.0.1, and a raft join towards a pod's DNS name is pointed at that process (the "real"
 // test project).
-import { rm } from "node:fs/promises";
 import type { KubeObject } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
@@ -11,11 +10,10 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { type VaultCluster, VaultClusterKind, type VaultClusterSpec } from "../api/vault-cluster.ts";
 import { STATE_LABEL } from "../desired/names.ts";
 import type { PodObject } from "../desired/objects.ts";
-import { LocalVault, type LocalVaultNode, portsOf } from "../vault/local-vault.ts";
-import type { VaultClient } from "../vault/vault-client.ts";
+import { LocalVault } from "../vault/local-vault.ts";
 import { reconcileVaultCluster } from "./controller.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";
-import type { VaultTarget } from "./observe.ts";
+import { convergeReal, Pods } from "./real-fixture.ts";
 import { serverKeeper } from "./test-fixture.ts";
 
 vi.setConfig({ testTimeout: 300_000 });
@@ -34,88 +32,6 @@ const base: VaultCluster = {
   },
 };
 
-/** Pods' Vault processes, by pod name. */
-class Pods {
-  readonly nodes = new Map<string, LocalVaultNode>();
-  readonly clients: VaultClient[] = [];
-  readonly vault: LocalVault;
-  constructor(vault: LocalVault) {
-    this.vault = vault;
-  }
-
-  /** The operator's client for a pod: to its local process; a join's leader is the leader pod's process. */
-  factory = (t: VaultTarget): VaultClient => {
-    const pod = t.servername.split(".")[0] ?? "";
-    const node = this.nodes.get(pod);
-    if (node === undefined) throw new Error(`no Vault process for ${pod}`);
-    const c = this.vault.client(node, t.token);
-    this.clients.push(c);
-    const join = c.raftJoin.bind(c);
-    c.raftJoin = (leader, options) => {
-      const leaderNode = this.nodes.get(new URL(leader.apiAddr).hostname.split(".")[0] ?? "");
-      if (leaderNode === undefined) throw new Error(`no Vault process for the leader ${leader.apiAddr}`);
-      return join(
-        { apiAddr: leaderNode.apiAddr, caCert: this.vault.ca.cert, tlsServerName: leaderNode.servername },
-        options,
-      );
-    };
-    return c;
-  };
-
-  /** A pod's ports (its DNS name, hence its raft address, stays the same across restarts, as in Kubernetes). */
-  readonly ports = new Map<string, { api: number; cluster: number }>();
-
-  /** Starts a process for each new pod, stops those of deleted pods (wiping data whose claim went), sets status. */
-  async sync(objects: KubeObject[]): Promise<KubeObject[]> {
-    const pods = objects.filter((o): o is PodObject => o.kind === "Pod");
-    const claims = new Set(
-      objects.filter((o) => o.kind === "PersistentVolumeClaim").map((o) => o.metadata.name),
-    );
-    for (const [name, node] of this.nodes) {
-      const pod = pods.find((p) => p.metadata.name === name);
-      const image = pod?.spec?.containers.find((c) => c.name === "vault")?.image;
-      if (pod !== undefined && image === (node as LocalVaultNode & { image?: string }).image) continue;
-      await this.vault.kill(node);
-      this.nodes.delete(name);
-      if (!claims.has(`data-${name}`)) await rm(this.vault.dataDir(name), { recursive: true, force: true });
-      else this.ports.set(name, portsOf(node));
-    }
-    const out: KubeObject[] = [];
-    for (const o of objects) {
-      if (o.kind !== "Pod") {
-        out.push(o);
-        continue;
-      }
-      const pod = structuredClone(o) as PodObject;
-      const name = pod.metadata.name ?? "";
-      let node = this.nodes.get(name);
-      if (node === undefined) {
-        node = Object.assign(await this.vault.start(name, this.ports.get(name)), {
-          image: pod.spec?.containers.find((c) => c.name === "vault")?.image,
-        });
-        this.nodes.set(name, node);
-      }
-      const probe = this.vault.client(node);
-      const h = await probe.health().catch(() => undefined);
-      await probe.close();
-      const ready = h?.initialized === true && !h.sealed;
-      pod.status = {
-        phase: "Running",
-        podIP: `10.0.0.${Number(name.split("-")[1]) + 1}`,
-        conditions: [{ type: "Ready", status: ready ? "True" : "False" }],
-      };
-      out.push(pod);
-    }
-    return out;
-  }
-
-  async stop(): Promise<void> {
-    // The controller closes the clients it made; closing one twice throws.
-    await Promise.all(this.clients.map((c) => c.close().catch(() => undefined)));
-    await this.vault.stop();
-  }
-}
-
 describe("the controller against real Vault servers", () => {
   let pods: Pods;
   let objects: KubeObject[] = [];
@@ -127,41 +43,13 @@ describe("the controller against real Vault servers", () => {
     await pods?.stop();
   });
 
-  /** Reconciles (syncing the processes between runs) until the status reports InSync; returns the steps taken. */
+  /** Reconciles until the status reports InSync; returns the steps taken. */
   async function converge(spec: Partial<VaultClusterSpec>, max = 120): Promise<string[]> {
-    const cluster = objects.find((o) => o.kind === "VaultCluster") as VaultCluster | undefined;
-    const next = { ...(cluster ?? base), spec: { ...base.spec, ...spec } };
-    objects = [...objects.filter((o) => o.kind !== "VaultCluster"), next];
-    const taken: string[] = [];
-    for (let i = 0; i < max; i++) {
-      objects = await pods.sync(objects);
-      const run = await reconcileOnce(
-        (req, ctx) =>
-          reconcileVaultCluster(req, ctx, {
-            metrics,
-            keys: keeper.keys,
-            reloaderImage: "busybox:1.37",
-            vaultClient: pods.factory,
-            plan: { initGraceMs: 5_000 },
-          }),
-        { kinds: [VaultClusterKind], objects, request: base, timeoutMs: 60_000, setup: keeper.bind },
-      );
-      run.expectNoError();
-      objects = run.objects;
-      const acted = run.events
-        .filter((e) => e.type === "Normal" && !e.reason.startsWith("Certificate"))
-        .map((e) => `${e.reason} ${/(demo-\d)/.exec(e.note)?.[1] ?? ""}`.trim());
-      taken.push(...acted);
-      steps.push(...acted);
-      const status = (run.get(VaultClusterKind, "demo", "ns") as VaultCluster).status;
-      const progressing = status?.conditions?.find((c) => c.type === "Progressing");
-      if (progressing?.reason === "InSync") return taken;
-      if (acted.length === 0) await new Promise((r) => setTimeout(r, 1_000));
-    }
-    const last = statusOf()?.conditions?.find((c) => c.type === "Progressing");
-    throw new Error(
-      `no convergence; last steps: ${taken.slice(-8).join(", ")}; ${last?.reason}: ${last?.message}`,
-    );
+    const real = { base, pods, metrics, keeper, plan: { initGraceMs: 5_000 } };
+    const r = await convergeReal(real, objects, spec, { max });
+    objects = r.objects;
+    steps.push(...r.taken);
+    return r.taken;
   }
 
   const statusOf = () => (objects.find((o) => o.kind === "VaultCluster") as VaultCluster).status;

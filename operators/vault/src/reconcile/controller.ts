@@ -253,7 +253,7 @@ export async function reconcileVaultCluster(
         }
       } else {
         reported = toStep(result);
-        requeueAfter = REQUEUE.waiting;
+        requeueAfter = result.degraded ? REQUEUE.degraded : REQUEUE.waiting;
         const judged =
           step.type === "Unseal" && result.reason === "UnsealIncomplete"
             ? unsealJudged(cluster, obs, step.pod, { stillSealed: true, message: result.message })
@@ -412,5 +412,6 @@ function recordMetrics(metrics: VaultOperatorMetrics, cluster: VaultCluster, obs
     name,
     counts,
     "servers" in obs.observed.raft ? obs.observed.raft.servers.length : undefined,
+    obs.autopilot,
   );
 }

@@ -1,5 +1,6 @@
 // The Vault operator's own metrics, beside core's controller_runtime_* and workqueue_* families.
 import { Counter, Gauge, type Registry } from "prom-client";
+import type { VaultAutopilotStatus } from "../api/vault-cluster.ts";
 import { POD_STATES, type PodState } from "../desired/names.ts";
 
 /** Metrics of the VaultCluster controller, registered on the manager's registry. */
@@ -8,6 +9,10 @@ export class VaultOperatorMetrics {
   readonly pods: Gauge<"object_namespace" | "object_name" | "state">;
   /** capstan_vault_raft_peers{object_namespace,object_name}: servers in the raft configuration. */
   readonly raftPeers: Gauge<"object_namespace" | "object_name">;
+  /** capstan_vault_autopilot_failure_tolerance{object_namespace,object_name}: voters that may fail, per autopilot. */
+  readonly failureTolerance: Gauge<"object_namespace" | "object_name">;
+  /** capstan_vault_autopilot_voters{object_namespace,object_name}: raft voters, per autopilot. */
+  readonly voters: Gauge<"object_namespace" | "object_name">;
   /** capstan_vault_unseal_total{object_namespace,object_name}: pods the operator unsealed. */
   readonly unseals: Counter<"object_namespace" | "object_name">;
   /** capstan_vault_steps_total{object_namespace,object_name,step}: steps the operator took. */
@@ -24,6 +29,18 @@ export class VaultOperatorMetrics {
     this.raftPeers = new Gauge({
       name: "capstan_vault_raft_peers",
       help: "Servers in the VaultCluster's raft configuration, as the active node reports it.",
+      labelNames: ["object_namespace", "object_name"],
+      registers,
+    });
+    this.failureTolerance = new Gauge({
+      name: "capstan_vault_autopilot_failure_tolerance",
+      help: "Raft voters of a VaultCluster that can fail with the cluster keeping its quorum, as autopilot reports it through the active node (absent while no node is active).",
+      labelNames: ["object_namespace", "object_name"],
+      registers,
+    });
+    this.voters = new Gauge({
+      name: "capstan_vault_autopilot_voters",
+      help: "Raft voters of a VaultCluster, as autopilot reports them through the active node (absent while no node is active).",
       labelNames: ["object_namespace", "object_name"],
       registers,
     });
@@ -51,16 +68,28 @@ export class VaultOperatorMetrics {
     this.unseals.inc({ object_namespace: namespace, object_name: name });
   }
 
-  /** Records one observation of a cluster; `peers` undefined when the raft configuration was not read. */
+  /**
+   * Records one observation of a cluster; `peers` undefined when the raft configuration was not read, `autopilot`
+   * when autopilot's state was not (its series are then dropped: no stale tolerance).
+   */
   observe(
     namespace: string,
     name: string,
     counts: Record<PodState, number>,
     peers: number | undefined,
+    autopilot?: VaultAutopilotStatus,
   ): void {
+    const labels = { object_namespace: namespace, object_name: name };
     for (const state of POD_STATES)
       this.pods.set({ object_namespace: namespace, object_name: name, state }, counts[state]);
-    if (peers !== undefined) this.raftPeers.set({ object_namespace: namespace, object_name: name }, peers);
+    if (peers !== undefined) this.raftPeers.set(labels, peers);
+    if (autopilot === undefined) {
+      this.failureTolerance.remove(labels);
+      this.voters.remove(labels);
+    } else {
+      this.failureTolerance.set(labels, autopilot.failureTolerance);
+      this.voters.set(labels, autopilot.voters.length);
+    }
     this.unseals.inc({ object_namespace: namespace, object_name: name }, 0); // the series exists from the first observation
   }
 
@@ -69,6 +98,8 @@ export class VaultOperatorMetrics {
     for (const state of POD_STATES)
       this.pods.remove({ object_namespace: namespace, object_name: name, state });
     this.raftPeers.remove({ object_namespace: namespace, object_name: name });
+    this.failureTolerance.remove({ object_namespace: namespace, object_name: name });
+    this.voters.remove({ object_namespace: namespace, object_name: name });
     this.unseals.remove({ object_namespace: namespace, object_name: name });
   }
 }

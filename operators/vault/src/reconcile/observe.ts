@@ -9,7 +9,7 @@ import {
   Pod,
   Secret,
 } from "@capstan/core";
-import type { VaultCluster } from "../api/vault-cluster.ts";
+import type { VaultAutopilotStatus, VaultCluster } from "../api/vault-cluster.ts";
 import {
   CLAIM_UID_LABEL,
   claimName,
@@ -31,6 +31,7 @@ import {
   podTemplateHash,
   type SecretObject,
 } from "../desired/objects.ts";
+import type { ObservedAutopilot } from "../plan/autopilot.ts";
 import {
   type Observed,
   type ObservedKeys,
@@ -42,7 +43,13 @@ import {
 } from "../plan/plan.ts";
 import { CONTAINER_FAILURE_REASONS, type ContainerFailure } from "../plan/stalled.ts";
 import type { SealProgress } from "../plan/unseal.ts";
-import { certificateRejected, VaultClient, VaultError, type VaultHealth } from "../vault/vault-client.ts";
+import {
+  certificateRejected,
+  type VaultAutopilotState,
+  VaultClient,
+  VaultError,
+  type VaultHealth,
+} from "../vault/vault-client.ts";
 
 /** Timeout of each Vault call made while observing: a dead pod must not stall the reconcile. */
 export const OBSERVE_TIMEOUT_MS = 3_000;
@@ -93,6 +100,36 @@ export interface Observation {
   active?: string;
   /** The cluster_id the pods answer with (the active's, else any). */
   clusterID?: string;
+  /** Autopilot's health, when the active pod answered it (sys/storage/raft/autopilot/state). */
+  autopilot?: VaultAutopilotStatus;
+}
+
+/** Autopilot's state as status.autopilot shows it: no moving values (last contact, indexes, times). */
+export function autopilotStatus(state: VaultAutopilotState): VaultAutopilotStatus {
+  const voters =
+    state.voters ??
+    Object.values(state.servers ?? {})
+      .filter((s) => s.status === "voter" || s.status === "leader")
+      .map((s) => s.id);
+  return {
+    healthy: state.healthy,
+    failureTolerance: state.failure_tolerance,
+    ...(state.optimistic_failure_tolerance === undefined
+      ? {}
+      : { optimisticFailureTolerance: state.optimistic_failure_tolerance }),
+    voters: [...voters].sort(),
+    ...(state.leader ? { leader: state.leader } : {}),
+  };
+}
+
+/** A call's answer, or the error it failed with (a missing method of a scripted client counts as one). */
+function settle<T>(call: () => Promise<T>): Promise<T | Error> {
+  return Promise.resolve()
+    .then(call)
+    .then(
+      (v) => v,
+      (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+    );
 }
 
 /** Decodes a Secret's data (base64) and stringData. */
@@ -358,9 +395,12 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
       !p.vault.standby,
   );
 
-  // Through the active pod: the raft configuration and the operator token.
+  // Through the active pod: the raft configuration, the operator token, autopilot's state and (when spec.autopilot
+  // is set) its configuration.
   let raft: Observed["raft"] = { error: "no active pod" };
   let token: ObservedToken | undefined;
+  let autopilot: VaultAutopilotStatus | undefined;
+  let autopilotConfig: ObservedAutopilot | undefined;
   const activePod = active === undefined ? undefined : pods.get(active.name);
   const opToken = keys.material.operatorToken ?? keys.material.rootToken;
   if (activePod !== undefined && opToken !== undefined) {
@@ -368,17 +408,13 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
     if (t !== undefined) {
       const client = input.vaultClient(t);
       try {
-        const [servers, self] = await Promise.all([
-          client.raftConfiguration(call).then(
-            (s) => s,
-            (e: unknown) => e as Error,
-          ),
-          keys.material.operatorToken === undefined
+        const [servers, self, state, config] = await Promise.all([
+          settle(() => client.raftConfiguration(call)),
+          keys.material.operatorToken === undefined ? undefined : settle(() => client.lookupSelf(call)),
+          settle(() => client.autopilotState(call)),
+          cluster.spec.autopilot === undefined
             ? undefined
-            : client.lookupSelf(call).then(
-                (s) => s,
-                (e: unknown) => e as Error,
-              ),
+            : settle(() => client.autopilotConfiguration(call)),
         ]);
         raft =
           servers instanceof Error
@@ -397,6 +433,14 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
           token = { valid: false, error: self.message };
         } else if (self !== undefined && !(self instanceof Error)) {
           token = { valid: true, ttlSeconds: self.ttl, periodSeconds: self.period ?? 0 };
+        }
+        if (!(state instanceof Error)) autopilot = autopilotStatus(state);
+        if (config instanceof VaultError && config.status === 403) {
+          autopilotConfig = { forbidden: true, error: config.message };
+        } else if (config instanceof Error) {
+          autopilotConfig = { error: config.message };
+        } else if (config !== undefined) {
+          autopilotConfig = { config };
         }
       } finally {
         await client.close();
@@ -419,6 +463,7 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
     ...(keysSecret === undefined ? {} : { keysSecret }),
     ...(active === undefined ? {} : { active: active.name }),
     ...(clusterID === undefined ? {} : { clusterID }),
+    ...(autopilot === undefined ? {} : { autopilot }),
     observed: {
       pods: observedPods,
       claims: [...claims.keys()],
@@ -434,6 +479,7 @@ export async function observe(cluster: VaultCluster, input: ObserveInput): Promi
       ...(cluster.status?.currentVersion === undefined
         ? {}
         : { knownVersion: cluster.status.currentVersion }),
+      ...(autopilotConfig === undefined ? {} : { autopilot: autopilotConfig }),
       tls: input.tls,
     },
   };

@@ -173,5 +173,7 @@ export function statusOf(
     ...(clusterID === undefined ? {} : { clusterID }),
     ...(notAfter === undefined ? {} : { tls: { notAfter } }),
     endpoint: clientEndpoint(cluster),
+    // Only what the active node answered now: an outage must not leave a healthy verdict standing.
+    ...(obs.autopilot === undefined ? {} : { autopilot: obs.autopilot }),
   };
 }

@@ -92,6 +92,13 @@ export function fakeVault(
       raftConfiguration: async () => [
         { node_id: "demo-0", address: "demo-0:8201", leader: true, voter: true, protocol_version: "3" },
       ],
+      autopilotState: async () => ({
+        healthy: true,
+        failure_tolerance: 0,
+        leader: "demo-0",
+        voters: ["demo-0"],
+        servers: { "demo-0": { id: "demo-0", healthy: true, status: "leader" } },
+      }),
       lookupSelf: async () => OPERATOR_TOKEN_INFO,
       ...override,
     }) as unknown as VaultClient;

@@ -127,6 +127,28 @@ export interface VaultTokenInfo {
   display_name: string;
 }
 
+/** GET /v1/sys/storage/raft/autopilot/state (data; the fields the operator reads). */
+export interface VaultAutopilotState {
+  healthy: boolean;
+  failure_tolerance: number;
+  /** Vault Enterprise (redundancy zones) only. */
+  optimistic_failure_tolerance?: number;
+  leader: string;
+  voters?: string[];
+  servers: Record<string, { id: string; healthy: boolean; status: string; last_index?: number }>;
+}
+
+/** GET /v1/sys/storage/raft/autopilot/configuration (data), also the body of its POST. */
+export interface VaultAutopilotConfiguration {
+  cleanup_dead_servers: boolean;
+  dead_server_last_contact_threshold: string;
+  last_contact_threshold: string;
+  max_trailing_logs: number;
+  min_quorum: number;
+  server_stabilization_time: string;
+  disable_upgrade_migration?: boolean;
+}
+
 /** The health query: each state answers 200 so the body is always read; the body says the state. */
 const HEALTH_QUERY =
   "standbycode=200&sealedcode=200&uninitcode=200&drsecondarycode=200&performancestandbycode=200";
@@ -278,22 +300,34 @@ export class VaultClient {
     await this.call("POST", "/v1/sys/storage/raft/remove-peer", { server_id: nodeId }, options);
   }
 
-  /** Autopilot's view: healthy servers, the leader, failure tolerance. */
-  async autopilotState(options: CallOptions = {}): Promise<{
-    healthy: boolean;
-    failure_tolerance: number;
-    leader: string;
-    servers: Record<string, { id: string; healthy: boolean; status: string; last_index?: number }>;
-  }> {
-    const res = await this.call<{
-      data: {
-        healthy: boolean;
-        failure_tolerance: number;
-        leader: string;
-        servers: Record<string, { id: string; healthy: boolean; status: string; last_index?: number }>;
-      };
-    }>("GET", "/v1/sys/storage/raft/autopilot/state", undefined, options);
+  /** Autopilot's view: healthy servers, the leader, the voters, failure tolerance. */
+  async autopilotState(options: CallOptions = {}): Promise<VaultAutopilotState> {
+    const res = await this.call<{ data: VaultAutopilotState }>(
+      "GET",
+      "/v1/sys/storage/raft/autopilot/state",
+      undefined,
+      options,
+    );
     return res.data;
+  }
+
+  /** GET /v1/sys/storage/raft/autopilot/configuration (durations as Go prints them, e.g. "24h0m0s"). */
+  async autopilotConfiguration(options: CallOptions = {}): Promise<VaultAutopilotConfiguration> {
+    const res = await this.call<{ data: VaultAutopilotConfiguration }>(
+      "GET",
+      "/v1/sys/storage/raft/autopilot/configuration",
+      undefined,
+      options,
+    );
+    return res.data;
+  }
+
+  /** POST /v1/sys/storage/raft/autopilot/configuration: Vault merges the fields given (a zero value changes nothing). */
+  async setAutopilotConfiguration(
+    config: Partial<VaultAutopilotConfiguration>,
+    options: CallOptions = {},
+  ): Promise<void> {
+    await this.call("POST", "/v1/sys/storage/raft/autopilot/configuration", config, options);
   }
 
   /** PUT /v1/sys/step-down: the active node gives up leadership (a standby takes over). */
@@ -392,30 +426,7 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** The operator's policy: what it needs on a running cluster and nothing more. */
-export const OPERATOR_POLICY_NAME = "capstan-vault-operator";
-
-/** The HCL of {@link OPERATOR_POLICY_NAME}. */
-export const OPERATOR_POLICY = `# Written by the capstan Vault operator: raft membership, step-down, its own token.
-path "sys/storage/raft/configuration" {
-  capabilities = ["read"]
-}
-path "sys/storage/raft/remove-peer" {
-  capabilities = ["update"]
-}
-path "sys/storage/raft/autopilot/state" {
-  capabilities = ["read"]
-}
-path "sys/step-down" {
-  capabilities = ["update", "sudo"]
-}
-path "auth/token/renew-self" {
-  capabilities = ["update"]
-}
-path "auth/token/lookup-self" {
-  capabilities = ["read"]
-}
-`;
+export { OPERATOR_POLICY, OPERATOR_POLICY_NAME } from "./policy.ts";
 
 /** Period of the operator's token: renewed well within it (each reconcile that finds less than half left). */
 export const OPERATOR_TOKEN_PERIOD = "768h";
