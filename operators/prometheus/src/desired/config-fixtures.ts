@@ -190,3 +190,42 @@ export const GOLDEN_CASES: GoldenCase[] = [
     },
   },
 ];
+
+/**
+ * `count` PrometheusRules in `namespace` (labelled role: alert-rules), each one alert whose rendered rule file is
+ * about 2.7 kB (a long runbook annotation, as real alerts carry): 450 of them make the 1.22 MB that one Secret could
+ * not hold (issue 29).
+ */
+export function manyRules(count: number, namespace = "monitoring"): PrometheusRule[] {
+  return Array.from({ length: count }, (_, i) => {
+    const n = String(i).padStart(4, "0");
+    return {
+      apiVersion: "monitoring.coreos.com/v1",
+      kind: "PrometheusRule",
+      metadata: { name: `team-rules-${n}`, namespace, uid: `rule-${n}`, labels: { role: "alert-rules" } },
+      spec: {
+        groups: [
+          {
+            name: `team-${n}`,
+            rules: [
+              {
+                alert: `HighErrorRate${n}`,
+                expr: `sum by (job) (rate(http_requests_total{code=~"5..",service="svc-${n}"}[5m])) / sum by (job) (rate(http_requests_total{service="svc-${n}"}[5m])) > 0.05`,
+                for: "10m",
+                labels: { severity: "warning", team: `team-${n}` },
+                annotations: {
+                  summary: `Service svc-${n} answers more than 5% errors`,
+                  description: Array.from(
+                    { length: 28 },
+                    (_, s) =>
+                      `Step ${s + 1} for svc-${n}: check the dashboard, the logs and the recent deploys.`,
+                  ).join(" "),
+                },
+              },
+            ],
+          },
+        ],
+      },
+    };
+  });
+}

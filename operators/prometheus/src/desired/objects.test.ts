@@ -90,16 +90,12 @@ describe("golden files", () => {
 });
 
 describe("rules the builders follow", () => {
-  it("the Secret holds prometheus.yml gzipped, the rule files and the assets, annotated with the hash", () => {
+  it("the Secret holds prometheus.yml gzipped and the assets (the rule files are in shards), annotated with the hash", () => {
     const config = renderConfig(server(), { ...none, rules: [rule] });
     const secret = configSecret(server(), config, { secret_a_b_c: "dG9r" });
     const yml = gunzipSync(Buffer.from(secret.data?.[CONFIG_KEY] ?? "", "base64")).toString("utf8");
     expect(yml).toBe(config.yaml);
-    expect(Object.keys(secret.data ?? {}).sort()).toEqual([
-      "etcd_etcd-alerts.yaml",
-      CONFIG_KEY,
-      "secret_a_b_c",
-    ]);
+    expect(Object.keys(secret.data ?? {}).sort()).toEqual([CONFIG_KEY, "secret_a_b_c"]);
     expect(secret.metadata.annotations?.["monitoring.capstan.dev/config-hash"]).toBe(config.hash);
     // Same input, same bytes: an unchanged configuration is no write.
     expect(configSecret(server(), config, { secret_a_b_c: "dG9r" })).toEqual(secret);

@@ -1,6 +1,7 @@
 // Pure builders of everything a Prometheus server owns: its ServiceAccount and discovery RBAC, the config Secret
-// (prometheus.yml gzipped, rule files, asset files), the governing and client Services, the StatefulSet (restricted
-// Pod Security, probes, a reloader sidecar that reloads Prometheus when the mounted Secret changes) and the
+// (prometheus.yml gzipped, asset files), the rule shards (Secrets holding the rule files, see rule-shards.ts), the
+// governing and client Services, the StatefulSet (restricted Pod Security, probes, one projected volume of the config
+// Secret and the rule shards, a reloader sidecar that reloads Prometheus when it changes) and the
 // PodDisruptionBudget. No client imports: the reconciler applies what these return.
 import { gzipSync } from "node:zlib";
 import {
@@ -80,8 +81,18 @@ export const DATA_DIR = "/prometheus";
 export const PROMETHEUS_UID = 65534;
 /** The config Secret's key holding prometheus.yml, gzipped (as prometheus-operator stores it). */
 export const CONFIG_KEY = "prometheus.yml.gz";
-/** Where the config Secret is mounted for the reloader (the rule files are read there too: RULES_DIR). */
+/**
+ * Where the config Secret and the rule shards are projected together (one directory, swapped atomically by the
+ * kubelet): the reloader reads the gzipped config there, Prometheus the rule files (RULES_DIR).
+ */
 export const SECRET_DIR = RULES_DIR;
+/** The app.kubernetes.io/component label of the rule shards (the cache finds a server's shards by it). */
+export const RULE_SHARD_COMPONENT = "rules";
+/**
+ * The pods mount rule shard slots in blocks of this many (each an optional projected source, empty until its Secret
+ * exists): the shard count changing within the slots never touches the pod template, so never restarts Prometheus.
+ */
+export const RULE_SLOT_BLOCK = 8;
 /** Default image of the reloader sidecar and init container (operator flag --reloader-image). */
 export const DEFAULT_RELOADER_IMAGE = "busybox:1.37";
 /** Requests of the prometheus container when spec.resources is unset (never BestEffort). */
@@ -100,6 +111,10 @@ export interface PodSettings {
 /** `prometheus-<name>`: the StatefulSet, client Service, config Secret, ServiceAccount, PDB and home RBAC. */
 export function serverName(p: Prometheus): string {
   return `prometheus-${p.metadata.name ?? ""}`;
+}
+/** `prometheus-<name>-rules-<i>`: rule shard i. */
+export function ruleShardName(p: Prometheus, i: number): string {
+  return `${serverName(p)}-rules-${i}`;
 }
 /** `prometheus-<name>-operated`: the governing headless Service of the StatefulSet. */
 export function governingServiceName(p: Prometheus): string {
@@ -251,21 +266,17 @@ export function discoveryRbac(p: Prometheus, scope: DiscoveryScope): DiscoveryRb
 
 // ---- the config Secret ----
 
-/** The config Secret's contents besides the asset files: prometheus.yml gzipped and the rule files. */
+/** The config Secret's contents besides the asset files: prometheus.yml gzipped (the rule files are in shards). */
 export function configData(config: RenderedConfig): Record<string, string> {
-  const data: Record<string, string> = {
-    // gzip output is deterministic for the same input (no name, mtime 0), so an unchanged config is no write.
-    [CONFIG_KEY]: gzipSync(Buffer.from(config.yaml, "utf8"), { level: 9 }).toString("base64"),
-  };
-  for (const [file, text] of Object.entries(config.rules)) data[file] = b64(text);
-  return data;
+  // gzip output is deterministic for the same input (no name, mtime 0), so an unchanged config is no write.
+  return { [CONFIG_KEY]: gzipSync(Buffer.from(config.yaml, "utf8"), { level: 9 }).toString("base64") };
 }
 
 /**
- * The Secret `prometheus-<name>`: prometheus.yml gzipped (key CONFIG_KEY), one key per rule file, and one key per
- * asset file (`assets`: assetKey -> the referenced Secret/ConfigMap value, already base64). Annotated with the
- * configuration hash. Mounted whole at RULES_DIR (rule files, and the gzipped config the reloader unpacks) and at
- * ASSETS_DIR (credentials).
+ * The Secret `prometheus-<name>`: prometheus.yml gzipped (key CONFIG_KEY) and one key per asset file (`assets`:
+ * assetKey -> the referenced Secret/ConfigMap value, already base64). Annotated with the configuration hash (which
+ * covers the rule files too). Projected with the rule shards at SECRET_DIR (the gzipped config the reloader unpacks)
+ * and mounted alone at ASSETS_DIR (credentials).
  */
 export function configSecret(
   p: Prometheus,
@@ -285,6 +296,49 @@ export function configSecret(
 
 function b64(text: string): string {
   return Buffer.from(text, "utf8").toString("base64");
+}
+
+/**
+ * The rule shards `prometheus-<name>-rules-<i>` of `shards` (shardRuleFiles' answer: index -> file name -> YAML), one
+ * Secret per shard that holds a file, each key a rule file (its name under RULES_DIR). Labelled with the component
+ * `rules`, owned by the server.
+ */
+export function ruleShardSecrets(p: Prometheus, shards: readonly Record<string, string>[]): SecretObject[] {
+  const out: SecretObject[] = [];
+  shards.forEach((files, i) => {
+    const names = Object.keys(files).sort();
+    if (names.length === 0) return;
+    const metadata = meta(p, ruleShardName(p, i));
+    out.push(
+      owned<SecretObject>(p, {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: {
+          ...metadata,
+          labels: { ...metadata.labels, "app.kubernetes.io/component": RULE_SHARD_COMPONENT },
+        },
+        type: "Opaque",
+        data: Object.fromEntries(names.map((f) => [f, b64(files[f] ?? "")])),
+      }),
+    );
+  });
+  return out;
+}
+
+/**
+ * How many rule shard slots the pods mount: `needed` (the highest shard index in use + 1) rounded up to a whole
+ * RULE_SLOT_BLOCK, and never fewer than the live StatefulSet mounts (`live`), so that rules shrinking never rolls the
+ * pods. Only rules outgrowing the slots change the pod template (and so roll the pods, once per block).
+ */
+export function ruleSlots(needed: number, live = 0): number {
+  const blocks = Math.max(1, Math.ceil(needed / RULE_SLOT_BLOCK));
+  return Math.max(blocks * RULE_SLOT_BLOCK, live);
+}
+
+/** The rule shard slots a StatefulSet's pods mount (0 for one from before the shards, or none). */
+export function mountedRuleSlots(sts: StatefulSetObject | undefined): number {
+  const volume = sts?.spec?.template.spec?.volumes?.find((v) => v.name === "config-secret");
+  return (volume?.projected?.sources ?? []).filter((s) => s.secret?.optional === true).length;
 }
 
 // ---- Services ----
@@ -359,10 +413,14 @@ done
 /**
  * The StatefulSet `prometheus-<name>`: `spec.replicas` pods of `<repository>:v<version>`, each with its data claim
  * (unless ephemeral), the configuration unpacked by an init container and kept current by the reloader sidecar
- * (never a restart for a configuration change), restricted Pod Security, and spec.podTemplate merged in (its labels
- * never override the selector labels).
+ * (never a restart for a configuration change), `slots` rule shard slots mounted (see ruleSlots), restricted Pod
+ * Security, and spec.podTemplate merged in (its labels never override the selector labels).
  */
-export function statefulSet(p: Prometheus, settings: PodSettings): StatefulSetObject {
+export function statefulSet(
+  p: Prometheus,
+  settings: PodSettings,
+  slots = RULE_SLOT_BLOCK,
+): StatefulSetObject {
   const spec = p.spec;
   const template = spec.podTemplate ?? {};
   const ephemeral = spec.storage.ephemeral === true;
@@ -432,7 +490,20 @@ export function statefulSet(p: Prometheus, settings: PodSettings): StatefulSetOb
     ],
     volumes: [
       { name: "config", emptyDir: {} },
-      { name: "config-secret", secret: { secretName: serverName(p), defaultMode: 0o440 } },
+      {
+        // The config Secret and every rule shard slot in one directory; a slot whose Secret does not exist (yet, or
+        // any more) is empty, and the kubelet fills it when it appears, without touching the pod.
+        name: "config-secret",
+        projected: {
+          defaultMode: 0o440,
+          sources: [
+            { secret: { name: serverName(p) } },
+            ...Array.from({ length: slots }, (_, i) => ({
+              secret: { name: ruleShardName(p, i), optional: true },
+            })),
+          ],
+        },
+      },
       { name: "assets", secret: { secretName: serverName(p), defaultMode: 0o440 } },
       ...(ephemeral ? [{ name: "data", emptyDir: {} }] : []),
     ],

@@ -1,7 +1,8 @@
 // The real promtool (built with the Prometheus image by e2e/images/prometheus/build.sh, cached in
 // $CAPSTAN_CACHE/prometheus-<version>/bin, default ~/.cache/capstan, or CAPSTAN_PROMTOOL) over the generated configuration: every golden
 // case passes `promtool check config` (which also checks the rule files it lists), and what selectMonitors
-// refuses, rendered anyway, promtool refuses too, so the checks in validate.ts mean what Prometheus means.
+// refuses, rendered anyway, promtool refuses too, so the checks in validate.ts mean what Prometheus means; and 450
+// rules spread over rule shards, laid out as the pods' projected volume lays them, are the files rule_files lists.
 // The "real" project (`npm run test:real`); without promtool it fails, saying how to build it (never skips).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -12,7 +13,9 @@ import type { RuleGroup } from "../api/prometheus-rule.ts";
 import type { Endpoint, ServiceMonitor } from "../api/service-monitor.ts";
 import { prometheusBinary } from "../prometheus-binaries.ts";
 import { renderConfig } from "./config.ts";
-import { GOLDEN_CASES, none, prometheus } from "./config-fixtures.ts";
+import { GOLDEN_CASES, manyRules, none, prometheus } from "./config-fixtures.ts";
+import { ruleShardSecrets } from "./objects.ts";
+import { shardRuleFiles } from "./rule-shards.ts";
 import { type SelectedMonitors, selectMonitors } from "./select.ts";
 
 const promtool = prometheusBinary("promtool");
@@ -132,5 +135,37 @@ describe("promtool check config", () => {
     );
     expect(selection.feedback[0]!.inConfig).toBe(false);
     expect(check(name, { ...none, rules: [rule] }).ok).toBe(false);
+  });
+});
+
+describe("promtool over the rule shards", () => {
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), "capstan-promtool-shards-"));
+  });
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it("450 rules: the shard Secrets, projected into one directory as the pods see it, are every file rule_files lists", () => {
+    const p = prometheus();
+    p.metadata.uid = "u-1";
+    const out = renderConfig(p, { ...none, rules: manyRules(450) });
+    const secrets = ruleShardSecrets(p, shardRuleFiles(out.rules));
+    expect(secrets.length).toBeGreaterThan(1);
+    const root = join(work, "shards");
+    mkdirSync(join(root, "config"), { recursive: true });
+    mkdirSync(join(root, "rules"), { recursive: true });
+    writeFileSync(
+      join(root, "config", "prometheus.yml"),
+      out.yaml.replaceAll("/etc/prometheus/", `${root}/`),
+    );
+    for (const s of secrets) {
+      for (const [file, b64] of Object.entries(s.data ?? {}))
+        writeFileSync(join(root, "rules", file), Buffer.from(b64, "base64"));
+    }
+    const output = execFileSync(promtool, ["check", "config", join(root, "config", "prometheus.yml")], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, POD_NAME: "prometheus-main-0" },
+    });
+    expect(output.match(/SUCCESS: 1 rules found/g)).toHaveLength(450);
   });
 });

@@ -423,6 +423,12 @@ describe("PrometheusRule feedback", () => {
     ],
     ["no groups", [], "Accepted", "0 group(s)"],
     [
+      "a rule file over 960 KiB (no Secret could hold it)",
+      [{ name: "g", rules: [{ ...alert, annotations: { runbook: "x".repeat(1024 * 1024) } }] }],
+      "RuleFileTooLarge",
+      "the rule file of this PrometheusRule is 1048",
+    ],
+    [
       "unbalanced bracket",
       [{ name: "g", rules: [alert, { alert: "X", expr: "sum(rate(x[5m])" }] }],
       "InvalidRules",

@@ -10,6 +10,8 @@ import type { Prometheus } from "../api/prometheus.ts";
 import type { PrometheusRule } from "../api/prometheus-rule.ts";
 import type { Endpoint, ServiceMonitor } from "../api/service-monitor.ts";
 import { type AssetRef, endpointAssets } from "./assets.ts";
+import { renderRuleFile } from "./config.ts";
+import { MAX_RULE_FILE_BYTES, ruleFileBytes } from "./rule-shards.ts";
 import { parsePrometheusDuration, relabelError, ruleGroupError } from "./validate.ts";
 
 /** The parts of a Namespace selection reads. */
@@ -67,7 +69,8 @@ export type FeedbackReason =
   | "InvalidTLS"
   | "UnsupportedField"
   | "SecretNotFound"
-  | "InvalidRules";
+  | "InvalidRules"
+  | "RuleFileTooLarge";
 
 /** Reasons whose monitor is valid and stays in the configuration although it is not Accepted. */
 export const IN_CONFIG_REASONS: readonly FeedbackReason[] = ["Accepted", "NoTargets", "PortNotFound"];
@@ -137,7 +140,8 @@ const byKey = <T extends { metadata: { namespace?: string; name?: string } }>(a:
  * - A chosen monitor Prometheus would refuse (bad regex, relabeling, duration, auth, TLS, missing Secret key,
  *   unsupported field) is left out with its reason; a valid one whose selector or port finds nothing in
  *   `services`/`pods` stays in, reported NoTargets or PortNotFound.
- * - A chosen PrometheusRule with a rule Prometheus would refuse is left out (InvalidRules).
+ * - A chosen PrometheusRule with a rule Prometheus would refuse is left out (InvalidRules), and one whose rule file
+ *   no Secret could hold (RuleFileTooLarge).
  *
  * Throws an Error naming the field when one of the server's own selectors is malformed (the reconciler reports it
  * as Degraded).
@@ -504,6 +508,14 @@ function judgeRule(rule: PrometheusRule): Omit<Verdict, "inConfig"> {
     seen.add(g.name);
     const err = ruleGroupError(g);
     if (err !== undefined) throw new Refusal("InvalidRules", err);
+  }
+  // Its file goes into one Secret (a rule shard), which the API server caps at 1 MiB.
+  const bytes = ruleFileBytes("", renderRuleFile(rule));
+  if (bytes > MAX_RULE_FILE_BYTES) {
+    throw new Refusal(
+      "RuleFileTooLarge",
+      `the rule file of this PrometheusRule is ${bytes} bytes, more than the ${MAX_RULE_FILE_BYTES} one Secret can hold: split its groups over several PrometheusRules`,
+    );
   }
   const count = groups.reduce((n, g) => n + (g.rules?.length ?? 0), 0);
   return { reason: "Accepted", message: `${groups.length} group(s), ${count} rule(s) loaded` };

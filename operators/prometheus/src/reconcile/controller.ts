@@ -1,7 +1,9 @@
 // The Prometheus controller: observe (the server, what it selects, its objects) -> compute (selectMonitors +
-// renderConfig) -> act (apply what changed: ServiceAccount, RBAC, config Secret, Services, StatefulSet, PDB) ->
+// renderConfig + shardRuleFiles) -> act (apply what changed: ServiceAccount, RBAC, rule shards, config Secret,
+// Services, StatefulSet, PDB; delete shards no longer needed once the pods carry the configuration without them) ->
 // monitor bindings -> status, conditions, events and metrics. Configuration changes reach the pods through the
-// mounted Secret and the reloader sidecar: the pod template never changes for them.
+// projected Secrets and the reloader sidecar: the pod template never changes for them. A write the API server
+// refuses (refusals.ts) is Degraded, not a thrown error.
 import {
   addFinalizer,
   annotatePods,
@@ -12,7 +14,6 @@ import {
   findCondition,
   generationChanged,
   hasFinalizer,
-  isInvalid,
   isNotFound,
   type Kind,
   type KubeObject,
@@ -54,13 +55,18 @@ import {
   discoveryScope,
   governingService,
   MANAGED_BY,
+  mountedRuleSlots,
   type PodSettings,
   podDisruptionBudget,
   RBAC_FINALIZER,
+  ruleShardSecrets,
+  ruleSlots,
+  type SecretObject,
   serverName,
   serviceAccount,
   statefulSet,
 } from "../desired/objects.ts";
+import { shardRuleFiles } from "../desired/rule-shards.ts";
 import { type Selection, selectMonitors } from "../desired/select.ts";
 import { RefusedBindings, syncBindings } from "./bindings.ts";
 import type { PrometheusOperatorMetrics } from "./metrics.ts";
@@ -72,6 +78,7 @@ import {
   readKeys,
   referencedKeys,
 } from "./observe.ts";
+import { isRefusal, refusalProblem } from "./refusals.ts";
 import { httpRuntimeInfo, judgeReloads, type PodRuntime, type RuntimeInfoClient } from "./reload.ts";
 import { type Problem, podProblems, statusOf } from "./status.ts";
 
@@ -227,10 +234,23 @@ export async function reconcilePrometheus(
     configHash = config.hash;
     const assets: Record<string, string> = {};
     for (const a of config.assets) assets[a.assetKey] = values.get(keyId(a)) ?? "";
-    await act(ctx, p, obs, settings, selection, configSecret(p, config, assets), problems);
+    const shards = shardRuleFiles(config.rules, liveShardFiles(p, obs.ruleShards));
+    const refused = await act(ctx, p, obs, settings, selection, problems, {
+      secret: configSecret(p, config, assets),
+      shards: ruleShardSecrets(p, shards),
+      slots: ruleSlots(shards.length, mountedRuleSlots(obs.statefulSet)),
+    });
+    if (refused !== undefined) {
+      // The pods keep the previous configuration: Reconciled says so, and the status keeps the previous hash.
+      configProblem = refused;
+      configHash = undefined;
+    }
   } else {
     const fallback = obs.configSecret === undefined ? configSecret(p, renderConfig(p, none), {}) : undefined;
-    await act(ctx, p, obs, settings, undefined, fallback, problems);
+    await act(ctx, p, obs, settings, undefined, problems, {
+      ...(fallback === undefined ? {} : { secret: fallback }),
+      slots: ruleSlots(0, mountedRuleSlots(obs.statefulSet)),
+    });
   }
 
   // Feedback on each monitor.
@@ -268,6 +288,7 @@ export async function reconcilePrometheus(
 
   // Status, events, metrics.
   const selected = selection === undefined ? undefined : selectedStatus(selection);
+  const written = configProblem === undefined ? selected : undefined;
   if (selected !== undefined) {
     options.metrics.observe(p.metadata.namespace ?? "", p.metadata.name ?? "", {
       ServiceMonitor: selected.serviceMonitors?.length ?? 0,
@@ -293,7 +314,7 @@ export async function reconcilePrometheus(
     p,
     {
       ...(obs.statefulSet === undefined ? {} : { statefulSet: obs.statefulSet }),
-      ...(selected === undefined ? {} : { selected }),
+      ...(written === undefined ? {} : { selected: written }),
       ...(selection === undefined
         ? {}
         : { notAccepted: selection.feedback.filter((f) => !f.accepted).length }),
@@ -330,9 +351,37 @@ async function writeStatus(
   }
 }
 
+/** The live rule shards as shardRuleFiles reads them: index -> file name -> contents (missing indexes empty). */
+function liveShardFiles(p: Prometheus, shards: readonly SecretObject[]): Record<string, string>[] {
+  const out: Record<string, string>[] = [];
+  const prefix = `${serverName(p)}-rules-`;
+  for (const s of shards) {
+    const index = Number((s.metadata.name ?? "").slice(prefix.length));
+    if (!Number.isInteger(index) || index < 0) continue;
+    while (out.length <= index) out.push({});
+    out[index] = Object.fromEntries(
+      Object.entries(s.data ?? {}).map(([f, v]) => [f, Buffer.from(v, "base64").toString("utf8")]),
+    );
+  }
+  return out;
+}
+
+/** What {@link act} writes for the configuration. */
+interface ConfigObjects {
+  /** The config Secret; undefined keeps the live one. */
+  secret?: SecretObject;
+  /** The rule shards wanted; undefined keeps the live ones. */
+  shards?: SecretObject[];
+  /** Rule shard slots the pods mount. */
+  slots: number;
+}
+
 /**
  * Applies every object of the server (no request for one that already matches) and deletes what is no longer
- * wanted: RBAC outside the discovery scope, the PDB below two replicas. `secret` undefined keeps the live one.
+ * wanted: RBAC outside the discovery scope, the PDB below two replicas, rule shards no longer needed (once every
+ * server pod carries the configuration that no longer lists their files). A write the API server refuses is a
+ * problem, not an error; the answer is the first refusal of a configuration write (a rule shard or the config
+ * Secret), undefined when the configuration was written.
  */
 async function act(
   ctx: ReconcileContext,
@@ -340,16 +389,29 @@ async function act(
   obs: Observation,
   settings: PodSettings,
   selection: Selection | undefined,
-  secret: ReturnType<typeof configSecret> | undefined,
   problems: Problem[],
-): Promise<void> {
+  config: ConfigObjects,
+): Promise<Problem | undefined> {
   const namespace = p.metadata.namespace ?? "";
   const opts = { fieldManager: FIELD_MANAGER, force: true };
   const ownedLive = (kind: string, name: string) => obs.owned.get(`${kind}/${name}`) as never;
+  /** Runs one write; a refusal becomes a problem (and false), anything else is thrown. */
+  const attempt = async (obj: KubeObject, write: () => Promise<unknown>, reason?: string) => {
+    try {
+      await write();
+      return true;
+    } catch (err) {
+      if (!isRefusal(err)) throw err;
+      problems.push(refusalProblem(obj, err, reason));
+      return false;
+    }
+  };
 
   if (p.spec.serviceAccountName === undefined) {
     const sa = serviceAccount(p);
-    await applyIfChanged(ctx.client, ServiceAccount, sa, ownedLive("ServiceAccount", serverName(p)), opts);
+    await attempt(sa, () =>
+      applyIfChanged(ctx.client, ServiceAccount, sa, ownedLive("ServiceAccount", serverName(p)), opts),
+    );
   }
 
   // RBAC: exactly the namespaces the monitors look in; kept as is when the selection is unknown.
@@ -361,7 +423,9 @@ async function act(
     for (const o of rbac.owned) {
       wanted.add(`${o.kind}/${o.metadata.name}`);
       const kind = (o.kind === "Role" ? Role : RoleBinding) as Kind;
-      await applyIfChanged(ctx.client, kind, o, ownedLive(o.kind ?? "", o.metadata.name ?? ""), opts);
+      await attempt(o, () =>
+        applyIfChanged(ctx.client, kind, o, ownedLive(o.kind ?? "", o.metadata.name ?? ""), opts),
+      );
     }
     for (const kind of ["Role", "RoleBinding"]) {
       const live = obs.owned.get(`${kind}/${serverName(p)}`);
@@ -371,7 +435,9 @@ async function act(
     const foreignKey = (o: KubeObject) => `${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`;
     const liveForeign = new Map(obs.foreign.map((o) => [foreignKey(o), o]));
     for (const o of rbac.foreign) {
-      await applyIfChanged(ctx.client, rbacKind(o), o, liveForeign.get(foreignKey(o)), opts);
+      await attempt(o, () =>
+        applyIfChanged(ctx.client, rbacKind(o), o, liveForeign.get(foreignKey(o)), opts),
+      );
       liveForeign.delete(foreignKey(o));
     }
     await deleteAll(ctx, [...liveForeign.values()]);
@@ -380,9 +446,24 @@ async function act(
     }
   }
 
+  // The rule shards first, so that a configuration listing a new rule file never reaches the API server before it.
+  let refused: Problem | undefined;
+  const liveShards = new Map(obs.ruleShards.map((s) => [s.metadata.name ?? "", s]));
+  for (const shard of config.shards ?? []) {
+    const name = shard.metadata.name ?? "";
+    const ok = await attempt(shard, () =>
+      applyIfChanged(ctx.client, Secret, shard, liveShards.get(name), opts),
+    );
+    if (!ok) refused ??= problems.at(-1);
+  }
+  const secret = config.secret;
   if (secret !== undefined) {
     const before = obs.configSecret;
-    const applied = await applyIfChanged(ctx.client, Secret, secret, before, opts);
+    let applied = { applied: false };
+    const ok = await attempt(secret, async () => {
+      applied = await applyIfChanged(ctx.client, Secret, secret, before, opts);
+    });
+    if (!ok) refused ??= problems.at(-1);
     if (applied.applied && before !== undefined) {
       const hash = secret.metadata.annotations?.[CONFIG_HASH_ANNOTATION] ?? "";
       ctx.recorder.event(
@@ -394,7 +475,7 @@ async function act(
       );
     }
   }
-  if (secret !== undefined) {
+  if (secret !== undefined && refused === undefined) {
     // Each server pod stamped with the configuration it should load: the kubelet refreshes the mounted Secret at
     // once instead of at its next periodic sync, so the reloader sees it within seconds (once per change and pod).
     const hash = secret.metadata.annotations?.[CONFIG_HASH_ANNOTATION] ?? "";
@@ -403,11 +484,40 @@ async function act(
     });
   }
 
-  for (const svc of [governingService(p), clientService(p)]) {
-    await applyIfChanged(ctx.client, Service, svc, ownedLive("Service", svc.metadata.name ?? ""), opts);
+  if (config.shards !== undefined && refused === undefined) {
+    // Shards no longer needed hold only files the new configuration does not list (a file never leaves a shard
+    // that still holds others, and the first file kept in a shard never moves): deleted once every running server
+    // pod carries the configuration hash (stamped by an earlier reconcile, after the configuration was written).
+    const wanted = new Set(config.shards.map((s) => s.metadata.name ?? ""));
+    const hash = secret?.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
+    const podsCarry = obs.serverPods
+      .filter((pod) => pod.metadata.deletionTimestamp === undefined)
+      .every((pod) => pod.metadata.annotations?.[CONFIG_HASH_ANNOTATION] === hash);
+    const unneeded = obs.ruleShards.filter((s) => !wanted.has(s.metadata.name ?? ""));
+    if (
+      podsCarry &&
+      hash !== undefined &&
+      obs.configSecret?.metadata.annotations?.[CONFIG_HASH_ANNOTATION] === hash
+    ) {
+      for (const s of unneeded) {
+        await attempt(s, () =>
+          ctx.client
+            .delete(Secret, s.metadata.name ?? "", namespace, { signal: ctx.signal })
+            .catch((err: unknown) => {
+              if (!isNotFound(err)) throw err;
+            }),
+        );
+      }
+    }
   }
 
-  const sts = statefulSet(p, settings);
+  for (const svc of [governingService(p), clientService(p)]) {
+    await attempt(svc, () =>
+      applyIfChanged(ctx.client, Service, svc, ownedLive("Service", svc.metadata.name ?? ""), opts),
+    );
+  }
+
+  const sts = statefulSet(p, settings, config.slots);
   const live = obs.statefulSet;
   const liveSize = live?.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage;
   const wantSize = sts.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests;
@@ -424,26 +534,20 @@ async function act(
     });
     wantSize.storage = liveSize;
   }
-  try {
-    await applyIfChanged(ctx.client, StatefulSet, sts, live, opts);
-  } catch (err) {
-    if (!isInvalid(err)) throw err;
-    problems.push({
-      reason: "StatefulSetRefused",
-      message: `the API server refused StatefulSet ${namespace}/${serverName(p)}: ${(err as Error).message}`,
-    });
-  }
+  await attempt(sts, () => applyIfChanged(ctx.client, StatefulSet, sts, live, opts), "StatefulSetRefused");
 
   const pdb = podDisruptionBudget(p);
   const livePdb = ownedLive("PodDisruptionBudget", serverName(p)) as KubeObject | undefined;
-  if (pdb !== undefined) await applyIfChanged(ctx.client, PodDisruptionBudget, pdb, livePdb as never, opts);
-  else if (livePdb !== undefined) {
+  if (pdb !== undefined) {
+    await attempt(pdb, () => applyIfChanged(ctx.client, PodDisruptionBudget, pdb, livePdb as never, opts));
+  } else if (livePdb !== undefined) {
     await ctx.client
       .delete(PodDisruptionBudget, serverName(p), namespace, { signal: ctx.signal })
       .catch((err: unknown) => {
         if (!isNotFound(err)) throw err;
       });
   }
+  return refused;
 }
 
 function rbacKind(o: KubeObject): Kind {

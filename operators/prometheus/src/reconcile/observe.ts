@@ -32,6 +32,7 @@ import {
   RBAC_FINALIZER,
   type RoleBindingObject,
   type RoleObject,
+  RULE_SHARD_COMPONENT,
   SERVER_NAME_LABEL,
   SERVER_NAMESPACE_LABEL,
   type SecretObject,
@@ -59,6 +60,8 @@ export interface Observation {
   serverPods: PodObject[];
   statefulSet?: StatefulSetObject;
   configSecret?: SecretObject;
+  /** The server's rule shards (Secrets prometheus-<name>-rules-<i>), sorted by name. */
+  ruleShards: SecretObject[];
   /** Owned objects by "Kind/name" (in the server's namespace). */
   owned: Map<
     string,
@@ -113,6 +116,14 @@ export async function observe(prometheus: Prometheus, cache: Cache): Promise<Obs
     : [];
   const statefulSet = await cache.get(StatefulSet, name, namespace);
   const configSecret = await cache.get(Secret, name, namespace);
+  const ruleShards = (
+    await cache.list(Secret, {
+      namespace,
+      labels: { ...labels, "app.kubernetes.io/component": RULE_SHARD_COMPONENT },
+    })
+  )
+    .filter((s) => (s.metadata.name ?? "").startsWith(`${name}-rules-`))
+    .sort((a, b) => ((a.metadata.name ?? "") < (b.metadata.name ?? "") ? -1 : 1));
   return {
     namespaces,
     monitors: { serviceMonitors, podMonitors, rules },
@@ -121,6 +132,7 @@ export async function observe(prometheus: Prometheus, cache: Cache): Promise<Obs
     serverPods,
     ...(statefulSet === undefined ? {} : { statefulSet }),
     ...(configSecret === undefined ? {} : { configSecret }),
+    ruleShards,
     owned,
     foreign,
   };

@@ -1,7 +1,7 @@
 // Tests of the fake API server through the real Client: storage semantics, scripted faults and latency, the
 // request record, and watches (replay, 410 after compaction, selectors) as informers use them.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ConfigMap, defineKind, type Kind, Namespace } from "../api/kinds.ts";
+import { ConfigMap, defineKind, type Kind, Namespace, Secret } from "../api/kinds.ts";
 import type { KubeObject } from "../api/object.ts";
 import { InformerFactory } from "../cache/informer-factory.ts";
 import type { Client, WatchEvent } from "../client/client.ts";
@@ -160,6 +160,44 @@ describe("FakeApiServer storage", () => {
     expect(server.get(ConfigMap, "c", "ns")?.data).toEqual({ a: "1", b: "2" });
     await client.create(ConfigMap, configMap("dry"), { dryRun: true });
     expect(server.get(ConfigMap, "dry", "ns")).toBeUndefined();
+  });
+
+  it("refuses a Secret or ConfigMap over 1 MiB with the API server's 422, by apply, create and update", async () => {
+    const half = "x".repeat(600 * 1024);
+    const secret = (data: Record<string, string>) => ({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "big", namespace: "ns" },
+      data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString("base64")])),
+    });
+    // A Secret's limit counts the decoded values: 1 MiB exactly is accepted, one byte more is not.
+    await client.apply(Secret, secret({ a: "x".repeat(1024 * 1024) }), { fieldManager: "m" });
+    const err = await client
+      .apply(Secret, secret({ a: half, b: half }), { fieldManager: "m" })
+      .catch((e: unknown) => e);
+    expect(isInvalid(err)).toBe(true);
+    expect(isApiError(err) && err.status?.message).toBe(
+      'Secret "big" is invalid: data: Too long: must have at most 1048576 bytes',
+    );
+    expect(isApiError(err) && err.status?.details?.causes?.[0]).toMatchObject({
+      reason: "FieldValueTooLong",
+      field: "data",
+    });
+    expect(Buffer.from(server.get(Secret, "big", "ns")?.data?.a ?? "", "base64").length).toBe(1024 * 1024);
+    // A ConfigMap's counts keys and values, data and binaryData.
+    const created = await client
+      .create(ConfigMap, configMap("big", { a: half, b: half }))
+      .catch((e: unknown) => e);
+    expect(isInvalid(created)).toBe(true);
+    expect(isApiError(created) && created.status?.message).toBe(
+      'ConfigMap "big" is invalid: []: Too long: must have at most 1048576 bytes',
+    );
+    const [small] = server.seed(configMap("small", { a: half }));
+    const updated = await client
+      .update(ConfigMap, { ...small, data: { a: half, b: half } })
+      .catch((e: unknown) => e);
+    expect(isInvalid(updated)).toBe(true);
+    expect(server.get(ConfigMap, "small", "ns")?.data).toEqual({ a: half });
   });
 
   it("lists by label and field selectors, a page at a time", async () => {

@@ -6,7 +6,7 @@
 // subresource, delete (finalizers honoured), deletecollection and dryRun.
 //
 // Not a substitute for the real kube-apiserver used by the integration tests: no schema validation or
-// admission, no garbage collection, server-side apply is a merge of the applied fields (a field dropped from
+// admission (but Secrets and ConfigMaps over 1 MiB are refused with the API server's 422), no garbage collection, server-side apply is a merge of the applied fields (a field dropped from
 // an apply is not removed, field-manager conflicts are not detected), a strategic merge patch is a merge patch.
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -212,10 +212,27 @@ const REASONS: Record<number, string> = {
   504: "Timeout",
 };
 
-/** A Kubernetes failure Status. */
-export function statusBody(code: number, reason: string, message: string): Record<string, unknown> {
-  return { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code };
+/** A Kubernetes failure Status (with `details` when given, as the API server sends for a 422). */
+export function statusBody(
+  code: number,
+  reason: string,
+  message: string,
+  details?: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message,
+    reason,
+    ...(details === undefined ? {} : { details }),
+    code,
+  };
 }
+
+/** The most data a Secret or ConfigMap may hold (the API server's MaxSecretSize, 1 MiB). */
+export const MAX_SECRET_SIZE = 1024 * 1024;
 
 /** The URL path of a kind's collection, e.g. "/api/v1/configmaps" (all namespaces). */
 export function collectionPath(kind: Kind): string {
@@ -226,11 +243,46 @@ export function collectionPath(kind: Kind): string {
 class Answer extends Error {
   readonly code: number;
   readonly reason: string;
-  constructor(code: number, message: string, reason = REASONS[code] ?? "Unknown") {
+  readonly details: Record<string, unknown> | undefined;
+  constructor(
+    code: number,
+    message: string,
+    reason = REASONS[code] ?? "Unknown",
+    details?: Record<string, unknown>,
+  ) {
     super(message);
     this.code = code;
     this.reason = reason;
+    this.details = details;
   }
+}
+
+/**
+ * The API server's size validation of a Secret (the decoded values of data) and a ConfigMap (keys and values of
+ * data and binaryData): over 1 MiB is a 422 "Too long", with its message and cause.
+ */
+function checkSize(kind: string | undefined, obj: KubeObject): void {
+  let size = 0;
+  let field = "";
+  if (kind === "Secret") {
+    field = "data";
+    for (const v of Object.values((obj as { data?: Record<string, string> }).data ?? {}))
+      size += Buffer.from(v, "base64").length;
+  } else if (kind === "ConfigMap") {
+    // The API server validates a ConfigMap's total on the empty field path, printed "[]".
+    field = "[]";
+    const c = obj as { data?: Record<string, string>; binaryData?: Record<string, string> };
+    for (const [k, v] of Object.entries(c.data ?? {})) size += k.length + Buffer.byteLength(v);
+    for (const [k, v] of Object.entries(c.binaryData ?? {}))
+      size += k.length + Buffer.from(v, "base64").length;
+  } else return;
+  if (size <= MAX_SECRET_SIZE) return;
+  const detail = `Too long: must have at most ${MAX_SECRET_SIZE} bytes`;
+  throw new Answer(422, `${kind} "${obj.metadata.name ?? ""}" is invalid: ${field}: ${detail}`, "Invalid", {
+    name: obj.metadata.name,
+    kind,
+    causes: [{ reason: "FieldValueTooLong", message: detail, field }],
+  });
 }
 
 /**
@@ -717,7 +769,7 @@ export class FakeApiServer {
       send(code, payload);
     } catch (err) {
       if (!(err instanceof Answer)) throw err;
-      send(err.code, statusBody(err.code, err.reason, err.message));
+      send(err.code, statusBody(err.code, err.reason, err.message, err.details));
     }
   }
 
@@ -794,6 +846,7 @@ export class FakeApiServer {
         const { status: _ignored, ...rest } = obj as KubeObject & { status?: unknown };
         for (const f of ["uid", "resourceVersion", "generation", "deletionTimestamp"] as const)
           delete rest.metadata[f];
+        checkSize(this.kindsByCollection.get(t.collection)?.kind, rest);
         return [201, this.commit(t.collection, rest, undefined, dryRun)];
       }
       case "update": {
@@ -826,6 +879,7 @@ export class FakeApiServer {
           patched.metadata ??= {};
           patched.metadata.name ??= t.name;
           if (t.namespace !== "") patched.metadata.namespace = t.namespace;
+          checkSize(this.kindsByCollection.get(t.collection)?.kind, patched);
           return [201, this.commit(t.collection, patched, undefined, dryRun)];
         }
         return [200, this.write(t, existing, patched, dryRun)];
@@ -912,6 +966,7 @@ export class FakeApiServer {
     }
     next.metadata.name = existing.metadata.name ?? t.name;
     if (existing.metadata.namespace !== undefined) next.metadata.namespace = existing.metadata.namespace;
+    checkSize(this.kindsByCollection.get(t.collection)?.kind, next);
     return this.commit(t.collection, next, existing, dryRun);
   }
 
