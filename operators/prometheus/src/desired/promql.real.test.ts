@@ -3,8 +3,7 @@
 // accepts, and every one it refuses, promtool refuses; and the three charts' PrometheusRules (rendered with helm,
 // where installed) pass `promtool check rules` whole: expressions, durations, templates of the annotations.
 // The "real" project (`npm run test:real`); without promtool it fails, saying how to build it (never skips).
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,9 +11,7 @@ import { findHelm, helmTemplate } from "@capstan/cli/chart";
 import { promqlError } from "@capstan/cli/promql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { prometheusBinary } from "../prometheus-binaries.ts";
-
-const promtool = prometheusBinary("promtool");
+import { type PromtoolResult, promtoolCheckRules } from "../promtool-check.ts";
 
 const cases = JSON.parse(
   readFileSync(new URL("../../../../packages/cli/testdata/promql-cases.json", import.meta.url), "utf8"),
@@ -24,19 +21,8 @@ let work = "";
 let files = 0;
 
 /** `promtool check rules` of `groups` written to a fresh file: whether it passed, and its output. */
-function checkRules(groups: unknown): { ok: boolean; output: string } {
-  const file = join(work, `rules-${files++}.yaml`);
-  writeFileSync(file, stringify({ groups }));
-  try {
-    const output = execFileSync(promtool, ["check", "rules", file], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    return { ok: true, output };
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string };
-    return { ok: false, output: `${e.stdout ?? ""}${e.stderr ?? ""}` };
-  }
+function checkRules(groups: unknown): PromtoolResult {
+  return promtoolCheckRules(join(work, `rules-${files++}.yaml`), stringify({ groups }));
 }
 
 const oneAlert = (expr: string) => [{ name: "g", rules: [{ alert: "A", expr }] }];

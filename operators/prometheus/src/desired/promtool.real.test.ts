@@ -7,51 +7,23 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RuleGroup } from "../api/prometheus-rule.ts";
 import type { Endpoint, ServiceMonitor } from "../api/service-monitor.ts";
 import { prometheusBinary } from "../prometheus-binaries.ts";
+import { type PromtoolResult, promtoolCheckConfig } from "../promtool-check.ts";
 import { renderConfig } from "./config.ts";
 import { GOLDEN_CASES, manyRules, none, prometheus } from "./config-fixtures.ts";
 import { ruleShardSecrets } from "./objects.ts";
 import { shardRuleFiles } from "./rule-shards.ts";
 import { type SelectedMonitors, selectMonitors } from "./select.ts";
 
-const promtool = prometheusBinary("promtool");
-
 let work = "";
 
-/**
- * Writes the rendered configuration under a fresh directory standing in for /etc/prometheus (paths rewritten),
- * with its rule files and a placeholder file for every asset; runs `promtool check config`. Returns promtool's
- * exit status and output.
- */
-function check(name: string, selected: SelectedMonitors, p = prometheus()): { ok: boolean; output: string } {
-  const out = renderConfig(p, selected);
-  const root = join(work, name.replace(/[^a-z0-9]+/gi, "-"));
-  const rewrite = (text: string) => text.replaceAll("/etc/prometheus/", `${root}/`);
-  mkdirSync(join(root, "config"), { recursive: true });
-  mkdirSync(join(root, "rules"), { recursive: true });
-  mkdirSync(join(root, "assets"), { recursive: true });
-  writeFileSync(join(root, "config", "prometheus.yml"), rewrite(out.yaml));
-  for (const [file, text] of Object.entries(out.rules)) writeFileSync(join(root, "rules", file), text);
-  for (const a of out.assets) {
-    const path = rewrite(a.path);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, "placeholder\n");
-  }
-  try {
-    const output = execFileSync(promtool, ["check", "config", join(root, "config", "prometheus.yml")], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, POD_NAME: "prometheus-main-0" },
-    });
-    return { ok: true, output };
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string };
-    return { ok: false, output: `${e.stdout ?? ""}${e.stderr ?? ""}` };
-  }
+/** `promtool check config` of the configuration rendered for `p` and `selected` (see promtool-check.ts). */
+function check(name: string, selected: SelectedMonitors, p = prometheus()): PromtoolResult {
+  return promtoolCheckConfig(join(work, name.replace(/[^a-z0-9]+/gi, "-")), renderConfig(p, selected));
 }
 
 describe("promtool check config", () => {
@@ -161,11 +133,15 @@ describe("promtool over the rule shards", () => {
       for (const [file, b64] of Object.entries(s.data ?? {}))
         writeFileSync(join(root, "rules", file), Buffer.from(b64, "base64"));
     }
-    const output = execFileSync(promtool, ["check", "config", join(root, "config", "prometheus.yml")], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, POD_NAME: "prometheus-main-0" },
-    });
+    const output = execFileSync(
+      prometheusBinary("promtool"),
+      ["check", "config", join(root, "config", "prometheus.yml")],
+      {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, POD_NAME: "prometheus-main-0" },
+      },
+    );
     expect(output.match(/SUCCESS: 1 rules found/g)).toHaveLength(450);
   });
 });

@@ -180,7 +180,7 @@ describe("ServiceMonitor feedback", () => {
       "replace without targetLabel",
       sm(ep({ port: "metrics", relabelings: [{ sourceLabels: ["a"], action: "replace" }] })),
       "InvalidRelabeling",
-      "endpoints[0].relabelings[0]: action replace needs targetLabel",
+      "endpoints[0].relabelings[0]: relabel configuration for replace action requires 'target_label' value (set targetLabel)",
     ],
     [
       "hashmod without modulus",
@@ -188,13 +188,13 @@ describe("ServiceMonitor feedback", () => {
         ep({ port: "metrics", relabelings: [{ sourceLabels: ["a"], targetLabel: "t", action: "HashMod" }] }),
       ),
       "InvalidRelabeling",
-      "endpoints[0].relabelings[0]: action hashmod needs a non-zero modulus",
+      "endpoints[0].relabelings[0]: relabel configuration for hashmod requires non-zero modulus",
     ],
     [
       "labeldrop with sourceLabels",
       sm(ep({ port: "metrics", relabelings: [{ sourceLabels: ["a"], regex: "x", action: "labeldrop" }] })),
       "InvalidRelabeling",
-      "endpoints[0].relabelings[0]: action labeldrop takes only regex, not sourceLabels",
+      "endpoints[0].relabelings[0]: labeldrop action requires only 'regex', and no other fields (sourceLabels)",
     ],
     [
       "keepequal with regex",
@@ -205,13 +205,13 @@ describe("ServiceMonitor feedback", () => {
         }),
       ),
       "InvalidRelabeling",
-      "endpoints[0].relabelings[0]: action keepequal takes only sourceLabels and targetLabel, not regex",
+      "endpoints[0].relabelings[0]: keepequal action requires only 'source_labels' and `target_label`, and no other fields (regex)",
     ],
     [
       "unknown action",
       sm(ep({ port: "metrics", relabelings: [{ action: "rename" }] })),
       "InvalidRelabeling",
-      'endpoints[0].relabelings[0]: unknown action "rename"',
+      'endpoints[0].relabelings[0]: unknown relabel action "rename"',
     ],
     [
       "bad interval",
@@ -474,7 +474,7 @@ describe("PrometheusRule feedback", () => {
       "broken template",
       [{ name: "g", rules: [{ alert: "A", expr: "up", annotations: { summary: "{{ $value " } }] }],
       "InvalidRules",
-      "template error in annotations.summary: unclosed '{{'",
+      "template annotations.summary: unclosed action at line 1 (Prometheus 3.16.0)",
     ],
     [
       "bad group interval",
@@ -493,7 +493,7 @@ describe("PrometheusRule feedback", () => {
       "nested action",
       [{ name: "g", rules: [{ alert: "A", expr: "up", labels: { x: "{{ {{ $value }}" } }] }],
       "InvalidRules",
-      "template error in labels.x: '{{' at offset 3 inside an action",
+      'template labels.x: unexpected "{" in command at line 1',
     ],
     [
       "bad query_offset",

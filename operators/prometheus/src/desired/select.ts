@@ -6,7 +6,7 @@
 import { type LabelMatcher, type LabelSelector, labelSelector } from "@capstan/core";
 import type { NamespaceSelector, ScrapeEndpointCommon } from "../api/monitoring-common.ts";
 import type { PodMetricsEndpoint, PodMonitor } from "../api/pod-monitor.ts";
-import type { Prometheus } from "../api/prometheus.ts";
+import { DEFAULT_PROMETHEUS_VERSION, type Prometheus } from "../api/prometheus.ts";
 import type { PrometheusRule } from "../api/prometheus-rule.ts";
 import type { Endpoint, ServiceMonitor } from "../api/service-monitor.ts";
 import { type AssetRef, endpointAssets } from "./assets.ts";
@@ -140,8 +140,9 @@ const byKey = <T extends { metadata: { namespace?: string; name?: string } }>(a:
  * - A chosen monitor Prometheus would refuse (bad regex, relabeling, duration, auth, TLS, missing Secret key,
  *   unsupported field) is left out with its reason; a valid one whose selector or port finds nothing in
  *   `services`/`pods` stays in, reported NoTargets or PortNotFound.
- * - A chosen PrometheusRule with a rule Prometheus would refuse is left out (InvalidRules), and one whose rule file
- *   no Secret could hold (RuleFileTooLarge).
+ * - A chosen PrometheusRule with a rule Prometheus would refuse is left out (InvalidRules), judged by the rules of
+ *   the Prometheus version the server runs (spec.version), and one whose rule file no Secret could hold
+ *   (RuleFileTooLarge).
  *
  * Throws an Error naming the field when one of the server's own selectors is malformed (the reconciler reports it
  * as Degraded).
@@ -199,7 +200,7 @@ export function selectMonitors(
     if (verdict.inConfig) out.podMonitors.push({ object: pm, ...scope(pm.spec.namespaceSelector, pm) });
   }
   for (const rule of [...monitors.rules].filter(ruleChosen).sort(byKey)) {
-    const verdict = judge(() => judgeRule(rule));
+    const verdict = judge(() => judgeRule(rule, spec.version ?? DEFAULT_PROMETHEUS_VERSION));
     out.feedback.push(feedback("PrometheusRule", rule, verdict));
     if (verdict.inConfig) out.rules.push(rule);
   }
@@ -500,13 +501,13 @@ function judgePodMonitor(pm: PodMonitor, ctx: Context): Omit<Verdict, "inConfig"
   };
 }
 
-function judgeRule(rule: PrometheusRule): Omit<Verdict, "inConfig"> {
+function judgeRule(rule: PrometheusRule, version: string): Omit<Verdict, "inConfig"> {
   const groups = rule.spec.groups ?? [];
   const seen = new Set<string>();
   for (const g of groups) {
     if (seen.has(g.name)) throw new Refusal("InvalidRules", `group ${JSON.stringify(g.name)} appears twice`);
     seen.add(g.name);
-    const err = ruleGroupError(g);
+    const err = ruleGroupError(g, version);
     if (err !== undefined) throw new Refusal("InvalidRules", err);
   }
   // Its file goes into one Secret (a rule shard), which the API server caps at 1 MiB.

@@ -1,10 +1,14 @@
 // Checks that keep one bad monitor or rule from breaking a server's whole configuration: what Prometheus would
-// refuse at load time (RE2 regular expressions, relabel_config rules, durations, rule fields), found before the
-// configuration is written. Pure; each check returns a message naming the field, or undefined when it passes.
+// refuse at load time (RE2 regular expressions, relabel_config rules, durations, rule fields, the Go templates of
+// alerts), found before the configuration is written, with Prometheus' own rules for the version the server runs
+// (3.x; where a rule changed within 3.x, per version). Pure; each check returns a message naming the place (group
+// and rule, or endpoint and relabeling), the field and what Prometheus says, or undefined when it passes.
 import { promqlError } from "@capstan/cli/promql";
 import { RE2JS } from "re2js";
 import type { RelabelConfig } from "../api/monitoring-common.ts";
+import { DEFAULT_PROMETHEUS_VERSION } from "../api/prometheus.ts";
 import type { Rule, RuleGroup } from "../api/prometheus-rule.ts";
+import { goTemplateError } from "./go-template.ts";
 
 const DURATION_UNITS: [string, number][] = [
   ["y", 365 * 24 * 3600 * 1000],
@@ -60,75 +64,182 @@ const ACTIONS = new Set([
   "dropequal",
 ]);
 const NEED_TARGET = new Set(["replace", "hashmod", "lowercase", "uppercase", "keepequal", "dropequal"]);
+/** relabel_config's defaults in Prometheus: what a field left out means. */
+const DEFAULT_SEPARATOR = ";";
+const DEFAULT_REPLACEMENT = "$1";
+
+/** A label name under Prometheus 3's UTF-8 name validation (the configuration sets no other scheme): not empty. */
+const validLabelName = (name: string) => name !== "" && name.isWellFormed();
 
 /**
- * What Prometheus's relabel_config validation would refuse in `rc` (`where` names it, e.g.
- * "endpoints[0].relabelings[1]"), or undefined. The regex is checked as RE2.
+ * A relabeling as Prometheus reads it from the configuration: the fields config.ts writes (an empty sourceLabels,
+ * targetLabel or regex and a zero modulus are left out), with Prometheus' defaults for the rest. `regexSet` says
+ * whether a regex was written at all: Prometheus tells its own default apart from a regex spelled like it.
+ * validate.real.test.ts runs the rendered configuration through promtool, so the two cannot drift apart unseen.
+ */
+function asPrometheusReadsIt(rc: RelabelConfig) {
+  return {
+    action: (rc.action || "replace").toLowerCase(),
+    sourceLabelsSet: (rc.sourceLabels?.length ?? 0) > 0,
+    separator: rc.separator ?? DEFAULT_SEPARATOR,
+    targetLabel: rc.targetLabel ?? "",
+    regexSet: !!rc.regex,
+    modulus: rc.modulus ?? 0,
+    replacement: rc.replacement ?? DEFAULT_REPLACEMENT,
+  };
+}
+
+/**
+ * What Prometheus' relabel_config validation (the same in every 3.x) would refuse in `rc` once rendered (`where`
+ * names it, e.g. "endpoints[0].relabelings[1]"), in Prometheus' words, or undefined. The regex is checked as RE2.
  */
 export function relabelError(rc: RelabelConfig, where: string): string | undefined {
-  const action = (rc.action ?? "replace").toLowerCase();
-  if (!ACTIONS.has(action)) return `${where}: unknown action "${rc.action}"`;
+  const r = asPrometheusReadsIt(rc);
+  const action = r.action;
+  if (!ACTIONS.has(action)) return `${where}: unknown relabel action "${rc.action}"`;
   if (rc.regex !== undefined) {
     const err = re2Error(rc.regex);
     if (err !== undefined) return `invalid regex in ${where}: ${err}`;
   }
-  if (action === "hashmod" && !rc.modulus) return `${where}: action hashmod needs a non-zero modulus`;
-  if (NEED_TARGET.has(action) && !rc.targetLabel) return `${where}: action ${action} needs targetLabel`;
-  if (action === "labeldrop" || action === "labelkeep") {
-    const extra = (["sourceLabels", "targetLabel", "modulus", "separator", "replacement"] as const).filter(
-      (k) => rc[k] !== undefined && !(k === "sourceLabels" && rc.sourceLabels?.length === 0),
-    );
-    if (extra.length > 0) return `${where}: action ${action} takes only regex, not ${extra.join(", ")}`;
+  if (action === "hashmod" && r.modulus === 0) {
+    return `${where}: relabel configuration for hashmod requires non-zero modulus (set modulus)`;
   }
+  if (NEED_TARGET.has(action) && r.targetLabel === "") {
+    return `${where}: relabel configuration for ${action} action requires 'target_label' value (set targetLabel)`;
+  }
+  if (NEED_TARGET.has(action) && !validLabelName(r.targetLabel)) {
+    return `${where}: ${JSON.stringify(r.targetLabel)} is invalid 'target_label' for ${action} action`;
+  }
+  const valueOnly = ["lowercase", "uppercase", "keepequal", "dropequal"].includes(action);
+  if (valueOnly && r.replacement !== DEFAULT_REPLACEMENT) {
+    return `${where}: 'replacement' can not be set for ${action} action (replacement is ${JSON.stringify(r.replacement)}; leave it out)`;
+  }
+  if (action === "labelmap" && !validLabelName(r.replacement)) {
+    return `${where}: ${JSON.stringify(r.replacement)} is invalid 'replacement' for labelmap action`;
+  }
+  const notDefault = {
+    sourceLabels: r.sourceLabelsSet,
+    targetLabel: r.targetLabel !== "",
+    regex: r.regexSet,
+    modulus: r.modulus !== 0,
+    separator: r.separator !== DEFAULT_SEPARATOR,
+    replacement: r.replacement !== DEFAULT_REPLACEMENT,
+  };
+  const extra = (fields: (keyof typeof notDefault)[]) => fields.filter((f) => notDefault[f]).join(", ");
   if (action === "keepequal" || action === "dropequal") {
-    const extra = (["regex", "modulus", "separator", "replacement"] as const).filter(
-      (k) => rc[k] !== undefined,
-    );
-    if (extra.length > 0) {
-      return `${where}: action ${action} takes only sourceLabels and targetLabel, not ${extra.join(", ")}`;
+    const fields = extra(["regex", "modulus", "separator", "replacement"]);
+    if (fields !== "") {
+      return `${where}: ${action} action requires only 'source_labels' and \`target_label\`, and no other fields (${fields})`;
     }
+  }
+  if (action === "labeldrop" || action === "labelkeep") {
+    const fields = extra(["sourceLabels", "targetLabel", "modulus", "separator", "replacement"]);
+    if (fields !== "")
+      return `${where}: ${action} action requires only 'regex', and no other fields (${fields})`;
   }
   return undefined;
 }
 
-/** Whether the Go template `text` (an alert label or annotation) has balanced `{{` and `}}`; the problem or undefined. */
-export function templateShapeError(text: string): string | undefined {
-  let inAction = false;
-  for (let i = 0; i < text.length; i++) {
-    const two = text.slice(i, i + 2);
-    if (!inAction) {
-      if (two === "{{") {
-        inAction = true;
-        i++;
-      }
-      continue;
-    }
-    const ch = text[i] as string;
-    if (ch === '"' || ch === "`") {
-      // A string inside an action may hold braces: skip it.
-      const start = i;
-      i++;
-      while (i < text.length && text[i] !== ch) {
-        if (ch === '"' && text[i] === "\\") i++;
-        i++;
-      }
-      if (i >= text.length) return `unterminated string starting at offset ${start}`;
-    } else if (two === "}}") {
-      inAction = false;
-      i++;
-    } else if (two === "{{") {
-      return `'{{' at offset ${i} inside an action`;
-    }
+// ---- rules ----
+
+/** Whether MAJOR.MINOR.PATCH `version` is `since` or later, numerically ("3.16.0" is after "3.6.0"). */
+function atLeast(version: string, since: string): boolean {
+  const a = version.split(".").map(Number);
+  const b = since.split(".").map(Number);
+  for (let i = 0; i < 3; i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return d > 0;
   }
-  return inAction ? "unclosed '{{'" : undefined;
+  return true;
 }
 
 /**
- * What Prometheus would refuse in one rule group of a PrometheusRule, or undefined. Messages name the group and
- * the rule ("PromQL parse error in group g rule 2 (alert X): unexpected end of input at 1:14"), rules counted
- * from 1. PromQL is checked by @capstan/cli/promql (the Prometheus project's own grammar).
+ * The functions of Prometheus' alert templates (the function map of its template package, without `tmpl`, which
+ * only console templates get), by the version that added them.
  */
-export function ruleGroupError(group: RuleGroup): string | undefined {
+const ALERT_TEMPLATE_FUNCTIONS: [since: string, names: string[]][] = [
+  [
+    "3.0.0",
+    [
+      "query",
+      "first",
+      "label",
+      "value",
+      "strvalue",
+      "args",
+      "reReplaceAll",
+      "safeHtml",
+      "match",
+      "title",
+      "toUpper",
+      "toLower",
+      "graphLink",
+      "tableLink",
+      "sortByLabel",
+      "stripPort",
+      "stripDomain",
+      "humanize",
+      "humanize1024",
+      "humanizeDuration",
+      "humanizePercentage",
+      "humanizeTimestamp",
+      "toTime",
+      "pathPrefix",
+      "externalURL",
+      "parseDuration",
+    ],
+  ],
+  ["3.6.0", ["now", "toDuration"]],
+  ["3.8.0", ["urlQueryEscape"]],
+];
+/** Variables Prometheus declares before an alert's label or annotation template. */
+const ALERT_TEMPLATE_VARIABLES = ["$labels", "$externalLabels", "$externalURL", "$value"];
+/** From this version on, a recording rule's name may not hold braces. */
+const RECORD_BRACES_REFUSED_SINCE = "3.2.0";
+
+const functionsByVersion = new Map<string, ReadonlySet<string>>();
+function alertTemplateFunctions(version: string): ReadonlySet<string> {
+  let set = functionsByVersion.get(version);
+  if (set === undefined) {
+    set = new Set(
+      ALERT_TEMPLATE_FUNCTIONS.filter(([since]) => atLeast(version, since)).flatMap(([, n]) => n),
+    );
+    functionsByVersion.set(version, set);
+  }
+  return set;
+}
+
+/**
+ * Whether Prometheus `version` parses `text` as a label or annotation template of alert `alert` (Go's
+ * text/template with Prometheus' functions and variables; go-template.ts): the problem, or undefined.
+ */
+export function alertTemplateError(text: string, alert: string, version: string): string | undefined {
+  const err = goTemplateError(text, {
+    name: `__alert_${alert}`,
+    functions: alertTemplateFunctions(version),
+    variables: ALERT_TEMPLATE_VARIABLES,
+  });
+  return err === undefined ? undefined : `${err.message} at line ${err.line} (Prometheus ${version})`;
+}
+
+const byKey = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** What Prometheus refuses in a set of rule or group labels: the problem, or undefined. */
+function labelsError(labels: Record<string, string> | undefined): string | undefined {
+  for (const [k, v] of Object.entries(labels ?? {}).sort(byKey)) {
+    if (!validLabelName(k) || k === "__name__") return `labels: invalid label name ${JSON.stringify(k)}`;
+    if (!String(v).isWellFormed()) return `labels.${k}: invalid label value (not UTF-8)`;
+  }
+  return undefined;
+}
+
+/**
+ * What Prometheus `version` (default: the operator's default) would refuse in one rule group of a
+ * PrometheusRule, or undefined. Messages name the group and the rule, counted from 1, and the field
+ * ('group "g" rule 2 (alert X): template annotations.summary: function "humanise" not defined at line 1
+ * (Prometheus 3.16.0)'). PromQL is checked by @capstan/cli/promql (the Prometheus project's own grammar).
+ */
+export function ruleGroupError(group: RuleGroup, version = DEFAULT_PROMETHEUS_VERSION): string | undefined {
   const g = `group ${JSON.stringify(group.name)}`;
   if (!group.name) return "a rule group has no name";
   if (group.interval !== undefined && !parsePrometheusDuration(group.interval)) {
@@ -137,8 +248,10 @@ export function ruleGroupError(group: RuleGroup): string | undefined {
   if (group.query_offset !== undefined && parsePrometheusDuration(group.query_offset) === undefined) {
     return `${g}: query_offset "${group.query_offset}" is not a Prometheus duration`;
   }
+  const labels = labelsError(group.labels);
+  if (labels !== undefined) return `${g}: ${labels}`;
   for (const [i, rule] of (group.rules ?? []).entries()) {
-    const err = ruleError(rule);
+    const err = ruleError(rule, version);
     if (err !== undefined) {
       const name = rule.alert ? ` (alert ${rule.alert})` : rule.record ? ` (record ${rule.record})` : "";
       return err.startsWith("PromQL")
@@ -149,17 +262,12 @@ export function ruleGroupError(group: RuleGroup): string | undefined {
   return undefined;
 }
 
-function ruleError(rule: Rule): string | undefined {
+function ruleError(rule: Rule, version: string): string | undefined {
   if (!rule.alert === !rule.record) return "set exactly one of alert and record";
   if (typeof rule.expr !== "number") {
     if ((rule.expr ?? "").trim() === "") return "expr is empty";
     const err = promqlError(rule.expr ?? "");
     if (err !== undefined) return `PromQL: ${err}`;
-  }
-  if (rule.record) {
-    for (const field of ["for", "keep_firing_for", "annotations"] as const) {
-      if (rule[field] !== undefined) return `a recording rule takes no ${field}`;
-    }
   }
   for (const field of ["for", "keep_firing_for"] as const) {
     const v = rule[field];
@@ -167,11 +275,28 @@ function ruleError(rule: Rule): string | undefined {
       return `${field} "${v}" is not a Prometheus duration`;
     }
   }
+  if (rule.record) {
+    // Prometheus refuses what would matter only: a non-zero duration, a non-empty map.
+    for (const field of ["for", "keep_firing_for"] as const) {
+      const v = rule[field];
+      if (v !== undefined && parsePrometheusDuration(v) !== 0) return `a recording rule takes no ${field}`;
+    }
+    if (Object.keys(rule.annotations ?? {}).length > 0) return "a recording rule takes no annotations";
+    if (!rule.record.isWellFormed()) return "record: invalid recording rule name (not UTF-8)";
+    if (/[{}]/.test(rule.record) && atLeast(version, RECORD_BRACES_REFUSED_SINCE)) {
+      return `record: braces in the recording rule name, which Prometheus ${version} refuses (should they be in expr?)`;
+    }
+  }
+  const labels = labelsError(rule.labels);
+  if (labels !== undefined) return labels;
+  for (const k of Object.keys(rule.annotations ?? {}).sort()) {
+    if (!validLabelName(k)) return `annotations: invalid annotation name ${JSON.stringify(k)}`;
+  }
   if (rule.alert) {
     for (const field of ["labels", "annotations"] as const) {
-      for (const [k, v] of Object.entries(rule[field] ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) {
-        const err = templateShapeError(v);
-        if (err !== undefined) return `template error in ${field}.${k}: ${err}`;
+      for (const [k, v] of Object.entries(rule[field] ?? {}).sort(byKey)) {
+        const err = alertTemplateError(String(v), rule.alert, version);
+        if (err !== undefined) return `template ${field}.${k}: ${err}`;
       }
     }
   }

@@ -1,6 +1,6 @@
 // Reconciles of the Prometheus controller against core's in-memory API server: the first run creates the server's
 // objects, the steady state writes nothing, a monitor added or removed changes only the config Secret and the
-// statuses, a refused binding becomes one Event (not a retry loop), paused does nothing, deletion relies on owner
+// statuses, a rule or relabeling Prometheus refuses leaves out only its own object, a refused binding becomes one Event (not a retry loop), paused does nothing, deletion relies on owner
 // references (and the finalizer only for RBAC it cannot own), a malformed selector and a failed reload degrade.
 import { gunzipSync } from "node:zlib";
 import {
@@ -320,6 +320,64 @@ describe("reconcilePrometheus", () => {
       status: "False",
       reason: "SecretNotFound",
     });
+  });
+
+  it("a rule or relabeling Prometheus refuses leaves out only its own object, which says why on its status", async () => {
+    const h = harness();
+    const rule = (name: string, summary: string): KubeObject =>
+      ({
+        apiVersion: PrometheusRuleKind.apiVersion,
+        kind: PrometheusRuleKind.kind,
+        metadata: { name, namespace: "monitoring", uid: `pr-${name}`, generation: 2 },
+        spec: { groups: [{ name: "g", rules: [{ alert: "A", expr: "up == 0", annotations: { summary } }] }] },
+      }) as KubeObject;
+    const lowercase = monitor("lower", {
+      endpoints: [
+        {
+          port: "metrics",
+          relabelings: [{ sourceLabels: ["job"], targetLabel: "job", action: "lowercase", replacement: "x" }],
+        },
+      ],
+    });
+    const p = server({ ruleSelector: {} });
+    const r = await run(
+      h,
+      [
+        ...namespaces,
+        webService(),
+        p,
+        monitor("web"),
+        lowercase,
+        rule("good", "{{ $value | humanize }}"),
+        rule("bad", "{{ humanise $value }}"),
+      ],
+      p,
+    );
+    r.expectNoError();
+    const accepted = (kind: typeof PrometheusRuleKind | typeof ServiceMonitorKind, name: string) =>
+      r.get(kind as typeof ServiceMonitorKind, name, "monitoring")?.status?.bindings?.[0]?.conditions?.[0];
+    expect(accepted(PrometheusRuleKind, "bad")).toMatchObject({
+      status: "False",
+      reason: "InvalidRules",
+      observedGeneration: 2,
+      message:
+        'group "g" rule 1 (alert A): template annotations.summary: function "humanise" not defined at line 1 (Prometheus 3.16.0)',
+    });
+    expect(accepted(ServiceMonitorKind, "lower")).toMatchObject({
+      status: "False",
+      reason: "InvalidRelabeling",
+      message: expect.stringContaining(
+        "endpoints[0].relabelings[0]: 'replacement' can not be set for lowercase action",
+      ),
+    });
+    expect(accepted(PrometheusRuleKind, "good")).toMatchObject({ status: "True", reason: "Accepted" });
+    expect(accepted(ServiceMonitorKind, "web")).toMatchObject({ status: "True", reason: "Accepted" });
+    expect(r.get(PrometheusKind, "main", "monitoring")?.status?.selected).toMatchObject({
+      serviceMonitors: ["monitoring/web"],
+      rules: ["monitoring/good"],
+    });
+    expect(configYaml(r)).toContain("serviceMonitor/monitoring/web/0");
+    expect(configYaml(r)).not.toContain("serviceMonitor/monitoring/lower/0");
   });
 
   it("replicas 1 -> 2 adds the PodDisruptionBudget, 2 -> 1 removes it; a storage size change keeps the claim template", async () => {

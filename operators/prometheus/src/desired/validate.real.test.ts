@@ -1,0 +1,113 @@
+// The rule and relabeling checks against the real promtool, row by row over validation-cases.ts: each rule row's
+// PrometheusRule rendered as its rule file (`promtool check rules`), each relabeling row's ServiceMonitor rendered
+// into the server's configuration (`promtool check config`); promtool, the table and selectMonitors give the same
+// verdict on every row. The "real" project (`npm run test:real`); without promtool it fails, saying how to build it.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { promtoolCheckConfig, promtoolCheckRules } from "../promtool-check.ts";
+import { renderConfig, renderRuleFile } from "./config.ts";
+import { none } from "./config-fixtures.ts";
+import { RELABEL_CASES, RULE_CASES } from "./validation-cases.ts";
+import { monitorObject, ruleObject, selectingServer, verdict } from "./validation-verdicts.ts";
+
+let work = "";
+let n = 0;
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), "capstan-validate-"));
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe("promtool check rules and selectMonitors agree", () => {
+  it.each(RULE_CASES)("$name", (row) => {
+    const rule = ruleObject(row);
+    const result = promtoolCheckRules(join(work, `rules-${n++}.yaml`), renderRuleFile(rule));
+    expect(result.output).toMatch(row.accepts ? /SUCCESS/ : /FAILED/);
+    expect(result.ok, result.output).toBe(row.accepts);
+    const f = verdict({ rule });
+    expect(f.inConfig, f.message).toBe(row.accepts);
+  });
+});
+
+describe("promtool check config and selectMonitors agree", () => {
+  it.each(RELABEL_CASES)("$name", (row) => {
+    const monitor = monitorObject(row);
+    const out = renderConfig(selectingServer(), {
+      ...none,
+      serviceMonitors: [{ object: monitor, namespaces: ["app"] }],
+    });
+    const result = promtoolCheckConfig(join(work, `config-${n++}`), out);
+    expect(result.ok, result.output).toBe(row.accepts);
+    const f = verdict({ monitor });
+    expect(f.inConfig, f.message).toBe(row.accepts);
+  });
+});
+
+/** A seeded generator (mulberry32), so the generated templates are the same on every run. */
+function random(seed: number): (n: number) => number {
+  let a = seed;
+  return (n) => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
+  };
+}
+
+/** Valid alert templates with one to three random edits each: deletions, insertions, copied pieces. */
+function mutatedTemplates(count: number, seed: number): string[] {
+  const valid = [
+    "{{ $value | humanize }}",
+    "{{ range $k, $v := $labels }}{{ $k }}={{ $v }} {{ end }}",
+    "{{ if gt $value 1.0 }}high{{ else if lt $value 0.5 }}low{{ else }}mid{{ end }}",
+    "{{ with $labels.job }}{{ . }}{{ else with $labels.x }}y{{ end }}",
+    '{{ define "x" }}a{{ end }}{{ template "x" . }}',
+    '{{ block "b" . }}{{ .Foo }}{{ end }}',
+    '{{- /* c */ -}} {{ printf "%s\\t%d" $labels.job 3 }}',
+    "{{ (index $labels \"a\").X }} {{ 'x' }} {{ 0x1p-2 }} {{ 1_000.5e1_0 }}",
+    "{{ range $labels }}{{ if . }}{{ break }}{{ else }}{{ continue }}{{ end }}{{ end }}",
+    "{{ $x := 1 }}{{ $x = 2 }}{{ $x }}",
+    'a\n{{ $value }}\nb {{ "\\u00e9\\x41\\101" }}',
+    '{{ `raw\n` | printf "%s" }}',
+    "{{ and 1 (or 2 3) | not }}",
+  ];
+  const alphabet = "{}$.()|\"'`-=:,/* \n\tabcx019_ifendrangeelse";
+  const rnd = random(seed);
+  return Array.from({ length: count }, () => {
+    let s = valid[rnd(valid.length)] as string;
+    for (let edits = 1 + rnd(3); edits > 0; edits--) {
+      const p = rnd(s.length + 1);
+      const op = rnd(3);
+      if (op === 0) s = s.slice(0, p) + s.slice(p + 1);
+      else if (op === 1) s = s.slice(0, p) + alphabet[rnd(alphabet.length)] + s.slice(p);
+      else {
+        const q = rnd(s.length + 1);
+        s = s.slice(0, p) + s.slice(q, q + 1 + rnd(6)) + s.slice(p);
+      }
+    }
+    return s;
+  });
+}
+
+describe("generated alert templates", () => {
+  it("promtool and selectMonitors refuse the same ones", () => {
+    const templates = mutatedTemplates(400, 29);
+    const rules = templates.map((summary, i) => ({ alert: `A${i}`, expr: "up", annotations: { summary } }));
+    const rule = ruleObject({ name: "generated", accepts: true, group: { name: "g", rules } });
+    const result = promtoolCheckRules(join(work, "generated.yaml"), renderRuleFile(rule));
+    const refusedByPromtool = new Set(
+      [...result.output.matchAll(/rule (\d+), "A\d+"/g)].map((m) => Number(m[1]) - 1),
+    );
+    const disagreements = templates.flatMap((text, i) => {
+      const alone = ruleObject({ name: "", accepts: true, group: { name: "g", rules: [rules[i] as never] } });
+      const refusedByUs = !verdict({ rule: alone }).inConfig;
+      return refusedByUs === refusedByPromtool.has(i)
+        ? []
+        : [`${JSON.stringify(text)}: promtool ${refusedByPromtool.has(i) ? "refuses" : "accepts"}`];
+    });
+    expect(refusedByPromtool.size).toBeGreaterThan(100);
+    expect(refusedByPromtool.size).toBeLessThan(templates.length);
+    expect(disagreements).toEqual([]);
+  });
+});

@@ -1,0 +1,54 @@
+// Runs the real promtool (prometheus-binaries.ts) over what the operator writes: a rendered configuration laid out
+// as in the Prometheus pod (`promtool check config`, which checks the rule files it lists too), or one rule file
+// (`promtool check rules`). Test support for the *.real.test.ts files, not shipped.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { RenderedConfig } from "./desired/config.ts";
+import { prometheusBinary } from "./prometheus-binaries.ts";
+
+/** promtool's verdict: whether it exited 0, and what it printed (stdout and stderr). */
+export interface PromtoolResult {
+  ok: boolean;
+  output: string;
+}
+
+function run(args: string[]): PromtoolResult {
+  try {
+    const output = execFileSync(prometheusBinary("promtool"), args, {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, POD_NAME: "prometheus-main-0" },
+    });
+    return { ok: true, output };
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string };
+    return { ok: false, output: `${e.stdout ?? ""}${e.stderr ?? ""}` };
+  }
+}
+
+/** `promtool check rules` of the rule file text `text`, written to `file`. */
+export function promtoolCheckRules(file: string, text: string): PromtoolResult {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, text);
+  return run(["check", "rules", file]);
+}
+
+/**
+ * Writes `out` under `root`, standing in for /etc/prometheus (paths rewritten), with its rule files and a
+ * placeholder file for every asset, and runs `promtool check config` on it.
+ */
+export function promtoolCheckConfig(root: string, out: RenderedConfig): PromtoolResult {
+  const rewrite = (text: string) => text.replaceAll("/etc/prometheus/", `${root}/`);
+  mkdirSync(join(root, "config"), { recursive: true });
+  mkdirSync(join(root, "rules"), { recursive: true });
+  mkdirSync(join(root, "assets"), { recursive: true });
+  writeFileSync(join(root, "config", "prometheus.yml"), rewrite(out.yaml));
+  for (const [file, text] of Object.entries(out.rules)) writeFileSync(join(root, "rules", file), text);
+  for (const a of out.assets) {
+    const path = rewrite(a.path);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, "placeholder\n");
+  }
+  return run(["check", "config", join(root, "config", "prometheus.yml")]);
+}
