@@ -102,7 +102,7 @@ prometheus_lane() {
   until [ -f "$marks/vault-image" ]; do sleep 2; done
   [ "$(cat "$marks/vault-image")" = ok ] || { echo "no Vault image (the Vault lane failed to make it)" >&2; return 1; }
   npx vitest run suites/prometheus || return 1
-  # This lane ends first: it takes an etcd suite off the second etcd lane (see etcd_in_prometheus_lane), then runs
+  # This lane ends first: it takes etcd suites off the second etcd lane (see etcd_in_prometheus_lane), then runs
   # each chart's install with its monitoring values on a control plane of its own (suites/charts) and the README's
   # commands, each from a fresh copy of the checkout with nothing built (suites/readme).
   npx vitest run "${etcd_in_prometheus_lane[@]/#/suites/etcd/}" || return 1
@@ -126,9 +126,10 @@ wait_versitygw() {
   until [ -f "$marks/versitygw-image" ]; do sleep 2; done
   [ "$(cat "$marks/versitygw-image")" = ok ] || { echo "no versitygw image (its lane failed to make it)" >&2; return 1; }
 }
-# An etcd suite run at the end of the Prometheus lane, which ends long before the etcd lanes (set before the lanes
-# start: each runs in its own subshell).
-etcd_in_prometheus_lane=(upgrade.test.ts)
+# etcd suites run at the end of the Prometheus lane, which ends long before the etcd lanes (set before the lanes
+# start: each runs in its own subshell): the upgrade, and recovery-judgement (about 15 minutes: the operator shut out
+# for longer than afterSeconds, a survivor recovery fenced by a pod stuck Terminating).
+etcd_in_prometheus_lane=(upgrade.test.ts recovery-judgement.test.ts)
 lane versitygw versitygw_lane &
 lanes+=($!)
 lane vault vault_lane &

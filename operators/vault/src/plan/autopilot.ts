@@ -10,25 +10,9 @@ import {
   type VaultClusterSpec,
 } from "../api/vault-cluster.ts";
 import { AUTOPILOT_CONFIGURATION_PATH, addToPolicyCommand, OPERATOR_POLICY_NAME } from "../vault/policy.ts";
-import type { Step } from "./plan.ts";
+import type { AutopilotConfig, ObservedAutopilot, Step } from "./types.ts";
 
-/** Autopilot's configuration in Vault's names, as its POST takes it; durations are Go durations. */
-export interface AutopilotConfig {
-  cleanup_dead_servers: boolean;
-  dead_server_last_contact_threshold: string;
-  last_contact_threshold: string;
-  max_trailing_logs: number;
-  /** Only when spec.autopilot.minQuorum is set (Vault's default is 0: "not set"). */
-  min_quorum?: number;
-  server_stabilization_time: string;
-}
-
-/** The configuration the active node answered (asked only when spec.autopilot is set), or why there is none. */
-export type ObservedAutopilot =
-  | { config: AutopilotConfig & { min_quorum: number } }
-  /** Vault answered 403: the operator's policy lacks the path (written by an older operator). */
-  | { forbidden: true; error: string }
-  | { error: string };
+export type { AutopilotConfig, ObservedAutopilot } from "./types.ts";
 
 /** The spec's names of Vault's fields, for messages. */
 const SPEC_NAMES: Record<keyof AutopilotConfig, keyof VaultAutopilot> = {

@@ -8,7 +8,7 @@
 //  - No pod is made on a claim that is being deleted (it would wait for ever on a claim that is about to vanish):
 //    the pod is made again, with a new claim, once the old one is gone.
 // Each step's message names the real cause (the claim), not the scheduler's symptom.
-import type { ObservedPeer, ObservedPod, Step } from "./plan.ts";
+import type { ObservedPeer, ObservedPod, Step } from "./types.ts";
 
 /** What the rule reads. */
 export interface ClaimLostInput {

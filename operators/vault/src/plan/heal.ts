@@ -1,7 +1,7 @@
 // A broken pod never blocks its own fix (DESIGN, "Judging before acting"): a pod built from an older spec (image,
 // config, podTemplate) that the kubelet reports not Ready is replaced with the current spec, instead of waiting
 // for it to become healthy first, which it cannot. Pure.
-import type { ObservedPod, Step } from "./plan.ts";
+import type { ObservedPod, Step } from "./types.ts";
 
 /** Why a pod does not serve, in the kubelet's and scheduler's words when they said something. */
 function notServing(p: ObservedPod): string {

@@ -1,8 +1,8 @@
 // Fixtures of the planner's table tests: a 1.14.8 cluster "demo" seen at NOW, pods in a named state, and the
 // observation around them (claims, keys, token and raft voters derived from the pods unless overridden).
 import type { VaultClusterSpec } from "../api/vault-cluster.ts";
-import type { Observed, ObservedKeys, ObservedPeer, ObservedPod, PodVault, Step } from "./plan.ts";
 import { planNext } from "./plan.ts";
+import type { Observed, ObservedKeys, ObservedPeer, ObservedPod, PodVault, Step } from "./types.ts";
 
 export const NOW = new Date("2026-12-01T12:00:00Z");
 export const ago = (s: number) => new Date(NOW.getTime() - s * 1000);

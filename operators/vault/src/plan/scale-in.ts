@@ -1,7 +1,7 @@
 // Scale-in (rule 11 of the planner): which pod, peer or claim goes next, and when a voter may be taken out of the
 // raft configuration. Pure.
 import { byOrdinal, ordinalOf } from "./ordinal.ts";
-import type { ObservedPeer, ObservedPod, Step } from "./plan.ts";
+import type { ObservedPeer, ObservedPod, Step } from "./types.ts";
 
 /** Votes needed for a quorum among `voters` (as plan.ts's quorum, kept here to avoid an import cycle). */
 function majority(voters: number): number {

@@ -1,7 +1,9 @@
 // Pods that do not move on their own (rule 10 of the planner): the kubelet's own evidence (crash loops, image
 // pulls, container errors), the scheduler's (unschedulable), and time (Pending or terminating too long). Each is
 // reported as Degraded naming the pod and what Kubernetes says about it; no claim is ever deleted for it.
-import type { ObservedPod, Step } from "./plan.ts";
+import type { ContainerFailure, ObservedPod, Step } from "./types.ts";
+
+export type { ContainerFailure } from "./types.ts";
 
 /** Timings of {@link stalledStep} (the planner's options). */
 export interface StalledTimings {
@@ -24,18 +26,6 @@ export function spreadHint(
     return undefined;
   const key = template?.topologyKey ?? "kubernetes.io/hostname";
   return `spec.podTemplate.antiAffinity is Required: each of the ${replicas} voters needs a node of its own (a distinct ${key}), so that no node holds a quorum; add nodes, or set it to Preferred where there are fewer (e.g. a single-node cluster)`;
-}
-
-/** What the kubelet reports about a vault container that does not run. */
-export interface ContainerFailure {
-  /** The container's waiting reason: CrashLoopBackOff, CreateContainerConfigError, RunContainerError... */
-  reason: string;
-  /** The kubelet's message for it, when it gave one. */
-  message?: string;
-  /** containerStatuses[].restartCount. */
-  restarts: number;
-  /** How its last run ended (lastState.terminated), when it ran. */
-  lastExit?: { exitCode: number; reason?: string; message?: string };
 }
 
 /** Waiting reasons of a container that the kubelet will not get running by itself (besides image pulls). */

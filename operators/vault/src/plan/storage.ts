@@ -4,7 +4,7 @@
 // Pure.
 import { storageSizeBytes } from "@capstan/core";
 import type { VaultClusterSpec } from "../api/vault-cluster.ts";
-import type { Step } from "./plan.ts";
+import type { Step } from "./types.ts";
 
 /**
  * Degraded when a data claim of a pod below spec.replicas (the claims kept) requests another size than

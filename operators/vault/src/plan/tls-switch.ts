@@ -3,7 +3,7 @@
 // time, the active one last after a step-down), and the pods whose certificate the operator's client refuses with
 // every CA it trusts: those are reported, never restarted blindly. Pure.
 import type { VaultClusterSpec } from "../api/vault-cluster.ts";
-import type { ObservedPod, Step } from "./plan.ts";
+import type { ObservedPod, Step } from "./types.ts";
 
 /** The Secret spec asks the pods to serve: spec.tls.secretName, else the operator's `<cluster>-tls`. */
 export function specTlsSecret(cluster: string, spec: Pick<VaultClusterSpec, "tls">): string {

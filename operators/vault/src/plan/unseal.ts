@@ -2,17 +2,9 @@
 // threshold Vault reports); after one, whether Vault's answer says the keys are wrong. Either is something only a
 // human can fix (restore the right keys into the Secret), so it is Degraded naming the pod and the counts, never
 // a wait that lasts for ever. Pure.
-import type { ObservedPod, Step } from "./plan.ts";
+import type { ObservedPod, Step } from "./types.ts";
 
-/** What GET /v1/sys/seal-status said about a sealed pod. */
-export interface SealProgress {
-  /** Keys needed (t). */
-  threshold: number;
-  /** Key shares made at init (n). */
-  shares: number;
-  /** Keys entered so far towards the threshold. */
-  progress: number;
-}
+export type { SealProgress } from "./types.ts";
 
 /**
  * Before unsealing `pod`: Degraded `UnsealKeysInsufficient` when the Secret holds fewer keys than the threshold

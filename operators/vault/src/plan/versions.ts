@@ -1,6 +1,6 @@
 // Vault versions: comparing them, and refusing a downgrade of spec.version (Vault does not support one: a node of
 // an older release on data an active node of a newer release has written may refuse to start or misread it). Pure.
-import type { ObservedPod, Step } from "./plan.ts";
+import type { ObservedPod, Step } from "./types.ts";
 
 /** Compares MAJOR.MINOR.PATCH (a "+ent" or "-rc1" suffix ignored); a part that is no number compares equal. */
 export function compareVersions(a: string, b: string): number {
