@@ -15,6 +15,14 @@ const good = (name: string, secondsAfterT0: number, clusterID = "c1") => ({
   completionTime: at(secondsAfterT0 - 86_400),
   clusterID,
 });
+/** A member that answered its status alone, with its data claim (what the recovery planner reads). */
+const member = (name: string, raftIndex: number, revision: number, clusterID: string, learner = false) => ({
+  name,
+  claimOwned: true,
+  pod: true,
+  status: { raftIndex, revision, clusterID },
+  ...(learner ? { learner: true } : {}),
+});
 type Input = Omit<Partial<AutomaticRecoveryObserved>, "lostSince"> & { lostSince?: Date | undefined };
 const o = (input: Input = {}): AutomaticRecoveryObserved => {
   const { lostSince, ...x } = input;
@@ -90,25 +98,19 @@ const cases: Case[] = [
     "a voter answers its status alone with this cluster's data, newer than the newest backup: from: Survivor",
     o({
       backups: [{ ...good("nightly-2", 100), revision: 500 }],
-      survivors: [
-        { name: "demo-a", raftIndex: 900, revision: 700, clusterID: "c1" },
-        { name: "demo-c", raftIndex: 950, revision: 720, clusterID: "c1" },
-      ],
+      survivors: [member("demo-a", 900, 700, "c1"), member("demo-c", 950, 720, "c1")],
     }),
     { type: "CreateRestore", from: "Survivor", survivor: "demo-c" },
   ],
   [
     "a survivor and no backup at all: from: Survivor (no longer NoBackup)",
-    o({ backups: [], survivors: [{ name: "demo-a", raftIndex: 9, revision: 7, clusterID: "c1" }] }),
+    o({ backups: [], survivors: [member("demo-a", 9, 7, "c1")] }),
     { type: "CreateRestore", from: "Survivor", survivor: "demo-a" },
   ],
   [
     "the only member answering is a learner, or answers from another cluster: the backup",
     o({
-      survivors: [
-        { name: "demo-l", raftIndex: 990, revision: 990, clusterID: "c1", learner: true },
-        { name: "demo-x", raftIndex: 999, revision: 999, clusterID: "other" },
-      ],
+      survivors: [member("demo-l", 990, 990, "c1", true), member("demo-x", 999, 999, "other")],
     }),
     { type: "CreateRestore", from: "Backup", backup: "nightly-2" },
   ],
@@ -116,7 +118,7 @@ const cases: Case[] = [
     "a survivor older than the newest backup (it was cut off long before the loss): the backup, saying why",
     o({
       backups: [{ ...good("nightly-2", 100), revision: 800 }],
-      survivors: [{ name: "demo-a", raftIndex: 900, revision: 700, clusterID: "c1" }],
+      survivors: [member("demo-a", 900, 700, "c1")],
     }),
     {
       type: "CreateRestore",

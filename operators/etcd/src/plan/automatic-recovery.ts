@@ -15,6 +15,9 @@
 // that is gone) the clock does not run: it starts again once the pods are gone, giving their replacements the whole
 // wait to come back on their data.
 
+import { chooseSurvivor } from "./recovery.ts";
+import type { RecoveryMember } from "./recovery-types.ts";
+
 /** Default spec.recovery.automatic.afterSeconds. */
 export const DEFAULT_AUTOMATIC_AFTER_SECONDS = 900;
 /** The least spec.recovery.automatic.afterSeconds the API accepts (a lower operator floor is for test clusters). */
@@ -42,7 +45,7 @@ export interface AutomaticRecoveryObserved {
    * The members that answered their own status alone (no quorum needed), when they were asked (only once a recovery
    * is due): the voter with the newest data of this cluster is recovered from rather than a backup.
    */
-  survivors?: { name: string; raftIndex: number; revision: number; clusterID: string; learner?: boolean }[];
+  survivors?: RecoveryMember[];
   /** spec.paused: nothing is created while paused (the clock still runs). */
   paused: boolean;
   /** The cluster was bootstrapped (status.clusterID): a cluster still starting has no quorum to lose. */
@@ -157,14 +160,11 @@ export function planAutomaticRecovery(o: AutomaticRecoveryObserved): AutomaticRe
         (b.completionTime?.getTime() ?? 0) - (a.completionTime?.getTime() ?? 0) ||
         (a.name < b.name ? 1 : a.name > b.name ? -1 : 0),
     )[0];
-  const survivor = (o.survivors ?? [])
-    .filter((m) => m.learner !== true && o.clusterIDs.includes(m.clusterID))
-    .sort(
-      (a, b) =>
-        b.raftIndex - a.raftIndex ||
-        b.revision - a.revision ||
-        (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
-    )[0];
+  // The same choice a recovery from a survivor makes (plan/recovery.ts), among members of this cluster's data only.
+  const chosen = chooseSurvivor(
+    (o.survivors ?? []).filter((m) => m.status !== undefined && o.clusterIDs.includes(m.status.clusterID)),
+  );
+  const survivor = chosen?.status === undefined ? undefined : { name: chosen.name, ...chosen.status };
   if (survivor !== undefined && (newest?.revision === undefined || survivor.revision >= newest.revision)) {
     return {
       type: "CreateRestore",

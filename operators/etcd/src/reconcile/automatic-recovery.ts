@@ -134,12 +134,7 @@ export async function reconcileAutomaticRecovery(
       ctx.signal,
       options.tls,
     );
-    const survivors = members.flatMap((m) =>
-      m.status === undefined || !m.claimOwned
-        ? []
-        : [{ name: m.name, ...m.status, ...(m.learner === true ? { learner: true } : {}) }],
-    );
-    decision = planAutomaticRecovery({ ...observed, survivors });
+    decision = planAutomaticRecovery({ ...observed, survivors: members });
   }
   if (decision.type === "CreateRestore") {
     const source =
