@@ -1,6 +1,7 @@
 // Pods that do not move on their own (rule 10 of the planner): the kubelet's own evidence (crash loops, image
 // pulls, container errors), the scheduler's (unschedulable), and time (Pending or terminating too long). Each is
 // reported as Degraded naming the pod and what Kubernetes says about it; no claim is ever deleted for it.
+import { DEFAULT_ANTI_AFFINITY, DEFAULT_TOPOLOGY_KEY, type VaultPodTemplate } from "../api/vault-cluster.ts";
 import type { ContainerFailure, ObservedPod, Step } from "./types.ts";
 
 export type { ContainerFailure } from "./types.ts";
@@ -19,12 +20,12 @@ export interface StalledTimings {
  * affinity of the user's), Required means every voter needs a node (a domain of topologyKey) of its own.
  */
 export function spreadHint(
-  template: { affinity?: unknown; antiAffinity?: "Required" | "Preferred"; topologyKey?: string } | undefined,
+  template: Pick<VaultPodTemplate, "affinity" | "antiAffinity" | "topologyKey"> | undefined,
   replicas: number,
 ): string | undefined {
-  if (template?.affinity !== undefined || (template?.antiAffinity ?? "Required") !== "Required")
+  if (template?.affinity !== undefined || (template?.antiAffinity ?? DEFAULT_ANTI_AFFINITY) !== "Required")
     return undefined;
-  const key = template?.topologyKey ?? "kubernetes.io/hostname";
+  const key = template?.topologyKey ?? DEFAULT_TOPOLOGY_KEY;
   return `spec.podTemplate.antiAffinity is Required: each of the ${replicas} voters needs a node of its own (a distinct ${key}), so that no node holds a quorum; add nodes, or set it to Preferred where there are fewer (e.g. a single-node cluster)`;
 }
 
