@@ -216,9 +216,10 @@ export async function reconcileEtcdCluster(
   const certificates = isTLSProblem(tls)
     ? undefined
     : { verdict: judgeClusterCertificates(cluster, tls, options.metrics, new Date()) };
+  // What the recovery and automatic recovery ask a member alone with: the operator's client and credentials.
+  const withCredentials: typeof etcdClient = (e, t) => etcdClient(e, t, credentials);
   const recovery = await activeRestore(cluster, ctx.cache);
   if (recovery !== undefined) {
-    const withCredentials: typeof etcdClient = (e, t) => etcdClient(e, t, credentials);
     return reconcileRecovery(ctx, cluster, obs, recovery, withCredentials, clientTLS, {
       ...(options.operatorImage === undefined ? {} : { operatorImage: options.operatorImage }),
       ...podHooks(tls),
@@ -236,7 +237,7 @@ export async function reconcileEtcdCluster(
   const automatic: AutomaticRecoveryDecision = !automaticRecoveryMayRun(tlsVerdict)
     ? { type: "None", ...(recordedLoss === undefined ? {} : { lostSince: new Date(recordedLoss) }) }
     : await reconcileAutomaticRecovery(ctx, cluster, obs, new Date(), {
-        etcdClient: (e, t) => etcdClient(e, t, credentials),
+        etcdClient: withCredentials,
         ...(clientTLS === undefined ? {} : { tls: clientTLS }),
         ...(options.automaticRecoveryFloorSeconds === undefined
           ? {}
