@@ -16,7 +16,6 @@ import {
 import { type ReconcileRun, reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { PodMonitorKind } from "../api/pod-monitor.ts";
 import { type Prometheus, PrometheusKind, type PrometheusSpec } from "../api/prometheus.ts";
 import { PrometheusRuleKind } from "../api/prometheus-rule.ts";
 import { type ServiceMonitor, ServiceMonitorKind } from "../api/service-monitor.ts";
@@ -31,15 +30,7 @@ import {
 import { ControllerState, reconcilePrometheus } from "./controller.ts";
 import { PrometheusOperatorMetrics } from "./metrics.ts";
 import type { RuntimeInfo } from "./reload.ts";
-
-const KINDS = [
-  PrometheusKind,
-  ServiceMonitorKind,
-  PodMonitorKind,
-  PrometheusRuleKind,
-  ClusterRole,
-  ClusterRoleBinding,
-];
+import { KINDS } from "./test-fixture.ts";
 
 const server = (
   spec: Partial<PrometheusSpec> = {},

@@ -9,23 +9,13 @@ import { type ReconcileRun, reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { PodMonitorKind } from "../api/pod-monitor.ts";
 import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
-import { type PrometheusRule, PrometheusRuleKind } from "../api/prometheus-rule.ts";
-import { ServiceMonitorKind } from "../api/service-monitor.ts";
+import type { PrometheusRule } from "../api/prometheus-rule.ts";
 import { defaultSpec, manyRules } from "../desired/config-fixtures.ts";
-import { ClusterRole, ClusterRoleBinding, CONFIG_HASH_ANNOTATION, CONFIG_KEY } from "../desired/objects.ts";
+import { CONFIG_HASH_ANNOTATION, CONFIG_KEY } from "../desired/objects.ts";
 import { ControllerState, reconcilePrometheus } from "./controller.ts";
 import { PrometheusOperatorMetrics } from "./metrics.ts";
-
-const KINDS = [
-  PrometheusKind,
-  ServiceMonitorKind,
-  PodMonitorKind,
-  PrometheusRuleKind,
-  ClusterRole,
-  ClusterRoleBinding,
-];
+import { KINDS } from "./test-fixture.ts";
 
 const server = (generation = 1): Prometheus => ({
   apiVersion: PrometheusKind.apiVersion,
