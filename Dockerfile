@@ -1,15 +1,19 @@
 # An operator's container image: one self-contained ESM bundle (operators/<name>/dist/main.js) on Node.js 24, no
 # node_modules. One Dockerfile for every operator; OPERATOR names the directory under operators/ (the workspace is
 # @capstan/<name>-operator). Build it from the repository root:
-#   docker build --build-arg OPERATOR=etcd -t capstan.local/etcd-operator:0.1.0 .
-#   docker build --build-arg OPERATOR=vault -t capstan.local/vault-operator:0.1.0 .
-#   docker build --build-arg OPERATOR=prometheus -t capstan.local/prometheus-operator:0.1.0 .
+#   docker build --build-arg OPERATOR=etcd -t "$(npx capstan chart image charts/etcd-operator)" .
+#   docker build --build-arg OPERATOR=vault -t "$(npx capstan chart image charts/vault-operator)" .
+#   docker build --build-arg OPERATOR=prometheus -t "$(npx capstan chart image charts/prometheus-operator)" .
+# (the reference each chart runs by default, ghcr.io/capstan-dev/capstan/<name>-operator:<appVersion>, which the
+# release workflow pushes for linux/amd64 and linux/arm64: .github/workflows/release.yml, docs/releasing.md).
 # The build stage needs the workspace: the root lockfile, @capstan/core, and @capstan/cli (the shared tsup build
 # each operator's tsup.config.ts imports). The image runs as uid 1000 and writes nothing to its filesystem, so it
 # works with readOnlyRootFilesystem: true. (Without Docker, e2e/images/<name>-operator/build.sh builds the same
 # image for the local cluster.)
 
-FROM node:24-bookworm AS build
+# The bundle is plain JavaScript: it is built once on the builder's own platform, and each target platform's image
+# only copies it onto that platform's Node.js (no emulated npm ci in a multi-platform build).
+FROM --platform=$BUILDPLATFORM node:24-bookworm AS build
 ARG OPERATOR=etcd
 WORKDIR /src
 # Manifests first, so the dependency layer is reused until they change. npm ci tolerates the workspaces that are

@@ -13,9 +13,9 @@
 # registry.k8s.io/coredns/coredns and rancher/local-path-provisioner (the add-ons), hashicorp/vault:1.14.8 and
 # :1.14.6 (VAULT_IMAGE_VERSIONS; the Vault upgrade test goes from the second to the first),
 # capstan.local/versitygw:v1.8.0 (the Versity S3 Gateway, posix backend: the S3 server of the etcd backup suites),
-# capstan.local/etcd-operator:<package version> (on capstan.local/node:24; builds operators/etcd when stale),
-# capstan.local/vault-operator:<package version> (likewise, from operators/vault),
-# capstan.local/prometheus-operator:<package version> (likewise, from operators/prometheus),
+# ghcr.io/capstan-dev/capstan/etcd-operator:<appVersion> (its chart's default image; on capstan.local/node:24; builds operators/etcd when stale),
+# ghcr.io/capstan-dev/capstan/vault-operator:<appVersion> (likewise, from operators/vault),
+# ghcr.io/capstan-dev/capstan/prometheus-operator:<appVersion> (likewise, from operators/prometheus),
 # quay.io/openbao/openbao only with CAPSTAN_OPENBAO=1 (the Go module proxy refuses its pinned commit today).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Builds an operator's image, capstan.local/<name>-operator:<package version>, without Docker or a registry:
+# Builds an operator's image without Docker or a registry, tagged with the reference its chart runs by default
+# (`capstan chart image charts/<name>-operator`: for the three operators ghcr.io/capstan-dev/capstan/<name>-operator:
+# <appVersion>, the name each release pushes; capstan.local/<name>-operator:<package version> without a chart):
 # the capstan.local/node:24 root filesystem (node/build.sh's tarball) plus /app/main.js, the operator's
 # self-contained bundle (operators/<name>/dist/main.js, built first when missing or older than its sources),
 # run as user 1000 with ENTRYPOINT ["node","--max-semi-space-size=4","/app/main.js"], like the root Dockerfile. <NAME>_OPERATOR_IMAGE
 # overrides the reference. Skips a tarball newer than its inputs (these scripts, the node tarball, the bundle).
 # Prints the tarball. Each operator's <name>-operator/build.sh calls it.
 #   e2e/images/operator-image.sh OPERATOR OUT_DIR      e.g. operator-image.sh vault ~/.cache/capstan/images
+#   e2e/images/operator-image.sh --ref OPERATOR        prints the image reference only
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-name="${1:?usage: $0 OPERATOR OUT_DIR}" out="${2:?usage: $0 OPERATOR OUT_DIR}"
+ref_only=0
+if [ "${1:-}" = --ref ]; then ref_only=1 && shift; fi
+name="${1:?usage: $0 OPERATOR OUT_DIR | --ref OPERATOR}"
 op="$repo/operators/$name"
 [ -d "$op" ] || { echo "no operator at $op" >&2; exit 2; }
 node_bin="$repo/node_modules/node/bin/node"
@@ -17,7 +22,15 @@ log() { printf '[%s-operator] %s\n' "$name" "$*" >&2; }
 [ -x "$node_bin" ] || { echo "no node binary at $node_bin (run npm ci first)" >&2; exit 1; }
 version="$("$node_bin" -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).version' "$op/package.json")"
 override="$(tr "[:lower:]-" "[:upper:]_" <<<"$name")_OPERATOR_IMAGE" # e.g. ETCD_OPERATOR_IMAGE
-ref="${!override:-capstan.local/$name-operator:$version}"
+chart="$repo/charts/$name-operator"
+if [ -n "${!override:-}" ]; then ref="${!override}"
+elif [ -f "$chart/values.yaml" ]; then
+  # What `capstan chart image` prints, from the CLI's source (Node.js strips the types): no build needed first.
+  ref="$("$node_bin" --input-type=module -e 'const { chartImage } = await import(process.argv[1]);
+    console.log(chartImage(process.argv[2]));' "$repo/packages/cli/src/chart-image.ts" "$chart")"
+else ref="capstan.local/$name-operator:$version"; fi
+if [ "$ref_only" = 1 ]; then echo "$ref"; exit 0; fi
+out="${2:?usage: $0 OPERATOR OUT_DIR}"
 tarball="$out/$name-operator_$version.tar"
 mkdir -p "$out"
 
@@ -38,7 +51,10 @@ if stale "$bundle" "$op/src" "$op/package.json" "$op/tsup.config.ts" "$repo/pack
 fi
 
 base="$("$here/node/build.sh" "$out" | tail -n 1)"
-if ! stale "$tarball" "$here/operator-image.sh" "$here/$name-operator/build.sh" "$base" "$bundle"; then echo "$tarball"; exit 0; fi
+if ! stale "$tarball" "$here/operator-image.sh" "$here/$name-operator/build.sh" "$base" "$bundle" \
+  "$chart/values.yaml" "$chart/Chart.yaml" && grep -qF "\"$ref\"" <(tar -xOf "$tarball" manifest.json 2>/dev/null); then
+  echo "$tarball"; exit 0
+fi
 
 log "packing $ref"
 work="$(mktemp -d)"

@@ -116,10 +116,11 @@ With helm template, pass --api-versions monitoring.coreos.com/v1/{{ $kind }}.
 
 {{/*
 The operator image: [registry/]repository, then @digest when image.digest is set (the tag is then ignored), else
-:tag (default: the chart's appVersion). image.registry falls back to global.imageRegistry.
+:tag (default: the chart's appVersion). global.imageRegistry, when set, replaces image.registry (a mirror that serves
+every image of the chart under the same repository paths).
 */}}
 {{- define "capstan-operator.image" -}}
-{{- $registry := .Values.image.registry | default (.Values.global).imageRegistry | default "" }}
+{{- $registry := (.Values.global).imageRegistry | default .Values.image.registry | default "" }}
 {{- $repository := ternary .Values.image.repository (printf "%s/%s" $registry .Values.image.repository) (eq $registry "") }}
 {{- if .Values.image.digest }}
 {{- printf "%s@%s" $repository .Values.image.digest }}

@@ -1,4 +1,4 @@
 #!/usr/bin/env bash
-# Builds the Vault operator's image, capstan.local/vault-operator:<package version> (see ../operator-image.sh).
+# Builds the vault operator's image, tagged as its chart runs it by default (see ../operator-image.sh).
 #   e2e/images/vault-operator/build.sh OUT_DIR
 exec "$(dirname "$0")/../operator-image.sh" vault "$@"

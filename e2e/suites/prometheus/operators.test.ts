@@ -115,8 +115,7 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
       await installChart(chart("etcd-operator"), "etcd-operator", etcdOpNs.name, {
         set: {
           ...common,
-          "image.repository": etcdOperatorImage.repository,
-          "image.tag": etcdOperatorImage.tag,
+          ...etcdOperatorImage,
           watchNamespace: etcdNs.name,
         },
         setString: pin,
@@ -126,8 +125,7 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
       await installChart(chart("vault-operator"), "vault-operator", vaultOpNs.name, {
         set: {
           ...common,
-          "image.repository": vaultOperatorImage.repository,
-          "image.tag": vaultOperatorImage.tag,
+          ...vaultOperatorImage,
           reloaderImage: vaultReloader,
           watchNamespace: vaultOpNs.name,
         },
@@ -138,8 +136,7 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
     promOp = await installChart(prometheusChart, "prometheus-operator", promOpNs.name, {
       set: {
         ...common,
-        "image.repository": promOperatorImage.repository,
-        "image.tag": promOperatorImage.tag,
+        ...promOperatorImage,
         reloaderImage: promReloader,
         watchNamespace: "",
         // The shipped PrometheusServerNotReady alert fires as soon as it holds (a test makes it fire and resolve).

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { formatDrift } from "@capstan/cli";
 import {
   chartCrdDrift,
+  chartImage,
   crdPermissions,
   dashboardQueries,
   deploymentPodSpec,
@@ -31,6 +32,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { crds } from "./api/crds.ts";
 import { podSelectorLabels } from "./desired/network-policy.ts";
+import { DEFAULT_BACKUP_IMAGE } from "./reconcile/controller.ts";
 import { EtcdOperatorMetrics } from "./reconcile/metrics.ts";
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url));
@@ -264,8 +266,13 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
         ?.env;
       return env?.find((e) => e.name === "ETCD_OPERATOR_BACKUP_IMAGE")?.value;
     };
-    expect(envOf("image.tag=1.2.3")).toBe("capstan.local/etcd-operator:1.2.3");
+    expect(envOf()).toBe(chartImage(chartDir));
+    expect(envOf("image.tag=1.2.3")).toBe("ghcr.io/capstan-dev/capstan/etcd-operator:1.2.3");
     expect(envOf("backup.image=mirror.example/etcd-operator:9")).toBe("mirror.example/etcd-operator:9");
+  });
+
+  it("the operator's own default backup image is the chart's default image (the one each release pushes)", () => {
+    expect(DEFAULT_BACKUP_IMAGE).toBe(chartImage(chartDir));
   });
 
   it("has only queries and alerts that parse and use metrics the operator exports", async () => {

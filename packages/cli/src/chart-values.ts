@@ -71,7 +71,10 @@ export function operatorValuesSchema(
     image: object({
       repository: { type: "string", minLength: 1 },
       tag: { type: "string" },
-      registry: { description: "Prefixed to the repository; empty: global.imageRegistry.", type: "string" },
+      registry: {
+        description: "Prefixed to the repository; global.imageRegistry replaces it when set.",
+        type: "string",
+      },
       digest: {
         description: "Used instead of the tag when set.",
         type: "string",

@@ -14,6 +14,7 @@ import type { CustomResourceDefinitionObject } from "@capstan/core";
 import { parseAllDocuments } from "yaml";
 import { type Drift, planCrdFiles, planDrift } from "./crd-files.ts";
 
+export { chartImage } from "./chart-image.ts";
 export * from "./chart-monitoring.ts";
 
 import type { K8sObject } from "./k8s-object.ts";

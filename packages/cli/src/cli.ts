@@ -2,6 +2,7 @@
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { findHelm } from "./chart.ts";
+import { chartImage } from "./chart-image.ts";
 import { operatorChartDirs, packageChart } from "./chart-package.ts";
 import type { CliIo } from "./cli-io.ts";
 import { formatDrift, planCrdFiles, planDrift, writePlan } from "./crd-files.ts";
@@ -14,6 +15,7 @@ const USAGE = `Usage: capstan <command> [options]
 
 Commands:
   chart package Package operator charts (helm package) with the capstan-operator library chart inside
+  chart image   Print the image an operator chart runs with its default values (what a release pushes)
   crd           Generate an operator's CRD YAML, Markdown reference, chart CRD copies, values schema and README
                 values table
   new operator  Make a new operator: workspace, chart, image build, e2e suite and docs page
@@ -50,10 +52,13 @@ Options:
 `;
 
 const CHART_USAGE = `Usage: capstan chart package [--out <dir>] [<chart dir>...]
+       capstan chart image [<chart dir>...]
 
-Runs helm package on each chart (default: every chart under ./charts built on the capstan-operator library) and
+package: runs helm package on each chart (default: every chart under ./charts built on the capstan-operator library) and
 writes <out>/<name>-<version>.tgz, checking that the archive holds each dependency under charts/ (the library
 chart, which the repository links there). Publish an archive with helm push <archive> oci://<registry>/<path>.
+image: prints, one per line, the operator image each chart runs with its default values ([registry/]repository:
+appVersion, or @digest): the reference the release workflow and the local image build tag the image with.
 
 Options:
   --out <dir>     Where the archives go (default: dist/charts)
@@ -175,7 +180,7 @@ function chartCommand(args: string[], io: CliIo): number {
     return 0;
   }
   const [what, ...dirs] = positionals;
-  if (what !== "package") {
+  if (what !== "package" && what !== "image") {
     io.err(CHART_USAGE);
     return 2;
   }
@@ -183,6 +188,10 @@ function chartCommand(args: string[], io: CliIo): number {
     dirs.length > 0 ? dirs.map((d) => resolve(io.cwd, d)) : operatorChartDirs(resolve(io.cwd, "charts"));
   if (charts.length === 0)
     throw new Error(`no chart built on capstan-operator under ${resolve(io.cwd, "charts")}`);
+  if (what === "image") {
+    for (const chart of charts) io.out(`${chartImage(chart)}\n`);
+    return 0;
+  }
   const helm = values.helm ?? findHelm() ?? "helm";
   const out = resolve(io.cwd, values.out ?? "dist/charts");
   for (const chart of charts)

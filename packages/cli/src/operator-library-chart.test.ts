@@ -145,7 +145,7 @@ describe("charts built on the capstan-operator library chart", () => {
         capabilities: { drop: ["ALL"] },
       });
       expect(spec.terminationGracePeriodSeconds).toBe(45);
-      expect(spec.containers[0]?.image).toBe(`capstan.local/${chart}:0.1.0`);
+      expect(spec.containers[0]?.image).toBe(`ghcr.io/capstan-dev/capstan/${chart}:0.1.0`);
       expect(spec.containers[0]?.args).toBeUndefined();
     });
 
@@ -172,7 +172,8 @@ describe("charts built on the capstan-operator library chart", () => {
       });
       const spec = pod(objs, chart);
       const c = spec.containers[0]!;
-      expect(c.image).toBe(`mirror.example.com/capstan.local/${chart}@sha256:${"a".repeat(64)}`);
+      // global.imageRegistry replaces the chart's registry (ghcr.io): a mirror of the same repository paths.
+      expect(c.image).toBe(`mirror.example.com/capstan-dev/capstan/${chart}@sha256:${"a".repeat(64)}`);
       expect(c.args).toEqual(["--log-level=debug"]);
       expect(c.env?.at(-1)).toEqual({ name: "HTTPS_PROXY", value: "http://proxy:3128" });
       expect(c.env?.map((e) => e.name)).toContain("LEADER_ELECTION_NAME");

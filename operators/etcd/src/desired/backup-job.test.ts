@@ -89,7 +89,7 @@ const s3Full = backup(
 );
 const s3Minimal = backup({ s3: { bucket: "etcd-backups", credentialsSecret: { name: "s3-creds" } } });
 const pvc = backup({ pvc: { claimName: "backups", directory: "etcd" } });
-const OPERATOR_IMAGE = "capstan.local/etcd-operator:0.1.0";
+const OPERATOR_IMAGE = "ghcr.io/capstan-dev/capstan/etcd-operator:0.1.0";
 const input = (b: EtcdBackup, c = cluster()) => ({
   backup: b,
   cluster: c,

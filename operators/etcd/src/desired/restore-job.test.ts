@@ -86,7 +86,7 @@ const s3Backup = backupOn(
   "s3://snaps/etcd/db/demo/nightly.db",
 );
 
-const OPERATOR = "capstan.local/etcd-operator:0.1.0";
+const OPERATOR = "ghcr.io/capstan-dev/capstan/etcd-operator:0.1.0";
 
 describe("restoreJob", () => {
   it("from a backup on a PVC (golden)", () => {

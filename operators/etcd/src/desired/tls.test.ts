@@ -85,7 +85,7 @@ describe("golden files", () => {
           backup,
           cluster: managed,
           member: "demo-a1b2c",
-          operatorImage: "capstan.local/etcd-operator:0.1.0",
+          operatorImage: "ghcr.io/capstan-dev/capstan/etcd-operator:0.1.0",
         }),
     ],
     [

@@ -34,7 +34,7 @@ const backup = (pvc = false): EtcdBackup => ({
 
 const logs: string[] = [];
 const options: EtcdBackupControllerOptions = {
-  operatorImage: "capstan.local/etcd-operator:0.1.0",
+  operatorImage: "ghcr.io/capstan-dev/capstan/etcd-operator:0.1.0",
   etcdClient: healthyEtcd(cluster),
   readLog: async (_ns, pod, container) => {
     logs.push(`${pod}/${container}`);

@@ -68,7 +68,7 @@ export const REQUEUE = {
 } as const;
 
 /** The image backup Jobs run `backup-upload` from when none is given: the chart's default operator image. */
-export const DEFAULT_BACKUP_IMAGE = "capstan.local/etcd-operator:0.1.0";
+export const DEFAULT_BACKUP_IMAGE = "ghcr.io/capstan-dev/capstan/etcd-operator:0.1.0";
 
 /**
  * What the manager's cache needs to hold for the operator's controllers: only the Pods, PVCs, Services,
