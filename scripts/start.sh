@@ -102,6 +102,18 @@ if [ "${SAMPLE:-true}" != false ]; then
       "$kubectl" apply -n "$ns" -f "$vault_sample" >&2
     fi
   fi
+  # All three samples are applied before any wait, so they come up side by side.
+  if [ "$prom" != false ]; then
+    log "applying the sample Prometheus $ns/prometheus-demo (operators/prometheus/samples/prometheus.yaml) and a PodMonitor of the etcd members"
+    "$kubectl" apply -n "$ns" -f "$repo/operators/prometheus/samples/prometheus.yaml" \
+      -f "$repo/operators/prometheus/samples/etcd-podmonitor.yaml" >&2
+    # The operators serve /metrics to callers the API server authorizes: let the sample's ServiceAccount read them.
+    for op in etcd-operator vault-operator prometheus-operator; do
+      if [ "$op" = vault-operator ] && [ "$vault" = false ]; then continue; fi
+      "$kubectl" create clusterrolebinding "prometheus-demo-reads-$op" --clusterrole="$op-$op-metrics-reader" \
+        --serviceaccount="$ns:prometheus-prometheus-demo" --dry-run=client -o yaml | "$kubectl" apply -f - >/dev/null
+    done
+  fi
   log "waiting for the EtcdCluster to become Available (3 members: about 1-2 minutes)"
   "$kubectl" -n "$ns" wait etcdcluster/demo --for=condition=Available --timeout=10m >&2
   "$kubectl" -n "$ns" wait etcdcluster/demo --for=jsonpath='{.status.readyReplicas}'=3 --timeout=10m >&2
@@ -133,15 +145,6 @@ Docs: docs/operators/vault.md.
 MSG
   fi
   if [ "$prom" != false ]; then
-    log "applying the sample Prometheus $ns/prometheus-demo (operators/prometheus/samples/prometheus.yaml) and a PodMonitor of the etcd members"
-    "$kubectl" apply -n "$ns" -f "$repo/operators/prometheus/samples/prometheus.yaml" \
-      -f "$repo/operators/prometheus/samples/etcd-podmonitor.yaml" >&2
-    # The operators serve /metrics to callers the API server authorizes: let the sample's ServiceAccount read them.
-    for op in etcd-operator vault-operator prometheus-operator; do
-      if [ "$op" = vault-operator ] && [ "$vault" = false ]; then continue; fi
-      "$kubectl" create clusterrolebinding "prometheus-demo-reads-$op" --clusterrole="$op-$op-metrics-reader" \
-        --serviceaccount="$ns:prometheus-prometheus-demo" --dry-run=client -o yaml | "$kubectl" apply -f - >/dev/null
-    done
     log "waiting for the Prometheus to become Available"
     "$kubectl" -n "$ns" wait prometheuses.monitoring.capstan.dev/prometheus-demo --for=condition=Available --timeout=10m >&2
     "$kubectl" -n "$ns" get prometheuses.monitoring.capstan.dev prometheus-demo -o wide
