@@ -4,8 +4,9 @@
 #   docker build --build-arg OPERATOR=etcd -t capstan.local/etcd-operator:0.1.0 .
 #   docker build --build-arg OPERATOR=vault -t capstan.local/vault-operator:0.1.0 .
 #   docker build --build-arg OPERATOR=prometheus -t capstan.local/prometheus-operator:0.1.0 .
-# The build stage needs the workspace: the root lockfile, @capstan/core, and @capstan/cli (the shared tsup build
-# each operator's tsup.config.ts imports). The image runs as uid 1000 and writes nothing to its filesystem, so it
+# The build stage needs the workspace: the root lockfile, @capstan/core, @capstan/promql (the PromQL check the
+# Prometheus operator bundles; @capstan/cli depends on it) and @capstan/cli (the shared tsup build each operator's
+# tsup.config.ts imports). The image runs as uid 1000 and writes nothing to its filesystem, so it
 # works with readOnlyRootFilesystem: true. (Without Docker, e2e/images/<name>-operator/build.sh builds the same
 # image for the local cluster.)
 
@@ -16,13 +17,15 @@ WORKDIR /src
 # not copied (packages/testing, e2e, the other operators).
 COPY package.json package-lock.json tsconfig.base.json ./
 COPY packages/core/package.json packages/core/
+COPY packages/promql/package.json packages/promql/
 COPY packages/cli/package.json packages/cli/
 COPY operators/${OPERATOR}/package.json operators/${OPERATOR}/
 RUN npm ci --no-audit --no-fund
 COPY packages/core/ packages/core/
+COPY packages/promql/ packages/promql/
 COPY packages/cli/ packages/cli/
 COPY operators/${OPERATOR}/ operators/${OPERATOR}/
-RUN npm run build -w @capstan/core -w @capstan/cli -w "@capstan/${OPERATOR}-operator"
+RUN npm run build -w @capstan/core -w @capstan/promql -w @capstan/cli -w "@capstan/${OPERATOR}-operator"
 
 FROM node:24-bookworm-slim
 ARG OPERATOR=etcd
