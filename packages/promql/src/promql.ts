@@ -127,7 +127,7 @@ function children(node: Node): Node[] {
   return out;
 }
 
-/** `node` without the parentheses, offset and @ modifiers around it (they keep its type). */
+/** `node` without the parentheses, offset, @, anchored and smoothed modifiers around it (they keep its type). */
 function unwrap(node: Node | null): Node | null {
   let n = node;
   while (n !== null && WRAPPERS.has(n.name)) n = n.firstChild;
