@@ -27,11 +27,27 @@ function run(args: string[]): PromtoolResult {
   }
 }
 
-/** `promtool check rules` of the rule file text `text`, written to `file`. */
-export function promtoolCheckRules(file: string, text: string): PromtoolResult {
+/**
+ * `promtool check rules` of the rule file text `text`, written to `file`, with `--enable-feature` for each of
+ * `features` (the flags a server would run with).
+ */
+export function promtoolCheckRules(
+  file: string,
+  text: string,
+  features: readonly string[] = [],
+): PromtoolResult {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, text);
-  return run(["check", "rules", file]);
+  const flags = features.length === 0 ? [] : [`--enable-feature=${features.join(",")}`];
+  return run([...flags, "check", "rules", file]);
+}
+
+/** The Prometheus release of the promtool the tests run, from `promtool --version` (e.g. "3.16.0"). */
+export function promtoolVersion(): string {
+  const { output } = run(["--version"]);
+  const m = /version (\d+\.\d+\.\d+)/.exec(output);
+  if (m?.[1] === undefined) throw new Error(`cannot read the release from promtool --version: ${output}`);
+  return m[1];
 }
 
 /**

@@ -3,8 +3,8 @@
 // PromQL check, and held against the metric names the operator really registers, so a renamed or misspelt metric
 // fails the chart test instead of an empty panel or an alert that never fires.
 import { CoreMetrics } from "@capstan/core";
+import { promqlError, promqlMetricNames } from "@capstan/promql";
 import type { K8sObject } from "./k8s-object.ts";
-import { promqlError, promqlMetricNames } from "./promql.ts";
 
 /** One PromQL expression found in a dashboard or a rule, with where it came from (for messages). */
 export interface MonitoringQuery {

@@ -1,5 +1,5 @@
 // `capstan new operator --standalone`: a repository of its own, outside any Capstan checkout, installing
-// @capstan/core, @capstan/cli and @capstan/testing from this workspace's `npm pack` tarballs (--capstan-tarballs, as
+// @capstan/core, @capstan/promql, @capstan/cli and @capstan/testing from this workspace's `npm pack` tarballs (--capstan-tarballs, as
 // a user must until they are published; the rest from npm's cache when it has them): it has no symbolic link (the
 // library chart is vendored), and as generated it installs, type-checks (operator and e2e suite), lints clean and
 // passes its unit tests.
@@ -59,6 +59,8 @@ describe("capstan new operator --standalone", () => {
       "-w",
       "@capstan/core",
       "-w",
+      "@capstan/promql",
+      "-w",
       "@capstan/cli",
       "-w",
       "@capstan/testing",
@@ -100,6 +102,7 @@ describe("capstan new operator --standalone", () => {
       "Dockerfile",
       "README.md",
       "vendor/capstan-core-0.1.0.tgz",
+      "vendor/capstan-promql-0.1.0.tgz",
       "charts/capstan-operator/Chart.yaml",
       "charts/widget-operator/charts/capstan-operator/Chart.yaml",
       "charts/widget-operator/templates/crds/widgets.demo.capstan.dev.yaml",
@@ -124,6 +127,8 @@ describe("capstan new operator --standalone", () => {
     >;
     expect(pkg.devDependencies?.["@capstan/testing"]).toBe("file:vendor/capstan-testing-0.1.0.tgz");
     expect(pkg.overrides?.["@capstan/core"]).toBe("$@capstan/core");
+    // @capstan/cli depends on @capstan/promql, which is not on npm yet either.
+    expect(pkg.overrides?.["@capstan/promql"]).toBe("$@capstan/promql");
     expect(readFileSync(join(root, "docs/operators/widget.md"), "utf8")).toMatch(/^# The widget operator/);
     // A second run would write over it: refused.
     expect(await runCli(args.concat("--dir", root), io)).toBe(2);

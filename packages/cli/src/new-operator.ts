@@ -165,8 +165,9 @@ export async function writeNewOperator(
 /** What `capstan new operator --standalone` is asked for besides the operator. */
 export interface StandaloneOptions {
   /**
-   * A directory holding `npm pack` tarballs of @capstan/core, @capstan/cli and @capstan/testing: copied into the
-   * repository's vendor/ and installed from there (until the packages are on npm).
+   * A directory holding `npm pack` tarballs of @capstan/core, @capstan/promql (which @capstan/cli depends on),
+   * @capstan/cli and @capstan/testing: copied into the repository's vendor/ and installed from there (until the
+   * packages are on npm).
    */
   capstanTarballs?: string;
 }
@@ -193,10 +194,11 @@ function capstanNodeModules(): string | undefined {
 }
 
 /**
- * Copies the npm pack tarballs of @capstan/core, @capstan/cli and @capstan/testing from `from` into the repository's
- * vendor/ and returns the root package.json fields that install them: devDependencies on the files, and overrides
- * (`$@capstan/core`...) so every dependent (the workspaces, @capstan/cli's own dependency on @capstan/core) gets
- * them. (An override with a file: path would resolve relative to each dependent.)
+ * Copies the npm pack tarballs of @capstan/core, @capstan/promql, @capstan/cli and @capstan/testing from `from` into
+ * the repository's vendor/ and returns the root package.json fields that install them: devDependencies on the files,
+ * and overrides (`$@capstan/core`...) so every dependent (the workspaces, @capstan/cli's own dependencies on
+ * @capstan/core and @capstan/promql) gets them. (An override with a file: path would resolve relative to each
+ * dependent.)
  */
 function vendorTarballs(
   root: string,
@@ -205,14 +207,14 @@ function vendorTarballs(
   const names = existsSync(from) ? readdirSync(from) : [];
   const devDependencies: Record<string, string> = {};
   const overrides: Record<string, string> = {};
-  for (const pkg of ["core", "cli", "testing"]) {
+  for (const pkg of ["core", "promql", "cli", "testing"]) {
     const last = names
       .filter((n) => n.startsWith(`capstan-${pkg}-`) && n.endsWith(".tgz"))
       .sort()
       .at(-1);
     if (last === undefined) {
       throw new Error(
-        `--capstan-tarballs ${from}: no capstan-${pkg}-<version>.tgz; in a Capstan checkout run npm run build && npm pack -w @capstan/core -w @capstan/cli -w @capstan/testing --pack-destination ${from}`,
+        `--capstan-tarballs ${from}: no capstan-${pkg}-<version>.tgz; in a Capstan checkout run npm run build && npm pack -w @capstan/core -w @capstan/promql -w @capstan/cli -w @capstan/testing --pack-destination ${from}`,
       );
     }
     mkdirSync(join(root, "vendor"), { recursive: true });

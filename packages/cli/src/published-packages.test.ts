@@ -1,9 +1,9 @@
-// What a user of the published packages (@capstan/core, @capstan/testing, @capstan/cli) meets on npm: a README and
-// the licence in the tarball, where the source and the issue tracker are, engines without an upper bound, caret
-// ranges for runtime dependencies, one prom-client (a peer dependency: an operator's metrics and core's must land
-// in one registry), and export maps that CommonJS `require()` can load too (Node 24 loads ES modules through it).
-// Reads the workspace's own package.json files; the require() check loads the built dist (CI builds first; turbo
-// builds these packages before this test).
+// What a user of the published packages (@capstan/core, @capstan/testing, @capstan/promql, @capstan/cli) meets on
+// npm: a README and the licence in the tarball, where the source and the issue tracker are, engines without an upper
+// bound, caret ranges for runtime dependencies, one prom-client (a peer dependency: an operator's metrics and core's
+// must land in one registry), and export maps that CommonJS `require()` can load too (Node 24 loads ES modules
+// through it). Reads the workspace's own package.json files; the require() check loads the built dist (CI builds
+// first; turbo builds these packages before this test).
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -39,10 +39,11 @@ const published = workspaces
 const rootPkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as PackageJson;
 
 describe("published packages", () => {
-  it("are the three library packages", () => {
+  it("are the four library packages", () => {
     expect(published.map((p) => p.pkg.name).sort()).toEqual([
       "@capstan/cli",
       "@capstan/core",
+      "@capstan/promql",
       "@capstan/testing",
     ]);
   });

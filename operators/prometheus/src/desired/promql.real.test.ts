@@ -1,28 +1,39 @@
-// The real promtool against the shared PromQL check (@capstan/cli/promql), which the operator uses to refuse rules:
-// every expression of packages/cli/testdata/promql-cases.json that promqlError accepts, `promtool check rules`
-// accepts, and every one it refuses, promtool refuses; and the three charts' PrometheusRules (rendered with helm,
-// where installed) pass `promtool check rules` whole: expressions, durations, templates of the annotations.
+// The real promtool against the shared PromQL check (@capstan/promql), which the operator uses to refuse rules:
+// every expression of packages/promql/testdata/promql-cases.json that promqlError accepts, `promtool check rules`
+// accepts, and every one it refuses, promtool refuses; the rows of packages/promql/testdata/promql-version-cases.json
+// for promtool's own release the same, with each row's --enable-feature flags (only one release is cached, so the
+// other releases' rows rest on the table, read from each release's source); and the three charts'
+// PrometheusRules (rendered with helm, where installed) pass `promtool check rules` whole: expressions, durations,
+// templates of the annotations.
 // The "real" project (`npm run test:real`); without promtool it fails, saying how to build it (never skips).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { findHelm, helmTemplate } from "@capstan/cli/chart";
-import { promqlError } from "@capstan/cli/promql";
+import { promqlError } from "@capstan/promql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { type PromtoolResult, promtoolCheckRules } from "../promtool-check.ts";
+import { type PromtoolResult, promtoolCheckRules, promtoolVersion } from "../promtool-check.ts";
 
-const cases = JSON.parse(
-  readFileSync(new URL("../../../../packages/cli/testdata/promql-cases.json", import.meta.url), "utf8"),
-) as { accepts: string[]; refuses: { expr: string; message: string }[] };
+const testdata = (file: string) =>
+  JSON.parse(readFileSync(new URL(`../../../../packages/promql/testdata/${file}`, import.meta.url), "utf8"));
+const cases = testdata("promql-cases.json") as {
+  accepts: string[];
+  refuses: { expr: string; message: string }[];
+};
+const versionRows = (
+  testdata("promql-version-cases.json") as {
+    rows: { expr: string; version: string; features?: string[]; message?: string; stricter?: true }[];
+  }
+).rows;
 
 let work = "";
 let files = 0;
 
 /** `promtool check rules` of `groups` written to a fresh file: whether it passed, and its output. */
-function checkRules(groups: unknown): PromtoolResult {
-  return promtoolCheckRules(join(work, `rules-${files++}.yaml`), stringify({ groups }));
+function checkRules(groups: unknown, features: readonly string[] = []): PromtoolResult {
+  return promtoolCheckRules(join(work, `rules-${files++}.yaml`), stringify({ groups }), features);
 }
 
 const oneAlert = (expr: string) => [{ name: "g", rules: [{ alert: "A", expr }] }];
@@ -45,6 +56,27 @@ describe("promqlError agrees with promtool", () => {
     const result = checkRules(oneAlert(expr));
     expect(result.output).toMatch(/FAILED/);
     expect(result.ok).toBe(false);
+  });
+});
+
+describe("promqlError for promtool's release agrees with promtool, flags and all", () => {
+  const version = promtoolVersion();
+  const rows = versionRows.filter((r) => r.version === version);
+
+  it("has rows for promtool's release, accepted and refused, with flags and without", () => {
+    expect(rows.filter((r) => r.message === undefined).length).toBeGreaterThan(3);
+    expect(rows.filter((r) => r.message !== undefined).length).toBeGreaterThan(3);
+    expect(rows.filter((r) => (r.features ?? []).length > 0).length).toBeGreaterThan(3);
+  });
+
+  it.each(rows)("$expr with [$features]", (row) => {
+    const features = row.features ?? [];
+    expect(promqlError(row.expr, { version, features })).toBe(row.message);
+    const result = checkRules(oneAlert(row.expr), features);
+    // A stricter row is one this check refuses although promtool accepts it (a function its grammar cannot parse).
+    const promtoolAccepts = row.message === undefined || row.stricter === true;
+    expect(result.output).toMatch(promtoolAccepts ? /SUCCESS/ : /FAILED/);
+    expect(result.ok).toBe(promtoolAccepts);
   });
 });
 

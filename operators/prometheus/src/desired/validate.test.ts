@@ -2,6 +2,7 @@
 // row gets the verdict Prometheus 3.16 gives it (validate.real.test.ts checks that against the real promtool), a
 // refused row says where and why; and the checks that depend on the server's Prometheus version.
 import { describe, expect, it } from "vitest";
+import { bindingFor, withBinding } from "./bindings.ts";
 import { RELABEL_CASES, RULE_CASES } from "./validation-cases.ts";
 import { monitorObject, ruleObject, selectingServer, verdict } from "./validation-verdicts.ts";
 
@@ -56,5 +57,54 @@ describe("checks by the server's Prometheus version", () => {
     ["3.2.0", false],
   ])("Prometheus %s: braces in a recording rule name accepted: %s", (version, accepted) => {
     expect(verdict({ rule: record("up{a}") }, selectingServer(version)).inConfig).toBe(accepted);
+  });
+
+  const expr = (e: string) =>
+    ruleObject({ name: "", accepts: true, group: { name: "g", rules: [{ alert: "A", expr: e }] } });
+
+  // PromQL by the server's release, with no feature flags (the servers the operator runs set none).
+  it.each<[string, string, string | undefined]>([
+    ["3.5.0", "first_over_time(up[5m])", "it came in 3.7.0"],
+    ["3.5.4", "ts_of_max_over_time(up[5m])", "needs --enable-feature=promql-experimental-functions"],
+    ["3.13.0", "first_over_time(up[5m])", "needs --enable-feature=promql-experimental-functions"],
+    ["3.14.0", "first_over_time(up[5m])", undefined],
+    ["3.5.0", "rate(up[5m+1m])", "needs --enable-feature=promql-duration-expr"],
+    ["3.14.0", "rate(up[5m+1m])", undefined],
+    ["3.15.0", "rate(up[5m] anchored)", "needs --enable-feature=promql-extended-range-selectors"],
+    ["3.16.0", "rate(up[5m] anchored)", undefined],
+    ["3.16.0", "limitk(1, up)", "promql-experimental-functions"],
+    ["3.0.0", "histogram_avg(rate(x[5m]))", undefined],
+  ])("Prometheus %s: %s refused for: %s", (version, e, refusal) => {
+    const f = verdict({ rule: expr(e) }, selectingServer(version));
+    expect(f.inConfig, f.message).toBe(refusal === undefined);
+    if (refusal !== undefined) {
+      expect(f.reason).toBe("InvalidRules");
+      expect(f.message).toContain('PromQL parse error in group "g" rule 1 (alert A)');
+      expect(f.message).toContain(`Prometheus ${version}`);
+      expect(f.message).toContain(refusal);
+    }
+  });
+
+  it("one PrometheusRule, two servers of different releases: each judges it for itself, on its own binding", () => {
+    const rule = expr("first_over_time(up[5m]) > 0");
+    const lts = { ...selectingServer("3.5.0"), metadata: { name: "lts", namespace: "monitoring" } };
+    const current = { ...selectingServer("3.16.0"), metadata: { name: "current", namespace: "monitoring" } };
+    const onLts = verdict({ rule }, lts);
+    const onCurrent = verdict({ rule }, current);
+    // The 3.5 server leaves it out of its configuration (its other rules still load); the 3.16 one loads it.
+    expect(onLts).toMatchObject({ accepted: false, inConfig: false, reason: "InvalidRules" });
+    expect(onLts.message).toContain('unknown function with name "first_over_time"');
+    expect(onLts.message).toContain("Prometheus 3.5.0 does not have it: it came in 3.7.0");
+    expect(onCurrent).toMatchObject({ accepted: true, inConfig: true, reason: "Accepted" });
+    // The rule's status holds one binding per server, each with that server's verdict.
+    const now = "2026-12-01T10:00:00Z";
+    let status = withBinding(undefined, bindingFor(lts, onLts, undefined, now));
+    status = withBinding(status, bindingFor(current, onCurrent, status, now));
+    expect(
+      status.bindings?.map((b) => [b.name, b.conditions?.[0]?.status, b.conditions?.[0]?.reason]),
+    ).toEqual([
+      ["lts", "False", "InvalidRules"],
+      ["current", "True", "Accepted"],
+    ]);
   });
 });

@@ -3,7 +3,7 @@
 // alerts), found before the configuration is written, with Prometheus' own rules for the version the server runs
 // (3.x; where a rule changed within 3.x, per version). Pure; each check returns a message naming the place (group
 // and rule, or endpoint and relabeling), the field and what Prometheus says, or undefined when it passes.
-import { promqlError } from "@capstan/cli/promql";
+import { atLeast, promqlError } from "@capstan/promql";
 import { RE2JS } from "re2js";
 import type { RelabelConfig } from "../api/monitoring-common.ts";
 import { DEFAULT_PROMETHEUS_VERSION } from "../api/prometheus.ts";
@@ -142,17 +142,6 @@ export function relabelError(rc: RelabelConfig, where: string): string | undefin
 
 // ---- rules ----
 
-/** Whether MAJOR.MINOR.PATCH `version` is `since` or later, numerically ("3.16.0" is after "3.6.0"). */
-function atLeast(version: string, since: string): boolean {
-  const a = version.split(".").map(Number);
-  const b = since.split(".").map(Number);
-  for (let i = 0; i < 3; i++) {
-    const d = (a[i] ?? 0) - (b[i] ?? 0);
-    if (d !== 0) return d > 0;
-  }
-  return true;
-}
-
 /**
  * The functions of Prometheus' alert templates (the function map of its template package, without `tmpl`, which
  * only console templates get), by the version that added them.
@@ -222,6 +211,12 @@ export function alertTemplateError(text: string, alert: string, version: string)
   return err === undefined ? undefined : `${err.message} at line ${err.line} (Prometheus ${version})`;
 }
 
+/**
+ * The `--enable-feature` flags of the Prometheus servers the operator runs: none (the Prometheus spec has no field
+ * for them), so PromQL behind a flag (experimental functions, limitk, fill modifiers...) is refused.
+ */
+export const SERVER_FEATURES: readonly string[] = [];
+
 const byKey = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** What Prometheus refuses in a set of rule or group labels: the problem, or undefined. */
@@ -237,7 +232,9 @@ function labelsError(labels: Record<string, string> | undefined): string | undef
  * What Prometheus `version` (default: the operator's default) would refuse in one rule group of a
  * PrometheusRule, or undefined. Messages name the group and the rule, counted from 1, and the field
  * ('group "g" rule 2 (alert X): template annotations.summary: function "humanise" not defined at line 1
- * (Prometheus 3.16.0)'). PromQL is checked by @capstan/cli/promql (the Prometheus project's own grammar).
+ * (Prometheus 3.16.0)'). PromQL is checked by @capstan/promql (the Prometheus project's own grammar) for that
+ * version with the feature flags the operator's servers run with ({@link SERVER_FEATURES}: none), so a function
+ * newer than the server's release, or one behind a flag, is refused here instead of breaking the reload.
  */
 export function ruleGroupError(group: RuleGroup, version = DEFAULT_PROMETHEUS_VERSION): string | undefined {
   const g = `group ${JSON.stringify(group.name)}`;
@@ -266,7 +263,7 @@ function ruleError(rule: Rule, version: string): string | undefined {
   if (!rule.alert === !rule.record) return "set exactly one of alert and record";
   if (typeof rule.expr !== "number") {
     if ((rule.expr ?? "").trim() === "") return "expr is empty";
-    const err = promqlError(rule.expr ?? "");
+    const err = promqlError(rule.expr ?? "", { version, features: SERVER_FEATURES });
     if (err !== undefined) return `PromQL: ${err}`;
   }
   for (const field of ["for", "keep_firing_for"] as const) {

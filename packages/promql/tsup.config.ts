@@ -1,0 +1,11 @@
+// Builds @capstan/promql: one ESM entry (src/index.ts) with type declarations.
+import { defineConfig } from "tsup";
+
+export default defineConfig({
+  entry: ["src/index.ts"],
+  format: ["esm"],
+  target: "node24",
+  dts: true,
+  sourcemap: true,
+  clean: true,
+});
