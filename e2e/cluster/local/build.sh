@@ -7,7 +7,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=versions.env
 source "$here/versions.env"
 cache="${CAPSTAN_CACHE:-$HOME/.cache/capstan}"
-export GOFLAGS="${GOFLAGS:-} -mod=mod" CGO_ENABLED=0 GOTOOLCHAIN=local
+# -dwarf=false: no debug information compiled (the links strip it anyway, -ldflags -s -w): the same binaries for
+# about 8% less compile CPU (Helm v3.22.0 cold: 230 instead of 249 CPU-s, measured 2026-12-07).
+export GOFLAGS="${GOFLAGS:-} -mod=mod -gcflags=all=-dwarf=false" CGO_ENABLED=0 GOTOOLCHAIN=local
 log() { printf '[build] %s\n' "$*" >&2; }
 
 # --- Kubernetes: a wrapper module replaces each staging module (v0.0.0) with its published twin. ---

@@ -13,7 +13,7 @@ out="${1:?usage: $0 OUT_DIR [VERSION...]}"; shift
 versions=(${@:-${ETCD_IMAGE_VERSIONS:-v3.6.15 v3.6.16}})
 cache="${CAPSTAN_CACHE:-$HOME/.cache/capstan}"
 log() { printf '[etcd-image] %s\n' "$*" >&2; }
-export GOFLAGS="${GOFLAGS:-} -mod=mod" CGO_ENABLED=0 GOTOOLCHAIN=local
+export GOFLAGS="${GOFLAGS:-} -mod=mod -gcflags=all=-dwarf=false" CGO_ENABLED=0 GOTOOLCHAIN=local
 
 build_bins() { # VERSION -> $cache/etcd-VERSION/bin/{etcd,etcdctl,etcdutl}
   local v="$1" bin="$cache/etcd-$1/bin" work="$cache/etcd-$1/src-image" m c

@@ -32,7 +32,7 @@ if [ ! -x "$bin/prometheus" ] || [ ! -x "$bin/promtool" ]; then
   mkdir -p "$work" "$bin"
   (
     cd "$work"
-    export GOFLAGS="${GOFLAGS:-} -mod=mod" CGO_ENABLED=0 GOTOOLCHAIN=local
+    export GOFLAGS="${GOFLAGS:-} -mod=mod -gcflags=all=-dwarf=false" CGO_ENABLED=0 GOTOOLCHAIN=local
     [ -f go.mod ] || go mod init capstan.local/prometheus-build >/dev/null 2>&1
     go mod edit -require="github.com/prometheus/prometheus@$module_version"
     cat > tools.go <<'GO'
