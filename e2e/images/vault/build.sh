@@ -29,7 +29,7 @@ if fresh; then echo "$tarball"; exit 0; fi
 mkdir -p "$cache" && exec 9>"$cache/vault-$version.lock"
 if ! flock -n 9; then log "waiting for another build of Vault $version" && flock 9; fi
 if fresh; then echo "$tarball"; exit 0; fi
-export GOFLAGS="${GOFLAGS:-} -mod=mod -gcflags=all=-dwarf=false" CGO_ENABLED=0 GOTOOLCHAIN=local
+export GOFLAGS="${GOFLAGS:-} -mod=mod" CGO_ENABLED=0 GOTOOLCHAIN=local
 mod=github.com/hashicorp/vault
 work="$cache/vault-$version/src" sdk="$cache/vault-$version/sdk" bin="$cache/vault-$version/bin"
 vsrc="$cache/vault-$version/vault-src" dsrc="$cache/vault-$version/discover-src"
