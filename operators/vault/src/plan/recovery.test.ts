@@ -5,9 +5,12 @@ import { deletionHeld, planRecovery, type RecoveryObserved, type RecoveryServer 
 
 const CID = "cid-1";
 
+/** Overrides of a server; an undefined value removes the field. */
+type Over = { [K in keyof RecoveryServer]?: RecoveryServer[K] | undefined };
+
 /** A server of cluster demo: a live, unsealed standby with its claim, answering its indexes. */
-function server(ordinal: number, over: Partial<RecoveryServer> = {}): RecoveryServer {
-  return {
+function server(ordinal: number, over: Over = {}): RecoveryServer {
+  const s: Record<string, unknown> = {
     name: `demo-${ordinal}`,
     ordinal,
     claim: true,
@@ -25,6 +28,8 @@ function server(ordinal: number, over: Partial<RecoveryServer> = {}): RecoverySe
     index: { applied: 100, committed: 100 },
     ...over,
   };
+  for (const k of Object.keys(s)) if (s[k] === undefined) delete s[k];
+  return s as unknown as RecoveryServer;
 }
 
 /** Gone: no pod (its claim kept). */
@@ -35,7 +40,7 @@ const gone = (ordinal: number, over: Partial<RecoveryServer> = {}) =>
     ...over,
     vault: undefined,
     index: undefined,
-  } as Partial<RecoveryServer>);
+  });
 
 /** demo lost demo-1 and demo-2's pods (their claims kept); demo-0 answers alone. */
 function lost(over: Partial<RecoveryObserved> = {}): RecoveryObserved {
@@ -56,7 +61,7 @@ const marked = (over: Partial<RecoveryObserved> = {}) =>
   lost({ survivorMark: "demo-0", finalizer: true, ...over });
 
 /** Forked on demo-0 (its claim marked "fork"), the others' claims recorded; demo-0 runs on peers.json. */
-const forkedOn = (survivor: Partial<RecoveryServer> = {}, over: Partial<RecoveryObserved> = {}) =>
+const forkedOn = (survivor: Over = {}, over: Partial<RecoveryObserved> = {}) =>
   marked({
     phase: "fork",
     replaced: [
@@ -116,11 +121,7 @@ describe("planRecovery: refusals (nothing is changed)", () => {
       planRecovery(
         lost({
           named: "demo-1",
-          servers: [
-            server(0),
-            gone(1, { claim: false, claimUID: undefined } as Partial<RecoveryServer>),
-            gone(2),
-          ],
+          servers: [server(0), gone(1, { claim: false, claimUID: undefined }), gone(2)],
         }),
       ),
     ).toMatchObject({
@@ -373,7 +374,7 @@ describe("planRecovery: rejoin", () => {
       rejoin([
         server(0, { recoveryPod: true }),
         gone(1, { claimUID: "new-1" }),
-        gone(2, { claim: false, claimUID: undefined } as Partial<RecoveryServer>),
+        gone(2, { claim: false, claimUID: undefined }),
       ]),
     );
     expect(step).toMatchObject({ type: "Rejoin" });
