@@ -33,7 +33,7 @@ function server(ordinal: number, over: Over = {}): RecoveryServer {
 }
 
 /** Gone: no pod (its claim kept). */
-const gone = (ordinal: number, over: Partial<RecoveryServer> = {}) =>
+const gone = (ordinal: number, over: Over = {}) =>
   server(ordinal, {
     pod: "none",
     ready: false,
