@@ -7,7 +7,7 @@ import { parse } from "yaml";
 import { type VaultRecovery, vaultRecoveryCrd, vaultRecoverySchema } from "./vault-recovery.ts";
 
 type Props = Record<string, { pattern?: string; maxLength?: number }>;
-const specSchema = vaultRecoverySchema.properties?.spec as unknown as {
+const specSchema = (vaultRecoverySchema.properties as Record<string, unknown>).spec as {
   properties: Props;
   required: string[];
   "x-kubernetes-validations": { rule: string }[];
