@@ -27,23 +27,35 @@ export function peersJson(cluster: VaultCluster, pod: string): RaftPeerEntry[] {
   return [{ id: pod, address: `${podHost(cluster, pod)}:${CLUSTER_PORT}`, non_voter: false }];
 }
 
-/** The init container's script: peers.json once for recovery `uid`, only into a claim that holds raft data. */
-export function recoveryScript(cluster: VaultCluster, pod: string, request: string, uid: string): string {
-  const marker = `${DATA_DIR}/raft/.capstan-recovery-${uid}`;
-  const json = JSON.stringify(peersJson(cluster, pod));
+/** What the init container's script writes, and where. */
+export interface RecoveryScriptInput {
+  /** The raft storage path (the pods': DATA_DIR). */
+  dataDir: string;
+  /** peers.json's entries (the pods': {@link peersJson}). */
+  peers: RaftPeerEntry[];
+  /** The VaultRecovery's name (for the log) and uid (the marker's name). */
+  request: string;
+  uid: string;
+}
+
+/** The init container's script: peers.json once for recovery `uid`, only into a directory that holds raft data. */
+export function recoveryScript(input: RecoveryScriptInput): string {
+  const { dataDir, request } = input;
+  const marker = `${dataDir}/raft/.capstan-recovery-${input.uid}`;
+  const json = JSON.stringify(input.peers);
   return `set -eu
 if [ -e "${marker}" ]; then
   echo "peers.json of VaultRecovery ${request} was written before (${marker}): not again"
   exit 0
 fi
-if [ ! -e "${DATA_DIR}/vault.db" ] || [ ! -e "${DATA_DIR}/raft/raft.db" ]; then
-  echo "no raft data in ${DATA_DIR} (vault.db, raft/raft.db): refusing to write peers.json" >&2
+if [ ! -e "${dataDir}/vault.db" ] || [ ! -e "${dataDir}/raft/raft.db" ]; then
+  echo "no raft data in ${dataDir} (vault.db, raft/raft.db): refusing to write peers.json" >&2
   exit 1
 fi
-printf '%s\\n' '${json}' >"${DATA_DIR}/raft/peers.json.tmp"
-mv "${DATA_DIR}/raft/peers.json.tmp" "${DATA_DIR}/raft/peers.json"
+printf '%s\\n' '${json}' >"${dataDir}/raft/peers.json.tmp"
+mv "${dataDir}/raft/peers.json.tmp" "${dataDir}/raft/peers.json"
 touch "${marker}"
-echo "wrote ${DATA_DIR}/raft/peers.json for VaultRecovery ${request}: ${json}"
+echo "wrote ${dataDir}/raft/peers.json for VaultRecovery ${request}: ${json}"
 `;
 }
 
@@ -65,7 +77,16 @@ export function recoveryPod(
     {
       name: RECOVERY_INIT_CONTAINER,
       image: settings.reloaderImage,
-      command: ["sh", "-c", recoveryScript(cluster, pod, request.name, request.uid)],
+      command: [
+        "sh",
+        "-c",
+        recoveryScript({
+          dataDir: DATA_DIR,
+          peers: peersJson(cluster, pod),
+          request: request.name,
+          uid: request.uid,
+        }),
+      ],
       resources: { requests: { cpu: "5m", memory: "8Mi" }, limits: { memory: "32Mi" } },
       securityContext: restrictedContainerSecurityContext(VAULT_UID),
       terminationMessagePolicy: "FallbackToLogsOnError",
