@@ -470,7 +470,7 @@ export async function reconcileRecovery(
     const warning = step.type === "Refuse";
     ctx.log.info({ recovery: request, step: step.type }, step.message);
     ctx.recorder.event(recovery, warning ? "Warning" : "Normal", step.type, "Recover", step.message);
-    if (step.type === "Fork" || step.type === "Verified" || step.type === "CallOff" || warning) {
+    if (["MarkSurvivor", "Fork", "Verified", "CallOff"].includes(step.type) || warning) {
       ctx.recorder.event(
         cluster,
         warning ? "Warning" : "Normal",
