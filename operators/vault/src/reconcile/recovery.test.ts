@@ -206,6 +206,7 @@ describe("a VaultRecovery, reconciled by its VaultCluster", () => {
     ).toMatchObject({
       reason: "RecoveryMarkSurvivor",
     });
+    expect(r.get(VaultClusterKind, "demo", "ns")?.status?.phase).toBe("Recovering");
 
     // 2. No other pod exists: the fork is marked (with the claims to replace, by uid), the survivor's pod deleted.
     r = await run(kubelet(r.objects, nodes), nodes, calls);
