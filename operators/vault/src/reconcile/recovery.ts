@@ -11,6 +11,7 @@ import {
   addFinalizer,
   type Cache,
   hasFinalizer,
+  isAlreadyExists,
   isNotFound,
   PersistentVolumeClaim,
   Pod,
@@ -372,7 +373,10 @@ async function actRecovery(
       if (rc.certificate !== undefined) {
         pod.metadata.annotations = { ...pod.metadata.annotations, [CERTIFICATE_ANNOTATION]: rc.certificate };
       }
-      await ctx.client.create(Pod, pod, call);
+      // Made by a reconcile whose answer was lost (the cache has not seen it yet): the next one goes on with it.
+      await ctx.client.create(Pod, pod, call).catch((err: unknown) => {
+        if (!isAlreadyExists(err)) throw err;
+      });
       return { ...running, reason: step.type, survivor: step.server };
     }
     case "Unseal": {
