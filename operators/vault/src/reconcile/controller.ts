@@ -53,7 +53,13 @@ import { act, keysNotStored } from "./act.ts";
 import type { KeysKeeper } from "./keys-keeper.ts";
 import type { VaultOperatorMetrics } from "./metrics.ts";
 import { defaultVaultClient, type Observation, observe, type VaultClientFactory } from "./observe.ts";
-import { activeRecovery, type RecoveryOutcome, reconcileRecovery, releaseRecoveries } from "./recovery.ts";
+import {
+  activeRecovery,
+  holdOthers,
+  type RecoveryOutcome,
+  reconcileRecovery,
+  releaseRecoveries,
+} from "./recovery.ts";
 import { podState, statusOf } from "./status.ts";
 import { ensureTls, servedTlsSecrets, TLS_SWITCHING, type TlsState, tlsSwitchStatus } from "./tls.ts";
 
@@ -241,6 +247,7 @@ export async function reconcileVaultCluster(
   let recovered: RecoveryOutcome | undefined;
   const recovery = paused || pendingKeys ? undefined : await activeRecovery(cluster, ctx.cache);
   if (recovery !== undefined && tls.ca !== undefined) {
+    await holdOthers(ctx, cluster, recovery);
     recovered = await reconcileRecovery(ctx, recovery, {
       cluster,
       obs,

@@ -314,6 +314,22 @@ describe("a VaultRecovery, reconciled by its VaultCluster", () => {
     ).toEqual([]);
   });
 
+  it("a second VaultRecovery of the same cluster waits (Pending) for the first, which alone acts", async () => {
+    const { objects, nodes } = lostQuorum();
+    const second: VaultRecovery = {
+      ...request({ survivor: "demo-0" }),
+      metadata: { name: "dr-2", namespace: "ns", uid: "r2-uid", creationTimestamp: "2026-12-06T00:05:00Z" },
+    };
+    const r = await run([...objects, request(), second], nodes);
+    expect(r.get(VaultRecoveryKind, "dr-2", "ns")?.status).toMatchObject({
+      phase: "Pending",
+      reason: "AnotherRecovery",
+      message: "waits for VaultRecovery dr of the same cluster to end",
+    });
+    expect(r.get(VaultRecoveryKind, "dr-2", "ns")?.metadata.finalizers).toBeUndefined();
+    expect(claimOf(r, "data-demo-0")?.metadata.annotations?.[SURVIVOR_ANNOTATION]).toBe("r-uid");
+  });
+
   it("resumes from the marks on the survivor's claim when the request's status is wiped after the fork", async () => {
     const { objects, nodes } = lostQuorum();
     let r = await run([...objects, request()], nodes);

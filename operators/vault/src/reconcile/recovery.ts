@@ -76,6 +76,34 @@ export async function activeRecovery(
     )[0];
 }
 
+/** The other VaultRecoveries of the cluster wait for the active one: Pending, saying which (written once). */
+export async function holdOthers(
+  ctx: ReconcileContext,
+  cluster: VaultCluster,
+  active: VaultRecovery,
+): Promise<void> {
+  const { namespace, name } = clusterRef(cluster);
+  for (const r of await ctx.cache.list(VaultRecoveryKind, { namespace })) {
+    if (
+      r.spec.clusterName !== name ||
+      r.metadata.uid === active.metadata.uid ||
+      recoveryEnded(r.status?.phase)
+    )
+      continue;
+    const message = `waits for VaultRecovery ${active.metadata.name} of the same cluster to end`;
+    const patch = statusMergePatch(r.status, {
+      ...r.status,
+      phase: "Pending",
+      reason: "AnotherRecovery",
+      message,
+    });
+    if (patch === undefined) continue;
+    await ctx.client.patchStatus(VaultRecoveryKind, r.metadata.name ?? "", namespace, patch, "merge", {
+      signal: ctx.signal,
+    });
+  }
+}
+
 /**
  * Releases the recovery finalizer of `clusterName`'s VaultRecoveries that have ended (the operator stopped between
  * the status write and the release), or of every one (`all`: the VaultCluster is gone). Returns their names.
