@@ -128,7 +128,7 @@ function kubelet(objects: KubeObject[], nodes: Map<string, Node>): KubeObject[] 
       conditions: [
         {
           type: "Ready",
-          status: n !== undefined && n.initialized && !n.sealed ? "True" : "False",
+          status: n?.initialized && !n.sealed ? "True" : "False",
           lastTransitionTime: "2026-12-01T00:00:00Z",
         },
       ],
