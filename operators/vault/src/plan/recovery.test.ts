@@ -42,6 +42,9 @@ const gone = (ordinal: number, over: Over = {}) =>
     index: undefined,
   });
 
+/** Gone with its data: no pod, no claim. */
+const dead = (ordinal: number) => gone(ordinal, { claim: false, claimUID: undefined });
+
 /** demo lost demo-1 and demo-2's pods (their claims kept); demo-0 answers alone. */
 function lost(over: Partial<RecoveryObserved> = {}): RecoveryObserved {
   return {
@@ -50,7 +53,7 @@ function lost(over: Partial<RecoveryObserved> = {}): RecoveryObserved {
     knownClusterID: CID,
     quorum: false,
     voters: ["demo-0", "demo-1", "demo-2"],
-    servers: [server(0), gone(1), gone(2)],
+    servers: [server(0), dead(1), dead(2)],
     replaced: [],
     ...over,
   };
@@ -58,7 +61,7 @@ function lost(over: Partial<RecoveryObserved> = {}): RecoveryObserved {
 
 /** The survivor demo-0 marked by this request. */
 const marked = (over: Partial<RecoveryObserved> = {}) =>
-  lost({ survivorMark: "demo-0", finalizer: true, ...over });
+  lost({ survivorMark: "demo-0", finalizer: true, servers: [server(0), gone(1), gone(2)], ...over });
 
 /** Forked on demo-0 (its claim marked "fork"), the others' claims recorded; demo-0 runs on peers.json. */
 const forkedOn = (survivor: Over = {}, over: Partial<RecoveryObserved> = {}) =>
@@ -84,7 +87,7 @@ describe("planRecovery: refusals (nothing is changed)", () => {
         servers: [
           server(0, { vault: { reachable: false, error: "connect ECONNREFUSED" } }),
           server(1, { vault: { reachable: false, error: "connect ECONNREFUSED" } }),
-          gone(2),
+          dead(2),
         ],
       }),
     );
@@ -97,8 +100,8 @@ describe("planRecovery: refusals (nothing is changed)", () => {
       lost({
         servers: [
           server(0, { ready: false, vault: { reachable: false, error: "timeout" } }),
-          gone(1),
-          gone(2),
+          dead(1),
+          dead(2),
         ],
       }),
     );
@@ -108,7 +111,7 @@ describe("planRecovery: refusals (nothing is changed)", () => {
 
   it("refuses when a server answers for this cluster but cannot say its raft indexes (its data cannot be compared)", () => {
     const step = planRecovery(
-      lost({ servers: [server(0), server(1, { ready: false, index: { error: "500 internal" } }), gone(2)] }),
+      lost({ servers: [server(0), server(1, { ready: false, index: { error: "500 internal" } }), dead(2)] }),
     );
     expect(step).toMatchObject({ type: "Refuse", reason: "SurvivorUnclear" });
     expect(step.type === "Refuse" && step.message).toContain(
@@ -121,7 +124,7 @@ describe("planRecovery: refusals (nothing is changed)", () => {
       planRecovery(
         lost({
           named: "demo-1",
-          servers: [server(0), gone(1, { claim: false, claimUID: undefined }), gone(2)],
+          servers: [server(0), gone(1, { claim: false, claimUID: undefined }), dead(2)],
         }),
       ),
     ).toMatchObject({
@@ -136,7 +139,7 @@ describe("planRecovery: refusals (nothing is changed)", () => {
     const fresh = server(0, {
       vault: { reachable: true, initialized: false, sealed: true, standby: false, version: "1.14.8" },
     });
-    expect(planRecovery(lost({ named: "demo-0", servers: [fresh, gone(1), gone(2)] }))).toMatchObject({
+    expect(planRecovery(lost({ named: "demo-0", servers: [fresh, dead(1), dead(2)] }))).toMatchObject({
       type: "Refuse",
       reason: "SurvivorHasNoData",
     });
@@ -150,7 +153,7 @@ describe("planRecovery: refusals (nothing is changed)", () => {
         clusterID: "other",
       },
     });
-    expect(planRecovery(lost({ named: "demo-0", servers: [stranger, gone(1), gone(2)] }))).toMatchObject({
+    expect(planRecovery(lost({ named: "demo-0", servers: [stranger, dead(1), dead(2)] }))).toMatchObject({
       type: "Refuse",
       reason: "SurvivorOtherCluster",
     });
@@ -164,7 +167,7 @@ describe("planRecovery: the survivor", () => {
         servers: [
           server(0, { index: { applied: 90, committed: 120 } }),
           server(1, { ready: false, index: { applied: 110, committed: 110 } }),
-          gone(2),
+          dead(2),
         ],
       }),
     );
@@ -172,7 +175,7 @@ describe("planRecovery: the survivor", () => {
     expect(step.type === "MarkSurvivor" && step.candidates).toEqual([
       { server: "demo-0", appliedIndex: 90, committedIndex: 120 },
       { server: "demo-1", appliedIndex: 110, committedIndex: 110 },
-      { server: "demo-2", excluded: "no pod" },
+      { server: "demo-2", excluded: "no data claim" },
     ]);
   });
 
@@ -182,13 +185,13 @@ describe("planRecovery: the survivor", () => {
         servers: [
           server(0, { index: { applied: 100, committed: 100 } }),
           server(1, { ready: false, index: { applied: 100, committed: 104 } }),
-          gone(2),
+          dead(2),
         ],
       }),
     );
     expect(a).toMatchObject({ type: "MarkSurvivor", server: "demo-1" });
     const b = planRecovery(
-      lost({ servers: [gone(0), server(1, { ready: false }), server(2, { ready: false })] }),
+      lost({ servers: [dead(0), server(1, { ready: false }), server(2, { ready: false })] }),
     );
     expect(b).toMatchObject({ type: "MarkSurvivor", server: "demo-1" });
   });
@@ -206,7 +209,7 @@ describe("planRecovery: the survivor", () => {
         clusterID: "other",
       },
     });
-    const step = planRecovery(lost({ servers: [server(0), stranger, gone(2)] }));
+    const step = planRecovery(lost({ servers: [server(0), stranger, dead(2)] }));
     expect(step).toMatchObject({ type: "MarkSurvivor", server: "demo-0" });
     expect(step.type === "MarkSurvivor" && step.candidates[1]?.excluded).toContain(
       "answers for another cluster",
@@ -226,14 +229,30 @@ describe("planRecovery: the survivor", () => {
         clusterID: CID,
       },
     });
-    expect(planRecovery(lost({ servers: [server(0), sealed, gone(2)] }))).toMatchObject({
+    expect(planRecovery(lost({ servers: [server(0), sealed, dead(2)] }))).toMatchObject({
       type: "Unseal",
       server: "demo-1",
     });
   });
 
+  it("refuses to choose alone while a server that keeps its claim cannot be asked (its data may be newer, and its claim is replaced)", () => {
+    const step = planRecovery(lost({ servers: [server(0), gone(1), dead(2)] }));
+    expect(step).toMatchObject({ type: "Refuse", reason: "SurvivorUnclear", field: "spec.survivor" });
+    expect(step.type === "Refuse" && step.message).toContain(
+      "demo-1 keeps its data claim but cannot be asked",
+    );
+    // Named, the human accepts it: recovered from demo-0.
+    expect(planRecovery(lost({ named: "demo-0", servers: [server(0), gone(1), dead(2)] }))).toMatchObject({
+      type: "MarkSurvivor",
+      server: "demo-0",
+    });
+  });
+
   it("a named survivor is taken as named, even when its pod is gone (its claim holds its data)", () => {
-    expect(planRecovery(lost({ named: "demo-2" }))).toMatchObject({ type: "MarkSurvivor", server: "demo-2" });
+    expect(planRecovery(lost({ named: "demo-2", servers: [server(0), dead(1), gone(2)] }))).toMatchObject({
+      type: "MarkSurvivor",
+      server: "demo-2",
+    });
   });
 });
 

@@ -248,6 +248,31 @@ function chooseSurvivor(o: RecoveryObserved): RecoveryStep {
       message: `no server with a data claim answers for this cluster with its raft indexes (${table || "no server"}): the operator cannot choose a survivor; nothing was changed. Name one in spec.survivor of a new VaultRecovery if you know its data is the newest`,
     };
   }
+  // A server that keeps a data claim but could not be asked (its pod gone, Pending, not answering) may hold newer
+  // data than any that answered, and its claim is replaced once the survivor serves alone: the operator does not
+  // make that choice alone. Naming the survivor in spec.survivor does.
+  const unasked = o.servers.filter(
+    (s) =>
+      s.claim &&
+      !usable.includes(s) &&
+      !unclear.includes(s) &&
+      !(s.vault?.reachable === true && !s.vault.initialized) &&
+      !(
+        s.vault?.reachable === true &&
+        o.knownClusterID !== undefined &&
+        s.vault.clusterID !== undefined &&
+        s.vault.clusterID !== o.knownClusterID
+      ),
+  );
+  if (unasked.length > 0) {
+    const names = unasked.map((s) => s.name).join(", ");
+    return {
+      type: "Refuse",
+      reason: "SurvivorUnclear",
+      field: "spec.survivor",
+      message: `cannot judge which server has the newest data: ${names} ${unasked.length === 1 ? "keeps its data claim" : "keep their data claims"} but cannot be asked ${unasked.length === 1 ? "its" : "their"} raft indexes (${table}), and ${unasked.length === 1 ? "its claim" : "their claims"} would be replaced once the survivor serves alone; nothing was changed. Bring ${unasked.length === 1 ? "it" : "them"} back so the operator can compare, or name the server to recover from in spec.survivor of a new VaultRecovery (accepting that the data only ${names} ${unasked.length === 1 ? "holds" : "hold"} is lost)`,
+    };
+  }
   const indexOf = (s: RecoveryServer) =>
     s.index !== undefined && "applied" in s.index ? s.index : { applied: 0, committed: 0 };
   const best = [...usable].sort(

@@ -107,12 +107,20 @@ const demo = (): VaultCluster => ({
   },
 });
 
+/** A request naming demo-0 (the lost servers keep their claims: the operator does not choose alone then). */
 const request = (over: Partial<VaultRecovery["spec"]> = {}): VaultRecovery => ({
   apiVersion: VaultRecoveryKind.apiVersion,
   kind: VaultRecoveryKind.kind,
   metadata: { name: "dr", namespace: "ns", uid: "r-uid", creationTimestamp: "2026-12-06T00:00:00Z" },
-  spec: { clusterName: "demo", ...over },
+  spec: { clusterName: "demo", survivor: "demo-0", ...over },
 });
+
+/** A request that leaves the choice to the operator. */
+const autoRequest = (): VaultRecovery => {
+  const r = request();
+  r.spec = { clusterName: "demo" };
+  return r;
+};
 
 /** The kubelet: every pod of the cluster runs with an IP; Ready when its Vault is unsealed. */
 function kubelet(objects: KubeObject[], nodes: Map<string, Node>): KubeObject[] {
@@ -265,6 +273,39 @@ describe("a VaultRecovery, reconciled by its VaultCluster", () => {
     r = await run(kubelet(r.objects, nodes), nodes, calls);
     expect(calls).toContain("join demo-1");
     expect(claimOf(r, "data-demo-1")?.metadata.uid).toBe(fresh?.metadata.uid);
+  });
+
+  it("chooses the survivor itself, from each server's own raft indexes, when the lost servers' claims are gone", async () => {
+    const { objects, nodes } = lostQuorum();
+    const gone = objects.filter(
+      (o) => !(o.kind === "PersistentVolumeClaim" && o.metadata.name !== "data-demo-0"),
+    );
+    const calls: string[] = [];
+    const r = await run([...gone, autoRequest()], nodes, calls);
+    expect(calls).toContain("leader demo-0");
+    expect(r.get(VaultRecoveryKind, "dr", "ns")?.status).toMatchObject({
+      phase: "Running",
+      survivor: "demo-0",
+      raftIndex: 120,
+      candidates: [{ server: "demo-0", appliedIndex: 120, committedIndex: 120 }],
+    });
+  });
+
+  it("refuses to choose alone while a lost server keeps its claim (its data may be newer): Failed, nothing changed", async () => {
+    const { objects, nodes } = lostQuorum();
+    const r = await run([...objects, autoRequest()], nodes);
+    expect(r.get(VaultRecoveryKind, "dr", "ns")?.status).toMatchObject({
+      phase: "Failed",
+      reason: "SurvivorUnclear",
+    });
+    expect(r.get(VaultRecoveryKind, "dr", "ns")?.status?.message).toContain(
+      "demo-1, demo-2 keep their data claims but cannot be asked",
+    );
+    expect(
+      r.writes.filter((w) => (w.kind === "PersistentVolumeClaim" || w.kind === "Pod") && w.verb !== "patch"),
+    ).toEqual([]);
+    expect(claimOf(r, "data-demo-0")?.metadata.annotations?.[SURVIVOR_ANNOTATION]).toBeUndefined();
+    expect(r.get(VaultRecoveryKind, "dr", "ns")?.metadata.finalizers).toBeUndefined();
   });
 
   it("succeeds once the cluster is in sync again with every server a voter, and releases its finalizer", async () => {
