@@ -29,6 +29,8 @@ export interface RecoveryServer {
   ready?: boolean;
   /** Its live pod was made by this recovery (with the peers.json init container). */
   recoveryPod?: boolean;
+  /** The peers.json init container failed (its last termination message or waiting reason). */
+  initFailure?: string;
   /** What its Vault answered about itself (sys/health), when its live pod was asked. */
   vault?: PodVault;
   /** Its own raft indexes, when it was asked (unsealed servers, before the survivor is chosen). */

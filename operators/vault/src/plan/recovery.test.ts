@@ -344,6 +344,17 @@ describe("planRecovery: the survivor on peers.json", () => {
     expect(planRecovery(forkedOn({ recoveryPod: false }))).toMatchObject({ type: "StartSurvivor" });
   });
 
+  it("names a failing peers.json init container (no raft data in the claim) instead of waiting in silence", () => {
+    const step = planRecovery(
+      forkedOn({
+        initFailure: "exit 1: no raft data in /vault/data",
+        vault: { reachable: false, error: "refused" },
+      }),
+    );
+    expect(step).toMatchObject({ type: "Wait", reason: "PeersJsonFailed", pods: ["demo-0"] });
+    expect(step.type === "Wait" && step.message).toContain("exit 1: no raft data in /vault/data");
+  });
+
   it("waits for it to answer, unseals it, waits for its election", () => {
     expect(planRecovery(forkedOn({ vault: { reachable: false, error: "no IP" } }))).toMatchObject({
       type: "Wait",

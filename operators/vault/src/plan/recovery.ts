@@ -359,6 +359,14 @@ function afterFork(o: RecoveryObserved, name: string, survivor: RecoveryServer |
       message: `starting ${name} on its data with the init container that writes peers.json naming only itself`,
     };
   }
+  if (survivor.initFailure !== undefined) {
+    return {
+      type: "Wait",
+      reason: "PeersJsonFailed",
+      message: `the init container raft-recovery of ${name} fails: ${survivor.initFailure}; peers.json is not written and Vault does not start (kubectl logs ${name} -c raft-recovery)`,
+      pods: [name],
+    };
+  }
   const v = survivor.vault;
   if (v === undefined || !v.reachable) {
     return {

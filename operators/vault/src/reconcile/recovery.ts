@@ -34,9 +34,10 @@ import { claimName, clusterRef, podHost, selectorLabels } from "../desired/names
 import {
   CERTIFICATE_ANNOTATION,
   type PersistentVolumeClaimObject,
+  type PodObject,
   type PodSettings,
 } from "../desired/objects.ts";
-import { RECOVERY_POD_ANNOTATION, recoveryPod } from "../desired/recovery-pod.ts";
+import { RECOVERY_INIT_CONTAINER, RECOVERY_POD_ANNOTATION, recoveryPod } from "../desired/recovery-pod.ts";
 import { ordinalOf, quorum, type Step } from "../plan/plan.ts";
 import {
   deletionHeld,
@@ -237,6 +238,7 @@ export async function observeRecovery(
         ? { recoveryPod: true }
         : {}),
       ...(state === "live" && observed !== undefined ? { vault: observed.vault } : {}),
+      ...(state === "live" && pod !== undefined ? initFailureOf(pod) : {}),
     });
   }
   // Before the survivor is chosen (by the operator), each unsealed server of the cluster is asked its own indexes.
@@ -288,6 +290,22 @@ export async function observeRecovery(
     ...(recovery.metadata.deletionTimestamp === undefined ? {} : { deleting: true }),
     ...(hasFinalizer(recovery, RECOVERY_FINALIZER) ? { finalizer: true } : {}),
   };
+}
+
+/** How the peers.json init container fails, when it does (its exit and message, or why it is waiting). */
+function initFailureOf(pod: PodObject): { initFailure?: string } {
+  const st = pod.status?.initContainerStatuses?.find((c) => c.name === RECOVERY_INIT_CONTAINER);
+  if (st === undefined) return {};
+  const last = st.state?.terminated ?? st.lastState?.terminated;
+  if (last !== undefined && last.exitCode !== 0) {
+    const why = (last.message ?? last.reason ?? "").trim();
+    return { initFailure: `exit ${last.exitCode}${why === "" ? "" : `: ${why}`}` };
+  }
+  const waiting = st.state?.waiting?.reason;
+  if (waiting !== undefined && waiting !== "PodInitializing") {
+    return { initFailure: `${waiting}${st.state?.waiting?.message ? `: ${st.state.waiting.message}` : ""}` };
+  }
+  return {};
 }
 
 /** Steps that write nothing but the VaultRecovery's status: no finalizer is needed before them. */
