@@ -10,8 +10,9 @@
 //  3. No survivor marked: spec.survivor, checked (a data claim, this cluster's data), or the server with the newest
 //     data among those that answer for this cluster (a sealed one is unsealed first, so it can answer): the highest
 //     raft applied index, then committed index (each from the server's own sys/leader), then the lowest ordinal
-//     (equal indexes are the same data). Refused when no server answers, or when one that answers for this cluster
-//     cannot say its indexes (its data cannot be compared) -> MarkSurvivor, written on the survivor's claim.
+//     (equal indexes are the same data). Refused when no server answers, when one that answers for this cluster
+//     cannot say its indexes, or when one that keeps its data claim cannot be asked (its data cannot be compared, and
+//     its claim is replaced later: only spec.survivor makes that choice) -> MarkSurvivor, on the survivor's claim.
 //  4. Before the fork: every other server's pod is deleted (StopServer; their claims are KEPT) and the fork waits
 //     until each is gone, not Terminating (core's fence) -> Fork: the survivor's claim is marked "fork", with the
 //     claims to replace (name and uid), and the survivor's pod is deleted. The fork is the point of no return.
