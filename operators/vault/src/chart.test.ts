@@ -77,6 +77,9 @@ const operatorGrants = [
   "vault.capstan.dev/vaultclusters/finalizers: update",
   "vault.capstan.dev/vaultclusters/status: get,patch,update",
   "vault.capstan.dev/vaultclusters: get,list,watch",
+  "vault.capstan.dev/vaultrecoveries/finalizers: update",
+  "vault.capstan.dev/vaultrecoveries/status: get,patch,update",
+  "vault.capstan.dev/vaultrecoveries: get,list,patch,watch",
 ];
 
 describe.skipIf(helm === undefined)("charts/vault-operator", () => {
@@ -119,11 +122,15 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
         sets.join(" "),
       ).toEqual([]);
     }
-    // The CRD comes with the keep annotation, and not at all with crds.enabled=false.
-    expect(one(render(), "CustomResourceDefinition").metadata).toMatchObject({
-      name: "vaultclusters.vault.capstan.dev",
-      annotations: { "helm.sh/resource-policy": "keep" },
-    });
+    // The CRDs come with the keep annotation, and not at all with crds.enabled=false.
+    const shipped = byKind(render(), "CustomResourceDefinition");
+    expect(shipped.map((c) => c.metadata.name).sort()).toEqual([
+      "vaultclusters.vault.capstan.dev",
+      "vaultrecoveries.vault.capstan.dev",
+    ]);
+    for (const crd of shipped) {
+      expect(crd.metadata).toMatchObject({ annotations: { "helm.sh/resource-policy": "keep" } });
+    }
     expect(byKind(render(["crds.enabled=false"]), "CustomResourceDefinition")).toEqual([]);
   });
 

@@ -1,5 +1,6 @@
 // @capstan/vault-operator: the VaultCluster API, the planner, the pure builders, the Vault client and the controller.
 export * from "./api/vault-cluster.ts";
+export * from "./api/vault-recovery.ts";
 export * from "./desired/names.ts";
 export * from "./desired/objects.ts";
 export * from "./desired/tls.ts";

@@ -192,6 +192,7 @@ export {
   setCondition,
 } from "./helpers/conditions.ts";
 export { type EventObject, EventRecorder, type EventRecorderOptions } from "./helpers/event-recorder.ts";
+export { type FencedPod, type FenceOptions, type FenceWait, fence } from "./helpers/fence.ts";
 export {
   addFinalizer,
   type FinalizerResult,

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { crds } from "./crds.ts";
 import { vaultClusterCrd } from "./vault-cluster.ts";
+import { vaultRecoveryCrd } from "./vault-recovery.ts";
 
 const packageDir = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -16,12 +17,17 @@ describe("generated CRD files", () => {
     expect(drift.map((d) => formatDrift(d, packageDir))).toEqual([]);
   });
 
-  it("declare the VaultCluster CRD, and crds/ parses back to it", () => {
-    expect(crds.map((c) => c.metadata.name)).toEqual(["vaultclusters.vault.capstan.dev"]);
-    const committed = readFileSync(
-      new URL("../../crds/vaultclusters.vault.capstan.dev.yaml", import.meta.url),
-      "utf8",
-    );
-    expect(parse(committed)).toEqual(vaultClusterCrd());
+  it("declare the VaultCluster and VaultRecovery CRDs, and crds/ parses back to them", () => {
+    expect(crds.map((c) => c.metadata.name)).toEqual([
+      "vaultclusters.vault.capstan.dev",
+      "vaultrecoveries.vault.capstan.dev",
+    ]);
+    for (const crd of [vaultClusterCrd(), vaultRecoveryCrd()]) {
+      const committed = readFileSync(
+        new URL(`../../crds/${crd.metadata.name}.yaml`, import.meta.url),
+        "utf8",
+      );
+      expect(parse(committed)).toEqual(crd);
+    }
   });
 });

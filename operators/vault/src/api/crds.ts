@@ -3,8 +3,9 @@
 import type { ChartValuesSpec } from "@capstan/cli";
 import type { CustomResourceDefinitionObject } from "@capstan/core";
 import { vaultClusterCrd } from "./vault-cluster.ts";
+import { vaultRecoveryCrd } from "./vault-recovery.ts";
 
-export const crds: CustomResourceDefinitionObject[] = [vaultClusterCrd()];
+export const crds: CustomResourceDefinitionObject[] = [vaultClusterCrd(), vaultRecoveryCrd()];
 
 /** The chart's own values, beside those of every operator chart (capstan crd writes values.schema.json). */
 export const chartValues: ChartValuesSpec = {

@@ -185,7 +185,9 @@ export type VaultClusterPhase =
   | "Scaling"
   | "Upgrading"
   | "Degraded"
-  | "Paused";
+  | "Paused"
+  /** A VaultRecovery is under way (its reconcile plans instead of the membership planner). */
+  | "Recovering";
 
 /** All phases, in the order the schema lists them. */
 export const PHASES: readonly VaultClusterPhase[] = [
@@ -196,6 +198,7 @@ export const PHASES: readonly VaultClusterPhase[] = [
   "Upgrading",
   "Degraded",
   "Paused",
+  "Recovering",
 ];
 
 /** One raft server as the active node reports it. */

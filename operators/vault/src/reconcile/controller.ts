@@ -24,6 +24,7 @@ import {
   watch,
 } from "@capstan/core";
 import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
+import { RECOVERY_FINALIZER, recoveryEnded, VaultRecoveryKind } from "../api/vault-recovery.ts";
 import {
   CLAIM_UID_LABEL,
   clusterRef,
@@ -52,6 +53,13 @@ import { act, keysNotStored } from "./act.ts";
 import type { KeysKeeper } from "./keys-keeper.ts";
 import type { VaultOperatorMetrics } from "./metrics.ts";
 import { defaultVaultClient, type Observation, observe, type VaultClientFactory } from "./observe.ts";
+import {
+  activeRecovery,
+  holdOthers,
+  type RecoveryOutcome,
+  reconcileRecovery,
+  releaseRecoveries,
+} from "./recovery.ts";
 import { podState, statusOf } from "./status.ts";
 import { ensureTls, servedTlsSecrets, TLS_SWITCHING, type TlsState, tlsSwitchStatus } from "./tls.ts";
 
@@ -107,7 +115,11 @@ export function vaultClusterController(options: VaultClusterControllerOptions): 
     owns: [Pod, Service, PodDisruptionBudget, ConfigMap],
     // Claims kept when the cluster is deleted (storage.whenDeleted Retain) have no owner reference: their events
     // reach the cluster their instance label names (owned ones carry it too).
-    watches: [watch(PersistentVolumeClaim, requestFromLabel("app.kubernetes.io/instance"))],
+    watches: [
+      watch(PersistentVolumeClaim, requestFromLabel("app.kubernetes.io/instance")),
+      // A VaultRecovery is performed by its cluster's reconcile (one writer of the server pods).
+      watch(VaultRecoveryKind, (r) => [{ namespace: r.metadata.namespace ?? "", name: r.spec.clusterName }]),
+    ],
     predicates: [generationChanged()],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,
     reconcile: (req, ctx) => reconcileVaultCluster(req, ctx, options),
@@ -125,6 +137,9 @@ export async function reconcileVaultCluster(
     // Deleted: what it owned goes with it (owner references); the data claims (storage.whenDeleted Retain) and the
     // keys Secret (unseal.retainKeysOnDelete) stay unless they were owned.
     options.metrics.forget(req.namespace ?? "", req.name);
+    // Nothing of it is left to give back or to finish: no VaultRecovery naming it is held by the recovery finalizer,
+    // and one that never ran says why.
+    await endOrphanRecoveries(ctx, req.namespace ?? "", req.name, cluster !== undefined);
     return undefined;
   }
   const { namespace, name } = clusterRef(cluster);
@@ -223,6 +238,30 @@ export async function reconcileVaultCluster(
   // Keys of an init still only in memory: nothing else is done (the planner would read the Secret without them
   // as a lost init answer) until the keeper has written them.
   const pendingKeys = options.keys.pending(namespace, name) !== undefined;
+
+  // A VaultRecovery under way: it plans and acts instead of the membership planner (which must not fight it), until
+  // it hands the cluster back (Rejoin) for the cluster's own steps to make the other servers again and join them.
+  // VaultRecoveries that ended without their finalizer released (the operator stopped between the two writes) are
+  // released first. spec.paused holds a recovery back too.
+  await releaseRecoveries(ctx, namespace, name);
+  let recovered: RecoveryOutcome | undefined;
+  const recovery = paused || pendingKeys ? undefined : await activeRecovery(cluster, ctx.cache);
+  if (recovery !== undefined && tls.ca !== undefined) {
+    await holdOthers(ctx, cluster, recovery);
+    recovered = await reconcileRecovery(ctx, recovery, {
+      cluster,
+      obs,
+      settings,
+      vaultClient,
+      keys: options.keys,
+      metrics: options.metrics,
+      ca: tls.ca,
+      ...(tls.fingerprint === undefined ? {} : { certificate: tls.fingerprint }),
+      tlsStatus,
+    });
+    if ("result" in recovered) return recovered.result;
+  }
+
   const step: Step = pendingKeys
     ? toStep(keysNotStored({ cluster, keys: options.keys }))
     : planNext(name, cluster.spec, obs.observed, now, options.plan);
@@ -293,7 +332,49 @@ export async function reconcileVaultCluster(
   if (patch !== undefined) {
     await ctx.client.patchStatus(VaultClusterKind, req.name, req.namespace, patch, "merge", { signal });
   }
+  // A recovery handed back: it ends once the cluster is in sync again (the other servers joined).
+  if (recovered !== undefined && "finish" in recovered) await recovered.finish(reported);
   return requeueAfter === undefined ? undefined : { requeueAfter };
+}
+
+/**
+ * The VaultCluster is gone (or being deleted): every VaultRecovery naming it has its finalizer released, and one not
+ * ended is marked Failed (ClusterNotFound) when no such cluster exists.
+ */
+async function endOrphanRecoveries(
+  ctx: ReconcileContext,
+  namespace: string,
+  name: string,
+  exists: boolean,
+): Promise<void> {
+  for (const r of await ctx.cache.list(VaultRecoveryKind, { namespace })) {
+    if (r.spec.clusterName !== name) continue;
+    if (!exists && !recoveryEnded(r.status?.phase)) {
+      const message = `VaultCluster ${name} does not exist in namespace ${namespace}: nothing to recover`;
+      ctx.recorder.event(r, "Warning", "ClusterNotFound", "Recover", message);
+      await ctx.client.patchStatus(
+        VaultRecoveryKind,
+        r.metadata.name ?? "",
+        namespace,
+        {
+          status: {
+            phase: "Failed",
+            reason: "ClusterNotFound",
+            message,
+            completionTime: new Date().toISOString(),
+          },
+        },
+        "merge",
+        { signal: ctx.signal },
+      );
+    }
+  }
+  const released = await releaseRecoveries(ctx, namespace, name, true);
+  for (const r of released)
+    ctx.log.info(
+      { recovery: r, finalizer: RECOVERY_FINALIZER },
+      "recovery finalizer released: the VaultCluster is gone",
+    );
 }
 
 /** An Unseal that failed because of the keys, as Degraded (else undefined: it is retried). */

@@ -4,6 +4,7 @@
 import type { OperatorAccess } from "@capstan/cli";
 import { ConfigMap, PersistentVolumeClaim, Pod, PodDisruptionBudget, Secret, Service } from "@capstan/core";
 import { Registry } from "prom-client";
+import { VaultRecoveryKind } from "../api/vault-recovery.ts";
 import { vaultClusterController } from "./controller.ts";
 import { KeysKeeper } from "./keys-keeper.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";
@@ -20,6 +21,23 @@ export const access: OperatorAccess = {
   ],
   rules: [
     {
+      kind: VaultRecoveryKind,
+      verbs: ["patch"],
+      why: "the recovery finalizer is added before a VaultRecovery's first write to its cluster and removed once it has ended (JSON patch)",
+    },
+    {
+      kind: VaultRecoveryKind,
+      subresource: "status",
+      verbs: ["get", "update", "patch"],
+      why: "a VaultRecovery's status is written by its cluster's reconcile, which performs the recovery",
+    },
+    {
+      kind: VaultRecoveryKind,
+      subresource: "finalizers",
+      verbs: ["update"],
+      why: "the chart grants every CRD it ships a reconciled kind's rules (crdPermissions); the recovery finalizer is a metadata patch, not this subresource",
+    },
+    {
       kind: Pod,
       verbs: ["create", "patch", "delete"],
       why: "a server's pod is created, labelled (active/standby), annotated (certificate), patched to a new image, deleted on scale-in",
@@ -27,7 +45,7 @@ export const access: OperatorAccess = {
     {
       kind: PersistentVolumeClaim,
       verbs: ["create", "patch", "delete"],
-      why: "a server's data claim is created with it, marked when init starts (annotation), deleted on scale-in",
+      why: "a server's data claim is created with it, marked when init starts and by a recovery (annotations), deleted on scale-in and, after a recovery, for a server that joins fresh",
     },
     { kind: Service, verbs: ["create", "patch"], why: "the cluster's Services (server-side apply)" },
     { kind: ConfigMap, verbs: ["create", "patch"], why: "the servers' configuration (server-side apply)" },

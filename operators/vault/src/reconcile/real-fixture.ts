@@ -2,7 +2,7 @@
 // pod the operator creates (only the network is faked: a raft join towards a pod's DNS name is pointed at that
 // process), and reconciles run with core's in-memory API server until the cluster converges.
 import { rm } from "node:fs/promises";
-import type { KubeObject } from "@capstan/core";
+import type { Kind, KubeObject } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { type VaultCluster, VaultClusterKind, type VaultClusterSpec } from "../api/vault-cluster.ts";
 import type { PodObject } from "../desired/objects.ts";
@@ -45,6 +45,9 @@ export class Pods {
   /** A pod's ports (its DNS name, hence its raft address, stays the same across restarts, as in Kubernetes). */
   readonly ports = new Map<string, { api: number; cluster: number }>();
 
+  /** Runs before a new pod's process starts (what its init containers would do); its ports when it had some. */
+  beforeStart?: (pod: PodObject, ports: { api: number; cluster: number } | undefined) => Promise<void>;
+
   /** Starts a process for each new pod, stops those of deleted pods (wiping data whose claim went), sets status. */
   async sync(objects: KubeObject[]): Promise<KubeObject[]> {
     const pods = objects.filter((o): o is PodObject => o.kind === "Pod");
@@ -70,6 +73,7 @@ export class Pods {
       const name = pod.metadata.name ?? "";
       let node = this.nodes.get(name);
       if (node === undefined) {
+        await this.beforeStart?.(pod, this.ports.get(name));
         node = Object.assign(await this.vault.start(name, this.ports.get(name)), {
           image: pod.spec?.containers.find((c) => c.name === "vault")?.image,
         });
@@ -103,6 +107,8 @@ export interface RealCluster {
   metrics: VaultOperatorMetrics;
   keeper: ReturnType<typeof serverKeeper>;
   plan?: PlanOptions;
+  /** Custom kinds among the objects (default: VaultCluster alone). */
+  kinds?: Kind[];
 }
 
 /** One reconcile of `objects` (the processes synced first); the objects it left are in the result. */
@@ -120,7 +126,7 @@ export async function reconcileReal(
         ...(real.plan === undefined ? {} : { plan: real.plan }),
       }),
     {
-      kinds: [VaultClusterKind],
+      kinds: real.kinds ?? [VaultClusterKind],
       objects: await real.pods.sync(objects),
       request: real.base,
       timeoutMs: 60_000,

@@ -24,6 +24,10 @@ export function podState(p: ObservedPod): PodState | undefined {
 export function phaseOf(cluster: VaultCluster, obs: Observation, step: Step): VaultClusterPhase {
   if (cluster.spec.paused === true) return "Paused";
   if (step.type === "Degraded") return "Degraded";
+  // A VaultRecovery's step, as the recovery reconcile shows it (reconcile/recovery.ts).
+  if (step.type === "Wait" && (step.reason.startsWith("Recovery") || step.reason === "WaitingForFence")) {
+    return "Recovering";
+  }
   const initialized = (obs.observed.keys?.unsealKeys ?? 0) > 0;
   if (!initialized) return obs.observed.pods.some((p) => p.vault.reachable) ? "Initializing" : "Pending";
   if (step.type === "BootstrapToken" || step.type === "RevokeRootToken") return "Initializing";

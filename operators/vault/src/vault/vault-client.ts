@@ -107,6 +107,21 @@ export interface VaultInitResponse {
   root_token: string;
 }
 
+/**
+ * GET /v1/sys/leader: this node's own view (unauthenticated, answered without a quorum): whether it leads, whom it
+ * follows, and with integrated storage its own raft indexes (0 while sealed: raft runs only once unsealed).
+ */
+export interface VaultLeaderStatus {
+  ha_enabled: boolean;
+  is_self: boolean;
+  leader_address: string;
+  leader_cluster_address?: string;
+  /** The highest raft index this node knows is committed. */
+  raft_committed_index?: number;
+  /** The highest raft index this node has applied to its data. */
+  raft_applied_index?: number;
+}
+
 /** One server of the raft configuration. */
 export interface VaultRaftServer {
   node_id: string;
@@ -282,6 +297,11 @@ export class VaultClient {
       { ...options, token: false },
     );
     return res.joined;
+  }
+
+  /** This node's own leader view and raft indexes (GET /v1/sys/leader, no token). */
+  leader(options: CallOptions = {}): Promise<VaultLeaderStatus> {
+    return this.call("GET", "/v1/sys/leader", undefined, { ...options, token: false });
   }
 
   /** The raft servers as this node (the active one, or a standby forwarding) reports them. */
