@@ -39,10 +39,19 @@ import {
   keysSecretName,
   podApiAddr,
   podClusterAddr,
-  STATE_LABEL,
   selectorLabels,
   tlsSecretName,
 } from "./names.ts";
+import {
+  type ActiveSelector,
+  API_ACCESS_VOLUME,
+  activeSelector,
+  apiAccessVolume,
+  registrationEnv,
+  registrationName,
+  SERVICE_ACCOUNT_DIR,
+  SERVICE_REGISTRATION_CONFIG,
+} from "./service-registration.ts";
 
 export type PodObject = ObjectOf<typeof Pod>;
 export type PersistentVolumeClaimObject = ObjectOf<typeof PersistentVolumeClaim>;
@@ -94,8 +103,9 @@ function meta(cluster: VaultCluster, name: string, labels = clusterLabels(cluste
 
 /**
  * The Vault server configuration (vault.json): spec.config merged under what the operator owns (the listener with
- * the mounted certificate, raft storage in /vault/data, disable_mlock). node_id, api_addr and cluster_addr are
- * per pod and come from VAULT_RAFT_NODE_ID, VAULT_API_ADDR and VAULT_CLUSTER_ADDR. Throws on an owned key.
+ * the mounted certificate, raft storage in /vault/data, disable_mlock, Kubernetes service registration). node_id,
+ * api_addr and cluster_addr are per pod and come from VAULT_RAFT_NODE_ID, VAULT_API_ADDR and VAULT_CLUSTER_ADDR; the
+ * registration's pod name and namespace from VAULT_K8S_POD_NAME and VAULT_K8S_NAMESPACE. Throws on an owned key.
  */
 export function vaultConfig(cluster: VaultCluster): Record<string, unknown> {
   const extra = cluster.spec.config ?? {};
@@ -121,6 +131,9 @@ export function vaultConfig(cluster: VaultCluster): Record<string, unknown> {
       },
     ],
     storage: { raft: { path: DATA_DIR } },
+    // Each server labels its own pod (vault-active, vault-sealed, ...): the -active Service follows the leader
+    // without the operator (service-registration.ts).
+    service_registration: SERVICE_REGISTRATION_CONFIG,
   };
 }
 
@@ -151,8 +164,11 @@ export function podTemplateHash(cluster: VaultCluster, settings: PodSettings): s
   });
 }
 
-/** Bumped when vaultPod changes in a way running pods must pick up (probes, environment, mounts). */
-export const POD_BUILDER_VERSION = 1;
+/**
+ * Bumped when vaultPod changes in a way running pods must pick up (probes, environment, mounts). 2: Vault's
+ * Kubernetes service registration (its ServiceAccount, token volume and environment).
+ */
+export const POD_BUILDER_VERSION = 2;
 
 /**
  * The reloader's script: SIGHUP to vault when the mounted certificate or key changes (checked every 10 s). Plain
@@ -193,6 +209,9 @@ export function vaultPod(
     shareProcessNamespace: true,
     restartPolicy: "Always",
     enableServiceLinks: false,
+    // The registration's ServiceAccount (it may get and patch this cluster's pods only); its token is mounted into
+    // the vault container alone (the API access volume), not into every container as automount would.
+    serviceAccountName: registrationName(cluster),
     automountServiceAccountToken: false,
     terminationGracePeriodSeconds: 30,
     securityContext: restrictedPodSecurityContext(VAULT_UID, VAULT_GID),
@@ -210,6 +229,7 @@ export function vaultPod(
           { name: "VAULT_ADDR", value: `https://127.0.0.1:${API_PORT}` },
           { name: "VAULT_CACERT", value: `${TLS_DIR}/ca.crt` },
           { name: "HOME", value: "/tmp" },
+          ...registrationEnv(),
         ],
         ports: [
           { name: "https", containerPort: API_PORT },
@@ -226,6 +246,7 @@ export function vaultPod(
           { name: "config", mountPath: CONFIG_DIR, readOnly: true },
           { name: TLS_VOLUME, mountPath: TLS_DIR, readOnly: true },
           { name: "tmp", mountPath: "/tmp" },
+          { name: API_ACCESS_VOLUME, mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
         ],
       },
       {
@@ -249,6 +270,7 @@ export function vaultPod(
         },
       },
       { name: "tmp", emptyDir: {} },
+      apiAccessVolume(),
     ],
     affinity:
       (template.affinity as Affinity | undefined) ??
@@ -323,15 +345,19 @@ export function clientService(cluster: VaultCluster): ServiceObject {
   });
 }
 
-/** The Service `<name>-active`: the pod labelled active. */
-export function activeService(cluster: VaultCluster): ServiceObject {
+/**
+ * The Service `<name>-active`: the pod Vault labels `vault-active: "true"` itself (`by` "vault", the default), or,
+ * while pods of an older operator are rolled onto Vault's registration, the pod the operator labels active
+ * (chooseActiveSelector in service-registration.ts says which).
+ */
+export function activeService(cluster: VaultCluster, by: ActiveSelector = "vault"): ServiceObject {
   return owned<ServiceObject>(cluster, {
     apiVersion: "v1",
     kind: "Service",
     metadata: meta(cluster, activeServiceName(cluster)),
     spec: {
       type: "ClusterIP",
-      selector: { ...selectorLabels(cluster), [STATE_LABEL]: "active" },
+      selector: activeSelector(cluster, by),
       ports: [{ name: "https", port: API_PORT, targetPort: "https" }],
     },
   });

@@ -91,6 +91,10 @@ export interface ObservedPod {
   containerFailure?: ContainerFailure;
   /** For a sealed, initialized pod: its seal-status (threshold and progress), when it answered it. */
   seal?: SealProgress;
+  /** It was built with Vault's Kubernetes service registration (pods of an older operator were not). */
+  registers?: boolean;
+  /** Vault has labelled it (vault-initialized is set): its registration reached the API server. */
+  registered?: boolean;
   vault: PodVault;
 }
 
@@ -167,6 +171,8 @@ export interface PlanOptions {
    * completes seconds after the unseal): it is wiped and joins again.
    */
   notPeerAfterMs?: number;
+  /** A pod Ready this long that Vault's service registration has not labelled is reported Degraded. */
+  registrationAfterMs?: number;
 }
 
 /** The next step. Every step carries a user-facing message for events and logs. */

@@ -17,9 +17,12 @@ import {
   type ReconcileContext,
   type ReconcileRequest,
   type Result,
+  Role,
+  RoleBinding,
   requestFromLabel,
   Secret,
   Service,
+  ServiceAccount,
   statusMergePatch,
   watch,
 } from "@capstan/core";
@@ -32,6 +35,7 @@ import {
   POD_STATES,
   type PodState,
   STATE_LABEL,
+  selectorLabels,
 } from "../desired/names.ts";
 import {
   activeService,
@@ -42,9 +46,18 @@ import {
   DEFAULT_RELOADER_IMAGE,
   internalService,
   mountedTlsSecret,
+  type PodObject,
   type PodSettings,
   podDisruptionBudget,
 } from "../desired/objects.ts";
+import {
+  chooseActiveSelector,
+  liveActiveSelector,
+  registrationPodNames,
+  registrationRole,
+  registrationRoleBinding,
+  serviceAccount,
+} from "../desired/service-registration.ts";
 import { type PlanOptions, planNext, type Step } from "../plan/plan.ts";
 import { judgeUnsealOutcome } from "../plan/unseal.ts";
 import { VaultError } from "../vault/vault-client.ts";
@@ -79,6 +92,9 @@ export function vaultClusterCacheSelectors(): CacheSelector[] {
     PodDisruptionBudget,
     ConfigMap,
     Secret,
+    ServiceAccount,
+    Role,
+    RoleBinding,
   ]);
 }
 
@@ -104,7 +120,7 @@ export function vaultClusterController(options: VaultClusterControllerOptions): 
   return controller({
     name: "vaultcluster",
     for: VaultClusterKind,
-    owns: [Pod, Service, PodDisruptionBudget, ConfigMap],
+    owns: [Pod, Service, PodDisruptionBudget, ConfigMap, ServiceAccount, Role, RoleBinding],
     // Claims kept when the cluster is deleted (storage.whenDeleted Retain) have no owner reference: their events
     // reach the cluster their instance label names (owned ones carry it too).
     watches: [watch(PersistentVolumeClaim, requestFromLabel("app.kubernetes.io/instance"))],
@@ -308,11 +324,57 @@ function unsealJudged(
   return judgeUnsealOutcome(pod, outcome, obs.keys.unsealKeys.length, threshold);
 }
 
-/** The three Services and the ConfigMap; no request when they already match. */
+/**
+ * The pods' ServiceAccount, Role and RoleBinding (Vault's service registration), the three Services and the
+ * ConfigMap; no request when they already match. The registration's objects come first: a pod naming a
+ * ServiceAccount that does not exist is refused, and a new pod's name must be in the Role before it starts.
+ */
 async function applyFixedObjects(ctx: ReconcileContext, cluster: VaultCluster): Promise<void> {
   const { namespace } = clusterRef(cluster);
   const apply = { fieldManager: FIELD_MANAGER, force: true };
-  for (const svc of [internalService(cluster), clientService(cluster), activeService(cluster)]) {
+  const uid = cluster.metadata.uid;
+  const pods = (await ctx.cache.list(Pod, { namespace, labels: selectorLabels(cluster) })).filter(
+    (p: PodObject) =>
+      p.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === uid) === true,
+  );
+  const sa = serviceAccount(cluster);
+  await applyIfChanged(
+    ctx.client,
+    ServiceAccount,
+    sa,
+    await ctx.cache.get(ServiceAccount, sa.metadata.name ?? "", namespace),
+    apply,
+  );
+  const role = registrationRole(
+    cluster,
+    registrationPodNames(
+      cluster,
+      pods.map((p) => p.metadata.name ?? ""),
+    ),
+  );
+  await applyIfChanged(
+    ctx.client,
+    Role,
+    role,
+    await ctx.cache.get(Role, role.metadata.name ?? "", namespace),
+    apply,
+  );
+  const binding = registrationRoleBinding(cluster);
+  await applyIfChanged(
+    ctx.client,
+    RoleBinding,
+    binding,
+    await ctx.cache.get(RoleBinding, binding.metadata.name ?? "", namespace),
+    apply,
+  );
+  const liveActive = await ctx.cache.get(Service, activeService(cluster).metadata.name ?? "", namespace);
+  const by = chooseActiveSelector(liveActiveSelector(liveActive), pods);
+  if (liveActiveSelector(liveActive) === "operator" && by === "vault") {
+    const message = `every pod runs Vault's service registration: Service ${activeService(cluster).metadata.name} now selects vault-active=true, which Vault sets itself (the operator is no longer in the failover path)`;
+    ctx.log.info(message);
+    ctx.recorder.event(cluster, "Normal", "ActiveServiceFollowsVault", "ApplyService", message);
+  }
+  for (const svc of [internalService(cluster), clientService(cluster), activeService(cluster, by)]) {
     await applyIfChanged(
       ctx.client,
       Service,
