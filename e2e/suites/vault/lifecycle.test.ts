@@ -23,6 +23,8 @@ import {
   operatorPods,
   vaultSuitesEnabled,
 } from "./fixtures/operator-release.ts";
+import { startReader } from "./fixtures/traffic.ts";
+import { traffic } from "./fixtures/traffic-report.ts";
 import { names, VaultClusterKind } from "./fixtures/vault-api.ts";
 import {
   condition,
@@ -239,7 +241,18 @@ describe.skipIf(!vaultSuitesEnabled)(
           timeoutMs: 120_000,
           message: "no operator pod runs",
         });
+        // A reader through <name>-active while it happens: how many reads fail, over how long.
+        const reader = startReader({
+          target: async () => activeSvc,
+          token: view.token,
+          key: "lifecycle/greeting",
+          want: { hello: "world" },
+        });
         try {
+          await eventually(() => reader.outcomes().some((o) => o.error === undefined), {
+            timeoutMs: 30_000,
+            message: "the reader reads",
+          });
           const deletedAt = Date.now();
           await client.delete(Pod, view.active, ns);
           let followedAt = 0;
@@ -265,7 +278,14 @@ describe.skipIf(!vaultSuitesEnabled)(
           );
           // And requests through it reach Vault's active node.
           expect(await kvGet(activeSvc, view.token, "lifecycle/greeting")).toEqual({ hello: "world" });
+          const recovered = Date.now();
+          await eventually(() => reader.outcomes().some((o) => o.at > recovered && o.error === undefined), {
+            timeoutMs: 30_000,
+            message: "the reader reads again",
+          });
+          console.log(traffic("failover reader", await reader.stop(), { deletedAt, followedAt }));
         } finally {
+          await reader.stop();
           // The operator back: it makes the deleted pod again on its claim and unseals it.
           await op.upgrade({ set: { replicas: 1 } });
         }
