@@ -103,9 +103,9 @@ function meta(cluster: VaultCluster, name: string, labels = clusterLabels(cluste
 
 /**
  * The Vault server configuration (vault.json): spec.config merged under what the operator owns (the listener with
- * the mounted certificate, raft storage in /vault/data, disable_mlock, Kubernetes service registration). node_id,
- * api_addr and cluster_addr are per pod and come from VAULT_RAFT_NODE_ID, VAULT_API_ADDR and VAULT_CLUSTER_ADDR; the
- * registration's pod name and namespace from VAULT_K8S_POD_NAME and VAULT_K8S_NAMESPACE. Throws on an owned key.
+ * the mounted certificate, raft storage in /vault/data, disable_mlock). node_id, api_addr and cluster_addr are
+ * per pod and come from VAULT_RAFT_NODE_ID, VAULT_API_ADDR and VAULT_CLUSTER_ADDR. Throws on an owned key. The
+ * Kubernetes service registration is in a file of its own ({@link REGISTRATION_CONFIG_FILE}).
  */
 export function vaultConfig(cluster: VaultCluster): Record<string, unknown> {
   const extra = cluster.spec.config ?? {};
@@ -131,19 +131,28 @@ export function vaultConfig(cluster: VaultCluster): Record<string, unknown> {
       },
     ],
     storage: { raft: { path: DATA_DIR } },
-    // Each server labels its own pod (vault-active, vault-sealed, ...): the -active Service follows the leader
-    // without the operator (service-registration.ts).
-    service_registration: SERVICE_REGISTRATION_CONFIG,
   };
 }
 
-/** The ConfigMap `<name>-config` with vault.json. */
+/**
+ * The second configuration file, with Vault's Kubernetes service registration: each server labels its own pod
+ * (vault-active, vault-sealed, ...), so the -active Service follows the leader without the operator
+ * (service-registration.ts). A file of its own, which only the pods built for it load (a second -config): a pod of an
+ * older operator lacks the environment and the token the stanza needs (Vault would exit at start), and its container
+ * may restart on the shared ConfigMap before the rolling restart reaches it.
+ */
+export const REGISTRATION_CONFIG_FILE = "service-registration.json";
+
+/** The ConfigMap `<name>-config` with vault.json and {@link REGISTRATION_CONFIG_FILE}. */
 export function configMap(cluster: VaultCluster): ConfigMapObject {
   return owned<ConfigMapObject>(cluster, {
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: meta(cluster, configMapName(cluster)),
-    data: { "vault.json": `${JSON.stringify(vaultConfig(cluster), null, 2)}\n` },
+    data: {
+      "vault.json": `${JSON.stringify(vaultConfig(cluster), null, 2)}\n`,
+      [REGISTRATION_CONFIG_FILE]: `${JSON.stringify({ service_registration: SERVICE_REGISTRATION_CONFIG }, null, 2)}\n`,
+    },
   });
 }
 
@@ -220,7 +229,11 @@ export function vaultPod(
         name: "vault",
         image: image ?? vaultImage(cluster.spec),
         command: ["/bin/vault"],
-        args: ["server", `-config=${CONFIG_DIR}/vault.json`],
+        args: [
+          "server",
+          `-config=${CONFIG_DIR}/vault.json`,
+          `-config=${CONFIG_DIR}/${REGISTRATION_CONFIG_FILE}`,
+        ],
         env: [
           { name: "VAULT_RAFT_NODE_ID", value: pod },
           { name: "VAULT_API_ADDR", value: podApiAddr(cluster, pod) },

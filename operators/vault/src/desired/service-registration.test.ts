@@ -4,7 +4,14 @@
 import { describe, expect, it } from "vitest";
 import type { VaultCluster } from "../api/vault-cluster.ts";
 import { STATE_LABEL } from "./names.ts";
-import { activeService, POD_BUILDER_VERSION, type PodObject, vaultConfig, vaultPod } from "./objects.ts";
+import {
+  activeService,
+  configMap,
+  POD_BUILDER_VERSION,
+  type PodObject,
+  vaultConfig,
+  vaultPod,
+} from "./objects.ts";
 import {
   chooseActiveSelector,
   liveActiveSelector,
@@ -37,10 +44,24 @@ describe("Vault's service registration in the config and the pods", () => {
   const vault = spec.containers.find((c) => c.name === "vault")!;
   const reloader = spec.containers.find((c) => c.name === "reloader")!;
 
-  it("vault.json has the kubernetes service_registration stanza, and spec.config cannot replace it", () => {
-    expect(vaultConfig(cluster()).service_registration).toEqual({ kubernetes: {} });
+  it("the config has the kubernetes service_registration stanza in a file of its own, and spec.config cannot set one", () => {
+    const data = configMap(cluster()).data ?? {};
+    expect(JSON.parse(data["service-registration.json"] ?? "{}")).toEqual({
+      service_registration: { kubernetes: {} },
+    });
     const c = { ...cluster(), spec: { ...cluster().spec, config: { service_registration: { consul: {} } } } };
     expect(() => vaultConfig(c)).toThrow(/service_registration/);
+  });
+
+  it("only pods built for it load that file: vault.json, which every pod loads, has no stanza", () => {
+    // A pod of an older operator restarting on the new ConfigMap must not find a stanza it cannot run (no token,
+    // no VAULT_K8S_POD_NAME: Vault would exit).
+    expect(vaultConfig(cluster()).service_registration).toBeUndefined();
+    expect(vault.args).toEqual([
+      "server",
+      "-config=/vault/config/vault.json",
+      "-config=/vault/config/service-registration.json",
+    ]);
   });
 
   it("the vault container knows its pod's name and namespace from the downward API", () => {
