@@ -5,6 +5,7 @@
 // own service registration (the pods label themselves), with no operator in the path.
 import {
   type Client,
+  Deployment,
   EndpointSlice,
   Namespace,
   PersistentVolumeClaim,
@@ -236,7 +237,17 @@ describe.skipIf(!vaultSuitesEnabled)(
         };
         expect(await endpoints()).toEqual([view.active]);
 
-        await op.upgrade({ set: { replicas: 0 } });
+        // The operator's Deployment scaled to 0 (the chart's schema wants at least 1 replica: the API, not helm).
+        const [deployment] = (
+          await client.list(Deployment, {
+            namespace: op.namespace,
+            labelSelector: `app.kubernetes.io/instance=${op.release}`,
+          })
+        ).items;
+        const deploymentName = deployment?.metadata.name ?? "";
+        const scale = (replicas: number) =>
+          client.patch(Deployment, deploymentName, op!.namespace, { spec: { replicas } });
+        await scale(0);
         await eventually(async () => (await operatorPods(client, op!)).length === 0, {
           timeoutMs: 120_000,
           message: "no operator pod runs",
@@ -287,7 +298,7 @@ describe.skipIf(!vaultSuitesEnabled)(
         } finally {
           await reader.stop();
           // The operator back: it makes the deleted pod again on its claim and unseals it.
-          await op.upgrade({ set: { replicas: 1 } });
+          await scale(1);
         }
         await waitVault(client, ns, name, 3, minutes(5));
       },
