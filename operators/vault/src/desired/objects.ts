@@ -90,6 +90,12 @@ export const LIVENESS_PATH = "/v1/sys/health?standbyok=true&perfstandbyok=true&s
 export interface PodSettings {
   /** Image of the certificate reloader sidecar. */
   reloaderImage: string;
+  /**
+   * Vault's Kubernetes service registration (default true): its ServiceAccount, token and environment. false while
+   * the operator may not make the pods' ServiceAccount, Role and RoleBinding (its own RBAC lags its version): the
+   * pods are then built as before, so they are never restarted onto a ServiceAccount that does not exist.
+   */
+  serviceRegistration?: boolean;
 }
 
 function owned<T extends KubeObject>(cluster: VaultCluster, obj: T): T {
@@ -167,8 +173,10 @@ export function podTemplateHash(cluster: VaultCluster, settings: PodSettings): s
     config: cluster.spec.config ?? {},
     tlsSecret: tlsSecretName(cluster),
     reloaderImage: settings.reloaderImage,
-    // What the operator itself puts in a pod: a newer operator that changes it rolls the pods one at a time.
-    builder: POD_BUILDER_VERSION,
+    // What the operator itself puts in a pod: a newer operator that changes it rolls the pods one at a time. Without
+    // service registration a pod is what builder 1 made, and keeps its hash: no restart for nothing.
+    builder:
+      settings.serviceRegistration === false ? POD_BUILDER_VERSION_WITHOUT_REGISTRATION : POD_BUILDER_VERSION,
     reloader: RELOADER_SCRIPT,
   });
 }
@@ -178,6 +186,8 @@ export function podTemplateHash(cluster: VaultCluster, settings: PodSettings): s
  * Kubernetes service registration (its ServiceAccount, token volume and environment).
  */
 export const POD_BUILDER_VERSION = 2;
+/** The builder version of a pod made without service registration (PodSettings.serviceRegistration false). */
+export const POD_BUILDER_VERSION_WITHOUT_REGISTRATION = 1;
 
 /**
  * The reloader's script: SIGHUP to vault when the mounted certificate or key changes (checked every 10 s). Plain
@@ -206,6 +216,7 @@ export function vaultPod(
   image?: string,
 ): PodObject {
   const template = cluster.spec.podTemplate ?? {};
+  const registers = settings.serviceRegistration !== false;
   const probe = (path: string, periodSeconds: number, failureThreshold: number) => ({
     httpGet: { path, port: "https", scheme: "HTTPS" },
     periodSeconds,
@@ -220,7 +231,7 @@ export function vaultPod(
     enableServiceLinks: false,
     // The registration's ServiceAccount (it may get and patch this cluster's pods only); its token is mounted into
     // the vault container alone (the API access volume), not into every container as automount would.
-    serviceAccountName: registrationName(cluster),
+    ...(registers ? { serviceAccountName: registrationName(cluster) } : {}),
     automountServiceAccountToken: false,
     terminationGracePeriodSeconds: 30,
     securityContext: restrictedPodSecurityContext(VAULT_UID, VAULT_GID),
@@ -232,7 +243,7 @@ export function vaultPod(
         args: [
           "server",
           `-config=${CONFIG_DIR}/vault.json`,
-          `-config=${CONFIG_DIR}/${REGISTRATION_CONFIG_FILE}`,
+          ...(registers ? [`-config=${CONFIG_DIR}/${REGISTRATION_CONFIG_FILE}`] : []),
         ],
         env: [
           { name: "VAULT_RAFT_NODE_ID", value: pod },
@@ -242,7 +253,7 @@ export function vaultPod(
           { name: "VAULT_ADDR", value: `https://127.0.0.1:${API_PORT}` },
           { name: "VAULT_CACERT", value: `${TLS_DIR}/ca.crt` },
           { name: "HOME", value: "/tmp" },
-          ...registrationEnv(),
+          ...(registers ? registrationEnv() : []),
         ],
         ports: [
           { name: "https", containerPort: API_PORT },
@@ -259,7 +270,7 @@ export function vaultPod(
           { name: "config", mountPath: CONFIG_DIR, readOnly: true },
           { name: TLS_VOLUME, mountPath: TLS_DIR, readOnly: true },
           { name: "tmp", mountPath: "/tmp" },
-          { name: API_ACCESS_VOLUME, mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
+          ...(registers ? [{ name: API_ACCESS_VOLUME, mountPath: SERVICE_ACCOUNT_DIR, readOnly: true }] : []),
         ],
       },
       {
@@ -283,7 +294,7 @@ export function vaultPod(
         },
       },
       { name: "tmp", emptyDir: {} },
-      apiAccessVolume(),
+      ...(registers ? [apiAccessVolume()] : []),
     ],
     affinity:
       (template.affinity as Affinity | undefined) ??

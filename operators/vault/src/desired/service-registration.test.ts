@@ -1,6 +1,7 @@
 // Vault's Kubernetes service registration in what the operator builds: the config stanza, the pods' environment,
 // ServiceAccount and token volume (vault container only), the least-privilege Role, the `-active` Service's selector,
 // and the choice of selector while the pods of an older operator are rolled onto registration.
+import { stableHash } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { VaultCluster } from "../api/vault-cluster.ts";
 import { STATE_LABEL } from "./names.ts";
@@ -9,6 +10,8 @@ import {
   configMap,
   POD_BUILDER_VERSION,
   type PodObject,
+  podTemplateHash,
+  RELOADER_SCRIPT,
   vaultConfig,
   vaultPod,
 } from "./objects.ts";
@@ -36,6 +39,15 @@ const cluster = (replicas = 3): VaultCluster => ({
   },
 });
 const settings = { reloaderImage: "busybox:1.37" };
+/** The hash the operator before service registration (pod builder 1) gave a pod of cluster() (objects.ts then). */
+const builder1Hash = stableHash({
+  podTemplate: {},
+  config: {},
+  tlsSecret: "demo-tls",
+  reloaderImage: "busybox:1.37",
+  builder: 1,
+  reloader: RELOADER_SCRIPT,
+});
 const selector = { "app.kubernetes.io/name": "vault", "app.kubernetes.io/instance": "demo" };
 
 describe("Vault's service registration in the config and the pods", () => {
@@ -95,6 +107,17 @@ describe("Vault's service registration in the config and the pods", () => {
 
   it("pods made before registration are restarted onto it (a new pod builder version)", () => {
     expect(POD_BUILDER_VERSION).toBeGreaterThanOrEqual(2);
+    expect(podTemplateHash(cluster(), settings)).not.toBe(builder1Hash);
+  });
+
+  it("without registration (its objects refused) a pod is what the previous operator made, with its hash", () => {
+    const without = { ...settings, serviceRegistration: false };
+    expect(podTemplateHash(cluster(), without)).toBe(builder1Hash);
+    const p = vaultPod(cluster(), "demo-1", without);
+    expect(p.spec?.serviceAccountName).toBeUndefined();
+    expect(p.spec?.volumes?.some((v) => v.projected !== undefined)).toBe(false);
+    expect(podRegisters(p)).toBe(false);
+    expect(p.spec?.containers[0]?.args).toEqual(["server", "-config=/vault/config/vault.json"]);
   });
 });
 
@@ -172,6 +195,13 @@ describe("chooseActiveSelector: from the operator's label to Vault's without an 
   it("a new cluster (no Service yet) and a Service already on Vault's label: Vault's, for good", () => {
     expect(chooseActiveSelector(undefined, [])).toBe("vault");
     expect(chooseActiveSelector("vault", [old("demo-0", active)])).toBe("vault");
+    expect(chooseActiveSelector("vault", [], false)).toBe("vault");
+  });
+
+  it("while the registration's objects are refused (pods built without it): the operator's label", () => {
+    expect(chooseActiveSelector(undefined, [], false)).toBe("operator");
+    const done = [registering("demo-0", { ...active, "vault-active": "true" })];
+    expect(chooseActiveSelector("operator", done, false)).toBe("operator");
   });
 
   it("an older operator's Service stays on the operator's label while any pod runs without registration", () => {

@@ -196,10 +196,19 @@ type PodLike = {
  * - then it switches only when the pod the operator labelled active carries vault-active=true (Vault's registration
  *   works on it): the Service's endpoints move from that pod to that same pod, never through empty.
  * The switch is never undone (the Service itself is the record): were registration to break later, the operator
- * reports it (plan/registration.ts) instead of putting itself back in the path.
+ * reports it (plan/registration.ts) instead of putting itself back in the path. While the operator may not make the
+ * pods' ServiceAccount, Role and RoleBinding (`registration` false), pods are built without registration and a
+ * Service still on the operator's label (or a new one) stays on it.
  */
-export function chooseActiveSelector(live: ActiveSelector | undefined, pods: PodLike[]): ActiveSelector {
-  if (live === undefined || live === "vault") return "vault";
+export function chooseActiveSelector(
+  live: ActiveSelector | undefined,
+  pods: PodLike[],
+  registration = true,
+): ActiveSelector {
+  if (live === "vault") return "vault";
+  // The pods are built without registration while its objects are refused: a new Service takes the operator's label.
+  if (!registration) return "operator";
+  if (live === undefined) return "vault";
   const present = pods.filter((p) => p.metadata?.deletionTimestamp === undefined);
   if (present.length === 0 || !present.every(podRegisters)) return "operator";
   const active = present.filter((p) => p.metadata?.labels?.[STATE_LABEL] === "active");

@@ -124,8 +124,9 @@ const REMEDIATION_INIT_LOST =
  *     turning dead-server cleanup off is done earlier, right after rule 8, whatever the pods' health). Then claims of
  *     another size than spec.storage.size -> Degraded naming them (storage.ts); then a spec.autopilot that cannot be
  *     applied -> Degraded "AutopilotMinQuorum" or "AutopilotForbidden" (the operator's policy lacks the path), or
- *     Wait when the configuration could not be read; then a pod Ready for a minute that Vault's service registration
- *     has not labelled -> Degraded "ServiceRegistrationFailed" (registration.ts); else InSync. Autopilot and the
+ *     Wait when the configuration could not be read; then the pods' registration objects refused by the API server ->
+ *     Degraded "ServiceRegistrationForbidden", or a pod Ready for a minute that Vault's service registration has not
+ *     labelled -> Degraded "ServiceRegistrationFailed" (registration.ts); else InSync. Autopilot and the
  *     registration never hold back another step.
  */
 export function planNext(
@@ -423,7 +424,13 @@ function planStep(
   if (storage !== undefined) return storage;
   const autopilotReport = autopilotReportStep(spec, observed.autopilot);
   if (autopilotReport !== undefined) return autopilotReport;
-  const registration = registrationStep(live, now, opts.registrationAfterMs, cluster);
+  const registration = registrationStep(
+    live,
+    now,
+    opts.registrationAfterMs,
+    cluster,
+    observed.registrationRefused,
+  );
   if (registration !== undefined) return registration;
 
   return { type: "InSync", message: `${live.length} pods unsealed, ${active.name} active` };

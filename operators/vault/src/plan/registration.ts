@@ -2,7 +2,8 @@
 // labelled it (no vault-initialized label) long after it became Ready cannot reach the API server or is refused
 // there, and the `-active` Service, which selects Vault's vault-active label, would not follow it when it leads.
 // Only Vault can write those labels, and the operator does not put itself back in the path: it reports the pods and
-// the likely causes. Pure: the caller observes.
+// the likely causes. And when the API server refuses the pods' ServiceAccount, Role or RoleBinding (the operator's
+// RBAC lags its version), the pods run without registration: that is reported too. Pure: the caller observes.
 import type { ObservedPod, Step } from "./types.ts";
 
 /**
@@ -16,7 +17,15 @@ export function registrationStep(
   now: Date,
   afterMs: number,
   serviceAccount: string,
+  refused?: string,
 ): Step | undefined {
+  if (refused !== undefined) {
+    return {
+      type: "Degraded",
+      reason: "ServiceRegistrationForbidden",
+      message: `the API server refused the pods' ServiceAccount, Role or RoleBinding ${serviceAccount} (${refused}): the pods run without Vault's Kubernetes service registration and the -active Service follows the operator's vault.capstan.dev/state label, so it moves to a new leader only when the operator runs. Give the operator create and patch on serviceaccounts, roles and rolebindings (upgrade the chart with the operator: its RBAC lists them); the pods are then restarted onto registration one at a time`,
+    };
+  }
   const unlabelled = live.filter(
     (p) =>
       p.terminatingSince === undefined &&

@@ -152,6 +152,11 @@ export interface Observed {
   knownVersion?: string;
   /** Autopilot's configuration through the active node, when spec.autopilot is set and one was asked. */
   autopilot?: ObservedAutopilot;
+  /**
+   * The API server's answer when it refused the pods' ServiceAccount, Role or RoleBinding (the operator's RBAC lags
+   * its version, or an admission policy): pods are then built without Vault's service registration.
+   */
+  registrationRefused?: string;
   /** The listener certificate is in place (operator-managed or the user's Secret); else why not. */
   tls: { ready: true } | { ready: false; reason: string; message: string };
 }

@@ -127,4 +127,53 @@ describe("Vault's service registration", () => {
     steady.expectNoWrites();
     expect(steady.get(Service, "demo-active", "ns")?.spec?.selector?.["vault-active"]).toBe("true");
   });
+
+  it("the pods' objects refused (the operator's RBAC lags its version): pods as before, the operator's label, Degraded", async () => {
+    const forbidden = {
+      message:
+        'serviceaccounts is forbidden: User "system:serviceaccount:ops:vault-operator" cannot patch resource "serviceaccounts"',
+    };
+    const refuse = (server: import("@capstan/core/testing").FakeApiServer) => {
+      server.fail({ kind: "ServiceAccount", verb: ["apply", "create", "patch"] }, 403, forbidden);
+    };
+    const first = await reconcileOnce(reconcile([], { initialized: false, sealed: true }), {
+      kinds: [VaultClusterKind],
+      objects: [cluster()],
+      request: cluster(),
+      setup: refuse,
+    });
+    first.expectNoError();
+    // No pod naming a ServiceAccount that does not exist (the API server would refuse it): one as before.
+    const pod = first.get(Pod, "demo-0", "ns");
+    expect(pod?.spec?.serviceAccountName).toBeUndefined();
+    expect(pod?.spec?.containers[0]?.env?.some((e) => e.name === "VAULT_K8S_POD_NAME")).toBe(false);
+    // And an -active Service that follows the operator's label, which such pods get.
+    expect(first.get(Service, "demo-active", "ns")?.spec?.selector?.[STATE_LABEL]).toBe("active");
+
+    // Unsealed and in sync otherwise: Degraded, naming what to grant; the pod is not restarted.
+    const state = { initialized: true, sealed: false };
+    const running = first.objects.map((o) => {
+      if (o.kind !== "Pod") return o;
+      const p = structuredClone(o) as PodObject;
+      p.status = {
+        phase: "Running",
+        podIP: "10.0.0.1",
+        conditions: [{ type: "Ready", status: "True", lastTransitionTime: new Date().toISOString() }],
+      };
+      return p;
+    });
+    const steady = await reconcileOnce(reconcile([], state), {
+      kinds: [VaultClusterKind],
+      objects: [...running, keysSecretWithToken()],
+      request: cluster(),
+      setup: refuse,
+    });
+    steady.expectNoError();
+    expect(steady.writesOf(Pod).filter((w) => w.verb === "delete")).toEqual([]);
+    const degraded = steady
+      .get(VaultClusterKind, "demo", "ns")
+      ?.status?.conditions?.find((c) => c.type === "Degraded");
+    expect(degraded).toMatchObject({ status: "True", reason: "ServiceRegistrationForbidden" });
+    expect(degraded?.message).toMatch(/serviceaccounts, roles and rolebindings/);
+  });
 });
