@@ -2,8 +2,9 @@
 # Cuts a copy of Vault's source (and of go-discover, which Vault's raft join uses) down to what the e2e suites run,
 # for build.sh: raft, file and in-memory storage; the Shamir, AEAD and Transit seals; the kv, pki, transit, ssh and
 # totp secrets engines; token, userpass, approle, cert, github, ldap, okta and radius auth; the file, socket and
-# syslog audit devices; the server, operator and client commands. Left out: the other storage backends, the cloud
-# KMS seals, the Stackdriver metrics sink, the cloud and database plugins, Kubernetes and Consul service
+# syslog audit devices; Kubernetes service registration (the operator's pods label themselves with it: a small
+# client of Vault's own, no client-go); the server, operator and client commands. Left out: the other storage
+# backends, the cloud KMS seals, the Stackdriver metrics sink, the cloud and database plugins, Consul service
 # registration, cloud auto-join, and `vault agent` and `vault proxy`: most of Vault's compile is their cloud SDKs.
 # Configuring a part left out fails ("unknown ...", or a panic naming the function where Vault has no error path).
 # Every pruned import must still be there (prune fails on one that is gone), so a new Vault version cannot
@@ -37,7 +38,7 @@ for b in aerospike alicloudoss azure cassandra cockroachdb consul couchdb dynamo
   "$p/vault-plugin-auth-alicloud" "$p/vault-plugin-auth-centrify" "$p/vault-plugin-auth-cf" \
   "$p/vault-plugin-auth-gcp/plugin" "$p/vault-plugin-auth-jwt" "$p/vault-plugin-auth-kerberos" \
   "$p/vault-plugin-auth-oci" "$v/builtin/credential/aws" \
-  "$v/serviceregistration/consul" "$v/serviceregistration/kubernetes" \
+  "$v/serviceregistration/consul" \
   -name AgentCommand ProxyCommand AgentGenerateConfigCommand
 rm -f "$vault/command/agent.go" "$vault/command/proxy.go" "$vault/command/agent_generate_config.go"
 

@@ -1,13 +1,20 @@
 // A VaultCluster's first life under the chart-installed operator, in namespaces that enforce Pod Security
 // "restricted": 3 pods initialized once, unsealed, one active and two standbys, the status and objects the
 // contract names, and a KV secret written through <name>-active read back from a standby (request forwarding).
+// Last, with the operator scaled to 0, the active pod is deleted: <name>-active follows the new leader by Vault's
+// own service registration (the pods label themselves), with no operator in the path.
 import {
   type Client,
+  Deployment,
+  EndpointSlice,
   Namespace,
   PersistentVolumeClaim,
   Pod,
   PodDisruptionBudget,
+  Role,
+  RoleBinding,
   Service,
+  ServiceAccount,
 } from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -17,7 +24,9 @@ import {
   operatorPods,
   vaultSuitesEnabled,
 } from "./fixtures/operator-release.ts";
-import { names, STATE_LABEL, VaultClusterKind } from "./fixtures/vault-api.ts";
+import { startReader } from "./fixtures/traffic.ts";
+import { traffic } from "./fixtures/traffic-report.ts";
+import { names, VaultClusterKind } from "./fixtures/vault-api.ts";
 import {
   condition,
   initCount,
@@ -32,7 +41,7 @@ import {
   waitAvailable,
   waitVault,
 } from "./fixtures/vault-cluster.ts";
-import { enableKv, kvGet, kvPut } from "./fixtures/vault-http.ts";
+import { enableKv, health, kvGet, kvPut } from "./fixtures/vault-http.ts";
 
 const name = "life";
 const restricted = { "pod-security.kubernetes.io/enforce": "restricted" };
@@ -139,10 +148,40 @@ describe.skipIf(!vaultSuitesEnabled)(
         ["cluster", 8201],
         ["https", 8200],
       ]);
+      // -active follows Vault's own label (its service registration), not the operator's.
       const active = await client.get(Service, n.activeService, ns);
-      expect(active.spec?.selector?.[STATE_LABEL]).toBe("active");
+      expect(active.spec?.selector).toEqual({
+        "app.kubernetes.io/name": "vault",
+        "app.kubernetes.io/instance": name,
+        "vault-active": "true",
+      });
+      // What the pods' registration runs as: a ServiceAccount of the cluster's, allowed to get and patch only its pods.
+      const sa = await client.get(ServiceAccount, name, ns);
+      expect(sa.automountServiceAccountToken).toBe(false);
+      expect((await client.get(Role, name, ns)).rules).toEqual([
+        { apiGroups: [""], resources: ["pods"], resourceNames: pods, verbs: ["get", "patch"] },
+      ]);
+      expect((await client.get(RoleBinding, name, ns)).subjects).toEqual([
+        { kind: "ServiceAccount", name, namespace: ns },
+      ]);
+      const view = await waitVault(client, ns, name, 3);
       for (const podName of pods) {
         const pod = await client.get(Pod, podName, ns);
+        expect(pod.spec?.serviceAccountName, podName).toBe(name);
+        // Vault labelled its own pod: active or not, unsealed, initialized, its version.
+        expect(pod.metadata.labels, podName).toMatchObject({
+          "vault-active": String(podName === view.active),
+          "vault-sealed": "false",
+          "vault-initialized": "true",
+          "vault-version": "1.14.8",
+        });
+        // The API token is in the vault container only.
+        const tokenMounts = (pod.spec?.containers ?? [])
+          .filter((c) =>
+            c.volumeMounts?.some((m) => m.mountPath === "/var/run/secrets/kubernetes.io/serviceaccount"),
+          )
+          .map((c) => c.name);
+        expect(tokenMounts, podName).toEqual(["vault"]);
         // Admitted under "restricted"; the rest of what the contract asks of the pod spec.
         expect(pod.spec?.securityContext?.runAsNonRoot, podName).toBe(true);
         expect(pod.spec?.securityContext?.seccompProfile?.type, podName).toBe("RuntimeDefault");
@@ -176,5 +215,94 @@ describe.skipIf(!vaultSuitesEnabled)(
       const clientSvc = await serviceTarget(client, ns, names(name).clientService, view.ca, name);
       expect(await kvGet(clientSvc, view.token, "lifecycle/greeting")).toEqual({ hello: "world" });
     });
+
+    it(
+      "with the operator scaled to 0, <name>-active follows a new leader when the active pod is deleted",
+      async () => {
+        if (op === undefined) throw new Error("no operator release");
+        const n = names(name);
+        const view = await waitVault(client, ns, name, 3);
+        const activeSvc = await serviceTarget(client, ns, n.activeService, view.ca, name);
+        // The endpoints of <name>-active: the pods behind its ready addresses.
+        const endpoints = async () => {
+          const slices = await client.list(EndpointSlice, {
+            namespace: ns,
+            labelSelector: `kubernetes.io/service-name=${n.activeService}`,
+          });
+          return slices.items
+            .flatMap((s) => s.endpoints ?? [])
+            .filter((e) => e.conditions?.ready !== false)
+            .map((e) => e.targetRef?.name ?? "")
+            .sort();
+        };
+        expect(await endpoints()).toEqual([view.active]);
+
+        // The operator's Deployment scaled to 0 (the chart's schema wants at least 1 replica: the API, not helm).
+        const [deployment] = (
+          await client.list(Deployment, {
+            namespace: op.namespace,
+            labelSelector: `app.kubernetes.io/instance=${op.release}`,
+          })
+        ).items;
+        const deploymentName = deployment?.metadata.name ?? "";
+        const scale = (replicas: number) =>
+          client.patch(Deployment, deploymentName, op!.namespace, { spec: { replicas } });
+        await scale(0);
+        await eventually(async () => (await operatorPods(client, op!)).length === 0, {
+          timeoutMs: 120_000,
+          message: "no operator pod runs",
+        });
+        // A reader through <name>-active while it happens: how many reads fail, over how long.
+        const reader = startReader({
+          target: async () => activeSvc,
+          token: view.token,
+          key: "lifecycle/greeting",
+          want: { hello: "world" },
+        });
+        try {
+          await eventually(() => reader.outcomes().some((o) => o.error === undefined), {
+            timeoutMs: 30_000,
+            message: "the reader reads",
+          });
+          const deletedAt = Date.now();
+          await client.delete(Pod, view.active, ns);
+          let followedAt = 0;
+          const leader = await eventually(
+            async () => {
+              const now = await endpoints();
+              expect(now).toHaveLength(1);
+              expect(now[0]).not.toBe(view.active);
+              // The pod behind it is the one Vault says is active.
+              const pod = view.pods.find((p) => p.metadata.name === now[0])!;
+              expect((await health(podTarget(pod, view.ca, ns, name))).code).toBe(200);
+              followedAt ||= Date.now();
+              return now[0]!;
+            },
+            {
+              timeoutMs: 60_000,
+              intervalMs: 250,
+              message: `${n.activeService} points at the new active pod`,
+            },
+          );
+          console.log(
+            `active ${view.active} deleted with no operator running: ${n.activeService} pointed at the new active ${leader} after ${((followedAt - deletedAt) / 1000).toFixed(1)}s`,
+          );
+          // And requests through it reach Vault's active node.
+          expect(await kvGet(activeSvc, view.token, "lifecycle/greeting")).toEqual({ hello: "world" });
+          const recovered = Date.now();
+          await eventually(() => reader.outcomes().some((o) => o.at > recovered && o.error === undefined), {
+            timeoutMs: 30_000,
+            message: "the reader reads again",
+          });
+          console.log(traffic("failover reader", await reader.stop(), { deletedAt, followedAt }));
+        } finally {
+          await reader.stop();
+          // The operator back: it makes the deleted pod again on its claim and unseals it.
+          await scale(1);
+        }
+        await waitVault(client, ns, name, 3, minutes(5));
+      },
+      minutes(10),
+    );
   },
 );

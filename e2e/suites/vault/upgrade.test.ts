@@ -1,11 +1,14 @@
 // A rolling upgrade 1.14.6 -> 1.14.8 on a change of spec.version alone, with a reader and a writer running:
 // standbys first, one at a time, each back and unsealed before the next; the active node last (after a step-down);
-// no acknowledged write lost, and reads and writes fail only in short windows while the active node changes.
-import type { Client, ObjectOf, Pod } from "@capstan/core";
+// no acknowledged write lost, and reads and writes fail only in short windows while the active node changes. The
+// reader and the writer go through <name>-active, which follows Vault's own label (vault-active, set by each pod's
+// service registration): the suite prints the failures around the step-down, the figures docs/operators/vault.md
+// quotes.
+import { type Client, type ObjectOf, type Pod, Service } from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { installOperator, type OperatorRelease, vaultSuitesEnabled } from "./fixtures/operator-release.ts";
-import { failureWindows, lostWrites, startReader, startWriter } from "./fixtures/traffic.ts";
+import { failureWindows, lostWrites, type Outcome, startReader, startWriter } from "./fixtures/traffic.ts";
 import { traffic } from "./fixtures/traffic-report.ts";
 import { names, VaultClusterKind } from "./fixtures/vault-api.ts";
 import {
@@ -30,6 +33,23 @@ function runningVault(pod: ObjectOf<typeof Pod>) {
 const from = "1.14.6";
 const to = "1.14.8";
 const minutes = (n: number) => n * 60_000;
+
+/**
+ * The requests from `at` (a step-down; requests up to 2 s before it count, the event's time having second
+ * precision) until the first success after a failure: how many failed, over how long, the last error.
+ */
+function stepDownWindow(outcomes: Outcome[], at: number): string {
+  const after = outcomes.filter((o) => o.at >= at - 2_000);
+  const firstFailure = after.findIndex((o) => o.error !== undefined);
+  if (firstFailure < 0) return `step-down: no request failed (${after.length} requests after it)`;
+  const rest = after.slice(firstFailure);
+  const recovered = rest.findIndex((o) => o.error === undefined);
+  const failed = recovered < 0 ? rest : rest.slice(0, recovered);
+  const first = failed[0]!;
+  const last = failed.at(-1)!;
+  const end = recovered < 0 ? last.at + last.ms : (rest[recovered]?.at ?? last.at);
+  return `step-down: ${failed.length} request(s) failed, ${((first.at - at) / 1000).toFixed(1)}s after the StepDown event, for ${((end - first.at) / 1000).toFixed(1)}s until the next success (last error: ${last.error})`;
+}
 
 let client: Client;
 let nsObj: TestNamespace;
@@ -130,6 +150,22 @@ describe.skipIf(!vaultSuitesEnabled)(`VaultCluster rolling upgrade ${from} -> ${
         const steps = (await clusterEvents(client, ns, name)).filter((e) =>
           ["UpgradePod", "StepDown"].includes(e.reason),
         );
+        // The step-down's window through <name>-active: the failures from the StepDown event to the first success
+        // after it (the figures in docs/operators/vault.md, "Upgrade").
+        const stepDown = steps.find((e) => e.reason === "StepDown");
+        expect.soft(stepDown, "a StepDown event").toBeDefined();
+        if (stepDown !== undefined) {
+          const at = Date.parse(stepDown.time);
+          for (const [label, outcomes] of [
+            ["reader", readOutcomes],
+            ["writer", writeOutcomes],
+          ] as const) {
+            console.log(`${label} ${stepDownWindow(outcomes, at)}`);
+          }
+        }
+        expect
+          .soft((await client.get(Service, n.activeService, ns)).spec?.selector?.["vault-active"])
+          .toBe("true");
         const pods = new Map((await vaultPods(client, ns, name)).map((p) => [p.metadata.name ?? "", p]));
         for (const [i, step] of steps.entries()) {
           const next = steps[i + 1];

@@ -35,6 +35,7 @@ import {
 } from "@capstan/cli/chart";
 import { describe, expect, it } from "vitest";
 import { crds } from "./api/crds.ts";
+import { registrationRole } from "./desired/service-registration.ts";
 import { VaultOperatorMetrics } from "./reconcile/metrics.ts";
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url));
@@ -71,9 +72,13 @@ const operatorGrants = [
   "/persistentvolumeclaims: create,delete,get,list,patch,watch",
   "/pods: create,delete,get,list,patch,watch",
   "/secrets: create,get,list,patch,watch",
+  "/serviceaccounts: create,get,list,patch,watch",
   "/services: create,get,list,patch,watch",
   "events.k8s.io/events: create,patch",
   "policy/poddisruptionbudgets: create,get,list,patch,watch",
+  // Each VaultCluster's ServiceAccount, Role and RoleBinding for Vault's service registration.
+  "rbac.authorization.k8s.io/rolebindings: create,get,list,patch,watch",
+  "rbac.authorization.k8s.io/roles: create,get,list,patch,watch",
   "vault.capstan.dev/vaultclusters/finalizers: update",
   "vault.capstan.dev/vaultclusters/status: get,patch,update",
   "vault.capstan.dev/vaultclusters: get,list,watch",
@@ -170,6 +175,38 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
     const plain = render(["watchNamespace=apps", "metrics.secure=false"]);
     expect(byKind(plain, "ClusterRole")).toEqual([]);
     expect(byKind(plain, "ClusterRoleBinding")).toEqual([]);
+  });
+
+  it("holds every verb it grants the pods' registration Role (Kubernetes refuses a Role granting more), in either mode", () => {
+    const granted = registrationRole(
+      {
+        apiVersion: "vault.capstan.dev/v1alpha1",
+        kind: "VaultCluster",
+        metadata: { name: "demo", namespace: "apps", uid: "u" },
+        spec: {} as never,
+      },
+      ["demo-0"],
+    ).rules!;
+    for (const [kind, objs] of [
+      ["ClusterRole", render()],
+      ["Role", render(["watchNamespace=apps"])],
+    ] as const) {
+      const held = one(objs, kind, "ops-ns-ops-vault-operator").rules ?? [];
+      for (const g of granted) {
+        for (const resource of g.resources ?? []) {
+          for (const verb of g.verbs) {
+            const holds = held.some(
+              (r) =>
+                (r.apiGroups ?? []).includes(g.apiGroups?.[0] ?? "") &&
+                (r.resources ?? []).includes(resource) &&
+                r.resourceNames === undefined &&
+                r.verbs.includes(verb),
+            );
+            expect(holds, `${kind}: ${verb} ${resource}`).toBe(true);
+          }
+        }
+      }
+    }
   });
 
   it("passes the reloader image to the operator", () => {

@@ -57,6 +57,7 @@ export const OPERATOR_OWNED_CONFIG_KEYS: readonly string[] = [
   "cluster_addr",
   "disable_mlock",
   "seal",
+  "service_registration",
 ];
 
 /** The raft data volume of each pod. */

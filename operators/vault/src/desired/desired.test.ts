@@ -20,6 +20,12 @@ import {
   vaultConfig,
   vaultPod,
 } from "./objects.ts";
+import {
+  registrationPodNames,
+  registrationRole,
+  registrationRoleBinding,
+  serviceAccount,
+} from "./service-registration.ts";
 
 const UPDATE = process.env.UPDATE_GOLDEN === "1";
 const TESTDATA = new URL("../../testdata/", import.meta.url);
@@ -121,6 +127,9 @@ describe("golden files", () => {
         ),
     ],
     ["secret-tls", () => tlsSecret(cluster(), "demo-tls", { cert: "CERT", key: "KEY" }, "CA")],
+    ["serviceaccount", () => serviceAccount(cluster())],
+    ["role-registration", () => registrationRole(cluster(), registrationPodNames(cluster(), []))],
+    ["rolebinding-registration", () => registrationRoleBinding(cluster())],
   ])("%s", (name, build) => golden(name, build()));
 });
 

@@ -39,10 +39,19 @@ import {
   keysSecretName,
   podApiAddr,
   podClusterAddr,
-  STATE_LABEL,
   selectorLabels,
   tlsSecretName,
 } from "./names.ts";
+import {
+  type ActiveSelector,
+  API_ACCESS_VOLUME,
+  activeSelector,
+  apiAccessVolume,
+  registrationEnv,
+  registrationName,
+  SERVICE_ACCOUNT_DIR,
+  SERVICE_REGISTRATION_CONFIG,
+} from "./service-registration.ts";
 
 export type PodObject = ObjectOf<typeof Pod>;
 export type PersistentVolumeClaimObject = ObjectOf<typeof PersistentVolumeClaim>;
@@ -81,6 +90,12 @@ export const LIVENESS_PATH = "/v1/sys/health?standbyok=true&perfstandbyok=true&s
 export interface PodSettings {
   /** Image of the certificate reloader sidecar. */
   reloaderImage: string;
+  /**
+   * Vault's Kubernetes service registration (default true): its ServiceAccount, token and environment. false while
+   * the operator may not make the pods' ServiceAccount, Role and RoleBinding (its own RBAC lags its version): the
+   * pods are then built as before, so they are never restarted onto a ServiceAccount that does not exist.
+   */
+  serviceRegistration?: boolean;
 }
 
 function owned<T extends KubeObject>(cluster: VaultCluster, obj: T): T {
@@ -95,7 +110,8 @@ function meta(cluster: VaultCluster, name: string, labels = clusterLabels(cluste
 /**
  * The Vault server configuration (vault.json): spec.config merged under what the operator owns (the listener with
  * the mounted certificate, raft storage in /vault/data, disable_mlock). node_id, api_addr and cluster_addr are
- * per pod and come from VAULT_RAFT_NODE_ID, VAULT_API_ADDR and VAULT_CLUSTER_ADDR. Throws on an owned key.
+ * per pod and come from VAULT_RAFT_NODE_ID, VAULT_API_ADDR and VAULT_CLUSTER_ADDR. Throws on an owned key. The
+ * Kubernetes service registration is in a file of its own ({@link REGISTRATION_CONFIG_FILE}).
  */
 export function vaultConfig(cluster: VaultCluster): Record<string, unknown> {
   const extra = cluster.spec.config ?? {};
@@ -124,13 +140,25 @@ export function vaultConfig(cluster: VaultCluster): Record<string, unknown> {
   };
 }
 
-/** The ConfigMap `<name>-config` with vault.json. */
+/**
+ * The second configuration file, with Vault's Kubernetes service registration: each server labels its own pod
+ * (vault-active, vault-sealed, ...), so the -active Service follows the leader without the operator
+ * (service-registration.ts). A file of its own, which only the pods built for it load (a second -config): a pod of an
+ * older operator lacks the environment and the token the stanza needs (Vault would exit at start), and its container
+ * may restart on the shared ConfigMap before the rolling restart reaches it.
+ */
+export const REGISTRATION_CONFIG_FILE = "service-registration.json";
+
+/** The ConfigMap `<name>-config` with vault.json and {@link REGISTRATION_CONFIG_FILE}. */
 export function configMap(cluster: VaultCluster): ConfigMapObject {
   return owned<ConfigMapObject>(cluster, {
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: meta(cluster, configMapName(cluster)),
-    data: { "vault.json": `${JSON.stringify(vaultConfig(cluster), null, 2)}\n` },
+    data: {
+      "vault.json": `${JSON.stringify(vaultConfig(cluster), null, 2)}\n`,
+      [REGISTRATION_CONFIG_FILE]: `${JSON.stringify({ service_registration: SERVICE_REGISTRATION_CONFIG }, null, 2)}\n`,
+    },
   });
 }
 
@@ -145,14 +173,21 @@ export function podTemplateHash(cluster: VaultCluster, settings: PodSettings): s
     config: cluster.spec.config ?? {},
     tlsSecret: tlsSecretName(cluster),
     reloaderImage: settings.reloaderImage,
-    // What the operator itself puts in a pod: a newer operator that changes it rolls the pods one at a time.
-    builder: POD_BUILDER_VERSION,
+    // What the operator itself puts in a pod: a newer operator that changes it rolls the pods one at a time. Without
+    // service registration a pod is what builder 1 made, and keeps its hash: no restart for nothing.
+    builder:
+      settings.serviceRegistration === false ? POD_BUILDER_VERSION_WITHOUT_REGISTRATION : POD_BUILDER_VERSION,
     reloader: RELOADER_SCRIPT,
   });
 }
 
-/** Bumped when vaultPod changes in a way running pods must pick up (probes, environment, mounts). */
-export const POD_BUILDER_VERSION = 1;
+/**
+ * Bumped when vaultPod changes in a way running pods must pick up (probes, environment, mounts). 2: Vault's
+ * Kubernetes service registration (its ServiceAccount, token volume and environment).
+ */
+export const POD_BUILDER_VERSION = 2;
+/** The builder version of a pod made without service registration (PodSettings.serviceRegistration false). */
+export const POD_BUILDER_VERSION_WITHOUT_REGISTRATION = 1;
 
 /**
  * The reloader's script: SIGHUP to vault when the mounted certificate or key changes (checked every 10 s). Plain
@@ -181,6 +216,7 @@ export function vaultPod(
   image?: string,
 ): PodObject {
   const template = cluster.spec.podTemplate ?? {};
+  const registers = settings.serviceRegistration !== false;
   const probe = (path: string, periodSeconds: number, failureThreshold: number) => ({
     httpGet: { path, port: "https", scheme: "HTTPS" },
     periodSeconds,
@@ -193,6 +229,9 @@ export function vaultPod(
     shareProcessNamespace: true,
     restartPolicy: "Always",
     enableServiceLinks: false,
+    // The registration's ServiceAccount (it may get and patch this cluster's pods only); its token is mounted into
+    // the vault container alone (the API access volume), not into every container as automount would.
+    ...(registers ? { serviceAccountName: registrationName(cluster) } : {}),
     automountServiceAccountToken: false,
     terminationGracePeriodSeconds: 30,
     securityContext: restrictedPodSecurityContext(VAULT_UID, VAULT_GID),
@@ -201,7 +240,11 @@ export function vaultPod(
         name: "vault",
         image: image ?? vaultImage(cluster.spec),
         command: ["/bin/vault"],
-        args: ["server", `-config=${CONFIG_DIR}/vault.json`],
+        args: [
+          "server",
+          `-config=${CONFIG_DIR}/vault.json`,
+          ...(registers ? [`-config=${CONFIG_DIR}/${REGISTRATION_CONFIG_FILE}`] : []),
+        ],
         env: [
           { name: "VAULT_RAFT_NODE_ID", value: pod },
           { name: "VAULT_API_ADDR", value: podApiAddr(cluster, pod) },
@@ -210,6 +253,7 @@ export function vaultPod(
           { name: "VAULT_ADDR", value: `https://127.0.0.1:${API_PORT}` },
           { name: "VAULT_CACERT", value: `${TLS_DIR}/ca.crt` },
           { name: "HOME", value: "/tmp" },
+          ...(registers ? registrationEnv() : []),
         ],
         ports: [
           { name: "https", containerPort: API_PORT },
@@ -226,6 +270,7 @@ export function vaultPod(
           { name: "config", mountPath: CONFIG_DIR, readOnly: true },
           { name: TLS_VOLUME, mountPath: TLS_DIR, readOnly: true },
           { name: "tmp", mountPath: "/tmp" },
+          ...(registers ? [{ name: API_ACCESS_VOLUME, mountPath: SERVICE_ACCOUNT_DIR, readOnly: true }] : []),
         ],
       },
       {
@@ -249,6 +294,7 @@ export function vaultPod(
         },
       },
       { name: "tmp", emptyDir: {} },
+      ...(registers ? [apiAccessVolume()] : []),
     ],
     affinity:
       (template.affinity as Affinity | undefined) ??
@@ -323,15 +369,19 @@ export function clientService(cluster: VaultCluster): ServiceObject {
   });
 }
 
-/** The Service `<name>-active`: the pod labelled active. */
-export function activeService(cluster: VaultCluster): ServiceObject {
+/**
+ * The Service `<name>-active`: the pod Vault labels `vault-active: "true"` itself (`by` "vault", the default), or,
+ * while pods of an older operator are rolled onto Vault's registration, the pod the operator labels active
+ * (chooseActiveSelector in service-registration.ts says which).
+ */
+export function activeService(cluster: VaultCluster, by: ActiveSelector = "vault"): ServiceObject {
   return owned<ServiceObject>(cluster, {
     apiVersion: "v1",
     kind: "Service",
     metadata: meta(cluster, activeServiceName(cluster)),
     spec: {
       type: "ClusterIP",
-      selector: { ...selectorLabels(cluster), [STATE_LABEL]: "active" },
+      selector: activeSelector(cluster, by),
       ports: [{ name: "https", port: API_PORT, targetPort: "https" }],
     },
   });

@@ -5,6 +5,7 @@ import { autopilotReportStep, autopilotWriteStep } from "./autopilot.ts";
 import { claimLostStep, holdCreateOnTerminatingClaim } from "./claim-lost.ts";
 import { healStep } from "./heal.ts";
 import { byOrdinal, ordinalOf } from "./ordinal.ts";
+import { registrationStep } from "./registration.ts";
 import { scaleInStep } from "./scale-in.ts";
 import { spreadHint, stalledStep } from "./stalled.ts";
 import { storageStep } from "./storage.ts";
@@ -45,6 +46,7 @@ export const PLAN_DEFAULTS: Required<PlanOptions> = {
   pendingAfterMs: 10 * 60_000,
   terminatingAfterMs: 5 * 60_000,
   notPeerAfterMs: 2 * 60_000,
+  registrationAfterMs: 60_000,
 };
 
 /** Votes needed for a quorum among `voters`. */
@@ -122,7 +124,10 @@ const REMEDIATION_INIT_LOST =
  *     turning dead-server cleanup off is done earlier, right after rule 8, whatever the pods' health). Then claims of
  *     another size than spec.storage.size -> Degraded naming them (storage.ts); then a spec.autopilot that cannot be
  *     applied -> Degraded "AutopilotMinQuorum" or "AutopilotForbidden" (the operator's policy lacks the path), or
- *     Wait when the configuration could not be read; else InSync. Autopilot never holds back another step.
+ *     Wait when the configuration could not be read; then the pods' registration objects refused by the API server ->
+ *     Degraded "ServiceRegistrationForbidden", or a pod Ready for a minute that Vault's service registration has not
+ *     labelled -> Degraded "ServiceRegistrationFailed" (registration.ts); else InSync. Autopilot and the
+ *     registration never hold back another step.
  */
 export function planNext(
   cluster: string,
@@ -419,6 +424,14 @@ function planStep(
   if (storage !== undefined) return storage;
   const autopilotReport = autopilotReportStep(spec, observed.autopilot);
   if (autopilotReport !== undefined) return autopilotReport;
+  const registration = registrationStep(
+    live,
+    now,
+    opts.registrationAfterMs,
+    cluster,
+    observed.registrationRefused,
+  );
+  if (registration !== undefined) return registration;
 
   return { type: "InSync", message: `${live.length} pods unsealed, ${active.name} active` };
 }

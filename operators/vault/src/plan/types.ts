@@ -91,6 +91,10 @@ export interface ObservedPod {
   containerFailure?: ContainerFailure;
   /** For a sealed, initialized pod: its seal-status (threshold and progress), when it answered it. */
   seal?: SealProgress;
+  /** It was built with Vault's Kubernetes service registration (pods of an older operator were not). */
+  registers?: boolean;
+  /** Vault has labelled it (vault-initialized is set): its registration reached the API server. */
+  registered?: boolean;
   vault: PodVault;
 }
 
@@ -148,6 +152,11 @@ export interface Observed {
   knownVersion?: string;
   /** Autopilot's configuration through the active node, when spec.autopilot is set and one was asked. */
   autopilot?: ObservedAutopilot;
+  /**
+   * The API server's answer when it refused the pods' ServiceAccount, Role or RoleBinding (the operator's RBAC lags
+   * its version, or an admission policy): pods are then built without Vault's service registration.
+   */
+  registrationRefused?: string;
   /** The listener certificate is in place (operator-managed or the user's Secret); else why not. */
   tls: { ready: true } | { ready: false; reason: string; message: string };
 }
@@ -167,6 +176,8 @@ export interface PlanOptions {
    * completes seconds after the unseal): it is wiped and joins again.
    */
   notPeerAfterMs?: number;
+  /** A pod Ready this long that Vault's service registration has not labelled is reported Degraded. */
+  registrationAfterMs?: number;
 }
 
 /** The next step. Every step carries a user-facing message for events and logs. */

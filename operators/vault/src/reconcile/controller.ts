@@ -10,6 +10,7 @@ import {
   controller,
   findCondition,
   generationChanged,
+  isApiError,
   managedBySelectors,
   PersistentVolumeClaim,
   Pod,
@@ -17,9 +18,12 @@ import {
   type ReconcileContext,
   type ReconcileRequest,
   type Result,
+  Role,
+  RoleBinding,
   requestFromLabel,
   Secret,
   Service,
+  ServiceAccount,
   statusMergePatch,
   watch,
 } from "@capstan/core";
@@ -33,6 +37,7 @@ import {
   POD_STATES,
   type PodState,
   STATE_LABEL,
+  selectorLabels,
 } from "../desired/names.ts";
 import {
   activeService,
@@ -43,9 +48,18 @@ import {
   DEFAULT_RELOADER_IMAGE,
   internalService,
   mountedTlsSecret,
+  type PodObject,
   type PodSettings,
   podDisruptionBudget,
 } from "../desired/objects.ts";
+import {
+  chooseActiveSelector,
+  liveActiveSelector,
+  registrationPodNames,
+  registrationRole,
+  registrationRoleBinding,
+  serviceAccount,
+} from "../desired/service-registration.ts";
 import { type PlanOptions, planNext, type Step } from "../plan/plan.ts";
 import { judgeUnsealOutcome } from "../plan/unseal.ts";
 import { VaultError } from "../vault/vault-client.ts";
@@ -87,6 +101,9 @@ export function vaultClusterCacheSelectors(): CacheSelector[] {
     PodDisruptionBudget,
     ConfigMap,
     Secret,
+    ServiceAccount,
+    Role,
+    RoleBinding,
   ]);
 }
 
@@ -112,7 +129,7 @@ export function vaultClusterController(options: VaultClusterControllerOptions): 
   return controller({
     name: "vaultcluster",
     for: VaultClusterKind,
-    owns: [Pod, Service, PodDisruptionBudget, ConfigMap],
+    owns: [Pod, Service, PodDisruptionBudget, ConfigMap, ServiceAccount, Role, RoleBinding],
     // Claims kept when the cluster is deleted (storage.whenDeleted Retain) have no owner reference: their events
     // reach the cluster their instance label names (owned ones carry it too).
     watches: [
@@ -145,14 +162,16 @@ export async function reconcileVaultCluster(
   const { namespace, name } = clusterRef(cluster);
   const signal = ctx.signal;
   const now = new Date();
-  const settings: PodSettings = { reloaderImage: options.reloaderImage ?? DEFAULT_RELOADER_IMAGE };
+  let settings: PodSettings = { reloaderImage: options.reloaderImage ?? DEFAULT_RELOADER_IMAGE };
   const vaultClient = options.vaultClient ?? defaultVaultClient;
   const paused = cluster.spec.paused === true;
 
   // Paused: no action on Vault, its pods or its fixed objects; but the listener certificate is still renewed (a
   // renewal only writes its Secret; the reloader sidecar hands it to Vault) and Vault is still observed, so
   // status and the gauges behind the chart's alerts stay true.
-  if (!paused) await applyFixedObjects(ctx, cluster);
+  // The pods' registration objects refused (the operator's RBAC lags its version): pods are built as before.
+  const refused = paused ? undefined : await applyFixedObjects(ctx, cluster);
+  if (refused !== undefined) settings = { ...settings, serviceRegistration: false };
   // What the pods serve (the Secret each mounts): during a switch of spec.tls.secretName, the old CA is trusted too.
   const served = await servedTlsSecrets(ctx.cache, cluster);
   const tls: TlsState = await ensureTls(
@@ -197,6 +216,7 @@ export async function reconcileVaultCluster(
     tls: tls.tls,
     ...(signal === undefined ? {} : { signal }),
   });
+  if (refused !== undefined) obs.observed.registrationRefused = refused;
   if (!paused) {
     await labelPods(ctx, cluster, obs);
     // Each data claim as storage.whenDeleted says (Retain: no owner reference, so deleting the VaultCluster keeps
@@ -389,11 +409,68 @@ function unsealJudged(
   return judgeUnsealOutcome(pod, outcome, obs.keys.unsealKeys.length, threshold);
 }
 
-/** The three Services and the ConfigMap; no request when they already match. */
-async function applyFixedObjects(ctx: ReconcileContext, cluster: VaultCluster): Promise<void> {
+/**
+ * The pods' ServiceAccount, Role and RoleBinding (Vault's service registration), the three Services and the
+ * ConfigMap; no request when they already match. The registration's objects come first: a pod naming a
+ * ServiceAccount that does not exist is refused, and a new pod's name must be in the Role before it starts.
+ * Returns the API server's answer when it refuses them (RBAC, an admission policy), else undefined: the caller then
+ * builds pods without registration, and the -active Service keeps (or gets) the operator's label.
+ */
+async function applyFixedObjects(ctx: ReconcileContext, cluster: VaultCluster): Promise<string | undefined> {
   const { namespace } = clusterRef(cluster);
   const apply = { fieldManager: FIELD_MANAGER, force: true };
-  for (const svc of [internalService(cluster), clientService(cluster), activeService(cluster)]) {
+  const uid = cluster.metadata.uid;
+  const pods = (await ctx.cache.list(Pod, { namespace, labels: selectorLabels(cluster) })).filter(
+    (p: PodObject) =>
+      p.metadata.ownerReferences?.some((r) => r.controller === true && r.uid === uid) === true,
+  );
+  let refused: string | undefined;
+  try {
+    const sa = serviceAccount(cluster);
+    await applyIfChanged(
+      ctx.client,
+      ServiceAccount,
+      sa,
+      await ctx.cache.get(ServiceAccount, sa.metadata.name ?? "", namespace),
+      apply,
+    );
+    const role = registrationRole(
+      cluster,
+      registrationPodNames(
+        cluster,
+        pods.map((p) => p.metadata.name ?? ""),
+      ),
+    );
+    await applyIfChanged(
+      ctx.client,
+      Role,
+      role,
+      await ctx.cache.get(Role, role.metadata.name ?? "", namespace),
+      apply,
+    );
+    const binding = registrationRoleBinding(cluster);
+    await applyIfChanged(
+      ctx.client,
+      RoleBinding,
+      binding,
+      await ctx.cache.get(RoleBinding, binding.metadata.name ?? "", namespace),
+      apply,
+    );
+  } catch (err) {
+    // Refused, not failed: RBAC (the operator's own grants lag its version) or an admission policy. Anything else
+    // (the API server unreachable) is retried as any reconcile error.
+    if (!(isApiError(err) && [400, 403, 422].includes(err.code))) throw err;
+    refused = err.message;
+    ctx.log.warn({ err: err.message }, "the pods' ServiceAccount, Role or RoleBinding was refused");
+  }
+  const liveActive = await ctx.cache.get(Service, activeService(cluster).metadata.name ?? "", namespace);
+  const by = chooseActiveSelector(liveActiveSelector(liveActive), pods, refused === undefined);
+  if (liveActiveSelector(liveActive) === "operator" && by === "vault") {
+    const message = `every pod runs Vault's service registration: Service ${activeService(cluster).metadata.name} now selects vault-active=true, which Vault sets itself (the operator is no longer in the failover path)`;
+    ctx.log.info(message);
+    ctx.recorder.event(cluster, "Normal", "ActiveServiceFollowsVault", "ApplyService", message);
+  }
+  for (const svc of [internalService(cluster), clientService(cluster), activeService(cluster, by)]) {
     await applyIfChanged(
       ctx.client,
       Service,
@@ -417,6 +494,7 @@ async function applyFixedObjects(ctx: ReconcileContext, cluster: VaultCluster): 
       apply,
     );
   }
+  return refused;
 }
 
 /** Keeps each pod's vault.capstan.dev/state label on what /v1/sys/health said (no write when unchanged). */

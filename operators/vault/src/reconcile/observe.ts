@@ -31,6 +31,7 @@ import {
   podTemplateHash,
   type SecretObject,
 } from "../desired/objects.ts";
+import { podRegistered, podRegisters } from "../desired/service-registration.ts";
 import type { ObservedAutopilot } from "../plan/autopilot.ts";
 import {
   type Observed,
@@ -256,6 +257,8 @@ export function observedPod(
       : {}),
     ...(failure === undefined ? {} : { containerFailure: failure }),
     ...(seal === undefined ? {} : { seal }),
+    ...(podRegisters(pod) ? { registers: true } : {}),
+    ...(podRegistered(pod) ? { registered: true } : {}),
   };
 }
 

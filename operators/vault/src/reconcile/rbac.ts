@@ -2,7 +2,17 @@
 // Secrets it reads without owning, and the writes its reconciler makes. `capstan rbac` prints the rules;
 // `capstan rbac --check` (and chart.test.ts) fails when charts/vault-operator/templates/rbac.yaml grants less or more.
 import type { OperatorAccess } from "@capstan/cli";
-import { ConfigMap, PersistentVolumeClaim, Pod, PodDisruptionBudget, Secret, Service } from "@capstan/core";
+import {
+  ConfigMap,
+  PersistentVolumeClaim,
+  Pod,
+  PodDisruptionBudget,
+  Role,
+  RoleBinding,
+  Secret,
+  Service,
+  ServiceAccount,
+} from "@capstan/core";
 import { Registry } from "prom-client";
 import { VaultRecoveryKind } from "../api/vault-recovery.ts";
 import { vaultClusterController } from "./controller.ts";
@@ -40,7 +50,7 @@ export const access: OperatorAccess = {
     {
       kind: Pod,
       verbs: ["create", "patch", "delete"],
-      why: "a server's pod is created, labelled (active/standby), annotated (certificate), patched to a new image, deleted on scale-in",
+      why: "a server's pod is created, labelled (active/standby), annotated (certificate), patched to a new image, deleted on scale-in; get and patch are also what each cluster's registration Role grants its pods (Kubernetes refuses a Role granting more than its creator holds)",
     },
     {
       kind: PersistentVolumeClaim,
@@ -49,6 +59,11 @@ export const access: OperatorAccess = {
     },
     { kind: Service, verbs: ["create", "patch"], why: "the cluster's Services (server-side apply)" },
     { kind: ConfigMap, verbs: ["create", "patch"], why: "the servers' configuration (server-side apply)" },
+    ...[ServiceAccount, Role, RoleBinding].map((kind) => ({
+      kind,
+      verbs: ["create", "patch"] as const,
+      why: "each cluster's ServiceAccount, Role and RoleBinding for Vault's service registration, which lets the pods label themselves (server-side apply; deleted with the cluster by its owner reference)",
+    })),
     {
       kind: PodDisruptionBudget,
       verbs: ["create", "patch"],

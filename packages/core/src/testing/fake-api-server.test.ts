@@ -136,6 +136,23 @@ describe("FakeApiServer storage", () => {
     expect(server.log.at(-1)).toMatchObject({ verb: "patch", patchType: "json", status: 422 });
   });
 
+  it("applies a JSON patch's replace of a missing object member as the API server does: it sets it", async () => {
+    server.seed({ ...widget("a"), metadata: { name: "a", namespace: "ns", labels: { app: "w" } } });
+    const patched = await client.patch(
+      Widget,
+      "a",
+      "ns",
+      [{ op: "replace", path: "/metadata/labels/vault-active", value: "true" }],
+      "json",
+    );
+    expect(patched.metadata.labels).toEqual({ app: "w", "vault-active": "true" });
+    // A missing parent is still refused.
+    const err = await client
+      .patch(Widget, "a", "ns", [{ op: "replace", path: "/metadata/annotations/x", value: "y" }], "json")
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+  });
+
   it("deletes an object with finalizers only once the last finalizer is removed", async () => {
     server.seed({
       ...widget("a"),

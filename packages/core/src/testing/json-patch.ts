@@ -36,7 +36,7 @@ export function applyJsonPatch(doc: unknown, patch: unknown): unknown {
         out = remove(out, op.path);
         break;
       case "replace":
-        out = add(remove(out, op.path), op.path, structuredClone(op.value));
+        out = replace(out, op.path, structuredClone(op.value));
         break;
       case "move": {
         const value = get(out, requireFrom(op, i));
@@ -158,6 +158,19 @@ function add(doc: unknown, pointer: string, value: unknown): unknown {
     container[key] = value;
   }
   return doc;
+}
+
+/**
+ * "replace" as the API server applies it (evanphx/json-patch v4): an object member that does not exist yet is set,
+ * where RFC 6902 would refuse. Clients rely on it: Vault's Kubernetes service registration replaces
+ * /metadata/labels/vault-active on a pod that never had the label. A missing parent, or an array index out of range,
+ * is still an error.
+ */
+function replace(doc: unknown, pointer: string, value: unknown): unknown {
+  if (pointer === "") return value;
+  const { container } = parent(doc, pointer);
+  if (Array.isArray(container)) return add(remove(doc, pointer), pointer, value);
+  return add(doc, pointer, value);
 }
 
 function remove(doc: unknown, pointer: string): unknown {
