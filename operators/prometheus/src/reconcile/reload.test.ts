@@ -1,6 +1,14 @@
-// Table tests of judgeReloads: which runtimeinfo answers count as reloads, and which pods are failing.
+// Table tests of judgeReloads (which runtimeinfo answers count as reloads, and which pods are failing), of
+// judgeGenerations (when a candidate generation is accepted by every pod, which pods refused it) and of the reloader's
+// state file as the operator reads it.
 import { describe, expect, it } from "vitest";
-import { judgeReloads, type PodRuntime } from "./reload.ts";
+import {
+  judgeGenerations,
+  judgeReloads,
+  type PodGeneration,
+  type PodRuntime,
+  parseReloaderState,
+} from "./reload.ts";
 
 const T1 = "2026-12-01T10:00:00Z";
 const T2 = "2026-12-01T10:01:00Z";
@@ -80,5 +88,54 @@ describe("judgeReloads", () => {
     const v = judgeReloads(new Map(Object.entries(seen)), pods);
     expect({ success: v.success, failure: v.failure, failing: v.failing }).toEqual(want);
     expect(Object.fromEntries(v.seen)).toEqual(nextSeen);
+  });
+});
+
+const G1 = "1111111111111111";
+const G2 = "2222222222222222";
+const gpod = (name: string, state?: [string, string?, string?], currentImage = true): PodGeneration => ({
+  name,
+  currentImage,
+  ...(state === undefined
+    ? {}
+    : { state: { accepted: state[0], refused: state[1] ?? "", message: state[2] ?? "" } }),
+});
+
+describe("judgeGenerations", () => {
+  it.each<[string, string, PodGeneration[], boolean, string[]]>([
+    ["every pod on the candidate", G2, [gpod("a", [G2]), gpod("b", [G2])], true, []],
+    ["two pods at different generations", G2, [gpod("a", [G2]), gpod("b", [G1])], false, []],
+    ["a pod that did not answer", G2, [gpod("a", [G2]), gpod("b")], false, []],
+    ["a pod on another image (mid-upgrade)", G2, [gpod("a", [G2]), gpod("b", [G2], false)], false, []],
+    ["no pod at all", G2, [], false, []],
+    ["no candidate known", "", [gpod("a", [""])], false, []],
+    ["a pod refused the candidate", G2, [gpod("b", [G1, G2, "bad"]), gpod("a", [G2])], false, ["b"]],
+    ["a refusal of an older candidate is history", G2, [gpod("a", [G1, G1, "old"])], false, []],
+  ])("%s", (_, candidate, pods, allAccepted, refused) => {
+    const v = judgeGenerations(candidate, pods);
+    expect(v.allAccepted).toBe(allAccepted);
+    expect(v.refused.map((r) => r.pod)).toEqual(refused);
+  });
+
+  it("a refusal carries what the pod still runs and Prometheus's message", () => {
+    expect(judgeGenerations(G2, [gpod("a", [G1, G2, "failed to reload config: x"])]).refused).toEqual([
+      { pod: "a", accepted: G1, message: "failed to reload config: x" },
+    ]);
+  });
+});
+
+describe("parseReloaderState", () => {
+  it("reads the three fields; a message may hold '='; anything else is no state", () => {
+    expect(parseReloaderState(`accepted=${G1}\nrefused=${G2}\nmessage=a=b: c\n`)).toEqual({
+      accepted: G1,
+      refused: G2,
+      message: "a=b: c",
+    });
+    expect(parseReloaderState("accepted=\nrefused=\nmessage=\n")).toEqual({
+      accepted: "",
+      refused: "",
+      message: "",
+    });
+    expect(parseReloaderState("<html>404 page not found</html>")).toBeUndefined();
   });
 });

@@ -1,7 +1,10 @@
 // What the operator learns about live reloads. The reloader sidecar in each pod reloads Prometheus when the
 // mounted config Secret changes (see RELOADER_SCRIPT); the operator only watches the outcome: each ready pod's
 // GET /api/v1/status/runtimeinfo (reloadConfigSuccess, lastConfigTime). A newer lastConfigTime is one reload
-// (capstan_prometheus_config_reloads_total{result}); a pod whose last reload failed makes the server Degraded.
+// (capstan_prometheus_config_reloads_total{result}); a pod whose last reload failed makes the server Degraded. And
+// each ready pod's reloader state (GET /user/state): which configuration generation its Prometheus accepted or
+// refused, from which the operator records the last-good generation and reports a refused one (judgeGenerations).
+import { RELOADER_STATE_PATH, WEB_PORT } from "../desired/reloader.ts";
 
 /** The part of Prometheus's runtimeinfo the operator reads. */
 export interface RuntimeInfo {
@@ -77,4 +80,77 @@ export function judgeReloads(seen: ReadonlyMap<string, string>, pods: readonly P
   }
   out.failing.sort();
   return out;
+}
+
+/**
+ * What a pod's reloader says (its state file, served by Prometheus at /user/state, see desired/reloader.ts): the
+ * generation Prometheus last accepted (empty until Prometheus is up), the last one it refused since (empty when the
+ * latest attempt was accepted), and Prometheus's answer to that refused reload.
+ */
+export interface ReloaderState {
+  accepted: string;
+  refused: string;
+  message: string;
+}
+
+/** Asks one pod's reloader for its state; undefined when it does not answer (tests replace it). */
+export type ReloaderStateClient = (podIP: string, signal?: AbortSignal) => Promise<ReloaderState | undefined>;
+
+/** Parses the reloader's state file (`accepted=`, `refused=`, `message=` lines); undefined when it is not one. */
+export function parseReloaderState(text: string): ReloaderState | undefined {
+  const field = (k: string) => text.match(new RegExp(`^${k}=(.*)$`, "m"))?.[1];
+  const accepted = field("accepted");
+  if (accepted === undefined) return undefined;
+  return { accepted, refused: field("refused") ?? "", message: field("message") ?? "" };
+}
+
+/** The default {@link ReloaderStateClient}: HTTP GET <podIP>:9090/user/state. */
+export const httpReloaderState: ReloaderStateClient = async (podIP, signal) => {
+  const timeout = AbortSignal.timeout(RUNTIME_INFO_TIMEOUT_MS);
+  try {
+    const res = await fetch(
+      `http://${podIP.includes(":") ? `[${podIP}]` : podIP}:${WEB_PORT}${RELOADER_STATE_PATH}`,
+      { signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]) },
+    );
+    if (!res.ok) return undefined;
+    return parseReloaderState(await res.text());
+  } catch {
+    return undefined;
+  }
+};
+
+/** One server pod as {@link judgeGenerations} sees it. */
+export interface PodGeneration {
+  name: string;
+  /** Whether the pod runs the Prometheus image the spec asks for (not mid-upgrade). */
+  currentImage: boolean;
+  /** Its reloader's state; undefined when it is not ready or did not answer. */
+  state?: ReloaderState;
+}
+
+/** What {@link judgeGenerations} decided. */
+export interface GenerationVerdict {
+  /**
+   * Every pod runs the spec's image and accepted `candidate`: the operator records it as last-good. False with no
+   * pod, or with one that did not answer (never recorded on partial evidence).
+   */
+  allAccepted: boolean;
+  /** Pods whose Prometheus refused `candidate`, in name order, with Prometheus's message. */
+  refused: { pod: string; accepted: string; message: string }[];
+}
+
+/**
+ * Pure: whether every server pod accepted the candidate generation, and which refused it. A refusal of an older
+ * candidate is history (the pod tries each new candidate), so only `candidate`'s refusals count.
+ */
+export function judgeGenerations(candidate: string, pods: readonly PodGeneration[]): GenerationVerdict {
+  const refused = pods
+    .filter((p) => p.state !== undefined && p.state.refused === candidate && candidate !== "")
+    .map((p) => ({ pod: p.name, accepted: p.state?.accepted ?? "", message: p.state?.message ?? "" }))
+    .sort((a, b) => a.pod.localeCompare(b.pod));
+  const allAccepted =
+    candidate !== "" &&
+    pods.length > 0 &&
+    pods.every((p) => p.currentImage && p.state !== undefined && p.state.accepted === candidate);
+  return { allAccepted, refused };
 }
