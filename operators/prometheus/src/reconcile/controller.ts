@@ -90,10 +90,13 @@ import {
   httpRuntimeInfo,
   judgeGenerations,
   judgeReloads,
+  LOG_TAIL_LINES,
   type PodGeneration,
+  type PodLogClient,
   type PodRuntime,
   type ReloaderStateClient,
   type RuntimeInfoClient,
+  reloadErrorFromLog,
 } from "./reload.ts";
 import { type Problem, podProblems, statusOf } from "./status.ts";
 
@@ -130,6 +133,11 @@ export class ControllerState {
   readonly refused = new RefusedBindings();
   /** Each server's pods' last seen lastConfigTime, by pod uid. */
   readonly reloads = new Map<string, Map<string, string>>();
+  /**
+   * What Prometheus logged about a refused generation, by server, as "<pod>/<generation>" -> the errors: read once,
+   * so the Degraded message stays the same while the log scrolls on.
+   */
+  readonly refusals = new Map<string, Map<string, string>>();
 }
 
 /** Options of {@link prometheusController}. */
@@ -143,6 +151,8 @@ export interface PrometheusControllerOptions {
   runtimeInfo?: RuntimeInfoClient;
   /** Asks a pod's reloader which generation its Prometheus accepted or refused (tests replace it). */
   reloaderState?: ReloaderStateClient;
+  /** Reads a pod's prometheus container log, to explain a refused reload (default: the API's pods/log). */
+  podLog?: PodLogClient;
   /** Shared state; a fresh one when omitted. */
   state?: ControllerState;
 }
@@ -197,6 +207,7 @@ export async function reconcilePrometheus(
     // Deleted: what it owned goes with it (owner references); foreign RBAC went before the finalizer was removed.
     state.servers.delete(key);
     state.reloads.delete(key);
+    state.refusals.delete(key);
     options.metrics.forget(req.namespace ?? "", req.name);
     return undefined;
   }
@@ -315,11 +326,36 @@ export async function reconcilePrometheus(
     answers.map((a) => a.generation),
   );
   const refusal = generations.refused[0];
-  if (refusal !== undefined) {
+  if (refusal === undefined) state.refusals.delete(key);
+  else {
     const lastGood = obs.lastGood?.metadata.annotations?.[GENERATION_ANNOTATION];
+    // The reload's answer is Prometheus's summary; its log says which file and rule (read once per refusal).
+    const known = state.refusals.get(key) ?? new Map<string, string>();
+    const id = `${refusal.pod}/${candidateId}`;
+    if (!known.has(id)) {
+      const podLog: PodLogClient =
+        options.podLog ??
+        (async (namespace, pod, signal) => {
+          try {
+            const text = await ctx.client.raw(
+              `/api/v1/namespaces/${namespace}/pods/${pod}/log?container=prometheus&tailLines=${LOG_TAIL_LINES}`,
+              signal,
+            );
+            return typeof text === "string" ? text : undefined;
+          } catch {
+            return undefined; // no pods/log access, or the pod is gone: the summary has to do
+          }
+        });
+      const detail = reloadErrorFromLog((await podLog(req.namespace ?? "", refusal.pod, ctx.signal)) ?? "");
+      known.clear();
+      known.set(id, detail ?? "");
+      state.refusals.set(key, known);
+    }
+    const detail = known.get(id) ?? "";
+    const said = [refusal.message, detail].filter((m) => m !== "").join(": ") || "(no message)";
     problems.push({
       reason: "ConfigRefused",
-      message: `Prometheus in ${generations.refused.map((r) => r.pod).join(", ")} refused configuration generation ${candidateId}: ${refusal.message || "(no message)"}; it keeps running generation ${refusal.accepted || "(none yet)"}, and a restarted or recreated pod starts from ${lastGood === undefined ? "the candidate (no last-good generation recorded yet)" : `the last-good generation ${lastGood}`}: fix the object the message names (kubectl logs ${refusal.pod} -c prometheus has the details)`,
+      message: `Prometheus in ${generations.refused.map((r) => r.pod).join(", ")} refused configuration generation ${candidateId}: ${said}; it keeps running generation ${refusal.accepted || "(none yet)"}, and a restarted or recreated pod starts from ${lastGood === undefined ? "the candidate (no last-good generation recorded yet)" : `the last-good generation ${lastGood}`}: fix the object the message names (kubectl logs ${refusal.pod} -c prometheus has the details)`,
     });
   }
   if (generations.allAccepted && candidate !== undefined) {

@@ -57,9 +57,18 @@ interface Harness {
   /** Each pod IP's reloader state (absent: it does not answer). */
   reloader: Map<string, ReloaderState>;
   runtime: Map<string, RuntimeInfo>;
+  /** Each pod's prometheus container log; how many times it was read. */
+  logs: Map<string, string>;
+  logReads: number;
 }
 
-const harness = (): Harness => ({ state: new ControllerState(), reloader: new Map(), runtime: new Map() });
+const harness = (): Harness => ({
+  state: new ControllerState(),
+  reloader: new Map(),
+  runtime: new Map(),
+  logs: new Map(),
+  logReads: 0,
+});
 
 function run(
   h: Harness,
@@ -74,6 +83,10 @@ function run(
         state: h.state,
         runtimeInfo: async (ip) => h.runtime.get(ip),
         reloaderState: async (ip) => h.reloader.get(ip),
+        podLog: async (_, pod) => {
+          h.logReads++;
+          return h.logs.get(pod);
+        },
       }),
     { kinds: KINDS, objects, request, ...(setup === undefined ? {} : { setup }) },
   );
@@ -264,13 +277,22 @@ describe("a generation Prometheus refuses", () => {
     const said = `failed to reload config: one or more errors occurred while applying the new configuration (--config.file="/etc/prometheus/config/prometheus.yml")`;
     h.reloader.set("10.0.0.10", accepted(id, bad, said));
     h.reloader.set("10.0.0.11", accepted(bad));
+    // Its log says which rule (the reload's answer only sums up).
+    h.logs.set(
+      "prometheus-main-0",
+      [
+        'time=2026-12-07T00:04:31.863Z level=INFO source=main.go:1744 msg="Loading configuration file" filename=/etc/prometheus/config/prometheus.yml',
+        'time=2026-12-07T00:04:31.864Z level=ERROR source=manager.go:286 msg="loading groups failed" component="rule manager" err="/etc/prometheus/rules/monitoring_a.yaml: 5:15: group \\"a\\": bad"',
+        `time=2026-12-07T00:04:31.865Z level=ERROR source=main.go:1442 msg="Error reloading config" err="one or more errors"`,
+      ].join("\n"),
+    );
     // Its runtimeinfo says the same; ReloadFailed does not repeat it.
     h.runtime.set("10.0.0.10", { reloadConfigSuccess: false, lastConfigTime: "2026-12-01T10:00:00Z" });
     const refused = await run(h, changed.objects);
     refused.expectNoError();
     expect(degraded(refused)).toMatchObject({ status: "True", reason: "ConfigRefused" });
     expect(degraded(refused)?.message).toBe(
-      `Prometheus in prometheus-main-0 refused configuration generation ${bad}: ${said}; it keeps running generation ${id}, and a restarted or recreated pod starts from the last-good generation ${id}: fix the object the message names (kubectl logs prometheus-main-0 -c prometheus has the details)`,
+      `Prometheus in prometheus-main-0 refused configuration generation ${bad}: ${said}: /etc/prometheus/rules/monitoring_a.yaml: 5:15: group "a": bad; it keeps running generation ${id}, and a restarted or recreated pod starts from the last-good generation ${id}: fix the object the message names (kubectl logs prometheus-main-0 -c prometheus has the details)`,
     );
     expect(refused.events.filter((e) => e.reason === "ConfigRefused")).toHaveLength(1);
     expect(refused.events[0]?.type).toBe("Warning");
@@ -282,10 +304,13 @@ describe("a generation Prometheus refuses", () => {
         GENERATION_ANNOTATION
       ],
     ).toBe(id);
-    // The same refusal again: no write, no new Event.
+    // The same refusal again: no write, no new Event, and the log is not read again (it scrolls on: the message
+    // stays).
+    h.logs.delete("prometheus-main-0");
     const again = await run(h, refused.objects);
     again.expectNoWrites();
     expect(again.events).toEqual([]);
+    expect(h.logReads).toBe(1);
 
     // Fixed: the new candidate is accepted everywhere, recorded, and Degraded clears.
     const fixed = await run(h, [

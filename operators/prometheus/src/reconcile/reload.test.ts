@@ -8,6 +8,7 @@ import {
   type PodGeneration,
   type PodRuntime,
   parseReloaderState,
+  reloadErrorFromLog,
 } from "./reload.ts";
 
 const T1 = "2026-12-01T10:00:00Z";
@@ -137,5 +138,29 @@ describe("parseReloaderState", () => {
       message: "",
     });
     expect(parseReloaderState("<html>404 page not found</html>")).toBeUndefined();
+  });
+});
+
+describe("reloadErrorFromLog", () => {
+  // Prometheus 3.16's own log of a refused reload (from last-good.real.test.ts), between two good loads.
+  const log = [
+    'time=2026-12-07T00:04:31.415Z level=INFO source=main.go:1744 msg="Loading configuration file" filename=/etc/prometheus/config/prometheus.yml',
+    'time=2026-12-07T00:04:31.419Z level=INFO source=main.go:1786 msg="Completed loading of configuration file" rules=3.2ms filename=/etc/prometheus/config/prometheus.yml',
+    'time=2026-12-07T00:04:31.863Z level=INFO source=main.go:1744 msg="Loading configuration file" filename=/etc/prometheus/config/prometheus.yml',
+    'time=2026-12-07T00:04:31.864Z level=ERROR source=manager.go:286 msg="loading groups failed" component="rule manager" err="/etc/prometheus/rules/monitoring_a.yaml: 5:15: group \\"a\\", rule 1, \\"bad:one\\": could not parse expression: 1:6: parse error: expected type range vector in call to function \\"rate\\", got instant vector"',
+    'time=2026-12-07T00:04:31.864Z level=ERROR source=main.go:1772 msg="Failed to apply configuration" err="error loading rules, previous rule set restored"',
+    'time=2026-12-07T00:04:31.865Z level=ERROR source=main.go:1442 msg="Error reloading config" err="one or more errors occurred while applying the new configuration (--config.file=\\"/etc/prometheus/config/prometheus.yml\\")"',
+    'time=2026-12-07T00:04:40.000Z level=INFO source=scrape.go:1 msg="something later"',
+  ].join("\n");
+
+  it("the errors Prometheus logged for its last refused reload, in its words", () => {
+    expect(reloadErrorFromLog(log)).toBe(
+      '/etc/prometheus/rules/monitoring_a.yaml: 5:15: group "a", rule 1, "bad:one": could not parse expression: 1:6: parse error: expected type range vector in call to function "rate", got instant vector; error loading rules, previous rule set restored',
+    );
+  });
+
+  it("nothing when the log holds no refused reload", () => {
+    expect(reloadErrorFromLog(log.split("\n").slice(0, 2).join("\n"))).toBeUndefined();
+    expect(reloadErrorFromLog("")).toBeUndefined();
   });
 });

@@ -154,3 +154,40 @@ export function judgeGenerations(candidate: string, pods: readonly PodGeneration
     pods.every((p) => p.currentImage && p.state !== undefined && p.state.accepted === candidate);
   return { allAccepted, refused };
 }
+
+/** Reads the last lines of a server pod's prometheus container log; undefined when it cannot (tests replace it). */
+export type PodLogClient = (
+  namespace: string,
+  pod: string,
+  signal?: AbortSignal,
+) => Promise<string | undefined>;
+
+/** How many lines of the prometheus container's log the operator reads to explain a refused reload. */
+export const LOG_TAIL_LINES = 300;
+
+/** The value of logfmt key `key` in `line` (quoted values unescaped); undefined when absent. */
+function logfmtValue(line: string, key: string): string | undefined {
+  const m = line.match(new RegExp(`(?:^| )${key}=("((?:[^"\\\\]|\\\\.)*)"|\\S*)`));
+  if (m === null) return undefined;
+  return m[2] !== undefined ? m[2].replace(/\\(.)/g, "$1") : m[1];
+}
+
+/**
+ * Pure: what Prometheus logged about its last refused reload, from its log (logfmt, as Prometheus 3 writes it): the
+ * `err` of every ERROR line between the last "Loading configuration file" and the "Error reloading config" that
+ * follows it, but that summary itself (the reload's HTTP answer says it already), joined with "; ". Undefined when
+ * the log holds no refused reload (it scrolled away, or the pod restarted since).
+ */
+export function reloadErrorFromLog(log: string): string | undefined {
+  const lines = log.split("\n");
+  const end = lines.findLastIndex((l) => logfmtValue(l, "msg") === "Error reloading config");
+  if (end < 0) return undefined;
+  let start = end;
+  while (start > 0 && logfmtValue(lines[start] ?? "", "msg") !== "Loading configuration file") start--;
+  const errors = lines
+    .slice(start + 1, end)
+    .filter((l) => logfmtValue(l, "level") === "ERROR")
+    .map((l) => logfmtValue(l, "err"))
+    .filter((e): e is string => e !== undefined && e !== "");
+  return errors.length === 0 ? undefined : [...new Set(errors)].join("; ");
+}
