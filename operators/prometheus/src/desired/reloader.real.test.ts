@@ -237,7 +237,7 @@ describe("the sidecar", () => {
     expect(reloads).toHaveLength(1);
   });
 
-  it("a refused generation is swapped back out, reported with Prometheus's words, and not retried until the candidate changes", async () => {
+  it("a refused generation is swapped back out, reported with Prometheus's words, not retried until the candidate changes; a revert clears it", async () => {
     const { d, log, g1 } = await running();
     answers = ["refuse"];
     const bad = generation("bad");
@@ -260,7 +260,25 @@ describe("the sidecar", () => {
     });
     await new Promise((r) => setTimeout(r, 800));
     expect(reloads).toHaveLength(1);
-    // The fix: a new candidate is tried, and accepted.
+    // Reverted: the candidate is the accepted generation again; one reload clears Prometheus's failed status.
+    project(d.candidate, generation("g1").secrets);
+    await until(
+      "the refusal cleared",
+      () => readState(d.live).refused === "",
+      15_000,
+      () => log.join("\n"),
+    );
+    expect(reloads).toEqual(["# bad # bad", "# g1 # g1"]);
+    expect(readState(d.live)).toEqual({ accepted: g1.id, refused: "", message: "" });
+    // The change again, then the fix: a new candidate is tried, and accepted.
+    answers = ["refuse"];
+    project(d.candidate, bad.secrets);
+    await until(
+      "bad refused again",
+      () => readState(d.live).refused === bad.id,
+      15_000,
+      () => log.join("\n"),
+    );
     const fixed = generation("fixed");
     project(d.candidate, fixed.secrets);
     await until("fixed accepted", () => readState(d.live).accepted === fixed.id);

@@ -39,7 +39,8 @@ export const VERSION_KEY = "version";
  * `sh -c RELOADER_SCRIPT reloader [once]`. Without `once` (the sidecar), every CHECK_SECONDS: when the candidate's
  * generation differs from the accepted one and from the last refused one, and Prometheus is ready, copy it into
  * `..gen-<id>` and check every file, swap `..data` to it, POST /-/reload; on 200 keep it (accepted), on 500 swap
- * back (refused, with Prometheus's message), on no answer swap back and retry. With `once` (the init container):
+ * back (refused, with Prometheus's message), on no answer swap back and retry. When the candidate is the accepted
+ * generation again after a refusal (the change reverted), reload once, so Prometheus's reload status clears. With `once` (the init container):
  * keep the generation this pod already accepted (the emptyDir outlives a sandbox restart), else the last-good
  * generation of this Prometheus version, else the candidate (first start; or an upgrade: the last-good was proven on
  * another version), else the last-good of another version; waiting while none is complete. SIGTERM ends it at once
@@ -147,6 +148,11 @@ while true; do
     accepted="$cur" && save && echo "Prometheus started with generation $cur"
   fi
   g="$(gen_of "$cand")"
+  # The candidate is the accepted generation again (a refused change reverted): reload it once, so Prometheus's
+  # reload status (and the alerts on it) says success again.
+  if [ -n "$refused" ] && [ -n "$g" ] && [ "$g" = "$accepted" ] && ready && reload; then
+    refused="" && message="" && save && echo "generation $accepted reloaded: the refused change was reverted"
+  fi
   if [ -n "$accepted" ] && [ -n "$g" ] && [ "$g" != "$accepted" ] && [ "$g" != "$refused" ] && ready; then
     if n="$(snapshot "$cand")"; then
       point "$n"
