@@ -177,7 +177,14 @@ describe.skipIf(!prometheusSuitesEnabled)("a configuration Prometheus refuses", 
       expect(await loadedRules()).toEqual(["job:up:sum"]);
       // It never crash-looped on the refused configuration.
       expect(fresh?.status?.containerStatuses?.find((c) => c.name === "prometheus")?.restartCount).toBe(0);
-      expect((await degraded())?.reason).toBe("ConfigRefused");
+      // Its reloader tries the candidate too, and Prometheus refuses it again: still Degraded.
+      await waitFor(
+        "the new pod refuses the candidate too",
+        async () => ((await degraded())?.reason === "ConfigRefused" ? true : undefined),
+        minutes(2),
+        2_000,
+      );
+      expect(await loadedRules()).toEqual(["job:up:sum"]);
 
       // The fix: loaded, recorded as last-good, Degraded clears.
       const now = await client.get(PrometheusRuleKind, "recordings", ns.name);
