@@ -106,8 +106,9 @@ const OWN_CLUSTER_ROLES = ["ops-ns-ops-prometheus-operator", "ops-ns-ops-prometh
 /** What the operator may do to its operands, in either mode. */
 const operatorGrants = [
   "/configmaps: get",
+  "/pods/log: get",
   "/pods: get,list,patch,watch",
-  "/secrets: create,get,list,patch,watch",
+  "/secrets: create,delete,get,list,patch,watch",
   "/serviceaccounts: create,get,list,patch,watch",
   "/services: create,get,list,patch,watch",
   "apps/statefulsets: create,get,list,patch,watch",

@@ -9,7 +9,9 @@ export * from "./api/service-monitor.ts";
 export * from "./desired/assets.ts";
 export * from "./desired/bindings.ts";
 export * from "./desired/config.ts";
+export * from "./desired/generation.ts";
 export * from "./desired/objects.ts";
+export * from "./desired/reloader.ts";
 export * from "./desired/select.ts";
 export * from "./desired/validate.ts";
 export {
@@ -23,10 +25,19 @@ export {
 } from "./reconcile/controller.ts";
 export { MONITOR_KINDS, type MonitorKind, PrometheusOperatorMetrics } from "./reconcile/metrics.ts";
 export {
+  type GenerationVerdict,
+  httpReloaderState,
   httpRuntimeInfo,
+  judgeGenerations,
   judgeReloads,
+  type PodGeneration,
+  type PodLogClient,
   type PodRuntime,
+  parseReloaderState,
+  type ReloaderState,
+  type ReloaderStateClient,
   type ReloadVerdict,
   type RuntimeInfo,
   type RuntimeInfoClient,
+  reloadErrorFromLog,
 } from "./reconcile/reload.ts";

@@ -19,7 +19,7 @@ const cli = operatorCommandLine({
       env: "PROMETHEUS_OPERATOR_RELOADER_IMAGE",
       default: DEFAULT_RELOADER_IMAGE,
       description:
-        "image of the Prometheus pods' sidecar that unpacks the configuration and POSTs /-/reload when it changes",
+        "image of the Prometheus pods' configuration reloader (busybox): installs each configuration generation, POSTs /-/reload, keeps it only if Prometheus accepted it",
     },
   },
 });

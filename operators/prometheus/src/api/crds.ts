@@ -19,7 +19,7 @@ export const chartValues: ChartValuesSpec = {
   properties: {
     reloaderImage: {
       description:
-        "Image of the Prometheus pods' configuration reloader sidecar (a shell that unpacks the configuration and POSTs /-/reload).",
+        "Image of the Prometheus pods' configuration reloader (init container and sidecar): a busybox with sh, sha256sum, gunzip, nc, wget and timeout, which installs each configuration generation, reloads, and keeps it only if Prometheus accepted it.",
       type: "string",
       minLength: 1,
       pattern: "^[^\\s]+$",

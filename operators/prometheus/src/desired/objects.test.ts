@@ -1,6 +1,7 @@
 // Golden files of every object the operator builds for a Prometheus (testdata/objects-*.json; UPDATE_GOLDEN=1
 // rewrites them), and the rules they follow: restricted pods, no restart on a config change, RBAC scope.
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
@@ -8,14 +9,19 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Prometheus, PrometheusSpec } from "../api/prometheus.ts";
 import { renderConfig } from "./config.ts";
 import { defaultSpec, none, rule } from "./config-fixtures.ts";
+import { generationId } from "./generation.ts";
 import {
   CONFIG_KEY,
   clientService,
   configSecret,
   discoveryRbac,
   discoveryScope,
+  GENERATION_ANNOTATION,
   governingService,
+  lastGoodSecrets,
   podDisruptionBudget,
+  RELOADER_SCRIPT,
+  ruleShardSecrets,
   serviceAccount,
   statefulSet,
 } from "./objects.ts";
@@ -95,10 +101,94 @@ describe("rules the builders follow", () => {
     const secret = configSecret(server(), config, { secret_a_b_c: "dG9r" });
     const yml = gunzipSync(Buffer.from(secret.data?.[CONFIG_KEY] ?? "", "base64")).toString("utf8");
     expect(yml).toBe(config.yaml);
-    expect(Object.keys(secret.data ?? {}).sort()).toEqual([CONFIG_KEY, "secret_a_b_c"]);
+    expect(Object.keys(secret.data ?? {}).sort()).toEqual([
+      "assets.sha256",
+      "config.sha256",
+      CONFIG_KEY,
+      "rules.sha256",
+      "secret_a_b_c",
+    ]);
     expect(secret.metadata.annotations?.["monitoring.capstan.dev/config-hash"]).toBe(config.hash);
     // Same input, same bytes: an unchanged configuration is no write.
     expect(configSecret(server(), config, { secret_a_b_c: "dG9r" })).toEqual(secret);
+  });
+
+  it("the config Secret carries the checksums of every file of the generation, and its id", () => {
+    const config = renderConfig(server(), { ...none, rules: [rule] });
+    const secret = configSecret(server(), config, { secret_a_b_c: "dG9r" });
+    const text = (k: string) => Buffer.from(secret.data?.[k] ?? "", "base64").toString("utf8");
+    const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
+    expect(text("config.sha256")).toBe(
+      `${sha(Buffer.from(secret.data?.[CONFIG_KEY] ?? "", "base64"))}  ${CONFIG_KEY}\n`,
+    );
+    const [file] = Object.keys(config.rules);
+    expect(text("rules.sha256")).toBe(`${sha(config.rules[file ?? ""] ?? "")}  ${file}\n`);
+    expect(text("assets.sha256")).toBe(`${sha("tok")}  secret_a_b_c\n`);
+    // The id is what the reloader computes: sha256 of the three texts, 16 hex digits.
+    const id = sha(text("config.sha256") + text("rules.sha256") + text("assets.sha256")).slice(0, 16);
+    expect(secret.metadata.annotations?.[GENERATION_ANNOTATION]).toBe(id);
+    expect(
+      generationId({
+        "config.sha256": text("config.sha256"),
+        "rules.sha256": text("rules.sha256"),
+        "assets.sha256": text("assets.sha256"),
+      }),
+    ).toBe(id);
+    // Any file changing changes the id: a rotated credential is a new generation.
+    const rotated = configSecret(server(), config, { secret_a_b_c: "dG9rMg==" });
+    expect(rotated.metadata.annotations?.[GENERATION_ANNOTATION]).not.toBe(id);
+  });
+
+  it("the last-good copy: the candidate's data and version, same shard layout, content-addressed", () => {
+    const config = renderConfig(server(), { ...none, rules: [rule] });
+    const candidate = configSecret(server(), config, { secret_a_b_c: "dG9r" });
+    const shards = ruleShardSecrets(server(), [{}, config.rules]);
+    const lg = lastGoodSecrets(server(), candidate, shards, "3.16.0");
+    expect(lg.secret.metadata.name).toBe("prometheus-main-last-good");
+    expect(lg.secret.data).toEqual({ ...candidate.data, version: Buffer.from("3.16.0").toString("base64") });
+    expect(lg.secret.metadata.annotations).toEqual({
+      [GENERATION_ANNOTATION]: candidate.metadata.annotations?.[GENERATION_ANNOTATION],
+      "monitoring.capstan.dev/prometheus-version": "3.16.0",
+    });
+    expect(lg.secret.metadata.labels?.["app.kubernetes.io/component"]).toBe("last-good");
+    expect(lg.shards.map((s) => s.metadata.name)).toEqual(["prometheus-main-last-good-rules-1"]);
+    expect(lg.shards[0]?.data).toEqual(shards[0]?.data);
+    expect(lg.shards[0]?.metadata.labels?.["app.kubernetes.io/component"]).toBe("last-good-rules");
+    expect(lg.secret.metadata.ownerReferences?.[0]?.name).toBe("main");
+    // The same generation recorded again is the same object: no write.
+    expect(lastGoodSecrets(server(), candidate, shards, "3.16.0")).toEqual(lg);
+  });
+
+  it("Prometheus reads only the live emptyDir (tmpfs) the init container and the reloader fill", () => {
+    const spec = statefulSet(server(), settings).spec?.template.spec;
+    const prom = spec?.containers?.find((c) => c.name === "prometheus");
+    expect(prom?.args).toContain("--config.file=/etc/prometheus/config/prometheus.yml");
+    // The reloader's state, served for the operator at /user/state.
+    expect(prom?.args).toContain("--web.user-assets=/etc/prometheus/reloader");
+    expect(prom?.volumeMounts).toEqual([
+      { name: "live", mountPath: "/etc/prometheus", readOnly: true },
+      { name: "data", mountPath: "/prometheus" },
+    ]);
+    expect(spec?.volumes?.find((v) => v.name === "live")).toEqual({
+      name: "live",
+      emptyDir: { medium: "Memory" },
+    });
+    const init = spec?.initContainers?.find((c) => c.name === "init-config");
+    expect(init?.command).toEqual(["sh", "-c", RELOADER_SCRIPT, "reloader", "once"]);
+    expect(init?.env).toEqual([{ name: "PROMETHEUS_VERSION", value: "3.16.0" }]);
+    expect(init?.volumeMounts).toEqual([
+      { name: "live", mountPath: "/etc/prometheus" },
+      { name: "candidate", mountPath: "/etc/capstan/candidate", readOnly: true },
+      { name: "last-good", mountPath: "/etc/capstan/last-good", readOnly: true },
+    ]);
+    const reloader = spec?.containers?.find((c) => c.name === "reloader");
+    expect(reloader?.command).toEqual(["sh", "-c", RELOADER_SCRIPT, "reloader"]);
+    expect(reloader?.volumeMounts).toEqual([
+      { name: "live", mountPath: "/etc/prometheus" },
+      { name: "candidate", mountPath: "/etc/capstan/candidate", readOnly: true },
+    ]);
+    // No Secret volume of credentials any more: they come with their generation.
+    expect(spec?.volumes?.map((v) => v.name)).toEqual(["live", "candidate", "last-good"]);
   });
 
   it("a configuration change does not change the pod template (reloaded live, never restarted)", () => {

@@ -2,7 +2,8 @@
 // (prometheus.yml gzipped, asset files), the rule shards (Secrets holding the rule files, see rule-shards.ts), the
 // governing and client Services, the StatefulSet (restricted Pod Security, probes, one projected volume of the config
 // Secret and the rule shards, a reloader sidecar that reloads Prometheus when it changes) and the
-// PodDisruptionBudget. No client imports: the reconciler applies what these return.
+// PodDisruptionBudget, and the last-good copies of the config Secret and the rule shards (what a starting pod loads:
+// see reloader.ts). No client imports: the reconciler applies what these return.
 import { gzipSync } from "node:zlib";
 import {
   defineKind,
@@ -22,8 +23,26 @@ import {
   spreadOverNodes,
 } from "@capstan/core";
 import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
-import { ASSETS_DIR, CONFIG_DIR, CONFIG_FILE, RULES_DIR } from "./assets.ts";
+import { CONFIG_FILE } from "./assets.ts";
 import { POD_NAME_ENV, type RenderedConfig } from "./config.ts";
+import { CHECKSUM_KEYS, generationOf } from "./generation.ts";
+import {
+  CANDIDATE_DIR,
+  CONFIG_KEY,
+  LAST_GOOD_DIR,
+  LIVE_DIR,
+  RELOADER_SCRIPT,
+  RELOADER_STATE_DIR,
+  VERSION_KEY,
+  WEB_PORT,
+} from "./reloader.ts";
+
+export {
+  CONFIG_KEY,
+  RELOAD_CHECK_SECONDS,
+  RELOADER_SCRIPT,
+  WEB_PORT,
+} from "./reloader.ts";
 
 export type SecretObject = ObjectOf<typeof Secret>;
 export type ServiceObject = ObjectOf<typeof Service>;
@@ -73,21 +92,20 @@ export const RBAC_FINALIZER = "monitoring.capstan.dev/rbac-cleanup";
 /** Annotation on the config Secret: the hash of the configuration and rule files it holds. */
 export const CONFIG_HASH_ANNOTATION = "monitoring.capstan.dev/config-hash";
 
-/** The port Prometheus listens on, named "web". */
-export const WEB_PORT = 9090;
+/** Annotation on the config Secret and the last-good Secret: the id of the generation they hold (generation.ts). */
+export const GENERATION_ANNOTATION = "monitoring.capstan.dev/generation";
+/** Annotation on the last-good Secret: the Prometheus version whose pods all accepted that generation. */
+export const LAST_GOOD_VERSION_ANNOTATION = "monitoring.capstan.dev/prometheus-version";
 /** Where each pod keeps its TSDB (the data volume). */
 export const DATA_DIR = "/prometheus";
 /** UID/GID of the nobody user the Prometheus image runs as. */
 export const PROMETHEUS_UID = 65534;
-/** The config Secret's key holding prometheus.yml, gzipped (as prometheus-operator stores it). */
-export const CONFIG_KEY = "prometheus.yml.gz";
-/**
- * Where the config Secret and the rule shards are projected together (one directory, swapped atomically by the
- * kubelet): the reloader reads the gzipped config there, Prometheus the rule files (RULES_DIR).
- */
-export const SECRET_DIR = RULES_DIR;
 /** The app.kubernetes.io/component label of the rule shards (the cache finds a server's shards by it). */
 export const RULE_SHARD_COMPONENT = "rules";
+/** The app.kubernetes.io/component label of the last-good Secret. */
+export const LAST_GOOD_COMPONENT = "last-good";
+/** The app.kubernetes.io/component label of the last-good rule shards. */
+export const LAST_GOOD_SHARD_COMPONENT = "last-good-rules";
 /**
  * The pods mount rule shard slots in blocks of this many (each an optional projected source, empty until its Secret
  * exists): the shard count changing within the slots never touches the pod template, so never restarts Prometheus.
@@ -97,8 +115,6 @@ export const RULE_SLOT_BLOCK = 8;
 export const DEFAULT_RELOADER_IMAGE = "busybox:1.37";
 /** Requests of the prometheus container when spec.resources is unset (never BestEffort). */
 export const DEFAULT_RESOURCES = { requests: { cpu: "100m", memory: "400Mi" } };
-/** How often (seconds) the reloader compares the mounted Secret with what Prometheus last loaded. */
-export const RELOAD_CHECK_SECONDS = 5;
 
 /** Settings of the operator process that shape the pods. */
 export interface PodSettings {
@@ -115,6 +131,14 @@ export function serverName(p: Prometheus): string {
 /** `prometheus-<name>-rules-<i>`: rule shard i. */
 export function ruleShardName(p: Prometheus, i: number): string {
   return `${serverName(p)}-rules-${i}`;
+}
+/** `prometheus-<name>-last-good`: the last generation every pod accepted (config, assets, checksums, version). */
+export function lastGoodName(p: Prometheus): string {
+  return `${serverName(p)}-last-good`;
+}
+/** `prometheus-<name>-last-good-rules-<i>`: the copy of rule shard i in the last-good generation. */
+export function lastGoodShardName(p: Prometheus, i: number): string {
+  return `${serverName(p)}-last-good-rules-${i}`;
 }
 /** `prometheus-<name>-operated`: the governing headless Service of the StatefulSet. */
 export function governingServiceName(p: Prometheus): string {
@@ -273,10 +297,11 @@ export function configData(config: RenderedConfig): Record<string, string> {
 }
 
 /**
- * The Secret `prometheus-<name>`: prometheus.yml gzipped (key CONFIG_KEY) and one key per asset file (`assets`:
- * assetKey -> the referenced Secret/ConfigMap value, already base64). Annotated with the configuration hash (which
- * covers the rule files too). Projected with the rule shards at SECRET_DIR (the gzipped config the reloader unpacks)
- * and mounted alone at ASSETS_DIR (credentials).
+ * The Secret `prometheus-<name>`, the candidate generation: prometheus.yml gzipped (key CONFIG_KEY), one key per
+ * asset file (`assets`: assetKey -> the referenced Secret/ConfigMap value, already base64), and the generation's
+ * checksum files (generation.ts) covering those and the rule files in the shards. Annotated with the configuration
+ * hash (which covers the rule files too) and the generation id. Projected with the rule shards at CANDIDATE_DIR in the
+ * reloader, which installs it once complete.
  */
 export function configSecret(
   p: Prometheus,
@@ -284,14 +309,74 @@ export function configSecret(
   assets: Record<string, string>,
 ): SecretObject {
   const data: Record<string, string> = { ...configData(config) };
-  for (const key of Object.keys(assets).sort()) data[key] = assets[key] ?? "";
+  const sortedAssets: Record<string, string> = {};
+  for (const key of Object.keys(assets).sort()) sortedAssets[key] = assets[key] ?? "";
+  Object.assign(data, sortedAssets);
+  const generation = generationOf(
+    CONFIG_KEY,
+    Buffer.from(data[CONFIG_KEY] ?? "", "base64"),
+    config.rules,
+    sortedAssets,
+  );
+  for (const k of CHECKSUM_KEYS) data[k] = b64(generation.checksums[k]);
   return owned<SecretObject>(p, {
     apiVersion: "v1",
     kind: "Secret",
-    metadata: { ...meta(p, serverName(p)), annotations: { [CONFIG_HASH_ANNOTATION]: config.hash } },
+    metadata: {
+      ...meta(p, serverName(p)),
+      annotations: { [CONFIG_HASH_ANNOTATION]: config.hash, [GENERATION_ANNOTATION]: generation.id },
+    },
     type: "Opaque",
     data,
   });
+}
+
+/** The last-good generation: its Secret and rule shards (what {@link lastGoodSecrets} builds). */
+export interface LastGood {
+  secret: SecretObject;
+  shards: SecretObject[];
+}
+
+/**
+ * The last-good copy of a candidate generation that every pod of Prometheus `version` accepted: the Secret
+ * `prometheus-<name>-last-good` (the config Secret's data, plus the key `version`) and `prometheus-<name>-last-good-
+ * rules-<i>` (rule shard i's data), so the same sizes and limits hold as for the candidate. The copy is
+ * content-addressed (annotated with the generation id): recording the same generation again is no write.
+ */
+export function lastGoodSecrets(
+  p: Prometheus,
+  candidate: SecretObject,
+  shards: readonly SecretObject[],
+  version: string,
+): LastGood {
+  const base = meta(p, lastGoodName(p));
+  const secret = owned<SecretObject>(p, {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      ...base,
+      labels: { ...base.labels, "app.kubernetes.io/component": LAST_GOOD_COMPONENT },
+      annotations: {
+        [GENERATION_ANNOTATION]: candidate.metadata.annotations?.[GENERATION_ANNOTATION] ?? "",
+        [LAST_GOOD_VERSION_ANNOTATION]: version,
+      },
+    },
+    type: "Opaque",
+    data: { ...candidate.data, [VERSION_KEY]: b64(version) },
+  });
+  const prefix = `${serverName(p)}-rules-`;
+  const copies = shards.map((s) => {
+    const index = Number((s.metadata.name ?? "").slice(prefix.length));
+    const m = meta(p, lastGoodShardName(p, index));
+    return owned<SecretObject>(p, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { ...m, labels: { ...m.labels, "app.kubernetes.io/component": LAST_GOOD_SHARD_COMPONENT } },
+      type: "Opaque",
+      data: { ...s.data },
+    });
+  });
+  return { secret, shards: copies };
 }
 
 function b64(text: string): string {
@@ -337,7 +422,9 @@ export function ruleSlots(needed: number, live = 0): number {
 
 /** The rule shard slots a StatefulSet's pods mount (0 for one from before the shards, or none). */
 export function mountedRuleSlots(sts: StatefulSetObject | undefined): number {
-  const volume = sts?.spec?.template.spec?.volumes?.find((v) => v.name === "config-secret");
+  const volumes = sts?.spec?.template.spec?.volumes;
+  const volume =
+    volumes?.find((v) => v.name === "candidate") ?? volumes?.find((v) => v.name === "config-secret");
   return (volume?.projected?.sources ?? []).filter((s) => s.secret?.optional === true).length;
 }
 
@@ -374,46 +461,11 @@ export function governingService(p: Prometheus): ServiceObject {
 // ---- the StatefulSet ----
 
 /**
- * The reloader: `sh -c RELOADER_SCRIPT reloader [once]`. It unpacks the gzipped prometheus.yml from the mounted
- * Secret into CONFIG_FILE (an emptyDir: Prometheus cannot read gzip) and, when the Secret's mounted content
- * changes (the kubelet swaps it atomically, up to about a minute after the Secret is written), unpacks it again and
- * POSTs /-/reload until Prometheus answers 200. With `once` (the init container) it only unpacks. SIGTERM ends it at
- * once (it sleeps in the background and waits, so the trap runs). Paths and the interval come from the environment so
- * a test can run it against temporary directories.
- */
-export const RELOADER_SCRIPT = `src="\${SRC_DIR:-${SECRET_DIR}}"
-out="\${CONFIG_OUT:-${CONFIG_FILE}}"
-url="\${RELOAD_URL:-http://127.0.0.1:${WEB_PORT}/-/reload}"
-every="\${CHECK_SECONDS:-${RELOAD_CHECK_SECONDS}}"
-unpack() {
-  gunzip -c "$src/${CONFIG_KEY}" > "$out.tmp" && mv "$out.tmp" "$out"
-}
-if [ "$1" = once ]; then
-  unpack
-  exit $?
-fi
-# PID 1 of its container: without a trap SIGTERM is ignored, and the pod would wait out its grace period.
-trap 'exit 0' TERM INT
-loaded=""
-while true; do
-  cur="$(cat "$src"/* 2>/dev/null | md5sum)"
-  if [ "$cur" != "$loaded" ]; then
-    if unpack && wget -q -O /dev/null --post-data '' "$url"; then
-      echo "configuration $cur loaded"
-      loaded="$cur"
-    else
-      echo "reload of configuration $cur failed; retrying"
-    fi
-  fi
-  sleep "$every" &
-  wait $!
-done
-`;
-
-/**
  * The StatefulSet `prometheus-<name>`: `spec.replicas` pods of `<repository>:v<version>`, each with its data claim
- * (unless ephemeral), the configuration unpacked by an init container and kept current by the reloader sidecar
- * (never a restart for a configuration change), `slots` rule shard slots mounted (see ruleSlots), restricted Pod
+ * (unless ephemeral); Prometheus reads its configuration, rule files and credentials only from the live emptyDir
+ * (LIVE_DIR), where the init container puts the last-good generation (else the candidate) and the reloader sidecar
+ * each new candidate once Prometheus accepted it (never a restart for a configuration change; see reloader.ts);
+ * `slots` rule shard slots mounted for the candidate and the last-good copy (see ruleSlots), restricted Pod
  * Security, and spec.podTemplate merged in (its labels never override the selector labels).
  */
 export function statefulSet(
@@ -438,9 +490,15 @@ export function statefulSet(
     "--web.enable-lifecycle",
     "--web.route-prefix=/",
     `--web.listen-address=:${WEB_PORT}`,
+    // The reloader's state (which generation Prometheus accepted or refused), for the operator at /user/state.
+    `--web.user-assets=${RELOADER_STATE_DIR}`,
   ];
-  const reloaderResources = { requests: { cpu: "5m", memory: "8Mi" }, limits: { memory: "32Mi" } };
-  const secretMount = { name: "config-secret", mountPath: SECRET_DIR, readOnly: true };
+  // The live emptyDir is tmpfs (credentials never reach the node's disk), charged to the container writing it: the
+  // reloader holds up to three copies of the rule files (accepted, candidate, the copy being checked).
+  const reloaderResources = { requests: { cpu: "5m", memory: "16Mi" }, limits: { memory: "64Mi" } };
+  const liveMount = { name: "live", mountPath: LIVE_DIR };
+  const candidateMount = { name: "candidate", mountPath: CANDIDATE_DIR, readOnly: true };
+  const lastGoodMount = { name: "last-good", mountPath: LAST_GOOD_DIR, readOnly: true };
   const podSpec: PodSpec = {
     serviceAccountName: serviceAccountName(p),
     // Kubernetes discovery authenticates with the ServiceAccount token.
@@ -453,9 +511,11 @@ export function statefulSet(
         name: "init-config",
         image: settings.reloaderImage,
         command: ["sh", "-c", RELOADER_SCRIPT, "reloader", "once"],
+        // Which Prometheus the last-good generation must have been accepted by (else the candidate goes first).
+        env: [{ name: "PROMETHEUS_VERSION", value: spec.version }],
         resources: reloaderResources,
         securityContext: restrictedContainerSecurityContext(),
-        volumeMounts: [secretMount, { name: "config", mountPath: CONFIG_DIR }],
+        volumeMounts: [liveMount, candidateMount, lastGoodMount],
       },
     ],
     containers: [
@@ -472,10 +532,9 @@ export function statefulSet(
         readinessProbe: probe("/-/ready", 5, 3),
         livenessProbe: probe("/-/healthy", 10, 6),
         securityContext: restrictedContainerSecurityContext(),
+        // Only the live generation: config (CONFIG_FILE), rules and assets are links into it.
         volumeMounts: [
-          { name: "config", mountPath: CONFIG_DIR, readOnly: true },
-          secretMount,
-          { name: "assets", mountPath: ASSETS_DIR, readOnly: true },
+          { ...liveMount, readOnly: true },
           { name: "data", mountPath: DATA_DIR },
         ],
       },
@@ -485,15 +544,15 @@ export function statefulSet(
         command: ["sh", "-c", RELOADER_SCRIPT, "reloader"],
         resources: reloaderResources,
         securityContext: restrictedContainerSecurityContext(),
-        volumeMounts: [secretMount, { name: "config", mountPath: CONFIG_DIR }],
+        volumeMounts: [liveMount, candidateMount],
       },
     ],
     volumes: [
-      { name: "config", emptyDir: {} },
+      { name: "live", emptyDir: { medium: "Memory" } },
       {
-        // The config Secret and every rule shard slot in one directory; a slot whose Secret does not exist (yet, or
-        // any more) is empty, and the kubelet fills it when it appears, without touching the pod.
-        name: "config-secret",
+        // The candidate: the config Secret and every rule shard slot in one directory; a slot whose Secret does not
+        // exist (yet, or any more) is empty, and the kubelet fills it when it appears, without touching the pod.
+        name: "candidate",
         projected: {
           defaultMode: 0o440,
           sources: [
@@ -504,7 +563,19 @@ export function statefulSet(
           ],
         },
       },
-      { name: "assets", secret: { secretName: serverName(p), defaultMode: 0o440 } },
+      {
+        // The last generation every pod accepted (absent before the first one, or deleted by hand: then empty).
+        name: "last-good",
+        projected: {
+          defaultMode: 0o440,
+          sources: [
+            { secret: { name: lastGoodName(p), optional: true } },
+            ...Array.from({ length: slots }, (_, i) => ({
+              secret: { name: lastGoodShardName(p, i), optional: true },
+            })),
+          ],
+        },
+      },
       ...(ephemeral ? [{ name: "data", emptyDir: {} }] : []),
     ],
     affinity: (template.affinity as Affinity | undefined) ?? spreadOverNodes(selectorLabels(p)),

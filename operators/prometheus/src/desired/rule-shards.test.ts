@@ -53,9 +53,14 @@ describe("shardRuleFiles", () => {
     }
     const all = shards.flatMap((s) => Object.keys(s));
     expect(all.sort()).toEqual(Object.keys(files).sort());
-    // The config Secret no longer carries rule files.
+    // The config Secret no longer carries rule files, only their checksums (about 90 bytes a file).
     const config = configSecret(server, renderConfig(server, { ...none, rules: manyRules(count) }), {});
-    expect(Object.keys(config.data ?? {})).toEqual(["prometheus.yml.gz"]);
+    expect(Object.keys(config.data ?? {})).toEqual([
+      "prometheus.yml.gz",
+      "config.sha256",
+      "rules.sha256",
+      "assets.sha256",
+    ]);
     expect(bytesOf(config)).toBeLessThan(LIMIT / 4);
   });
 
@@ -119,25 +124,31 @@ describe("shardRuleFiles", () => {
 });
 
 describe("how the pods mount the shards", () => {
-  it("one projected directory: the config Secret, then every slot as an optional Secret", () => {
+  it("one projected directory each for the candidate and the last-good copy: the Secret, then every slot optional", () => {
     const sts = statefulSet(server, { reloaderImage: "busybox:1.37" }, 16);
     const spec = sts.spec?.template.spec;
-    const volume = spec?.volumes?.find((v) => v.name === "config-secret");
-    expect(volume?.projected?.sources?.[0]).toEqual({ secret: { name: "prometheus-main" } });
-    expect(volume?.projected?.sources?.slice(1)).toEqual(
+    const candidate = spec?.volumes?.find((v) => v.name === "candidate");
+    expect(candidate?.projected?.sources?.[0]).toEqual({ secret: { name: "prometheus-main" } });
+    expect(candidate?.projected?.sources?.slice(1)).toEqual(
       Array.from({ length: 16 }, (_, i) => ({
         secret: { name: `prometheus-main-rules-${i}`, optional: true },
       })),
     );
-    expect(volume?.projected?.defaultMode).toBe(0o440);
-    // rule_files name /etc/prometheus/rules/<file>: where prometheus and the reloader mount the directory.
-    for (const c of [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].filter((c) =>
-      c.volumeMounts?.some((m) => m.name === "config-secret"),
-    )) {
-      expect(c.volumeMounts?.find((m) => m.name === "config-secret")?.mountPath, c.name).toBe(
-        "/etc/prometheus/rules",
-      );
-    }
+    expect(candidate?.projected?.defaultMode).toBe(0o440);
+    const lastGood = spec?.volumes?.find((v) => v.name === "last-good");
+    expect(lastGood?.projected?.sources).toEqual([
+      { secret: { name: "prometheus-main-last-good", optional: true } },
+      ...Array.from({ length: 16 }, (_, i) => ({
+        secret: { name: `prometheus-main-last-good-rules-${i}`, optional: true },
+      })),
+    ]);
+    // Prometheus never reads either: only the live emptyDir the reloader fills (rule_files name
+    // /etc/prometheus/rules/<file>, a link into it).
+    const prom = spec?.containers?.find((c) => c.name === "prometheus");
+    expect(prom?.volumeMounts?.map((m) => `${m.name} ${m.mountPath}`)).toEqual([
+      "live /etc/prometheus",
+      "data /prometheus",
+    ]);
     expect(mountedRuleSlots(sts)).toBe(16);
     expect(JSON.stringify(sts)).not.toContain(CONFIG_HASH_ANNOTATION);
   });

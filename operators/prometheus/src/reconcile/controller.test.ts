@@ -100,6 +100,7 @@ function run(
         metrics: h.metrics,
         state: h.state,
         runtimeInfo: async (ip) => h.runtime.get(ip),
+        reloaderState: async () => undefined,
       }),
     { kinds: KINDS, objects, request, ...(setup === undefined ? {} : { setup }) },
   );

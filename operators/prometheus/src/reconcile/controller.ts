@@ -3,7 +3,9 @@
 // Services, StatefulSet, PDB; delete shards no longer needed once the pods carry the configuration without them) ->
 // monitor bindings -> status, conditions, events and metrics. Configuration changes reach the pods through the
 // projected Secrets and the reloader sidecar: the pod template never changes for them. A write the API server
-// refuses (refusals.ts) is Degraded, not a thrown error.
+// refuses (refusals.ts) is Degraded, not a thrown error. Once every pod's reloader says its Prometheus accepted the
+// candidate generation, the operator copies it to the last-good Secrets a starting pod loads; a generation a pod
+// refused is Degraded ConfigRefused, with Prometheus's own message.
 import {
   addFinalizer,
   annotatePods,
@@ -53,11 +55,15 @@ import {
   DEFAULT_RELOADER_IMAGE,
   discoveryRbac,
   discoveryScope,
+  GENERATION_ANNOTATION,
   governingService,
+  type LastGood,
+  lastGoodSecrets,
   MANAGED_BY,
   mountedRuleSlots,
   type PodSettings,
   podDisruptionBudget,
+  prometheusImage,
   RBAC_FINALIZER,
   ruleShardSecrets,
   ruleSlots,
@@ -79,7 +85,19 @@ import {
   referencedKeys,
 } from "./observe.ts";
 import { isRefusal, refusalProblem } from "./refusals.ts";
-import { httpRuntimeInfo, judgeReloads, type PodRuntime, type RuntimeInfoClient } from "./reload.ts";
+import {
+  httpReloaderState,
+  httpRuntimeInfo,
+  judgeGenerations,
+  judgeReloads,
+  LOG_TAIL_LINES,
+  type PodGeneration,
+  type PodLogClient,
+  type PodRuntime,
+  type ReloaderStateClient,
+  type RuntimeInfoClient,
+  reloadErrorFromLog,
+} from "./reload.ts";
 import { type Problem, podProblems, statusOf } from "./status.ts";
 
 /** The field manager of every object the operator applies. */
@@ -115,6 +133,11 @@ export class ControllerState {
   readonly refused = new RefusedBindings();
   /** Each server's pods' last seen lastConfigTime, by pod uid. */
   readonly reloads = new Map<string, Map<string, string>>();
+  /**
+   * What Prometheus logged about a refused generation, by server, as "<pod>/<generation>" -> the errors: read once,
+   * so the Degraded message stays the same while the log scrolls on.
+   */
+  readonly refusals = new Map<string, Map<string, string>>();
 }
 
 /** Options of {@link prometheusController}. */
@@ -126,6 +149,10 @@ export interface PrometheusControllerOptions {
   maxConcurrentReconciles?: number;
   /** Asks a pod's Prometheus for its runtimeinfo (tests replace it). */
   runtimeInfo?: RuntimeInfoClient;
+  /** Asks a pod's reloader which generation its Prometheus accepted or refused (tests replace it). */
+  reloaderState?: ReloaderStateClient;
+  /** Reads a pod's prometheus container log, to explain a refused reload (default: the API's pods/log). */
+  podLog?: PodLogClient;
   /** Shared state; a fresh one when omitted. */
   state?: ControllerState;
 }
@@ -180,6 +207,7 @@ export async function reconcilePrometheus(
     // Deleted: what it owned goes with it (owner references); foreign RBAC went before the finalizer was removed.
     state.servers.delete(key);
     state.reloads.delete(key);
+    state.refusals.delete(key);
     options.metrics.forget(req.namespace ?? "", req.name);
     return undefined;
   }
@@ -213,6 +241,8 @@ export async function reconcilePrometheus(
   let configHash: string | undefined;
   let configProblem: Problem | undefined;
   let first: Selection | undefined;
+  /** The candidate generation written this reconcile (undefined: none computed, or a write was refused). */
+  let candidate: { secret: SecretObject; shards: SecretObject[] } | undefined;
   try {
     first = selectMonitors(p, obs.namespaces, obs.monitors, obs.services, obs.pods);
   } catch (err) {
@@ -235,16 +265,16 @@ export async function reconcilePrometheus(
     const assets: Record<string, string> = {};
     for (const a of config.assets) assets[a.assetKey] = values.get(keyId(a)) ?? "";
     const shards = shardRuleFiles(config.rules, liveShardFiles(p, obs.ruleShards));
+    const built = { secret: configSecret(p, config, assets), shards: ruleShardSecrets(p, shards) };
     const refused = await act(ctx, p, obs, settings, selection, problems, {
-      secret: configSecret(p, config, assets),
-      shards: ruleShardSecrets(p, shards),
+      ...built,
       slots: ruleSlots(shards.length, mountedRuleSlots(obs.statefulSet)),
     });
     if (refused !== undefined) {
       // The pods keep the previous configuration: Reconciled says so, and the status keeps the previous hash.
       configProblem = refused;
       configHash = undefined;
-    }
+    } else candidate = built;
   } else {
     const fallback = obs.configSecret === undefined ? configSecret(p, renderConfig(p, none), {}) : undefined;
     await act(ctx, p, obs, settings, undefined, problems, {
@@ -258,33 +288,105 @@ export async function reconcilePrometheus(
     await syncBindings(ctx, p, selection.feedback, obs.monitors, state.refused, now);
   }
 
-  // What the pods say about their reloads.
-  const pods: PodRuntime[] = await Promise.all(
+  // What the pods say about their reloads, and which generation each one's Prometheus accepted or refused.
+  const image = prometheusImage(p);
+  const answers = await Promise.all(
     obs.serverPods
       .filter((pod) => pod.metadata.deletionTimestamp === undefined)
       .map(async (pod) => {
         const ready = pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
         const ip = pod.status?.podIP;
-        const info = ready && ip ? await (options.runtimeInfo ?? httpRuntimeInfo)(ip, ctx.signal) : undefined;
-        return {
+        const [info, reloader] =
+          ready && ip
+            ? await Promise.all([
+                (options.runtimeInfo ?? httpRuntimeInfo)(ip, ctx.signal),
+                (options.reloaderState ?? httpReloaderState)(ip, ctx.signal),
+              ])
+            : [undefined, undefined];
+        const name = pod.metadata.name ?? "";
+        const runtime: PodRuntime = {
           uid: pod.metadata.uid ?? pod.metadata.name ?? "",
-          name: pod.metadata.name ?? "",
+          name,
           ...(info ? { info } : {}),
         };
+        const generation: PodGeneration = {
+          name,
+          currentImage: pod.spec?.containers?.find((c) => c.name === "prometheus")?.image === image,
+          ...(reloader ? { state: reloader } : {}),
+        };
+        return { runtime, generation };
       }),
   );
+  const pods = answers.map((a) => a.runtime);
+  // The generation the pods should be on: the one written now, else the one in the config Secret.
+  const candidateId =
+    (candidate?.secret ?? obs.configSecret)?.metadata.annotations?.[GENERATION_ANNOTATION] ?? "";
+  const generations = judgeGenerations(
+    candidateId,
+    answers.map((a) => a.generation),
+  );
+  const refusal = generations.refused[0];
+  if (refusal === undefined) state.refusals.delete(key);
+  else {
+    const lastGood = obs.lastGood?.metadata.annotations?.[GENERATION_ANNOTATION];
+    // The reload's answer is Prometheus's summary; its log says which file and rule (read once per refusal).
+    const known = state.refusals.get(key) ?? new Map<string, string>();
+    const id = `${refusal.pod}/${candidateId}`;
+    if (!known.has(id)) {
+      const podLog: PodLogClient =
+        options.podLog ??
+        (async (namespace, pod, signal) => {
+          try {
+            const text = await ctx.client.raw(
+              `/api/v1/namespaces/${namespace}/pods/${pod}/log?container=prometheus&tailLines=${LOG_TAIL_LINES}`,
+              signal,
+            );
+            return typeof text === "string" ? text : undefined;
+          } catch {
+            return undefined; // no pods/log access, or the pod is gone: the summary has to do
+          }
+        });
+      const detail = reloadErrorFromLog((await podLog(req.namespace ?? "", refusal.pod, ctx.signal)) ?? "");
+      known.clear();
+      known.set(id, detail ?? "");
+      state.refusals.set(key, known);
+    }
+    const detail = known.get(id) ?? "";
+    const said = [refusal.message, detail].filter((m) => m !== "").join(": ") || "(no message)";
+    problems.push({
+      reason: "ConfigRefused",
+      message: `Prometheus in ${generations.refused.map((r) => r.pod).join(", ")} refused configuration generation ${candidateId}: ${said}; it keeps running generation ${refusal.accepted || "(none yet)"}, and a restarted or recreated pod starts from ${lastGood === undefined ? "the candidate (no last-good generation recorded yet)" : `the last-good generation ${lastGood}`}: fix the object the message names (kubectl logs ${refusal.pod} -c prometheus has the details)`,
+    });
+  }
+  if (generations.allAccepted && candidate !== undefined) {
+    await recordLastGood(
+      ctx,
+      p,
+      obs,
+      lastGoodSecrets(p, candidate.secret, candidate.shards, p.spec.version),
+      problems,
+    );
+  }
   // Pods that do not run (unpullable image, unschedulable, crash-looping) say why.
   problems.push(...podProblems(obs.serverPods));
   const reloads = judgeReloads(state.reloads.get(key) ?? new Map(), pods);
   state.reloads.set(key, reloads.seen);
   if (reloads.success > 0) options.metrics.reloads.inc({ result: "success" }, reloads.success);
   if (reloads.failure > 0) options.metrics.reloads.inc({ result: "failure" }, reloads.failure);
-  if (reloads.failing.length > 0) {
+  // A refusal ConfigRefused already explains is not said twice.
+  const failing = reloads.failing.filter((name) => !generations.refused.some((r) => r.pod === name));
+  if (failing.length > 0) {
     problems.push({
       reason: "ReloadFailed",
-      message: `${reloads.failing.join(", ")} could not load the latest configuration and keep running the previous one: see kubectl logs <pod> -c prometheus`,
+      message: `${failing.join(", ")} could not load the latest configuration and keep running the previous one: see kubectl logs <pod> -c prometheus`,
     });
   }
+  // Pods still on their way to the candidate: look again soon, to record it as last-good once they all run it.
+  const catchingUp =
+    candidate !== undefined &&
+    !generations.allAccepted &&
+    generations.refused.length === 0 &&
+    answers.some((a) => a.generation.state !== undefined && a.generation.state.accepted !== candidateId);
 
   // Status, events, metrics.
   const selected = selection === undefined ? undefined : selectedStatus(selection);
@@ -326,7 +428,7 @@ export async function reconcilePrometheus(
   );
   await writeStatus(ctx, p, status);
   const progressing = findCondition(status.conditions, "Progressing")?.status === "True";
-  return { requeueAfter: progressing ? REQUEUE.rollingOut : REQUEUE.inSync };
+  return { requeueAfter: progressing || catchingUp ? REQUEUE.rollingOut : REQUEUE.inSync };
 }
 
 const none = { serviceMonitors: [], podMonitors: [], rules: [] };
@@ -364,6 +466,51 @@ function liveShardFiles(p: Prometheus, shards: readonly SecretObject[]): Record<
     );
   }
   return out;
+}
+
+/**
+ * Records `lastGood` (a generation every pod accepted): its rule shards first, then the Secret naming the generation
+ * (the init container checks the files against the checksums in that Secret, so a copy interrupted between two
+ * writes is never taken for a good one), then the last-good shards the generation no longer uses. Unchanged objects
+ * are not written. A refused write is a problem, as elsewhere.
+ */
+async function recordLastGood(
+  ctx: ReconcileContext,
+  p: Prometheus,
+  obs: Observation,
+  lastGood: LastGood,
+  problems: Problem[],
+): Promise<void> {
+  const opts = { fieldManager: FIELD_MANAGER, force: true };
+  const live = new Map(obs.lastGoodShards.map((s) => [s.metadata.name ?? "", s]));
+  try {
+    for (const shard of lastGood.shards) {
+      await applyIfChanged(ctx.client, Secret, shard, live.get(shard.metadata.name ?? ""), opts);
+    }
+    const applied = await applyIfChanged(ctx.client, Secret, lastGood.secret, obs.lastGood, opts);
+    if (applied.applied) {
+      const id = lastGood.secret.metadata.annotations?.[GENERATION_ANNOTATION] ?? "";
+      ctx.recorder.event(
+        p,
+        "Normal",
+        "LastGoodRecorded",
+        "UpdateConfig",
+        `every pod accepted configuration generation ${id}: recorded in Secret ${lastGood.secret.metadata.name} as the one a starting pod loads`,
+      );
+    }
+    const wanted = new Set(lastGood.shards.map((s) => s.metadata.name ?? ""));
+    for (const s of obs.lastGoodShards) {
+      if (wanted.has(s.metadata.name ?? "")) continue;
+      await ctx.client
+        .delete(Secret, s.metadata.name ?? "", p.metadata.namespace ?? "", { signal: ctx.signal })
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+    }
+  } catch (err) {
+    if (!isRefusal(err)) throw err;
+    problems.push(refusalProblem(lastGood.secret, err));
+  }
 }
 
 /** What {@link act} writes for the configuration. */

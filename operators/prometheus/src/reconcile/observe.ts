@@ -28,6 +28,8 @@ import {
   ClusterRoleBinding,
   type ClusterRoleBindingObject,
   type ClusterRoleObject,
+  LAST_GOOD_SHARD_COMPONENT,
+  lastGoodName,
   type PodDisruptionBudgetObject,
   RBAC_FINALIZER,
   type RoleBindingObject,
@@ -62,6 +64,10 @@ export interface Observation {
   configSecret?: SecretObject;
   /** The server's rule shards (Secrets prometheus-<name>-rules-<i>), sorted by name. */
   ruleShards: SecretObject[];
+  /** The last-good Secret prometheus-<name>-last-good, when one was recorded. */
+  lastGood?: SecretObject;
+  /** The last-good rule shards (prometheus-<name>-last-good-rules-<i>), sorted by name. */
+  lastGoodShards: SecretObject[];
   /** Owned objects by "Kind/name" (in the server's namespace). */
   owned: Map<
     string,
@@ -124,6 +130,15 @@ export async function observe(prometheus: Prometheus, cache: Cache): Promise<Obs
   )
     .filter((s) => (s.metadata.name ?? "").startsWith(`${name}-rules-`))
     .sort((a, b) => ((a.metadata.name ?? "") < (b.metadata.name ?? "") ? -1 : 1));
+  const lastGood = await cache.get(Secret, lastGoodName(prometheus), namespace);
+  const lastGoodShards = (
+    await cache.list(Secret, {
+      namespace,
+      labels: { ...labels, "app.kubernetes.io/component": LAST_GOOD_SHARD_COMPONENT },
+    })
+  )
+    .filter((s) => (s.metadata.name ?? "").startsWith(`${lastGoodName(prometheus)}-rules-`))
+    .sort((a, b) => ((a.metadata.name ?? "") < (b.metadata.name ?? "") ? -1 : 1));
   return {
     namespaces,
     monitors: { serviceMonitors, podMonitors, rules },
@@ -133,6 +148,8 @@ export async function observe(prometheus: Prometheus, cache: Cache): Promise<Obs
     ...(statefulSet === undefined ? {} : { statefulSet }),
     ...(configSecret === undefined ? {} : { configSecret }),
     ruleShards,
+    ...(lastGood === undefined ? {} : { lastGood }),
+    lastGoodShards,
     owned,
     foreign,
   };

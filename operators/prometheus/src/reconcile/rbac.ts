@@ -48,7 +48,17 @@ export const access: OperatorAccess = {
     { kind: Service, verbs: apply, why: "the servers' Services (server-side apply)" },
     { kind: ServiceAccount, verbs: apply, why: "a server's ServiceAccount (server-side apply)" },
     { kind: StatefulSet, verbs: apply, why: "the servers' StatefulSets (server-side apply)" },
-    { kind: Secret, verbs: apply, why: "a server's gzipped configuration (server-side apply)" },
+    {
+      kind: Secret,
+      verbs: [...apply, "delete"],
+      why: "a server's gzipped configuration, rule shards and their last-good copies (server-side apply); shards no longer needed deleted",
+    },
+    {
+      kind: Pod,
+      subresource: "log",
+      verbs: ["get"],
+      why: "the last lines of a server pod's prometheus container log, read once when it refused a configuration, for the errors it names",
+    },
     {
       kind: ConfigMap,
       verbs: ["get"],

@@ -41,6 +41,7 @@ function run(
         metrics: new PrometheusOperatorMetrics(new Registry()),
         state,
         runtimeInfo: async () => undefined,
+        reloaderState: async () => undefined,
       }),
     { kinds: KINDS, objects, request: server(), ...(setup === undefined ? {} : { setup }) },
   );
@@ -83,12 +84,17 @@ describe("rules spread over Secrets", () => {
     }
     expect(files.size).toBe(450);
     expect(configOf(first).rule_files).toEqual([...files].sort().map((f) => `/etc/prometheus/rules/${f}`));
-    // No rule file left in the config Secret.
-    expect(Object.keys(first.get(Secret, "prometheus-main", "monitoring")?.data ?? {})).toEqual([CONFIG_KEY]);
-    // The pods see every shard in the directory rule_files names.
+    // No rule file left in the config Secret: only their checksums.
+    expect(Object.keys(first.get(Secret, "prometheus-main", "monitoring")?.data ?? {})).toEqual([
+      CONFIG_KEY,
+      "config.sha256",
+      "rules.sha256",
+      "assets.sha256",
+    ]);
+    // The reloader sees every shard in the candidate directory (it copies them to where rule_files names).
     const volume = first
       .get(StatefulSet, "prometheus-main", "monitoring")
-      ?.spec?.template.spec?.volumes?.find((v) => v.name === "config-secret");
+      ?.spec?.template.spec?.volumes?.find((v) => v.name === "candidate");
     const sources = volume?.projected?.sources?.map((s) => s.secret?.name);
     expect(sources).toEqual(expect.arrayContaining(["prometheus-main", ...shardNames(first)]));
     const status = first.get(PrometheusKind, "main", "monitoring")?.status;
