@@ -1,6 +1,7 @@
 // @capstan/etcd-operator: the EtcdCluster, EtcdBackup and EtcdBackupSchedule APIs, the membership, backup and
 // schedule planners, the pure manifest builders, the etcd client and the controllers.
 export * from "./api/backup.ts";
+export * from "./api/backup-schedule.ts";
 export * from "./api/crds.ts";
 export * from "./api/etcd-cluster.ts";
 export * from "./api/etcd-restore.ts";

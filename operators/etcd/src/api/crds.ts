@@ -2,7 +2,8 @@
 // the reference in docs/operators/etcd.md and the chart's copies from this list, and the chart's own values schema.
 import type { ChartValuesSpec } from "@capstan/cli";
 import type { CustomResourceDefinitionObject } from "@capstan/core";
-import { etcdBackupCrd, etcdBackupScheduleCrd } from "./backup.ts";
+import { etcdBackupCrd } from "./backup.ts";
+import { etcdBackupScheduleCrd } from "./backup-schedule.ts";
 import { etcdClusterCrd } from "./etcd-cluster.ts";
 import { etcdRestoreCrd } from "./etcd-restore.ts";
 

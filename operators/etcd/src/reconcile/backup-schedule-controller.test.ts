@@ -5,13 +5,8 @@ import type { KubeObject } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import {
-  type EtcdBackup,
-  EtcdBackupKind,
-  type EtcdBackupPhase,
-  type EtcdBackupSchedule,
-  EtcdBackupScheduleKind,
-} from "../api/backup.ts";
+import { type EtcdBackup, EtcdBackupKind, type EtcdBackupPhase } from "../api/backup.ts";
+import { type EtcdBackupSchedule, EtcdBackupScheduleKind } from "../api/backup-schedule.ts";
 import { EtcdRestoreKind } from "../api/etcd-restore.ts";
 import { SCHEDULED_TIME_ANNOTATION, scheduledBackupName } from "../plan/backup-schedule.ts";
 import {

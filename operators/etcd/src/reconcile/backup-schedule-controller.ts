@@ -14,13 +14,12 @@ import {
   setControllerReference,
   statusMergePatch,
 } from "@capstan/core";
+import { type EtcdBackup, EtcdBackupKind } from "../api/backup.ts";
 import {
-  type EtcdBackup,
-  EtcdBackupKind,
   type EtcdBackupSchedule,
   EtcdBackupScheduleKind,
   type EtcdBackupScheduleStatus,
-} from "../api/backup.ts";
+} from "../api/backup-schedule.ts";
 import { MANAGED_BY } from "../desired/names.ts";
 import {
   type OwnedBackup,
