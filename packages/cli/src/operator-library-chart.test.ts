@@ -215,7 +215,7 @@ describe("charts built on the capstan-operator library chart", () => {
       expect(spec.volumes?.map((v) => v.name)).toEqual(["metrics-certs", "tmp"]);
       expect(spec.containers[0]?.volumeMounts?.map((m) => m.name)).toEqual(["metrics-certs", "tmp"]);
       expect(spec.priorityClassName).toBe("own");
-      expect(spec.containers[0]?.image).toBe(`r.example.com/capstan.local/${chart}:1.2.3`);
+      expect(spec.containers[0]?.image).toBe(`r.example.com/capstan-dev/capstan/${chart}:1.2.3`);
     });
 
     it("refuses values that cannot work, naming them", () => {
