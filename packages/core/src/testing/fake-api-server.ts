@@ -10,8 +10,9 @@
 // an apply is not removed, field-manager conflicts are not detected), a strategic merge patch is a merge patch.
 //
 // The pieces: fake-api-types.ts (the public vocabulary), fake-api-protocol.ts (paths, verbs, Statuses,
-// selectors), fake-api-store.ts (objects, resourceVersions, watch history), fake-api-scripts.ts (faults and
-// latency); this module is the HTTP server and the verbs' semantics that tie them together.
+// selectors), fake-api-kinds.ts (the kinds served and learnt), fake-api-store.ts (objects, resourceVersions, watch
+// history), fake-api-scripts.ts (faults and latency); this module is the HTTP server and the verbs' semantics that
+// tie them together.
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
