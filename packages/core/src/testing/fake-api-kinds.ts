@@ -84,6 +84,7 @@ export class KindRegistry {
     }
     return kind;
   }
+
   /** Records the kind of objects written to a collection the server did not know, and CRDs' kinds. */
   learn(target: Target, verb: Verb, body: unknown): void {
     if (!["create", "update", "apply"].includes(verb) || !isObjectBody(body)) return;
