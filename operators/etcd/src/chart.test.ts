@@ -32,7 +32,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { crds } from "./api/crds.ts";
 import { podSelectorLabels } from "./desired/network-policy.ts";
-import { DEFAULT_BACKUP_IMAGE } from "./reconcile/controller.ts";
+import { DEFAULT_BACKUP_IMAGE } from "./reconcile/cluster/controller.ts";
 import { EtcdOperatorMetrics } from "./reconcile/metrics.ts";
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url));

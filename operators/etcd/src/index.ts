@@ -1,6 +1,7 @@
 // @capstan/etcd-operator: the EtcdCluster, EtcdBackup and EtcdBackupSchedule APIs, the membership, backup and
 // schedule planners, the pure manifest builders, the etcd client and the controllers.
 export * from "./api/backup.ts";
+export * from "./api/backup-schedule.ts";
 export * from "./api/crds.ts";
 export * from "./api/etcd-cluster.ts";
 export * from "./api/etcd-restore.ts";
@@ -20,8 +21,8 @@ export * from "./plan/backup-member.ts";
 export * from "./plan/backup-schedule.ts";
 export * from "./plan/etcd-version.ts";
 export * from "./plan/plan.ts";
-export * from "./reconcile/backup-controller.ts";
-export * from "./reconcile/backup-schedule-controller.ts";
-export * from "./reconcile/controller.ts";
+export * from "./reconcile/backup/controller.ts";
+export * from "./reconcile/cluster/controller.ts";
+export { type ClusterTLS, prepareTLS, readClientTLS, type TLSProblem } from "./reconcile/cluster/tls.ts";
 export * from "./reconcile/metrics.ts";
-export { type ClusterTLS, prepareTLS, readClientTLS, type TLSProblem } from "./reconcile/tls.ts";
+export * from "./reconcile/schedule/controller.ts";

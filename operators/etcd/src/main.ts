@@ -11,14 +11,14 @@
 import { createLogger, Manager, operatorCommandLine, shutdownSignal } from "@capstan/core";
 import { podSelectorLabels } from "./desired/network-policy.ts";
 import { DEFAULT_AUTOMATIC_FLOOR_SECONDS, MIN_AUTOMATIC_AFTER_SECONDS } from "./plan/automatic-recovery.ts";
-import { etcdBackupController } from "./reconcile/backup-controller.ts";
-import { etcdBackupScheduleController } from "./reconcile/backup-schedule-controller.ts";
+import { etcdBackupController } from "./reconcile/backup/controller.ts";
 import {
   DEFAULT_BACKUP_IMAGE,
   etcdClusterCacheSelectors,
   etcdClusterController,
-} from "./reconcile/controller.ts";
+} from "./reconcile/cluster/controller.ts";
 import { EtcdOperatorMetrics } from "./reconcile/metrics.ts";
+import { etcdBackupScheduleController } from "./reconcile/schedule/controller.ts";
 
 // The steps of the backup and restore Jobs (src/backup/): not the operator. Each prints its error on stderr, which
 // FallbackToLogsOnError makes the termination message the operator reports.

@@ -1,8 +1,8 @@
 // The CRDs this operator owns, as `capstan crd` reads them (package.json "capstan.crds"): it writes crds/*.yaml,
 // the reference in docs/operators/etcd.md and the chart's copies from this list, and the chart's own values schema.
-import type { ChartValuesSpec } from "@capstan/cli";
-import type { CustomResourceDefinitionObject } from "@capstan/core";
-import { etcdBackupCrd, etcdBackupScheduleCrd } from "./backup.ts";
+import type { CustomResourceDefinitionObject, JSONSchemaProps } from "@capstan/core";
+import { etcdBackupCrd } from "./backup.ts";
+import { etcdBackupScheduleCrd } from "./backup-schedule.ts";
 import { etcdClusterCrd } from "./etcd-cluster.ts";
 import { etcdRestoreCrd } from "./etcd-restore.ts";
 
@@ -14,8 +14,12 @@ export const crds: CustomResourceDefinitionObject[] = [
   etcdRestoreCrd(),
 ];
 
-/** The chart's own values, beside those of every operator chart (capstan crd writes values.schema.json). */
-export const chartValues: ChartValuesSpec = {
+/**
+ * The chart's own values, beside those of every operator chart (capstan crd writes values.schema.json). Typed with
+ * core's JSONSchemaProps, not @capstan/cli's ChartValuesSpec: this module is exported, and the operator's published
+ * types must not need its build tools (@capstan/cli is a devDependency).
+ */
+export const chartValues: { properties: Record<string, JSONSchemaProps> } = {
   properties: {
     backup: {
       type: "object",

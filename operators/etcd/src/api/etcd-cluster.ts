@@ -6,8 +6,6 @@ import {
   claimRetentionSchema,
   conditionsSchema,
   defineKind,
-  GO_DURATION_PATTERN,
-  goDurationSchema,
   type JSONSchemaProps,
   type KubeObject,
   type PodPlacement,
@@ -15,10 +13,35 @@ import {
   type ResourceQuantities,
   resourcesSchema,
   STORAGE_SIZE_PATTERN,
-  stringMapSchema,
   type Toleration,
 } from "@capstan/core";
-
+import {
+  authSchema,
+  type EtcdAuth,
+  type EtcdClientSelector,
+  type EtcdNetwork,
+  type LabelSelectorSpec,
+  networkSchema,
+  ROOT_PASSWORD_KEY,
+  ROOT_USER,
+} from "./etcd-cluster-access.ts";
+import {
+  CERT_MANAGER_MIN_DURATION,
+  CERT_MANAGER_MIN_RENEW_BEFORE,
+  type EtcdCertManagerIssuerRef,
+  type EtcdCertManagerTLS,
+  type EtcdOperatorManagedTLS,
+  type EtcdTLS,
+  type EtcdTLSEndpoint,
+  tlsSchema,
+} from "./etcd-cluster-tls.ts";
+import {
+  type EtcdAutomaticRecovery,
+  type EtcdMaintenance,
+  type EtcdRecovery,
+  maintenanceSchema,
+  recoverySchema,
+} from "./etcd-cluster-upkeep.ts";
 import { GROUP, VERSION } from "./group.ts";
 import {
   bootstrapSchema,
@@ -28,8 +51,32 @@ import {
   restoreStatusSchema,
 } from "./restore-source.ts";
 
-export type { EtcdBootstrap, EtcdClusterRestoreStatus };
-export { GROUP, VERSION };
+// The spec's sections live in modules of their own (access: network and auth; tls; upkeep: recovery and
+// maintenance); their types and constants are exported from here too, as before.
+export type {
+  EtcdAuth,
+  EtcdAutomaticRecovery,
+  EtcdBootstrap,
+  EtcdCertManagerIssuerRef,
+  EtcdCertManagerTLS,
+  EtcdClientSelector,
+  EtcdClusterRestoreStatus,
+  EtcdMaintenance,
+  EtcdNetwork,
+  EtcdOperatorManagedTLS,
+  EtcdRecovery,
+  EtcdTLS,
+  EtcdTLSEndpoint,
+  LabelSelectorSpec,
+};
+export {
+  CERT_MANAGER_MIN_DURATION,
+  CERT_MANAGER_MIN_RENEW_BEFORE,
+  GROUP,
+  ROOT_PASSWORD_KEY,
+  ROOT_USER,
+  VERSION,
+};
 /** The etcd release a new EtcdCluster runs unless `spec.version` says otherwise. */
 export const DEFAULT_ETCD_VERSION = "3.6.15";
 /** The image repository used unless `spec.repository` says otherwise; the tag is `v<version>`. */
@@ -105,139 +152,10 @@ export interface EtcdPodTemplate extends PodPlacement {
   topologySpreadConstraints?: Record<string, unknown>[];
 }
 
-/** How long the operator waits before it replaces a member that cannot come back (seconds). */
-export interface EtcdRecovery {
-  /** A voting member whose pod stays not ready this long is replaced (default 300). */
-  memberNotReadySeconds?: number;
-  /** A member whose pod finds no node this long is replaced (default 300). */
-  unschedulableSeconds?: number;
-  /** A member whose pod stays terminating this long (e.g. on an unreachable node) is replaced (default 300). */
-  terminatingSeconds?: number;
-  /** A learner whose raft index does not advance this long is replaced (default 600). */
-  learnerStallSeconds?: number;
-  /** Opt-in recovery from the newest backup after quorum has been lost for a while (an EtcdRestore it creates). */
-  automatic?: EtcdAutomaticRecovery;
-}
-
-/** spec.recovery.automatic. */
-export interface EtcdAutomaticRecovery {
-  /** Off unless true. */
-  enabled?: boolean;
-  /**
-   * How long quorum must have been lost (measured from status.quorumLostSince) before recovering (default 900; never
-   * less than the operator's floor, 900 s unless its admin lowered it).
-   */
-  afterSeconds?: number;
-}
-
-/** Disk upkeep: compaction and defragmentation. */
-export interface EtcdMaintenance {
-  /** --auto-compaction-mode (default periodic). */
-  autoCompactionMode?: "periodic" | "revision";
-  /** --auto-compaction-retention (default "1h" for periodic; a revision count for revision). */
-  autoCompactionRetention?: string;
-  /** A member whose free pages reach this share of its database file is defragmented (default 50). */
-  defragThresholdPercent?: number;
-}
-
 /** An environment variable of the etcd container. */
 export interface EtcdEnvVar {
   name: string;
   value: string;
-}
-
-/** Certificates the operator makes and renews: a CA per cluster and per endpoint, and leaves it signs. */
-export interface EtcdOperatorManagedTLS {
-  /** Lifetime of each leaf certificate, a Go duration (default "2160h", 90 days). */
-  validity?: string;
-  /** A leaf with less than this left is issued again (default "720h", 30 days); must be below validity. */
-  renewBefore?: string;
-}
-
-/** A cert-manager Issuer or ClusterIssuer. */
-export interface EtcdCertManagerIssuerRef {
-  name: string;
-  /** "Issuer" (default, in the cluster's namespace) or "ClusterIssuer". */
-  kind?: "Issuer" | "ClusterIssuer";
-  /** API group of the issuer (default "cert-manager.io"; another group for external issuers). */
-  group?: string;
-}
-
-/**
- * Certificates issued by cert-manager: the operator creates and owns a cert-manager Certificate per certificate it
- * would issue itself (each member's, the operator's client, the backup Jobs' client), written by cert-manager to
- * the Secrets the members, the operator and the backup Jobs read.
- */
-export interface EtcdCertManagerTLS {
-  issuerRef: EtcdCertManagerIssuerRef;
-  /** Lifetime of each certificate, a Go duration of at least 1h (default: cert-manager's, 90 days). */
-  duration?: string;
-  /** Renew a certificate with less than this left, at least 5m and below duration (default: cert-manager's). */
-  renewBefore?: string;
-}
-
-/** Where one endpoint's (peer or client) certificates come from: at most one of the three (default operatorManaged). */
-export interface EtcdTLSEndpoint {
-  operatorManaged?: EtcdOperatorManagedTLS;
-  /**
-   * An existing Secret in the cluster's namespace with ca.crt, tls.crt and tls.key; the operator reads it and
-   * never writes it. tls.crt must be usable as both server and client certificate, for every member's name.
-   */
-  secretRef?: { name: string };
-  /** A cert-manager issuer that must fill ca.crt (e.g. a CA or Vault issuer); not beside operatorManaged. */
-  certManager?: EtcdCertManagerTLS;
-}
-
-/** TLS of the peer and client ports; each is immutable once the cluster is created. */
-export interface EtcdTLS {
-  /** Member to member (port 2380): mutual TLS, only certificates of the peer CA are accepted. */
-  peer?: EtcdTLSEndpoint;
-  /** Clients (port 2379): HTTPS with client certificate authentication (--client-cert-auth). */
-  client?: EtcdTLSEndpoint;
-}
-
-/** Pods allowed to reach the client port when spec.network.networkPolicy is on (either selector may be omitted). */
-export interface EtcdClientSelector {
-  /** Pods with these labels (in the cluster's namespace, or in the namespaces namespaceSelector picks). */
-  podSelector?: LabelSelectorSpec;
-  /** Pods in namespaces with these labels. */
-  namespaceSelector?: LabelSelectorSpec;
-}
-
-/** A Kubernetes label selector (matchLabels and matchExpressions). */
-export interface LabelSelectorSpec {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
-}
-
-/** Network isolation of the members. */
-export interface EtcdNetwork {
-  /**
-   * Create a NetworkPolicy: the peer port only from members, the client port only from the operator, the
-   * cluster's backup Jobs and clientSelectors (needs a CNI that enforces NetworkPolicy).
-   */
-  networkPolicy?: boolean;
-  clientSelectors?: EtcdClientSelector[];
-}
-
-/** The Secret key holding the root user's password. */
-export const ROOT_PASSWORD_KEY = "password";
-/** The etcd user the operator creates and authenticates as. */
-export const ROOT_USER = "root";
-
-/**
- * etcd authentication (etcd's own users and roles, on top of any client TLS). The root user's password lives in a
- * Secret in the cluster's namespace, key `password`; the operator never writes it to a log, an argument or status.
- */
-export interface EtcdAuth {
-  /** Auth on: the operator creates user root (role root) and enables auth; false disables it again. */
-  enabled: boolean;
-  /**
-   * The Secret with the root password. Default: `<cluster>-root`, created by the operator with a random password
-   * when missing and NOT owned by the cluster (deleting the cluster keeps it: a restore of its backups needs it).
-   * A cluster restored from a backup of an auth-enabled cluster must name the source cluster's root Secret here.
-   */
-  rootSecretRef?: { name: string };
 }
 
 /** The desired state of an etcd cluster; defaulted fields are always present on objects read from the API server. */
@@ -437,90 +355,6 @@ const podTemplateSchema: JSONSchemaProps = {
   },
 };
 
-const seconds = (description: string, dflt: number, minimum: number): JSONSchemaProps => ({
-  type: "integer",
-  format: "int32",
-  description,
-  default: dflt,
-  minimum,
-  maximum: 86_400,
-});
-
-const recoverySchema: JSONSchemaProps = {
-  type: "object",
-  description:
-    "How long a member may stay stuck before it is replaced by a fresh one (only while quorum holds), and opt-in automatic recovery from a backup after quorum is lost (automatic).",
-  default: {},
-  properties: {
-    memberNotReadySeconds: seconds(
-      "A voting member whose pod stays not ready this long is replaced.",
-      300,
-      30,
-    ),
-    unschedulableSeconds: seconds("A member whose pod finds no node this long is replaced.", 300, 30),
-    terminatingSeconds: seconds(
-      "A member whose pod stays terminating this long (e.g. on an unreachable node) is replaced.",
-      300,
-      30,
-    ),
-    learnerStallSeconds: seconds(
-      "A learner whose raft index does not advance this long is replaced (a learner is judged by progress, not age).",
-      600,
-      60,
-    ),
-    automatic: {
-      type: "object",
-      description:
-        "Opt-in disaster recovery: when quorum has been lost for afterSeconds (measured from status.quorumLostSince, so an operator restart neither resets nor shortens it; the clock does not run while a member's pod is being deleted, so Kubernetes' node failover comes first), the operator creates ONE EtcdRestore: from: Survivor when a voting member still answers with this cluster's data at least as new as the newest backup, else from: Backup of this cluster's newest Succeeded EtcdBackup taken from its own data (by cluster ID; it loses the writes made since that backup); never another while one is running or after one failed. With neither: Degraded and an Event.",
-      properties: {
-        enabled: { type: "boolean", default: false, description: "Recover automatically; off by default." },
-        afterSeconds: seconds(
-          "How long quorum must have been lost before recovering. Never less than the operator's floor (--automatic-recovery-floor-seconds, 900 by default: eviction of a lost node's pods after 300 s, force-detach of its volumes 360 s later, and time to start again elsewhere).",
-          900,
-          300,
-        ),
-      },
-    },
-  },
-};
-
-const maintenanceSchema: JSONSchemaProps = {
-  type: "object",
-  description: "Disk upkeep: etcd's automatic compaction and the operator's defragmentation.",
-  default: {},
-  properties: {
-    autoCompactionMode: {
-      type: "string",
-      enum: ["periodic", "revision"],
-      default: "periodic",
-      description: "--auto-compaction-mode.",
-    },
-    autoCompactionRetention: {
-      type: "string",
-      default: "1h",
-      maxLength: 32,
-      description:
-        "--auto-compaction-retention: a duration for periodic (e.g. 1h, 30m), a revision count for revision.",
-      "x-kubernetes-validations": [
-        {
-          rule: "self.matches('^[0-9]+(h|m|s)?$')",
-          message:
-            "maintenance.autoCompactionRetention must be a number (revisions or hours) or a duration like 30m or 1h",
-        },
-      ],
-    },
-    defragThresholdPercent: {
-      type: "integer",
-      format: "int32",
-      default: 50,
-      minimum: 10,
-      maximum: 90,
-      description:
-        "A member whose free pages reach this share of its database file (dbSize - dbSizeInUse) is defragmented, one member at a time, the leader last.",
-    },
-  },
-};
-
 const ownedFlagList = OPERATOR_OWNED_FLAGS.map((f) => `'${f}'`).join(", ");
 const ownedEnvList = OPERATOR_OWNED_FLAGS.map((f) => `'${flagEnvName(f)}'`).join(", ");
 
@@ -563,205 +397,6 @@ const extraEnvSchema: JSONSchemaProps = {
         "extraEnv: ETCD_* variables of the flags the operator sets (see extraArgs) cannot be overridden",
     },
   ],
-};
-
-const operatorManagedSchema: JSONSchemaProps = {
-  type: "object",
-  description: "The operator makes a CA and certificates it signs, and renews them before they expire.",
-  properties: {
-    validity: goDurationSchema("Lifetime of each leaf certificate (Go duration).", "2160h"),
-    renewBefore: goDurationSchema("Renew a certificate with less than this left (Go duration).", "720h"),
-  },
-  "x-kubernetes-validations": [
-    {
-      rule: "duration(self.renewBefore) < duration(self.validity)",
-      message: "tls.operatorManaged: renewBefore must be shorter than validity",
-    },
-  ],
-};
-
-/** cert-manager's own bounds (its webhook refuses shorter): a certificate lives 1h at least, renews 5m before. */
-export const CERT_MANAGER_MIN_DURATION = "1h";
-export const CERT_MANAGER_MIN_RENEW_BEFORE = "5m";
-
-const certManagerSchema: JSONSchemaProps = {
-  type: "object",
-  description:
-    "cert-manager issues the certificates: the operator creates and owns a Certificate per certificate (each member's, the operator's client, the backup Jobs' client) with the Secret names the members mount. The issuer must fill ca.crt (a CA or Vault issuer, not ACME).",
-  required: ["issuerRef"],
-  properties: {
-    issuerRef: {
-      type: "object",
-      description:
-        "The cert-manager Issuer (in the cluster's namespace) or ClusterIssuer that signs. Immutable.",
-      required: ["name"],
-      properties: {
-        name: { type: "string", minLength: 1, maxLength: 253 },
-        kind: { type: "string", enum: ["Issuer", "ClusterIssuer"], default: "Issuer" },
-        group: { type: "string", default: "cert-manager.io", minLength: 1, maxLength: 253 },
-      },
-    },
-    duration: {
-      type: "string",
-      description:
-        "Lifetime of each certificate (Go duration, at least 1h; default: cert-manager's, 90 days).",
-      maxLength: 32,
-      pattern: GO_DURATION_PATTERN,
-    },
-    renewBefore: {
-      type: "string",
-      description:
-        "Renew a certificate with less than this left (Go duration, at least 5m, below duration; default: cert-manager's, a third of the lifetime).",
-      maxLength: 32,
-      pattern: GO_DURATION_PATTERN,
-    },
-  },
-  "x-kubernetes-validations": [
-    {
-      rule: `!has(self.duration) || duration(self.duration) >= duration('${CERT_MANAGER_MIN_DURATION}')`,
-      message: `tls.certManager.duration must be at least ${CERT_MANAGER_MIN_DURATION} (cert-manager's minimum)`,
-      fieldPath: ".duration",
-    },
-    {
-      rule: `!has(self.renewBefore) || duration(self.renewBefore) >= duration('${CERT_MANAGER_MIN_RENEW_BEFORE}')`,
-      message: `tls.certManager.renewBefore must be at least ${CERT_MANAGER_MIN_RENEW_BEFORE} (cert-manager's minimum)`,
-      fieldPath: ".renewBefore",
-    },
-    {
-      rule: "!has(self.duration) || !has(self.renewBefore) || duration(self.renewBefore) < duration(self.duration)",
-      message: "tls.certManager: renewBefore must be shorter than duration",
-      fieldPath: ".renewBefore",
-    },
-  ],
-};
-
-function tlsEndpointSchema(what: string): JSONSchemaProps {
-  return {
-    type: "object",
-    description: `TLS of the ${what}: operatorManaged (the default when none is set), secretRef or certManager.`,
-    properties: {
-      operatorManaged: operatorManagedSchema,
-      secretRef: {
-        type: "object",
-        description:
-          "An existing Secret (ca.crt, tls.crt, tls.key) in the cluster's namespace; read, never written.",
-        required: ["name"],
-        properties: { name: { type: "string", minLength: 1, maxLength: 253 } },
-      },
-      certManager: certManagerSchema,
-    },
-    "x-kubernetes-validations": [
-      {
-        rule: "!(has(self.operatorManaged) && has(self.secretRef))",
-        message: `tls: set at most one of operatorManaged and secretRef for the ${what}`,
-      },
-      {
-        rule: "!has(self.certManager) || !(has(self.operatorManaged) || has(self.secretRef))",
-        message: `tls: set at most one of operatorManaged, secretRef and certManager for the ${what}`,
-      },
-      {
-        rule: "has(self.secretRef) == has(oldSelf.secretRef) && (!has(self.secretRef) || self.secretRef.name == oldSelf.secretRef.name)",
-        message: `tls: the source of the ${what} certificates (operatorManaged or secretRef and its name) is immutable`,
-      },
-      {
-        rule: "has(self.certManager) == has(oldSelf.certManager) && (!has(self.certManager) || self.certManager.issuerRef == oldSelf.certManager.issuerRef)",
-        message: `tls: the source of the ${what} certificates (certManager and its issuerRef) is immutable`,
-      },
-    ],
-  };
-}
-
-const tlsSchema: JSONSchemaProps = {
-  type: "object",
-  description:
-    "TLS of the peer and client ports. Set when the cluster is created: turning TLS on or off later is not supported yet.",
-  properties: { peer: tlsEndpointSchema("peer port"), client: tlsEndpointSchema("client port") },
-  "x-kubernetes-validations": [
-    {
-      // A member's certificate is one Secret per source; cert-manager's and the operator's would share its name.
-      rule: "!has(self.peer) || !has(self.client) || (!has(self.peer.certManager) && !has(self.client.certManager)) || ((has(self.peer.certManager) || has(self.peer.secretRef)) && (has(self.client.certManager) || has(self.client.secretRef)))",
-      message:
-        "tls: certManager on one port cannot be combined with operatorManaged on the other; use certManager (or secretRef) for both",
-    },
-  ],
-};
-
-const labelSelectorSchema: JSONSchemaProps = {
-  type: "object",
-  description: "A label selector (matchLabels, matchExpressions).",
-  properties: {
-    matchLabels: stringMapSchema("Labels to match."),
-    matchExpressions: {
-      type: "array",
-      maxItems: 16,
-      items: {
-        type: "object",
-        required: ["key", "operator"],
-        properties: {
-          key: { type: "string", maxLength: 317 },
-          operator: { type: "string", enum: ["In", "NotIn", "Exists", "DoesNotExist"] },
-          values: { type: "array", items: { type: "string", maxLength: 63 }, maxItems: 64 },
-        },
-      },
-    },
-  },
-};
-
-const networkSchema: JSONSchemaProps = {
-  type: "object",
-  description: "Network isolation of the members.",
-  properties: {
-    networkPolicy: {
-      type: "boolean",
-      description:
-        "Create a NetworkPolicy: peer port only from members; client port only from the operator, backup Jobs and clientSelectors. Needs a CNI that enforces NetworkPolicy.",
-    },
-    clientSelectors: {
-      type: "array",
-      description: "Pods allowed to reach the client port (a podSelector, a namespaceSelector, or both).",
-      maxItems: 32,
-      items: {
-        type: "object",
-        properties: { podSelector: labelSelectorSchema, namespaceSelector: labelSelectorSchema },
-        "x-kubernetes-validations": [
-          {
-            rule: "has(self.podSelector) || has(self.namespaceSelector)",
-            message: "network.clientSelectors: each entry needs a podSelector or a namespaceSelector",
-          },
-        ],
-      },
-    },
-  },
-};
-
-const authSchema: JSONSchemaProps = {
-  type: "object",
-  description:
-    "etcd authentication: user root (role root) with the password of a Secret (key password), auth enabled once the cluster is available; enabled: false disables it again.",
-  required: ["enabled"],
-  properties: {
-    enabled: { type: "boolean", default: false, description: "Authentication on (true) or off (false)." },
-    rootSecretRef: {
-      type: "object",
-      description:
-        "Secret in the cluster's namespace with key password (the root user's password); read, never written. Default: <cluster>-root, made by the operator with a random password when missing and kept when the cluster is deleted. A cluster restored from a backup of an auth-enabled cluster needs the source's root Secret here.",
-      required: ["name"],
-      properties: {
-        name: {
-          type: "string",
-          minLength: 1,
-          maxLength: 253,
-          "x-kubernetes-validations": [
-            {
-              rule: "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",
-              message:
-                "auth.rootSecretRef.name must be a Secret name (lowercase letters, digits, '-' and '.')",
-            },
-          ],
-        },
-      },
-    },
-  },
 };
 
 const specSchema: JSONSchemaProps = {

@@ -7,7 +7,7 @@
 //      reissued by the usual renewal (ReissueLeaf), served at the next handshake without a restart.
 //   4. DropOldCA once every leaf is the new CA's: the bundle becomes the new CA alone.
 //   5. RestartMember again, one at a time, so no member trusts the old CA any longer.
-// reconcile/tls.ts runs it (only while the membership planner finds the cluster in sync) and keeps every step's state
+// reconcile/cluster/tls.ts runs it (only while the membership planner finds the cluster in sync) and keeps every step's state
 // on objects: the CA Secret (tls.crt/tls.key sign, ca.crt is the bundle, next.crt/next.key the new CA while a rotation
 // is under way, an annotation naming the request it served) and each member pod (the CAs it was started trusting).
 

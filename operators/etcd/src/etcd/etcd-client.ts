@@ -3,7 +3,48 @@
 // auth option, a cluster with authentication on is called with a token (POST /v3/auth/authenticate), fetched when
 // etcd asks for one and fetched again once per request when etcd calls it invalid or stale.
 import { createHash } from "node:crypto";
-import { Agent, type Dispatcher, request } from "undici";
+import { type Dispatcher, request } from "undici";
+import {
+  connectionRefused,
+  describe,
+  EtcdAuthError,
+  EtcdError,
+  GRPC_FAILED_PRECONDITION,
+  GRPC_UNAVAILABLE,
+  needsToken,
+} from "./etcd-errors.ts";
+import {
+  b64,
+  type EtcdAlarm,
+  type EtcdHashKV,
+  type EtcdHealth,
+  type EtcdMember,
+  type EtcdMemberList,
+  type EtcdStatus,
+  type Json,
+  num,
+  numOrUndefined,
+  parseAlarms,
+  parseHeader,
+  parseJson,
+  parseMembers,
+  str,
+} from "./etcd-messages.ts";
+import { type EtcdClientTLS, tlsAgent } from "./etcd-tls-agent.ts";
+
+// The answers' types, the errors and the TLS agents live in modules of their own; exported from here too.
+export { EtcdAuthError, EtcdError, needsToken } from "./etcd-errors.ts";
+export {
+  type EtcdAlarm,
+  type EtcdHashKV,
+  type EtcdHeader,
+  type EtcdHealth,
+  type EtcdMember,
+  type EtcdMemberList,
+  type EtcdStatus,
+  memberIdToHex,
+} from "./etcd-messages.ts";
+export { type EtcdClientTLS, tlsAgent } from "./etcd-tls-agent.ts";
 
 /** Default timeout of one request to one endpoint. */
 export const DEFAULT_ETCD_TIMEOUT_MS = 5_000;
@@ -26,51 +67,6 @@ export interface EtcdClientAuth {
   password: string;
 }
 
-/** PEM texts of an etcd client's TLS: the CA (bundle) to trust, and the client certificate and key. */
-export interface EtcdClientTLS {
-  ca: string;
-  cert: string;
-  key: string;
-}
-
-/** Agents by TLS material, so clients made per reconcile share connections (bounded: renewals add entries). */
-const agents = new Map<string, Agent>();
-const MAX_AGENTS = 64;
-
-/**
- * The undici Agent for `tls`. Members are reached by pod IP, which no certificate names: the server
- * certificate is verified against the CA (the per-cluster CA is the identity), not against the address.
- */
-export function tlsAgent(tls: EtcdClientTLS): Agent {
-  const id = createHash("sha256")
-    .update(tls.ca)
-    .update("\0")
-    .update(tls.cert)
-    .update("\0")
-    .update(tls.key)
-    .digest("hex");
-  const existing = agents.get(id);
-  if (existing !== undefined) return existing;
-  const agent = new Agent({
-    connect: {
-      ca: tls.ca,
-      cert: tls.cert,
-      key: tls.key,
-      rejectUnauthorized: true,
-      checkServerIdentity: () => undefined,
-    },
-  });
-  agents.set(id, agent);
-  if (agents.size > MAX_AGENTS) {
-    const [oldest] = agents;
-    if (oldest !== undefined) {
-      agents.delete(oldest[0]);
-      void oldest[1].close();
-    }
-  }
-  return agent;
-}
-
 /** Per-call options. */
 export interface CallOptions {
   /** Aborts the call; no further endpoint is tried. */
@@ -79,158 +75,11 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
-/** Response header every etcd call returns. Member and cluster IDs are decimal strings (uint64). */
-export interface EtcdHeader {
-  clusterId: string;
-  memberId: string;
-  revision: number;
-  raftTerm: number;
-}
-
-/** One member of etcd's member list. IDs are decimal strings, as the JSON gateway returns uint64. */
-export interface EtcdMember {
-  id: string;
-  /** "" until the member has started once. */
-  name: string;
-  peerURLs: string[];
-  /** Empty until the member has started once. */
-  clientURLs: string[];
-  isLearner: boolean;
-}
-
-/** The member list and the header of the member that answered. */
-export interface EtcdMemberList {
-  header: EtcdHeader;
-  members: EtcdMember[];
-}
-
-/** Status of one member, from its own endpoint. */
-export interface EtcdStatus {
-  /** The endpoint asked. */
-  endpoint: string;
-  header: EtcdHeader;
-  /** The answering member's ID (header.memberId). */
-  memberId: string;
-  /** The leader's member ID as this member sees it ("0" when it knows no leader). */
-  leader: string;
-  version: string;
-  dbSize: number;
-  dbSizeInUse: number;
-  raftIndex: number;
-  raftTerm: number;
-  raftAppliedIndex: number;
-  isLearner: boolean;
-  /** Alarms and errors the member reports (e.g. "NOSPACE"). */
-  errors: string[];
-}
-
-/** Health of one member, from GET /readyz. */
-export interface EtcdHealth {
-  endpoint: string;
-  healthy: boolean;
-  /** Why the member is not healthy (the response text or the connection error). */
-  reason?: string;
-}
-
-/** A hash of a member's key-value store at a revision, to compare members. */
-export interface EtcdHashKV {
-  endpoint: string;
-  memberId: string;
-  hash: number;
-  /** The revision the hash was computed at. */
-  hashRevision: number;
-  /** The member's compacted revision (-1 if never compacted). */
-  compactRevision: number;
-}
-
-/** An alarm raised by a member (etcd's Maintenance.Alarm). */
-export interface EtcdAlarm {
-  /** Decimal ID of the member that raised it. */
-  memberId: string;
-  /** "NOSPACE" (the database reached its quota) or "CORRUPT" (a member's data differs from the others'). */
-  alarm: string;
-}
-
-/** etcd's AlarmType enum, for a gateway that answers numbers. */
-const ALARM_TYPES = ["NONE", "NOSPACE", "CORRUPT"];
-
-/** A failed etcd call: names the endpoint(s) and, when etcd answered, etcd's message and gRPC code. */
-export class EtcdError extends Error {
-  /** The endpoints that were tried. */
-  readonly endpoints: string[];
-  /** etcd's error message, e.g. "etcdserver: Peer URLs already exists" (absent for a transport error). */
-  readonly etcdMessage: string | undefined;
-  /** gRPC status code etcd returned (absent for a transport error). */
-  readonly code: number | undefined;
-
-  constructor(message: string, endpoints: string[], etcdMessage?: string, code?: number) {
-    super(message);
-    this.name = "EtcdError";
-    this.endpoints = endpoints;
-    this.etcdMessage = etcdMessage;
-    this.code = code;
-  }
-}
-
-/**
- * etcd refused a call for want of credentials: `NoCredentials` (authentication is on and the client has none),
- * `WrongPassword` (etcd rejected the user and password).
- */
-export class EtcdAuthError extends EtcdError {
-  readonly reason: "NoCredentials" | "WrongPassword";
-
-  constructor(
-    reason: "NoCredentials" | "WrongPassword",
-    message: string,
-    endpoints: string[],
-    etcdMessage?: string,
-    code?: number,
-  ) {
-    super(message, endpoints, etcdMessage, code);
-    this.name = "EtcdAuthError";
-    this.reason = reason;
-  }
-}
-
 /** Tokens by credentials and endpoints, so clients made per reconcile do not authenticate each time (bounded). */
 const tokens = new Map<string, string>();
 const MAX_TOKENS = 256;
-
-/** gRPC codes of etcd's auth answers. */
-const GRPC_INVALID_ARGUMENT = 3;
-const GRPC_FAILED_PRECONDITION = 9;
-const GRPC_UNAUTHENTICATED = 16;
-
-/**
- * True when etcd refused the call for want of a (valid, current) token: "user name is empty" (none sent while auth
- * is on), "invalid auth token" (expired, or from another member's restart) or "revision of auth store is old".
- */
-export function needsToken(code: number | undefined, message: string): boolean {
-  if (code === GRPC_UNAUTHENTICATED) return true;
-  return (
-    code === GRPC_INVALID_ARGUMENT &&
-    (message.includes("user name is empty") || message.includes("auth store is old"))
-  );
-}
-
 /** Marks a #call that changes cluster membership (see #call). */
 const MUTATES = true;
-
-/** True when the request never reached the endpoint (so it is safe to try another). */
-function connectionRefused(err: unknown): boolean {
-  const e = err as { code?: string; cause?: { code?: string } };
-  return e.code === "ECONNREFUSED" || e.cause?.code === "ECONNREFUSED";
-}
-
-/** gRPC UNAVAILABLE: the member cannot serve the call now (no leader, a learner, stopping); another may. */
-const GRPC_UNAVAILABLE = 14;
-
-type Json = Record<string, unknown>;
-
-/** Converts a decimal member ID (as etcd's JSON gateway returns it) to the hexadecimal form etcdctl prints. */
-export function memberIdToHex(id: string): string {
-  return BigInt(id).toString(16);
-}
 
 /**
  * A client of etcd's v3 JSON gateway. Cluster-wide calls try the endpoints in order until one answers
@@ -637,79 +486,6 @@ export class EtcdClient {
   }
 }
 
-function describe(err: unknown): string {
-  if (err instanceof Error) {
-    if (err.name === "TimeoutError") return "timed out";
-    const code = (err as { code?: unknown }).code;
-    return typeof code === "string" && !err.message.includes(code) ? `${code} ${err.message}` : err.message;
-  }
-  return String(err);
-}
-
-/** The gateway answers JSON; anything else (e.g. a proxy's error page) becomes `{ message: text }`. */
-function parseJson(text: string): Json {
-  try {
-    const v: unknown = JSON.parse(text);
-    if (typeof v === "object" && v !== null) return v as Json;
-  } catch {
-    // not JSON: fall through
-  }
-  return { message: text.trim() };
-}
-
 function trimUrl(url: string): string {
   return url.replace(/\/+$/, "");
-}
-
-function b64(s: string): string {
-  return Buffer.from(s, "utf8").toString("base64");
-}
-
-function str(v: unknown, fallback: string): string {
-  return typeof v === "string" ? v : fallback;
-}
-
-function numOrUndefined(v: unknown): number | undefined {
-  return typeof v === "number" ? v : undefined;
-}
-
-/** Reads a number the gateway sends as a JSON number or (int64/uint64) a decimal string; absent -> fallback. */
-function num(v: unknown, fallback = 0): number {
-  if (typeof v === "number") return v;
-  if (typeof v === "string" && v !== "") return Number(v);
-  return fallback;
-}
-
-function parseHeader(v: unknown): EtcdHeader {
-  const h = (v ?? {}) as Json;
-  return {
-    clusterId: str(h.cluster_id, "0"),
-    memberId: str(h.member_id, "0"),
-    revision: num(h.revision),
-    raftTerm: num(h.raft_term),
-  };
-}
-
-function parseAlarms(v: unknown): EtcdAlarm[] {
-  if (!Array.isArray(v)) return [];
-  return v
-    .filter((a): a is Json => typeof a === "object" && a !== null)
-    .map((a) => ({
-      memberId: typeof a.memberID === "number" ? String(a.memberID) : str(a.memberID, "0"),
-      alarm: typeof a.alarm === "number" ? (ALARM_TYPES[a.alarm] ?? String(a.alarm)) : str(a.alarm, "NONE"),
-    }))
-    .filter((a) => a.alarm !== "NONE");
-}
-
-function parseMembers(v: unknown): EtcdMember[] {
-  if (!Array.isArray(v)) return [];
-  return v
-    .filter((m): m is Json => typeof m === "object" && m !== null)
-    .map((m) => ({
-      id: str(m.ID, "0"),
-      name: str(m.name, ""),
-      peerURLs: Array.isArray(m.peerURLs) ? m.peerURLs.map(String) : [],
-      clientURLs: Array.isArray(m.clientURLs) ? m.clientURLs.map(String) : [],
-      isLearner: m.isLearner === true,
-    }));
 }

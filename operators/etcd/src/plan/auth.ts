@@ -85,7 +85,7 @@ export function planAuth(
   return undefined;
 }
 
-/** What decides whether a missing root Secret may be made (reconcile/auth.ts reads it). */
+/** What decides whether a missing root Secret may be made (reconcile/cluster/auth.ts reads it). */
 export interface MissingRootSecret {
   /** spec.auth.enabled. */
   enabled: boolean;

@@ -1,7 +1,7 @@
 // Table tests of the backup schedule planner: due or not, concurrency Forbid, missed times and starting
 // deadlines, clock skew, DST, a changed schedule, an operator down for a day, and retention.
 import { describe, expect, it } from "vitest";
-import type { EtcdBackupScheduleSpec } from "../api/backup.ts";
+import type { EtcdBackupScheduleSpec } from "../api/backup-schedule.ts";
 import {
   MAX_COUNTED_MISSED,
   type OwnedBackup,

@@ -3,12 +3,12 @@
 // wait, or report a missed time; and which backups retention deletes. Pure: `now` is an input, cron times come
 // from croner (no timers are started).
 import { Cron } from "croner";
+import type { EtcdBackupPhase } from "../api/backup.ts";
 import {
   DEFAULT_FAILED_HISTORY,
   DEFAULT_KEEP_LAST,
-  type EtcdBackupPhase,
   type EtcdBackupScheduleSpec,
-} from "../api/backup.ts";
+} from "../api/backup-schedule.ts";
 import type { BackupsInUse } from "./backup-use.ts";
 
 /** Annotation on a scheduled EtcdBackup: the scheduled time it was created for (RFC 3339). */

@@ -2,7 +2,7 @@
 // membership planner before it is asked (the cluster's TLS not in place, etcd authentication the operator cannot
 // use), what automatic recovery adds to a lost quorum (no usable survivor or backup, a failed automatic recovery),
 // and when the CA rotation may take its steps (only on a cluster in sync, never beside a scale, an upgrade or a
-// replacement). reconcile/controller.ts observes, asks this, and acts: it decides nothing itself.
+// replacement). reconcile/cluster/controller.ts observes, asks this, and acts: it decides nothing itself.
 import type { AutomaticRecoveryDecision } from "./automatic-recovery.ts";
 import type { Step } from "./plan.ts";
 

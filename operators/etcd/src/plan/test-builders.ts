@@ -1,10 +1,10 @@
-// Builders the planner's table tests share: a spec with the defaults the API server applies, and an observed member
+// Builders the planner's table tests share: the clock, a spec with the defaults the API server applies, and an observed member
 // that is a healthy started voter on 3.6.15 unless a case says otherwise; the recovery planner's member, status and
 // observation, and a recovery from a backup.
 import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
-import type { ObservedMember } from "./plan.ts";
 import type { RecoveryFromBackup, RecoveryMember, RecoveryObserved } from "./recovery.ts";
 import type { ObservedRestore } from "./restore.ts";
+import type { Observed, ObservedMember, ObservedPod, Step } from "./types.ts";
 
 /** A spec of 3 members on 3.6.15 with 1Gi claims, overridden by `o`. */
 export const spec = (o: Partial<EtcdClusterSpec> = {}): EtcdClusterSpec => ({
@@ -65,3 +65,38 @@ export const fromBackup = (
   },
   ...o,
 });
+
+/** The planner tests' clock. */
+export const NOW = new Date("2026-11-29T12:00:00Z");
+/** The name planNext is offered for a new member. */
+export const FRESH = "demo-fresh";
+/** `n` minutes before NOW. */
+export const minutesAgo = (n: number) => new Date(NOW.getTime() - n * 60_000);
+export const MiB = 1024 * 1024;
+
+/** The member without a reported raft index. */
+export const withoutRaftIndex = ({ raftIndex: _, ...m }: ObservedMember): ObservedMember => m;
+/** The member without a reported version. */
+export const withoutVersion = ({ version: _, ...m }: ObservedMember): ObservedMember => m;
+
+/** A member pod, ready unless `o` says otherwise. */
+export const pod = (name: string, o: Partial<ObservedPod> = {}): ObservedPod => ({ name, ready: true, ...o });
+
+/** A reachable cluster where every member has a ready pod and a volume, unless overridden. */
+export const cluster = (members: ObservedMember[], o: Partial<Observed> = {}): Observed => ({
+  etcd: { reachable: true, members },
+  pods: members.map((m) => pod(m.name, { ready: m.healthy })),
+  volumes: members.map((m) => m.name),
+  bootstrapped: true,
+  ...o,
+});
+
+/** Three healthy members, demo-a leading, each overridden by `o`. */
+export const three = (o: Partial<ObservedMember> = {}) => [
+  member("demo-a", { leader: true, ...o }),
+  member("demo-b", o),
+  member("demo-c", o),
+];
+
+/** A planner table case: its name, the spec, the observation, and what the step must match. */
+export type Case = [string, EtcdClusterSpec, Observed, Partial<Step>];

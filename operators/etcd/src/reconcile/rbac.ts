@@ -15,10 +15,10 @@ import { Registry } from "prom-client";
 import { EtcdBackupKind } from "../api/backup.ts";
 import { EtcdRestoreKind } from "../api/etcd-restore.ts";
 import { CertificateKind } from "../desired/cert-manager.ts";
-import { etcdBackupController } from "./backup-controller.ts";
-import { etcdBackupScheduleController } from "./backup-schedule-controller.ts";
-import { DEFAULT_BACKUP_IMAGE, etcdClusterController } from "./controller.ts";
+import { etcdBackupController } from "./backup/controller.ts";
+import { DEFAULT_BACKUP_IMAGE, etcdClusterController } from "./cluster/controller.ts";
 import { EtcdOperatorMetrics } from "./metrics.ts";
+import { etcdBackupScheduleController } from "./schedule/controller.ts";
 
 export const access: OperatorAccess = {
   controllers: () => [

@@ -12,9 +12,9 @@ import { memberDataClaim } from "../desired/cluster-objects.ts";
 import { memberPod } from "../desired/member-pod.ts";
 import { peerURL } from "../desired/names.ts";
 import type { EtcdClient, EtcdClientTLS, EtcdMember } from "../etcd/etcd-client.ts";
-import { type EtcdClusterControllerOptions, reconcileEtcdCluster } from "./controller.ts";
+import { type EtcdClusterControllerOptions, reconcileEtcdCluster } from "./cluster/controller.ts";
+import type { EtcdClientFactory } from "./cluster/observe.ts";
 import { EtcdOperatorMetrics } from "./metrics.ts";
-import type { EtcdClientFactory } from "./observe.ts";
 
 /** The members of the fixture's cluster. */
 export const MEMBERS = ["demo-a", "demo-b", "demo-c"] as const;

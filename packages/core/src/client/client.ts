@@ -4,14 +4,22 @@
 // ~/.kube/config; exec and OIDC plugins through client-node, imported only then). Retries 429 and 5xx with
 // backoff; records rest_client_* metrics.
 import type { Readable } from "node:stream";
-import { promisify } from "node:util";
-import { createGunzip, gunzip } from "node:zlib";
-import { Agent, type Dispatcher, request } from "undici";
+import { type Dispatcher, request } from "undici";
 import type { Kind } from "../api/kinds.ts";
 import type { KubeObject } from "../api/object.ts";
 import { type CoreMetrics, globalMetrics } from "../metrics/metrics.ts";
 import { sleepOrThrow } from "../util/sleep.ts";
-import { ApiError, type ApiStatus } from "./errors.ts";
+import type {
+  ApplyOptions,
+  ClientOptions,
+  DeleteOptions,
+  ListOptions,
+  ListResult,
+  PatchType,
+  WatchEvent,
+  WatchOptions,
+  WriteOptions,
+} from "./client-options.ts";
 import { type KubeConfigLike, loadKubeConfig } from "./kubeconfig.ts";
 import { ListDecoder, type ListEnvelope } from "./list-decoder.ts";
 import {
@@ -20,100 +28,21 @@ import {
   METADATA_LIST_ACCEPT,
   toPartialObjectMetadata,
 } from "./metadata-only.ts";
+import { backoff, bodyText, decoded, errorFrom, RETRIABLE_NET, toApiError, watchEvent } from "./response.ts";
+import { openTransport, type Transport } from "./transport.ts";
 
+export type {
+  ApplyOptions,
+  ClientOptions,
+  DeleteOptions,
+  ListOptions,
+  ListResult,
+  PatchType,
+  WatchEvent,
+  WatchOptions,
+  WriteOptions,
+} from "./client-options.ts";
 export { loadKubeConfig } from "./kubeconfig.ts";
-
-export interface ListOptions {
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  /** Page size; 0 or unset means the server's default (everything). */
-  limit?: number;
-  continue?: string;
-  resourceVersion?: string;
-  resourceVersionMatch?: "Exact" | "NotOlderThan";
-  signal?: AbortSignal;
-  /**
-   * Applied to every item as soon as its batch is parsed, while the rest of the list is still arriving
-   * (e.g. an informer's managedFields stripping), so untransformed items never pile up.
-   */
-  transform?: (item: KubeObject) => KubeObject;
-  /** Leave `metadata.managedFields` out of the items: never parsed (an informer drops them anyway). */
-  dropManagedFields?: boolean;
-}
-
-export interface ListResult<T> {
-  items: T[];
-  resourceVersion: string;
-  /** Set when more pages follow. */
-  continue?: string;
-}
-
-export interface WatchOptions {
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  resourceVersion?: string;
-  allowWatchBookmarks?: boolean;
-  /**
-   * A streaming list (WatchList): ADDED events for every object first, then a BOOKMARK annotated
-   * "k8s.io/initial-events-end". Needs `resourceVersionMatch: "NotOlderThan"`.
-   */
-  sendInitialEvents?: boolean;
-  resourceVersionMatch?: "NotOlderThan";
-  /** Server-side timeout of the watch call. */
-  timeoutSeconds?: number;
-  signal?: AbortSignal;
-}
-
-export type WatchEvent<T> =
-  | { type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK"; object: T }
-  | { type: "ERROR"; object: ApiStatus };
-
-export interface WriteOptions {
-  /** Field manager recorded in managedFields. */
-  fieldManager?: string;
-  dryRun?: boolean;
-  signal?: AbortSignal;
-}
-
-export interface ApplyOptions extends WriteOptions {
-  fieldManager: string;
-  /** Take ownership of fields other managers own (conflicts are errors otherwise). */
-  force?: boolean;
-}
-
-export type PatchType = "merge" | "json" | "strategic";
-
-export interface DeleteOptions {
-  propagationPolicy?: "Foreground" | "Background" | "Orphan";
-  gracePeriodSeconds?: number;
-  preconditions?: { uid?: string; resourceVersion?: string };
-  dryRun?: boolean;
-  signal?: AbortSignal;
-}
-
-export interface ClientOptions {
-  /** Defaults to `loadKubeConfig()`; a client-node `KubeConfig` works too. */
-  kubeConfig?: KubeConfigLike;
-  metrics?: CoreMetrics;
-  userAgent?: string;
-  /** Attempts for a retriable failure (429, 5xx, connection refused); default 5. */
-  maxAttempts?: number;
-  /** Per-request timeout for everything but watches; default 60 s. */
-  requestTimeoutMs?: number;
-  /**
-   * Most connections to the API server for requests other than watches; default 32. Requests beyond it
-   * wait for a free connection (over HTTP/2 each connection carries up to 100 requests at once). Watches
-   * are not counted: they have a pool of their own without a cap, so they never make a request wait.
-   */
-  maxConnections?: number;
-  /**
-   * Offer HTTP/2 when connecting over TLS (the server chooses; kube-apiserver picks it); default true.
-   * false keeps to HTTP/1.1, as client-go's DISABLE_HTTP2 does.
-   */
-  http2?: boolean;
-}
 
 const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   merge: "application/merge-patch+json",
@@ -121,26 +50,6 @@ const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   strategic: "application/strategic-merge-patch+json",
 };
 const AUTH_TTL_MS = 30_000;
-const RETRIABLE_NET = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "ETIMEDOUT"]);
-
-/**
- * HTTP/2 flow-control windows: how much of a response the server may send before the client acknowledges it.
- * undici's defaults (256 KiB per stream, 512 KiB per connection) make the server stop and wait for an
- * acknowledgement every few hundred KiB, a round trip each time: an uncompressed 15 MB list of 10,000
- * ConfigMaps took 230-310 ms on a local API server against 150-190 ms over HTTP/1.1, 190-250 ms with these
- * windows (docs/performance.md); the farther the server, the longer each wait. Go's HTTP/2 transport, and so
- * client-go, announces 4 MiB per stream. At most this much of a body the client does not read yet waits in
- * memory per stream (a watch whose consumer is busy).
- */
-const H2_STREAM_WINDOW = 4 << 20;
-/** The connection's window, shared by its streams (Go's is 1 GiB): four streams at full speed. */
-const H2_CONNECTION_WINDOW = 16 << 20;
-
-/** The connection pools of a client: requests (capped) and watches (uncapped). */
-interface Transport {
-  requests: Dispatcher;
-  watches: Dispatcher;
-}
 
 interface Send {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -217,51 +126,12 @@ export class Client {
       await Promise.all([requests.close(), watches.close()]);
     }
   }
-
-  /**
-   * Two keep-alive pools with the kubeconfig's TLS material (read once): one for requests, at most
-   * `maxConnections`, and one for watches, uncapped.
-   *
-   * Why two: a watch holds its connection (HTTP/1.1) or a stream (HTTP/2) for minutes. Sharing one capped
-   * pool, watches filled it (32 of them over HTTP/1.1, 3200 over HTTP/2: 32 connections x 100 streams) and
-   * Lease renewals then waited for a watch to end, until leadership was lost. HTTP/2 alone (client-go's
-   * answer: everything multiplexed on one connection) does not settle it: it is used only when the server
-   * and every proxy on the way pick it through ALPN (never over plain HTTP), and a connection's streams are
-   * capped too (undici's 100, less if the server advertises less; kube-apiserver advertises 1000). A
-   * separate pool for watches does not depend on the protocol: a request never queues behind a watch.
-   * Both pools still use HTTP/2 when the server picks it, so many watches share few connections (the watch
-   * pool opens another when one is full). A watch whose consumer is slow does not stall the others on its
-   * connection: Node.js returns the connection-level flow-control window as data arrives; only the slow
-   * stream's own window fills.
-   */
+  /** The connection pools, opened on first use (see transport.ts) and shared with every withSignal() view. */
   private dispatchers(): Promise<Transport> {
-    this.transport.ready ??= (async () => {
-      const tls: {
-        ca?: Buffer;
-        cert?: Buffer;
-        key?: Buffer;
-        rejectUnauthorized?: boolean;
-        servername?: string;
-      } = {};
-      await this.kubeConfig.applyToHTTPSOptions(tls as never);
-      const connect: Record<string, unknown> = {};
-      for (const k of ["ca", "cert", "key", "rejectUnauthorized", "servername"] as const) {
-        if (tls[k] !== undefined) connect[k] = tls[k];
-      }
-      const common = {
-        connect,
-        keepAliveTimeout: 30_000,
-        allowH2: this.http2,
-        // undici 8.13 reads the stream window from this option only (its typings point to
-        // h2Options.settings.initialWindowSize, which it does not apply); a test checks what the server gets.
-        initialWindowSize: H2_STREAM_WINDOW,
-        h2Options: { connectionWindowSize: H2_CONNECTION_WINDOW },
-      };
-      return {
-        requests: new Agent({ ...common, connections: this.maxConnections }),
-        watches: new Agent(common),
-      };
-    })();
+    this.transport.ready ??= openTransport(this.kubeConfig, {
+      http2: this.http2,
+      maxConnections: this.maxConnections,
+    });
     return this.transport.ready;
   }
 
@@ -646,87 +516,13 @@ export class Client {
     }
   }
 }
-
-const gunzipAsync = promisify(gunzip);
-
-function isGzip(res: Dispatcher.ResponseData): boolean {
-  return (
-    String(res.headers["content-encoding"] ?? "")
-      .trim()
-      .toLowerCase() === "gzip"
-  );
-}
-
-/** A response body as sent, or inflated when the server compressed it. */
-function decoded(res: Dispatcher.ResponseData): Readable {
-  if (!isGzip(res)) return res.body;
-  const inflate = createGunzip({ chunkSize: 128 * 1024 });
-  res.body.once("error", (err) => inflate.destroy(err));
-  inflate.once("close", () => res.body.destroy());
-  return res.body.pipe(inflate);
-}
-
-/** A response body as text, inflated when the server compressed it (an empty body stays empty). */
-async function bodyText(res: Dispatcher.ResponseData): Promise<string> {
-  if (!isGzip(res)) return res.body.text();
-  const chunks: Buffer[] = [];
-  for await (const chunk of res.body) chunks.push(chunk as Buffer);
-  const raw = Buffer.concat(chunks);
-  return raw.length === 0 ? "" : (await gunzipAsync(raw)).toString("utf8");
-}
-
-/** One line of a watch stream; with `partial`, objects reduced to metadata (see toPartialObjectMetadata). */
-function watchEvent<T>(line: string, partial: boolean): WatchEvent<T> {
-  const event = JSON.parse(line) as WatchEvent<T>;
-  if (partial && event.type !== "ERROR")
-    event.object = toPartialObjectMetadata(event.object as KubeObject) as T;
-  return event;
-}
-
+/** The query of a write: its field manager and dry run. */
 function writeQuery(options: WriteOptions): NonNullable<Send["query"]> {
   return { fieldManager: options.fieldManager, dryRun: options.dryRun ? "All" : undefined };
 }
 
+/** The object with the kind's apiVersion and kind set (a copy when they were missing). */
 function withTypeMeta<T extends KubeObject>(kind: Kind, obj: T): T {
   if (obj.apiVersion === kind.apiVersion && obj.kind === kind.kind) return obj;
   return { ...obj, apiVersion: kind.apiVersion, kind: kind.kind };
-}
-
-/** Exponential backoff 200 ms x 2^n (cap 10 s) with jitter, or the server's Retry-After (cap 10 s). */
-function backoff(attempt: number, retryAfterSeconds: number | undefined): number {
-  if (retryAfterSeconds !== undefined) return Math.min(retryAfterSeconds, 10) * 1000;
-  const base = Math.min(200 * 2 ** (attempt - 1), 10_000);
-  return base / 2 + Math.random() * (base / 2);
-}
-
-async function errorFrom(res: Dispatcher.ResponseData, method: string, path: string): Promise<ApiError> {
-  const text = await bodyText(res).catch(() => "");
-  let status: ApiStatus | undefined;
-  try {
-    status = JSON.parse(text) as ApiStatus;
-  } catch {
-    status = undefined;
-  }
-  const retryAfter = Number(res.headers["retry-after"]);
-  const message = status?.message ?? (text || `HTTP ${res.statusCode}`);
-  return new ApiError(
-    res.statusCode,
-    status?.reason ?? "",
-    `${method} ${path}: ${message}`,
-    status,
-    Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
-  );
-}
-
-function toApiError(err: unknown): Error {
-  if (err instanceof ApiError) return err;
-  if ((err as { name?: string }).name === "AbortError") return err as Error;
-  const e = err as { code?: string; message?: string };
-  return new ApiError(
-    0,
-    e.code ?? "Transport",
-    `transport error: ${e.message ?? String(err)}`,
-    undefined,
-    undefined,
-  );
 }

@@ -6,18 +6,21 @@
 // metrics server's self-signed certificate and by the operators that manage TLS for their operands.
 import { X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
+import type {
+  CertificatePair,
+  CreateCAOptions,
+  IssueOptions,
+  SelfSignedOptions,
+} from "./certificate-options.ts";
 
-/** A PEM certificate (chain) and its PEM (PKCS#8) private key. */
-export interface CertificatePair {
-  cert: string;
-  key: string;
-}
-
-/** Default lifetime of a CA made by {@link createCA}: ten years (the leaves are what rotates). */
-export const CA_VALIDITY_MS = 10 * 365 * 86_400_000;
-
-/** What a leaf certificate may be used for (extended key usage). */
-export type CertificateUsage = "server" | "client";
+export {
+  CA_VALIDITY_MS,
+  type CertificatePair,
+  type CertificateUsage,
+  type CreateCAOptions,
+  type IssueOptions,
+  type SelfSignedOptions,
+} from "./certificate-options.ts";
 
 const GO_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -36,48 +39,14 @@ export function parseGoDuration(text: string): number {
   return total;
 }
 
-/** Options of {@link createCA}. */
-export interface CreateCAOptions {
-  commonName: string;
-  /** The subject's O (e.g. the operator's name). */
-  organization?: string;
-  /** Default: the current time. */
-  now?: Date;
-  /** Default {@link CA_VALIDITY_MS}. */
-  validityMs?: number;
-}
-
 /** A self-signed CA (keyCertSign, pathLen 0) valid from `now` (a minute earlier, for clock skew). */
 export async function createCA(options: CreateCAOptions): Promise<CertificatePair> {
   return (await issuing()).createCA(options);
 }
 
-/** Options of {@link issueCertificate}. */
-export interface IssueOptions {
-  /** DNS names and IP addresses (v4 or v6) of the subjectAltName; may be empty for a client certificate. */
-  hosts: readonly string[];
-  /** Default: the first DNS name of `hosts`. A client certificate's CN is often the user name it stands for. */
-  commonName?: string;
-  /** Extended key usages; default server and client. */
-  usages?: readonly CertificateUsage[];
-  /** Default: the current time. */
-  now?: Date;
-  /** How long it is valid from `now`. */
-  validityMs: number;
-}
-
 /** A leaf certificate signed by `ca` (a pair from {@link createCA}, or any ECDSA P-256 CA). */
 export async function issueCertificate(ca: CertificatePair, options: IssueOptions): Promise<CertificatePair> {
   return (await issuing()).issueCertificate(ca, options);
-}
-
-/** Options of {@link selfSignedCertificate}. */
-export interface SelfSignedOptions {
-  /** DNS names and IP addresses the certificate names. */
-  hosts: readonly string[];
-  /** Default: the current time. */
-  now?: Date;
-  validityMs: number;
 }
 
 /** A self-signed server certificate for `hosts` (no CA: each client trusts it as is, or skips verification). */

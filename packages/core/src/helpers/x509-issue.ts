@@ -11,7 +11,7 @@ import {
   type CreateCAOptions,
   type IssueOptions,
   type SelfSignedOptions,
-} from "./certificates.ts";
+} from "./certificate-options.ts";
 
 /** Certificates start a minute before "now", so a peer whose clock is a little behind accepts them. */
 const CLOCK_SKEW_MS = 60_000;
