@@ -1,7 +1,6 @@
 // The CRDs of the Prometheus operator, for `capstan crd`: its own Prometheus, and the three monitoring.coreos.com
 // kinds it reads (annotated so the chart installs each only where the cluster has none).
-import type { ChartValuesSpec } from "@capstan/cli";
-import type { CustomResourceDefinitionObject } from "@capstan/core";
+import type { CustomResourceDefinitionObject, JSONSchemaProps } from "@capstan/core";
 import { podMonitorCrd } from "./pod-monitor.ts";
 import { prometheusCrd } from "./prometheus.ts";
 import { prometheusRuleCrd } from "./prometheus-rule.ts";
@@ -14,8 +13,12 @@ export const crds: CustomResourceDefinitionObject[] = [
   prometheusRuleCrd(),
 ];
 
-/** The chart's own values, beside those of every operator chart (capstan crd writes values.schema.json). */
-export const chartValues: ChartValuesSpec = {
+/**
+ * The chart's own values, beside those of every operator chart (capstan crd writes values.schema.json). Typed with
+ * core's JSONSchemaProps, not @capstan/cli's ChartValuesSpec: the operator's published types must not need its build
+ * tools (@capstan/cli is a devDependency).
+ */
+export const chartValues: { properties: Record<string, JSONSchemaProps> } = {
   properties: {
     reloaderImage: {
       description:

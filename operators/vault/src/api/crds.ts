@@ -1,14 +1,17 @@
 // The CRDs of the Vault operator, for `capstan crd` (crds/*.yaml, and the chart's copies and the docs reference
 // once those are declared in package.json's "capstan" field).
-import type { ChartValuesSpec } from "@capstan/cli";
-import type { CustomResourceDefinitionObject } from "@capstan/core";
+import type { CustomResourceDefinitionObject, JSONSchemaProps } from "@capstan/core";
 import { vaultClusterCrd } from "./vault-cluster.ts";
 import { vaultRecoveryCrd } from "./vault-recovery.ts";
 
 export const crds: CustomResourceDefinitionObject[] = [vaultClusterCrd(), vaultRecoveryCrd()];
 
-/** The chart's own values, beside those of every operator chart (capstan crd writes values.schema.json). */
-export const chartValues: ChartValuesSpec = {
+/**
+ * The chart's own values, beside those of every operator chart (capstan crd writes values.schema.json). Typed with
+ * core's JSONSchemaProps, not @capstan/cli's ChartValuesSpec: the operator's published types must not need its build
+ * tools (@capstan/cli is a devDependency).
+ */
+export const chartValues: { properties: Record<string, JSONSchemaProps> } = {
   properties: {
     reloaderImage: {
       description:
