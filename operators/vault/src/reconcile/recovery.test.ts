@@ -130,6 +130,15 @@ function kubelet(objects: KubeObject[], nodes: Map<string, Node>): KubeObject[] 
     const name = pod.metadata.name ?? "";
     const n = nodes.get(name);
     const ordinal = Number(name.split("-").pop());
+    // What Vault's Kubernetes service registration writes on its own pod (a server that answers labels itself).
+    if (n !== undefined) {
+      pod.metadata.labels = {
+        ...pod.metadata.labels,
+        "vault-initialized": String(n.initialized),
+        "vault-sealed": String(n.sealed),
+        "vault-active": String(n.initialized && !n.sealed && !n.standby),
+      };
+    }
     pod.status = {
       phase: "Running",
       podIP: `10.0.0.${ordinal + 1}`,
