@@ -21,6 +21,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   installOperator,
   type OperatorRelease,
+  operatorLogs,
   operatorPods,
   vaultSuitesEnabled,
 } from "./fixtures/operator-release.ts";
@@ -61,7 +62,19 @@ describe.skipIf(!vaultSuitesEnabled)(
       opNs = await createNamespace(client, "vault-life-op", restricted);
       clusterNs = await createNamespace(client, "vault-life", restricted);
       ns = clusterNs.name;
-      op = await installOperator(client, opNs.name, ns);
+      op = await installOperator(client, opNs.name, ns).catch(async (err: unknown) => {
+        // What kept the operator from becoming ready: its pods' state and logs.
+        const release = { release: "vault-operator", namespace: opNs.name };
+        for (const p of await operatorPods(client, release as OperatorRelease).catch(() => [])) {
+          console.error(
+            `${p.metadata.name}: ${JSON.stringify(p.status?.containerStatuses ?? p.status?.conditions)}`,
+          );
+        }
+        console.error(
+          await operatorLogs(client, release as OperatorRelease).catch((e: unknown) => String(e)),
+        );
+        throw err;
+      });
     }, minutes(5));
 
     afterAll(() => tearDownSuite(client, [{ namespace: ns, name }], op, [clusterNs, opNs]), minutes(5));
