@@ -300,8 +300,19 @@ describe.skipIf(!vaultSuitesEnabled)(
           console.log(
             `active ${view.active} deleted with no operator running: ${n.activeService} pointed at the new active ${leader} after ${((followedAt - deletedAt) / 1000).toFixed(1)}s`,
           );
-          // And requests through it reach Vault's active node.
-          expect(await kvGet(activeSvc, view.token, "lifecycle/greeting")).toEqual({ hello: "world" });
+          // And requests through it reach Vault's active node, once kube-proxy has the new endpoint in its rules (the
+          // EndpointSlice above changes first; a request in between still goes to the deleted pod's address).
+          await eventually(
+            async () =>
+              expect(await kvGet(activeSvc, view.token, "lifecycle/greeting", 2_000)).toEqual({
+                hello: "world",
+              }),
+            {
+              timeoutMs: 30_000,
+              intervalMs: 250,
+              message: `a read through ${n.activeService} after the failover`,
+            },
+          );
           const recovered = Date.now();
           await eventually(() => reader.outcomes().some((o) => o.at > recovered && o.error === undefined), {
             timeoutMs: 30_000,
