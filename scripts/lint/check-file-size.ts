@@ -27,8 +27,8 @@ export const ALLOWLIST: Readonly<Record<string, string>> = {
   "operators/vault/src/api/vault-cluster.ts": "Vault operator: split pending (issue 30 item 2)",
   // The Vault planner, at the limit (600) with planNext alone 251 lines; features are being added to it.
   "operators/vault/src/plan/plan.ts": "Vault operator: split by concern pending (issue 30 item 2)",
-  // Grown past the limit by the last-good configurations (issue 29.5) and the VaultRecovery (issue 28.13), merged
-  // on 2026-12-07: the reconcile's steps and the pod objects each want a module of their own.
+  // Grown past the limit by the last-good configurations (issue 29.5), merged on 2026-12-07: the reconcile's steps
+  // and the pod objects each want a module of their own.
   "operators/prometheus/src/reconcile/controller.ts":
     "Prometheus reconcile: split by step pending (issue 30 item 2)",
   "operators/prometheus/src/desired/objects.ts": "Prometheus pod objects: split pending (issue 30 item 2)",

@@ -220,6 +220,7 @@ export {
   restrictedPodSecurityContext,
   spreadOverNodes,
 } from "./helpers/pod-spec.ts";
+export { oldestOpenRequest } from "./helpers/requests.ts";
 export { statusMergePatch } from "./helpers/status-patch.ts";
 // leader: Lease leader election
 export {

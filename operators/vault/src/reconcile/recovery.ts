@@ -13,6 +13,7 @@ import {
   hasFinalizer,
   isAlreadyExists,
   isNotFound,
+  oldestOpenRequest,
   PersistentVolumeClaim,
   Pod,
   type ReconcileContext,
@@ -68,13 +69,7 @@ export async function activeRecovery(
 ): Promise<VaultRecovery | undefined> {
   const { namespace, name } = clusterRef(cluster);
   const all = await cache.list(VaultRecoveryKind, { namespace });
-  return all
-    .filter((r) => r.spec.clusterName === name && !recoveryEnded(r.status?.phase))
-    .sort(
-      (a, b) =>
-        (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "") ||
-        (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
-    )[0];
+  return oldestOpenRequest(all, (r) => r.spec.clusterName === name && !recoveryEnded(r.status?.phase));
 }
 
 /** The other VaultRecoveries of the cluster wait for the active one: Pending, saying which (written once). */

@@ -13,6 +13,7 @@ import {
   claimRetentionPatch,
   hasFinalizer,
   isNotFound,
+  oldestOpenRequest,
   PersistentVolumeClaim,
   Pod,
   type ReconcileContext,
@@ -69,13 +70,7 @@ export const RECOVERY_PHASE_ANNOTATION = "etcd.capstan.dev/restore-phase";
 export async function activeRestore(cluster: EtcdCluster, cache: Cache): Promise<EtcdRestore | undefined> {
   const { namespace, name } = clusterRef(cluster);
   const all = await cache.list(EtcdRestoreKind, { namespace });
-  return all
-    .filter((r) => r.spec.clusterName === name && !restoreEnded(r.status?.phase))
-    .sort(
-      (a, b) =>
-        (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "") ||
-        (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
-    )[0];
+  return oldestOpenRequest(all, (r) => r.spec.clusterName === name && !restoreEnded(r.status?.phase));
 }
 
 /** The members as the recovery planner sees them; their own etcd is asked alone (no quorum needed). */
