@@ -17,7 +17,7 @@ source "$local_cluster/versions.env"
 cache="${CAPSTAN_CACHE:-$HOME/.cache/capstan}"
 log() { printf '[start] %s\n' "$*" >&2; }
 
-bash "$local_cluster/build.sh" all >&2 # Kubernetes, etcd, Helm... (a no-op when cached)
+bash "$local_cluster/build.sh" cluster >&2 # Kubernetes, etcd, Helm... (a no-op when cached)
 # shellcheck source=../e2e/cluster/local/kubeconfig.sh
 source "$local_cluster/kubeconfig.sh"
 chosen="$(capstan_chosen_kubeconfig "${CAPSTAN_CLUSTER_DIR:-$repo/.cluster}")"
