@@ -33,7 +33,7 @@ operand_images=""
 if [ "${#operands[@]}" -gt 0 ] && { [ -z "$chosen" ] || [ "$chosen" = "${CAPSTAN_CLUSTER_DIR:-$repo/.cluster}/kubeconfig" ]; }; then
   # Built (Go, from the module proxy, cached by version) beside the cluster's binaries rather than after them: cold,
   # each is minutes of compiling, and the two together leave no core idle while either downloads or links.
-  log "building the ${operands[*]} images in the background (cached by version; cold, several minutes)"
+  log "building the ${operands[*]} images in the background (cached by version: cold, minutes; warm, a check)"
   operand_images_log="$(mktemp)"
   bash "$repo/e2e/images/build-all.sh" "${operands[@]}" >/dev/null 2>"$operand_images_log" &
   operand_images=$!
