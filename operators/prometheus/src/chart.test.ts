@@ -40,6 +40,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { crds } from "./api/crds.ts";
+import { DEFAULT_RELOADER_IMAGE } from "./desired/objects.ts";
 import { PrometheusOperatorMetrics } from "./reconcile/metrics.ts";
 
 const ownCrds = crds.filter((c) => c.spec.group === "monitoring.capstan.dev");
@@ -254,6 +255,8 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
     const reloader = (...sets: string[]) => envValue(operator(render(sets)), "PROMETHEUS_OPERATOR_RELOADER_IMAGE");
     const digest = `sha256:${"b".repeat(64)}`;
     expect(reloader()).toBe("docker.io/library/busybox:1.37");
+    // The operator's own default (without the chart) is the same name.
+    expect(DEFAULT_RELOADER_IMAGE).toBe(reloader());
     // A mirror of every image the chart runs, and a pinned digest, as for the operator image.
     expect(reloader("global.imageRegistry=mirror.example")).toBe("mirror.example/library/busybox:1.37");
     expect(reloader(`reloaderImage.digest=${digest}`)).toBe(`docker.io/library/busybox@${digest}`);

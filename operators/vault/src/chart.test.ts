@@ -36,6 +36,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { crds } from "./api/crds.ts";
 import { registrationRole } from "./desired/service-registration.ts";
+import { DEFAULT_RELOADER_IMAGE } from "./desired/objects.ts";
 import { VaultOperatorMetrics } from "./reconcile/metrics.ts";
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url));
@@ -213,6 +214,8 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
     const reloader = (...sets: string[]) => envValue(operator(render(sets)), "VAULT_OPERATOR_RELOADER_IMAGE");
     const digest = `sha256:${"b".repeat(64)}`;
     expect(reloader()).toBe("docker.io/library/busybox:1.37");
+    // The operator's own default (without the chart) is the same name.
+    expect(DEFAULT_RELOADER_IMAGE).toBe(reloader());
     // A mirror of every image the chart runs, and a pinned digest, as for the operator image.
     expect(reloader("global.imageRegistry=mirror.example")).toBe("mirror.example/library/busybox:1.37");
     expect(reloader(`reloaderImage.digest=${digest}`)).toBe(`docker.io/library/busybox@${digest}`);
