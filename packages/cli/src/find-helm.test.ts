@@ -78,7 +78,7 @@ describe("findHelm", () => {
     stub(join(binDir, "helm"), 0o644);
     mkdirSync(join(dir, "bin2", "helm"), { recursive: true });
     expect(findHelm({ PATH: [binDir, join(dir, "bin2")].join(":") }, undefined)).toBeUndefined();
-    expect(() => requireHelm({ PATH: binDir }, versionsEnv)).toThrow(HELM_LOOKUP_HINT);
+    expect(() => requireHelm({ PATH: binDir }, undefined)).toThrow(HELM_LOOKUP_HINT);
   });
 
   it("reads HELM_VERSION from this checkout's e2e/cluster/local/versions.env", () => {
