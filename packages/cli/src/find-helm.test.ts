@@ -59,7 +59,7 @@ describe("findHelm", () => {
     writeFileSync(versionsEnv, "HELM_VERSION=v3.21.0\n");
     expect(findHelm({ CAPSTAN_CACHE: cache, PATH: binDir }, versionsEnv)).toBe(join(binDir, "helm"));
     // Outside a checkout (no versions.env) the cache is not looked at at all.
-    expect(findHelm({ CAPSTAN_CACHE: cache, PATH: binDir }, undefined)).toBe(join(binDir, "helm"));
+    expect(findHelm({ CAPSTAN_CACHE: cache, PATH: binDir }, null)).toBe(join(binDir, "helm"));
   });
 
   it("looks a CAPSTAN_HELM without a slash up on PATH, as a shell would (CAPSTAN_HELM=helm)", () => {
@@ -77,15 +77,15 @@ describe("findHelm", () => {
   it("skips files that are not executable, and directories", () => {
     stub(join(binDir, "helm"), 0o644);
     mkdirSync(join(dir, "bin2", "helm"), { recursive: true });
-    expect(findHelm({ PATH: [binDir, join(dir, "bin2")].join(":") }, undefined)).toBeUndefined();
-    expect(() => requireHelm({ PATH: binDir }, undefined)).toThrow(HELM_LOOKUP_HINT);
+    expect(findHelm({ PATH: [binDir, join(dir, "bin2")].join(":") }, null)).toBeUndefined();
+    expect(() => requireHelm({ PATH: binDir }, null)).toThrow(HELM_LOOKUP_HINT);
   });
 
   it("reads HELM_VERSION from this checkout's e2e/cluster/local/versions.env", () => {
     const file = checkoutVersionsEnv();
     expect(file).toBe(join(root, "e2e", "cluster", "local", "versions.env"));
     expect(pinnedHelmVersion(file!)).toMatch(/^v3\.\d+\.\d+$/);
-    expect(checkoutVersionsEnv(tmpdir())).toBeUndefined();
+    expect(checkoutVersionsEnv(tmpdir())).toBeNull();
   });
 });
 

@@ -33,14 +33,14 @@ export interface HelmCandidate {
 }
 
 /**
- * The e2e/cluster/local/versions.env of the Capstan checkout this module is in (the first above it), or undefined
- * outside one (e.g. @capstan/cli installed from npm into another project).
+ * The e2e/cluster/local/versions.env of the Capstan checkout this module is in (the first above it), or null outside
+ * one (e.g. @capstan/cli installed from npm into another project).
  */
-export function checkoutVersionsEnv(from = dirname(fileURLToPath(import.meta.url))): string | undefined {
+export function checkoutVersionsEnv(from = dirname(fileURLToPath(import.meta.url))): string | null {
   for (let dir = resolve(from); ; dir = dirname(dir)) {
     const file = join(dir, "e2e", "cluster", "local", "versions.env");
     if (existsSync(file)) return file;
-    if (dirname(dir) === dir) return undefined;
+    if (dirname(dir) === dir) return null;
   }
 }
 
@@ -52,11 +52,12 @@ export function pinnedHelmVersion(versionsEnv: string): string | undefined {
 
 /**
  * The places the lookup tries, in order, each with whether a helm is there. With CAPSTAN_HELM set, it is the only
- * candidate. `versionsEnv` is the file that pins HELM_VERSION (default: {@link checkoutVersionsEnv}).
+ * candidate. `versionsEnv` is the file that pins HELM_VERSION (default: {@link checkoutVersionsEnv}; null: none, so
+ * the cache is not looked at).
  */
 export function helmCandidates(
   env: NodeJS.ProcessEnv = process.env,
-  versionsEnv: string | undefined = checkoutVersionsEnv(),
+  versionsEnv: string | null = checkoutVersionsEnv(),
 ): HelmCandidate[] {
   const named = env.CAPSTAN_HELM;
   if (named !== undefined && named !== "") {
@@ -64,7 +65,7 @@ export function helmCandidates(
     return [{ source: "CAPSTAN_HELM", path, found: executable(path) }];
   }
   const candidates: HelmCandidate[] = [];
-  const version = versionsEnv === undefined ? undefined : pinnedHelmVersion(versionsEnv);
+  const version = versionsEnv === null ? undefined : pinnedHelmVersion(versionsEnv);
   if (version !== undefined) {
     const cache = env.CAPSTAN_CACHE || join(env.HOME || homedir(), ".cache", "capstan");
     const path = join(cache, `helm-${version}`, "bin", "helm");
@@ -81,7 +82,7 @@ export function helmCandidates(
  */
 export function findHelm(
   env: NodeJS.ProcessEnv = process.env,
-  versionsEnv: string | undefined = checkoutVersionsEnv(),
+  versionsEnv: string | null = checkoutVersionsEnv(),
 ): string | undefined {
   return helmCandidates(env, versionsEnv).find((c) => c.found)?.path;
 }
@@ -89,7 +90,7 @@ export function findHelm(
 /** {@link findHelm}, or an error that says what was tried and what to do. */
 export function requireHelm(
   env: NodeJS.ProcessEnv = process.env,
-  versionsEnv: string | undefined = checkoutVersionsEnv(),
+  versionsEnv: string | null = checkoutVersionsEnv(),
 ): string {
   const candidates = helmCandidates(env, versionsEnv);
   const found = candidates.find((c) => c.found);
