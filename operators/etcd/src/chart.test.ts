@@ -282,7 +282,11 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
       "ops/etcd-operator:9.0",
     );
     expect(
-      envOf("backup.image.repository=ops/etcd-operator", `backup.image.digest=${digest}`, "global.imageRegistry=m.example"),
+      envOf(
+        "backup.image.repository=ops/etcd-operator",
+        `backup.image.digest=${digest}`,
+        "global.imageRegistry=m.example",
+      ),
     ).toBe(`m.example/ops/etcd-operator@${digest}`);
     // The one-string form of earlier charts is still taken, as it is ("" for the operator's own image).
     expect(envOf("backup.image=mirror.example/etcd-operator:9")).toBe("mirror.example/etcd-operator:9");

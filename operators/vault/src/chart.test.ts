@@ -35,8 +35,8 @@ import {
 } from "@capstan/cli/chart";
 import { describe, expect, it } from "vitest";
 import { crds } from "./api/crds.ts";
-import { registrationRole } from "./desired/service-registration.ts";
 import { DEFAULT_RELOADER_IMAGE } from "./desired/objects.ts";
+import { registrationRole } from "./desired/service-registration.ts";
 import { VaultOperatorMetrics } from "./reconcile/metrics.ts";
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url));
@@ -220,14 +220,20 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
     expect(reloader("global.imageRegistry=mirror.example")).toBe("mirror.example/library/busybox:1.37");
     expect(reloader(`reloaderImage.digest=${digest}`)).toBe(`docker.io/library/busybox@${digest}`);
     expect(
-      reloader("reloaderImage.registry=capstan.local", "reloaderImage.repository=busybox", "reloaderImage.tag=1.36"),
+      reloader(
+        "reloaderImage.registry=capstan.local",
+        "reloaderImage.repository=busybox",
+        "reloaderImage.tag=1.36",
+      ),
     ).toBe("capstan.local/busybox:1.36");
     expect(reloader("reloaderImage.registry=", "reloaderImage.repository=busybox")).toBe("busybox:1.37");
     // The one-string form of earlier charts is still taken, as it is.
     expect(reloader("reloaderImage=capstan.local/busybox:1")).toBe("capstan.local/busybox:1");
     expect(refused("reloaderImage=")).toMatch(/reloaderImage is empty/);
     expect(refused("reloaderImage.repository=")).toMatch(/reloaderImage.repository is empty/);
-    expect(refused("reloaderImage.tag=")).toMatch(/reloaderImage.tag and reloaderImage.digest are both empty/);
+    expect(refused("reloaderImage.tag=")).toMatch(
+      /reloaderImage.tag and reloaderImage.digest are both empty/,
+    );
     expect(refused("reloaderImage.digest=latest")).toMatch(/reloaderImage/);
     expect(refused("reloaderImage.version=1")).toMatch(/version/);
     expect(refused("reloaderImage=busybox 1.37")).toMatch(/reloaderImage/);

@@ -33,7 +33,8 @@ describe("operatorValuesSchema's image values", () => {
     expect(pattern.test("capstan.local/busybox:1")).toBe(true);
     expect(pattern.test("busybox 1.37")).toBe(false);
     // The digest as the operator image's: the same rule.
-    const digest = (image.properties as Record<string, JsonSchema>).digest;
-    expect(digest?.pattern).toBe((props.image?.properties as Record<string, JsonSchema>).digest?.pattern);
+    const fields = (node: JsonSchema | undefined) => (node?.properties ?? {}) as Record<string, JsonSchema>;
+    expect(fields(image).digest?.pattern).toBe(fields(props.image).digest?.pattern);
+    expect(fields(image).digest?.pattern).toBeDefined();
   });
 });

@@ -15,8 +15,8 @@ import { parseAllDocuments } from "yaml";
 import { type Drift, planCrdFiles, planDrift } from "./crd-files.ts";
 
 export { chartImage } from "./chart-image.ts";
-export { findHelm, HELM_LOOKUP_HINT, requireHelm } from "./find-helm.ts";
 export * from "./chart-monitoring.ts";
+export { findHelm, HELM_LOOKUP_HINT, requireHelm } from "./find-helm.ts";
 
 import type { K8sObject } from "./k8s-object.ts";
 

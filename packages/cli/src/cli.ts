@@ -1,11 +1,11 @@
 // The `capstan` command line: parses arguments (node:util parseArgs) and runs a command; main.ts calls it.
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { requireHelm } from "./find-helm.ts";
 import { chartImage } from "./chart-image.ts";
 import { operatorChartDirs, packageChart } from "./chart-package.ts";
 import type { CliIo } from "./cli-io.ts";
 import { formatDrift, planCrdFiles, planDrift, writePlan } from "./crd-files.ts";
+import { requireHelm } from "./find-helm.ts";
 import { writeNewOperator, writeStandaloneOperator } from "./new-operator.ts";
 import { rbacCommand } from "./rbac-command.ts";
 

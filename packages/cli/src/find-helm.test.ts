@@ -25,7 +25,10 @@ let named = "";
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "capstan-find-helm-"));
   versionsEnv = join(dir, "versions.env");
-  writeFileSync(versionsEnv, "# pins\nKUBERNETES_VERSION=v1.34.4\nHELM_VERSION=v3.22.0\nETCD_VERSION=v3.6.16\n");
+  writeFileSync(
+    versionsEnv,
+    "# pins\nKUBERNETES_VERSION=v1.34.4\nHELM_VERSION=v3.22.0\nETCD_VERSION=v3.6.16\n",
+  );
   cache = join(dir, "cache");
   binDir = join(dir, "bin");
   named = join(dir, "named", "helm");
@@ -63,9 +66,9 @@ describe("findHelm", () => {
   });
 
   it("looks a CAPSTAN_HELM without a slash up on PATH, as a shell would (CAPSTAN_HELM=helm)", () => {
-    expect(findHelm({ CAPSTAN_HELM: "helm", CAPSTAN_CACHE: cache, PATH: `/nonexistent:${binDir}` }, versionsEnv)).toBe(
-      join(binDir, "helm"),
-    );
+    expect(
+      findHelm({ CAPSTAN_HELM: "helm", CAPSTAN_CACHE: cache, PATH: `/nonexistent:${binDir}` }, versionsEnv),
+    ).toBe(join(binDir, "helm"));
   });
 
   it("never falls back from a CAPSTAN_HELM that names nothing, and requireHelm says so", () => {

@@ -46,7 +46,9 @@ export function checkoutVersionsEnv(from = dirname(fileURLToPath(import.meta.url
 
 /** The HELM_VERSION a versions.env file pins (`HELM_VERSION=v3.22.0`, quotes allowed); undefined when it has none. */
 export function pinnedHelmVersion(versionsEnv: string): string | undefined {
-  const line = /^\s*(?:export\s+)?HELM_VERSION=["']?([^"'\s#]+)["']?/m.exec(readFileSync(versionsEnv, "utf8"));
+  const line = /^\s*(?:export\s+)?HELM_VERSION=["']?([^"'\s#]+)["']?/m.exec(
+    readFileSync(versionsEnv, "utf8"),
+  );
   return line?.[1];
 }
 

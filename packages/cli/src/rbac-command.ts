@@ -2,9 +2,9 @@
 // them with what its chart grants in each of RBAC_MODES (cluster-wide, namespaced, ...).
 import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { requireHelm } from "./find-helm.ts";
 import type { CliIo } from "./cli-io.ts";
 import { readOperatorConfig } from "./config.ts";
+import { requireHelm } from "./find-helm.ts";
 import { DEFAULT_MANAGER_ACCESS, deriveRules, formatRules } from "./rbac.ts";
 import { loadAccess, RBAC_MODES, rbacDrift } from "./rbac-check.ts";
 

@@ -1,5 +1,6 @@
 // Connecting tests to a real cluster (KUBECONFIG), a namespace per test, and CRDs that are Established.
 
+import { findHelm } from "@capstan/cli/helm";
 import {
   Client,
   CoreMetrics,
@@ -9,7 +10,6 @@ import {
   Namespace,
   type ObjectOf,
 } from "@capstan/core";
-import { findHelm } from "@capstan/cli/helm";
 import { KubeConfig } from "@kubernetes/client-node";
 import { Registry } from "prom-client";
 import { eventually } from "./eventually.ts";
