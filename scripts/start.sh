@@ -50,8 +50,10 @@ else
   imported=1 # its node has no registry: the images are imported into it
 fi
 kubectl="$cache/kubernetes-$KUBERNETES_VERSION/bin/kubectl"
-helm="$cache/helm-$HELM_VERSION/bin/helm"
+# The helm that build.sh made (or CAPSTAN_HELM): the one rule every tool follows (packages/cli/src/find-helm.ts).
+helm="$("$repo/node_modules/node/bin/node" "$repo/packages/cli/src/find-helm-main.ts")"
 
+reloader=()
 # Built through turbo, which builds each one's dependencies first (@capstan/core, and @capstan/cli, whose tsup
 # preset every operator's build imports from its dist/): a clean checkout has no dist/ anywhere.
 filters=(--filter=@capstan/etcd-operator)
@@ -76,7 +78,9 @@ if [ "${imported:-0}" = 1 ]; then
   fi
   log "building and importing the images (${images[*]})"
   bash "$repo/e2e/images/build-all.sh" --import "${images[@]}" >/dev/null
-  reloader=capstan.local/busybox:1 # the local node has no registry: the Vault and Prometheus pods' sidecars use this
+  # The local node has no registry: the Vault and Prometheus pods' sidecars use capstan.local/busybox:1.
+  reloader=(--set-string reloaderImage.registry=capstan.local --set-string reloaderImage.repository=busybox
+    --set-string reloaderImage.tag=1)
 fi
 
 if [ "$prom" != false ]; then
@@ -86,7 +90,7 @@ if [ "$prom" != false ]; then
   log "installing charts/prometheus-operator (release prometheus-operator in namespace prometheus-operator)"
   "$helm" upgrade --install prometheus-operator "$repo/charts/prometheus-operator" --take-ownership \
     --namespace prometheus-operator --create-namespace --wait --timeout 5m \
-    --set serviceMonitor.enabled=true --set prometheusRule.enabled=true ${reloader:+--set "reloaderImage=$reloader"} >/dev/null
+    --set serviceMonitor.enabled=true --set prometheusRule.enabled=true "${reloader[@]}" >/dev/null
   "$kubectl" -n prometheus-operator get deploy,pods -l app.kubernetes.io/instance=prometheus-operator >&2
 fi
 
@@ -99,7 +103,7 @@ if [ "$vault" != false ]; then
   log "installing charts/vault-operator (release vault-operator in namespace vault-operator)"
   "$helm" upgrade --install vault-operator "$repo/charts/vault-operator" --take-ownership \
     --namespace vault-operator --create-namespace --wait --timeout 5m "${monitoring[@]}" \
-    ${reloader:+--set "reloaderImage=$reloader"} >/dev/null
+    "${reloader[@]}" >/dev/null
   "$kubectl" -n vault-operator get deploy,pods -l app.kubernetes.io/instance=vault-operator >&2
 fi
 

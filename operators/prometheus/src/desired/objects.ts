@@ -112,7 +112,7 @@ export const LAST_GOOD_SHARD_COMPONENT = "last-good-rules";
  */
 export const RULE_SLOT_BLOCK = 8;
 /** Default image of the reloader sidecar and init container (operator flag --reloader-image). */
-export const DEFAULT_RELOADER_IMAGE = "busybox:1.37";
+export const DEFAULT_RELOADER_IMAGE = "docker.io/library/busybox:1.37";
 /** Requests of the prometheus container when spec.resources is unset (never BestEffort). */
 export const DEFAULT_RESOURCES = { requests: { cpu: "100m", memory: "400Mi" } };
 
