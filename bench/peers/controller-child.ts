@@ -26,7 +26,6 @@ const {
   CoreMetrics,
   controller,
   defineKind,
-  getControllerOf,
   Manager,
   setControllerReference,
   silentLogger,
@@ -46,7 +45,7 @@ function upToDate(live: ConfigMap, data: Record<string, string>, owner: BenchWid
   return (
     keys.length === Object.keys(data).length &&
     keys.every((k) => live.data?.[k] === data[k]) &&
-    getControllerOf(live)?.uid === owner.metadata.uid
+    live.metadata.ownerReferences?.find((r) => r.controller)?.uid === owner.metadata.uid
   );
 }
 
