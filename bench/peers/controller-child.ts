@@ -21,15 +21,8 @@ interface BenchWidget extends KubeObject {
 type ConfigMap = ObjectOf<typeof ConfigMapKind>;
 
 // Module loading is not timed (the Go peer's binary is loaded too): the runner times from "starting".
-const {
-  ConfigMap,
-  CoreMetrics,
-  controller,
-  defineKind,
-  Manager,
-  setControllerReference,
-  silentLogger,
-} = await import("@capstan/core");
+const { ConfigMap, CoreMetrics, controller, defineKind, Manager, setControllerReference, silentLogger } =
+  await import("@capstan/core");
 
 const BenchWidget = defineKind<BenchWidget>({
   group: "bench.capstan.dev",

@@ -2,7 +2,15 @@
 // manager's leader election on that same Client still wins the Lease and renews it again and again.
 // Over HTTP/2 (what kube-apiserver negotiates) a connection carries up to 100 streams, so the old single
 // pool of 32 connections filled at 3200 watches; over HTTP/1.1 at 32. Each case opens more than that.
-import { Client, type ClientOptions, ConfigMap, Lease, Manager, type ObjectOf, silentLogger } from "@capstan/core";
+import {
+  Client,
+  type ClientOptions,
+  ConfigMap,
+  Lease,
+  Manager,
+  type ObjectOf,
+  silentLogger,
+} from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -64,7 +72,7 @@ async function electWhileWatching(lease: string, watches: number, options: Clien
   let leading = false;
   mgr.add({
     name: "leader-only",
-    start: async (signal) => {
+    start: async (signal: AbortSignal) => {
       leading = true;
       await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
       leading = false;

@@ -90,7 +90,9 @@ describe("reconcileGreeting", () => {
       { type: "Warning", reason: "InvalidSpec", note: "spec.message must be a single line" },
     ]);
     expect(run.writes.map((w) => `${w.verb} ${w.kind} ${w.subresource}`)).toEqual(["patch Greeting status"]);
-    expect(findCondition(run.get(Greeting, "hello", "default")?.status?.conditions, "Degraded")).toMatchObject({
+    expect(
+      findCondition(run.get(Greeting, "hello", "default")?.status?.conditions, "Degraded"),
+    ).toMatchObject({
       status: "True",
       reason: "InvalidSpec",
       message: "spec.message must be a single line",

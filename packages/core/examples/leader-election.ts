@@ -16,7 +16,7 @@ const mgr = new Manager({
 });
 mgr.add({
   name: "leader-only",
-  start: async (signal) => {
+  start: async (signal: AbortSignal) => {
     console.log(`${identity}: leading`);
     await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
     console.log(`${identity}: stopped leading`);

@@ -62,7 +62,14 @@ const CORE: Record<string, readonly string[]> = {
   "client/metadata-only.ts": ["metadataOnly"],
   "client/retry.ts": ["retryOnConflict"],
   "controller/controller.ts": ["Controller", "controller", "owns", "requestFromLabel", "watch"],
-  "controller/predicates.ts": ["and", "annotationsChanged", "generationChanged", "hasLabels", "labelsChanged", "or"],
+  "controller/predicates.ts": [
+    "and",
+    "annotationsChanged",
+    "generationChanged",
+    "hasLabels",
+    "labelsChanged",
+    "or",
+  ],
   // The TLS kit: make (createCA, issueCertificate), read (certificateInfo, splitPemBundle), check (signedBy,
   // renewalReason).
   "helpers/certificates.ts": [
@@ -80,7 +87,13 @@ const CORE: Record<string, readonly string[]> = {
     "claimRetentionSchema",
     "retainedClaim",
   ],
-  "helpers/conditions.ts": ["conditionsEqual", "findCondition", "isConditionTrue", "removeCondition", "setCondition"],
+  "helpers/conditions.ts": [
+    "conditionsEqual",
+    "findCondition",
+    "isConditionTrue",
+    "removeCondition",
+    "setCondition",
+  ],
   "helpers/fence.ts": ["fence"],
   "helpers/finalizers.ts": ["addFinalizer", "handleFinalizer", "hasFinalizer", "removeFinalizer"],
   "helpers/owner-references.ts": ["AlreadyOwnedError", "setControllerReference"],
@@ -111,7 +124,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 async function builtExports(entry: string): Promise<string[]> {
   const file = join(root, "dist", entry);
   if (!existsSync(file)) {
-    throw new Error(`${file} is missing: build @capstan/core first (npm run build --workspace @capstan/core)`);
+    throw new Error(
+      `${file} is missing: build @capstan/core first (npm run build --workspace @capstan/core)`,
+    );
   }
   return Object.keys(await import(file)).sort();
 }

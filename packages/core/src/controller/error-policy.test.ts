@@ -13,6 +13,7 @@ import { FakeApiServer } from "../testing/fake-api-server.ts";
 import { silentLogger } from "../util/logger.ts";
 import { type ControllerOptions, controller, type Reconciler } from "./controller.ts";
 import type { ErrorPolicy } from "./error-policy.ts";
+import { generationChanged } from "./predicates.ts";
 
 interface Widget extends KubeObject {
   spec: { size: number };
@@ -34,7 +35,9 @@ const policy: ErrorPolicy<Widget> = (err) =>
   err instanceof OperandUnavailable
     ? {
         requeueAfter: 20,
-        conditions: [{ type: "Degraded", status: "True", reason: "OperandUnavailable", message: err.message }],
+        conditions: [
+          { type: "Degraded", status: "True", reason: "OperandUnavailable", message: err.message },
+        ],
         event: { reason: "OperandUnavailable", action: "Observe" },
       }
     : undefined;
@@ -92,7 +95,18 @@ function run(reconcile: Reconciler, extra: Partial<ControllerOptions<Widget>> = 
     metricsPort: null,
     healthPort: null,
   });
-  mgr.add(controller<Widget>({ name: "widget", for: Widget, rateLimiter: limiter, reconcile, ...extra }));
+  // Status writes (the policy's conditions) do not trigger a reconcile: only requeues do, as in an operator.
+  const predicates = [generationChanged()];
+  mgr.add(
+    controller<Widget>({
+      name: "widget",
+      for: Widget,
+      rateLimiter: limiter,
+      predicates,
+      reconcile,
+      ...extra,
+    }),
+  );
   running = mgr.start(stop.signal);
 }
 

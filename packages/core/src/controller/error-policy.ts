@@ -103,7 +103,10 @@ export async function applyErrorPolicy<T extends KubeObject>(
     if (obj === undefined) return undefined;
     action = policy(err, obj);
   } catch (policyErr) {
-    ctx.log.error({ err: policyErr, reconcileErr: err }, "error policy failed; the error gets the default handling");
+    ctx.log.error(
+      { err: policyErr, reconcileErr: err },
+      "error policy failed; the error gets the default handling",
+    );
     return undefined;
   }
   if (action === undefined) return undefined;
@@ -140,7 +143,9 @@ async function writeConditions<T extends KubeObject>(
   for (const c of conditions) {
     next = setCondition(
       next,
-      c.observedGeneration === undefined && generation !== undefined ? { ...c, observedGeneration: generation } : c,
+      c.observedGeneration === undefined && generation !== undefined
+        ? { ...c, observedGeneration: generation }
+        : c,
       now,
     );
   }

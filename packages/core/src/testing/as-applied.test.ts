@@ -15,7 +15,8 @@ const desired: ObjectOf<typeof ConfigMap> = {
 describe("asApplied", () => {
   it("needs no apply; a drifted copy of it does", () => {
     expect(needsApply(desired, asApplied(desired))).toBe(false);
-    expect(needsApply(desired, { ...asApplied(desired), data: { greeting: "edited" } })).toBe(true);
+    const drifted: ObjectOf<typeof ConfigMap> = { ...asApplied(desired), data: { greeting: "edited" } };
+    expect(needsApply(desired, drifted)).toBe(true);
     expect(desired.metadata.annotations).toBeUndefined(); // not modified
   });
 

@@ -264,7 +264,9 @@ describe("reconcileOnce", () => {
       err instanceof Unreachable
         ? {
             requeueAfter: 5_000,
-            conditions: [{ type: "Degraded", status: "True" as const, reason: "Unreachable", message: err.message }],
+            conditions: [
+              { type: "Degraded", status: "True" as const, reason: "Unreachable", message: err.message },
+            ],
             event: { reason: "Unreachable" },
           }
         : undefined;
@@ -276,7 +278,9 @@ describe("reconcileOnce", () => {
     expect(run.get(Widget, "w", "ns")?.status).toMatchObject({
       conditions: [{ type: "Degraded", status: "True", reason: "Unreachable", observedGeneration: 1 }],
     });
-    expect(run.events).toMatchObject([{ type: "Warning", reason: "Unreachable", note: "the operand did not answer" }]);
+    expect(run.events).toMatchObject([
+      { type: "Warning", reason: "Unreachable", note: "the operand did not answer" },
+    ]);
 
     // An error the policy does not map is reported as it was thrown; a request given as a key needs `for`.
     const other = await reconcileOnce(

@@ -299,7 +299,9 @@ function policyKind(options: ReconcileOnceOptions, server: FakeApiServer): Kind 
   const r = options.request;
   const kind = options.for ?? ("metadata" in r ? server.kindFor(r) : undefined);
   if (kind === undefined) {
-    throw new Error("reconcileOnce: errorPolicy needs `for` (the controller's kind) or the object as `request`");
+    throw new Error(
+      "reconcileOnce: errorPolicy needs `for` (the controller's kind) or the object as `request`",
+    );
   }
   return kind;
 }

@@ -14,7 +14,11 @@ import { BACKUP_LABEL, DELETE_LABEL, UPLOAD_CONTAINER } from "../../desired/back
 import { SNAPSHOT_FINALIZER } from "../../plan/backup-deletion.ts";
 import { EtcdOperatorMetrics } from "../metrics.ts";
 import { healthyEtcd, runningMembers, testCluster } from "../test-fixture.ts";
-import { type EtcdBackupControllerOptions, etcdBackupErrorPolicy, reconcileEtcdBackup } from "./controller.ts";
+import {
+  type EtcdBackupControllerOptions,
+  etcdBackupErrorPolicy,
+  reconcileEtcdBackup,
+} from "./controller.ts";
 
 const SHA = "0f".repeat(32);
 
