@@ -9,7 +9,7 @@ import { parse as parseYaml } from "yaml";
 
 /**
  * What the client needs from a kubeconfig. client-node's `KubeConfig` fits (pass one as
- * `ClientOptions.kubeConfig`); {@link loadKubeConfig} returns Capstan's own `KubeConfigFile`.
+ * `ClientOptions.kubeConfig`); `loadKubeConfig` returns Capstan's own `KubeConfigFile`.
  */
 export interface KubeConfigLike {
   getCurrentCluster(): { server: string } | null;
