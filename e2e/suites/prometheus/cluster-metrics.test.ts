@@ -126,7 +126,12 @@ describe.skipIf(!prometheusSuitesEnabled)("spec.clusterMetrics: kubelet and API 
       },
       addressType: "IPv4",
       endpoints: [
-        { addresses: [ip!], nodeName, targetRef: { kind: "Node", name: nodeName }, conditions: { ready: true } },
+        {
+          addresses: [ip!],
+          nodeName,
+          targetRef: { kind: "Node", name: nodeName },
+          conditions: { ready: true },
+        },
       ],
       ports: [{ name: "https-metrics", port: 10250, protocol: "TCP" }],
     });

@@ -64,110 +64,125 @@ async function statusNotFound(): Promise<number> {
   return total;
 }
 
-describe.skipIf(!prometheusSuitesEnabled)("prometheus-operator's CRDs before v0.84 (no status subresource)", () => {
-  beforeAll(async () => {
-    ({ client } = connect());
-    opNs = await createNamespace(client, "prom-old-op", restricted);
-    ns = await createNamespace(client, "prom-old", restricted);
-    op = await installOperator(client, opNs.name, ns.name);
-    // The same field manager as the suite's CRDs: the subresource it no longer sets goes.
-    await applyCrd(client, withoutStatusSubresource(), "capstan-e2e-prometheus");
-    expect((await client.get(CustomResourceDefinition, SM_CRD)).spec.versions[0]?.subresources).toBeUndefined();
-    await createSampleApp(client, ns.name, "app");
-    await client.create(ServiceMonitorKind, sampleServiceMonitor(ns.name, "app", "app"));
-    await client.create(
-      ServiceMonitorKind,
-      sampleServiceMonitor(ns.name, "nothing", "app", { selector: { matchLabels: { app: "none" } } }),
-    );
-    // What the operator meets: the monitor is there, its /status is not (the API server serves the new CRD
-    // definition within moments).
-    await waitFor(
-      "a /status PATCH answered 404 while the monitor exists",
-      async () => {
-        try {
-          await client.patchStatus(ServiceMonitorKind, "nothing", ns.name, { status: {} }, "merge");
-          return undefined;
-        } catch (err) {
-          if ((err as { code?: number }).code !== 404) throw err;
-          await client.get(ServiceMonitorKind, "nothing", ns.name);
-          return true;
-        }
-      },
-      30_000,
-      500,
-    );
-    await client.create(PrometheusKind, server());
-    await waitAvailable(client, server(), 1);
-  }, minutes(6));
-
-  afterAll(async () => {
-    await op?.uninstall();
-    for (const n of [ns, opNs]) await n?.cleanup();
-    // Back to the suite's CRD, with its status subresource, for the suites after this one.
-    if (client !== undefined) await ensurePrometheusCrds(client);
-  }, minutes(5));
-
-  beforeEach(({ onTestFailed }) => {
-    onTestFailed(() => printFailureReport(client, server(), op));
-  });
-
-  it(
-    "each monitor's verdict is an Event on it, and the Prometheus says why once",
-    async () => {
-      const warning = await waitFor(
-        "a NoTargets Warning Event on the monitor that matches nothing",
-        async () =>
-          (await eventsAbout(client, ServiceMonitorKind, ns.name, "nothing")).find(
-            (e) => e.reason === "NoTargets",
-          ),
-        minutes(2),
-        2_000,
+describe.skipIf(!prometheusSuitesEnabled)(
+  "prometheus-operator's CRDs before v0.84 (no status subresource)",
+  () => {
+    beforeAll(async () => {
+      ({ client } = connect());
+      opNs = await createNamespace(client, "prom-old-op", restricted);
+      ns = await createNamespace(client, "prom-old", restricted);
+      op = await installOperator(client, opNs.name, ns.name);
+      // The same field manager as the suite's CRDs: the subresource it no longer sets goes.
+      await applyCrd(client, withoutStatusSubresource(), "capstan-e2e-prometheus");
+      expect(
+        (await client.get(CustomResourceDefinition, SM_CRD)).spec.versions[0]?.subresources,
+      ).toBeUndefined();
+      await createSampleApp(client, ns.name, "app");
+      await client.create(ServiceMonitorKind, sampleServiceMonitor(ns.name, "app", "app"));
+      await client.create(
+        ServiceMonitorKind,
+        sampleServiceMonitor(ns.name, "nothing", "app", { selector: { matchLabels: { app: "none" } } }),
       );
-      expect(warning.type).toBe("Warning");
-      expect(warning.note).toContain(`Prometheus ${ns.name}/old: accepted (in the configuration its pods run)`);
-      expect(warning.note).toContain(`the ${SM_CRD} CRD has no status subresource`);
+      // What the operator meets: the monitor is there, its /status is not (the API server serves the new CRD
+      // definition within moments).
       await waitFor(
-        "an Accepted Event on the monitor of the sample app",
-        async () =>
-          (await eventsAbout(client, ServiceMonitorKind, ns.name, "app")).find((e) => e.reason === "Accepted"),
-        minutes(1),
-        2_000,
+        "a /status PATCH answered 404 while the monitor exists",
+        async () => {
+          try {
+            await client.patchStatus(ServiceMonitorKind, "nothing", ns.name, { status: {} }, "merge");
+            return undefined;
+          } catch (err) {
+            if ((err as { code?: number }).code !== 404) throw err;
+            await client.get(ServiceMonitorKind, "nothing", ns.name);
+            return true;
+          }
+        },
+        30_000,
+        500,
       );
-      const said = (await eventsAbout(client, PrometheusKind, ns.name, "old")).filter(
-        (e) => e.reason === "MonitorStatusUnsupported",
-      );
-      expect(said).toHaveLength(1);
-      expect(said[0]?.count).toBe(1);
-      const p = await client.get(PrometheusKind, "old", ns.name);
-      expect(p.status?.conditions?.find((c) => c.type === "Reconciled")?.message).toContain(
-        "ServiceMonitor verdicts are reported as Events on each object, not in status.bindings",
-      );
-      // The monitors themselves are left as they are.
-      expect((await client.get(ServiceMonitorKind, "nothing", ns.name)).status?.bindings ?? []).toEqual([]);
-    },
-    minutes(4),
-  );
+      await client.create(PrometheusKind, server());
+      await waitAvailable(client, server(), 1);
+    }, minutes(6));
 
-  it(
-    "reconciles while the verdicts stand make no /status request and no new Event",
-    async () => {
-      const events = async () =>
-        JSON.stringify(
-          await Promise.all(
-            ["app", "nothing"].map((n) => eventsAbout(client, ServiceMonitorKind, ns.name, n)),
-          ),
+    afterAll(async () => {
+      await op?.uninstall();
+      for (const n of [ns, opNs]) await n?.cleanup();
+      // Back to the suite's CRD, with its status subresource, for the suites after this one.
+      if (client !== undefined) await ensurePrometheusCrds(client);
+    }, minutes(5));
+
+    beforeEach(({ onTestFailed }) => {
+      onTestFailed(() => printFailureReport(client, server(), op));
+    });
+
+    it(
+      "each monitor's verdict is an Event on it, and the Prometheus says why once",
+      async () => {
+        const warning = await waitFor(
+          "a NoTargets Warning Event on the monitor that matches nothing",
+          async () =>
+            (await eventsAbout(client, ServiceMonitorKind, ns.name, "nothing")).find(
+              (e) => e.reason === "NoTargets",
+            ),
+          minutes(2),
+          2_000,
         );
-      const before = { notFound: await statusNotFound(), events: await events() };
-      // A Service's labels changing reconciles every server: three times.
-      for (let i = 0; i < 3; i++) {
-        await client.patch(Service, "app", ns.name, { metadata: { labels: { touched: String(i) } } }, "merge");
-        await new Promise((r) => setTimeout(r, 3_000));
-      }
-      // Give the last reconcile a moment to finish.
-      await new Promise((r) => setTimeout(r, 5_000));
-      expect(await statusNotFound()).toBe(before.notFound);
-      expect(await events()).toBe(before.events);
-    },
-    minutes(2),
-  );
-});
+        expect(warning.type).toBe("Warning");
+        expect(warning.note).toContain(
+          `Prometheus ${ns.name}/old: accepted (in the configuration its pods run)`,
+        );
+        expect(warning.note).toContain(`the ${SM_CRD} CRD has no status subresource`);
+        await waitFor(
+          "an Accepted Event on the monitor of the sample app",
+          async () =>
+            (await eventsAbout(client, ServiceMonitorKind, ns.name, "app")).find(
+              (e) => e.reason === "Accepted",
+            ),
+          minutes(1),
+          2_000,
+        );
+        const said = (await eventsAbout(client, PrometheusKind, ns.name, "old")).filter(
+          (e) => e.reason === "MonitorStatusUnsupported",
+        );
+        expect(said).toHaveLength(1);
+        expect(said[0]?.count).toBe(1);
+        const p = await client.get(PrometheusKind, "old", ns.name);
+        expect(p.status?.conditions?.find((c) => c.type === "Reconciled")?.message).toContain(
+          "ServiceMonitor verdicts are reported as Events on each object, not in status.bindings",
+        );
+        // The monitors themselves are left as they are.
+        expect((await client.get(ServiceMonitorKind, "nothing", ns.name)).status?.bindings ?? []).toEqual([]);
+      },
+      minutes(4),
+    );
+
+    it(
+      "reconciles while the verdicts stand make no /status request and no new Event",
+      async () => {
+        const events = async () =>
+          JSON.stringify(
+            await Promise.all(
+              ["app", "nothing"].map((n) => eventsAbout(client, ServiceMonitorKind, ns.name, n)),
+            ),
+          );
+        const before = { notFound: await statusNotFound(), events: await events() };
+        // A Service's labels changing reconciles every server: three times.
+        for (let i = 0; i < 3; i++) {
+          await client.patch(
+            Service,
+            "app",
+            ns.name,
+            { metadata: { labels: { touched: String(i) } } },
+            "merge",
+          );
+          await new Promise((r) => setTimeout(r, 3_000));
+        }
+        // Give the last reconcile a moment to finish.
+        await new Promise((r) => setTimeout(r, 5_000));
+        expect(await statusNotFound()).toBe(before.notFound);
+        expect(await events()).toBe(before.events);
+      },
+      minutes(2),
+    );
+  },
+);

@@ -204,11 +204,18 @@ describe("compareRbac", () => {
       nonResourceRules: [{ nonResourceURLs: ["/metrics"], verbs: ["get"], why: "grants it" }],
     };
     expect(
-      compareRbac(withUrl, rendering({ rules: [...exact, { nonResourceURLs: ["/metrics"], verbs: ["get"] }] }), "w", "m"),
+      compareRbac(
+        withUrl,
+        rendering({ rules: [...exact, { nonResourceURLs: ["/metrics"], verbs: ["get"] }] }),
+        "w",
+        "m",
+      ),
     ).toEqual([]);
     const lacking = compareRbac(withUrl, rendering({ rules: exact }), "w", "m");
     expect(lacking).toHaveLength(1);
-    expect(lacking[0]).toMatch(/^m: the chart lacks get on URL \/metrics cluster-wide \(the operator needs it: grants it\)/);
+    expect(lacking[0]).toMatch(
+      /^m: the chart lacks get on URL \/metrics cluster-wide \(the operator needs it: grants it\)/,
+    );
     const wrongKind = compareRbac(
       withUrl,
       rendering({ rules: [...exact, { apiGroups: [""], resources: ["/metrics"], verbs: ["get"] }] }),

@@ -158,7 +158,9 @@ const cases: { name: string; access: OperatorAccess; manager?: ManagerAccess; wa
     access: {
       controllers: () => [controller({ name: "w", for: Widget, reconcile })],
       rules: [],
-      nonResourceRules: [{ nonResourceURLs: ["/metrics", "/metrics/slis"], verbs: ["get"], why: "granted on" }],
+      nonResourceRules: [
+        { nonResourceURLs: ["/metrics", "/metrics/slis"], verbs: ["get"], why: "granted on" },
+      ],
     },
     want: [...forWidget, "cluster URL /metrics: get", "cluster URL /metrics/slis: get", events],
   },
@@ -233,7 +235,10 @@ describe("deriveRules", () => {
         none,
       ),
     );
-    expect(text).toContain("  # granted on\n  - nonResourceURLs: [/metrics]\n    verbs: [get]\n");
+    expect(text).toContain('  # granted on\n  - nonResourceURLs: ["/metrics"]\n    verbs: [get]\n');
+    // It parses back to a rule a ClusterRole takes.
+    const docs = parseAllDocuments(text).map((d) => d.toJS() as { rules: unknown[] });
+    expect(docs.at(-1)?.rules).toContainEqual({ nonResourceURLs: ["/metrics"], verbs: ["get"] });
   });
 
   it("refuses an access with no controller, or something that is not one", () => {

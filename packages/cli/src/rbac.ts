@@ -229,7 +229,11 @@ export function deriveRules(access: OperatorAccess, manager: ManagerAccess): Der
     if (!Array.isArray(rule.nonResourceURLs) || rule.nonResourceURLs.some((u) => !u.startsWith("/"))) {
       throw new Error(`${at}: "nonResourceURLs" must list URL paths starting with "/"`);
     }
-    if (!Array.isArray(rule.verbs) || rule.verbs.length === 0 || rule.verbs.some((v) => !VERB_ORDER.includes(v))) {
+    if (
+      !Array.isArray(rule.verbs) ||
+      rule.verbs.length === 0 ||
+      rule.verbs.some((v) => !VERB_ORDER.includes(v))
+    ) {
       throw new Error(`${at}: "verbs" must list at least one verb of ${VERB_ORDER.join(", ")}`);
     }
     for (const url of rule.nonResourceURLs) add("cluster", "", url, rule.verbs, rule.why, undefined, true);

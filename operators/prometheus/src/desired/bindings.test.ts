@@ -144,7 +144,12 @@ describe("acceptedVerdict: Accepted means in the configuration, reported once th
   });
 
   it.each<[string, ReturnType<typeof accepted> | undefined, LoadState, string]>([
-    ["True at this generation stays True while a new configuration loads", accepted("True", 4), PENDING, "True"],
+    [
+      "True at this generation stays True while a new configuration loads",
+      accepted("True", 4),
+      PENDING,
+      "True",
+    ],
     ["... and while the pods refuse a newer one", accepted("True", 4), REFUSED, "True"],
     ["True at an older generation waits for the reload", accepted("True", 3), PENDING, "Unknown"],
     ["False before (left out) waits for the reload", accepted("False", 4), PENDING, "Unknown"],

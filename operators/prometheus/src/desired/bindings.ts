@@ -135,14 +135,15 @@ export function withoutBinding(
 export interface LoadEvidence {
   /** "namespace/name" of the server. */
   server: string;
-  /** The generation the pods should run (the candidate's id). */
-  candidate: string;
   /** The API server refused the configuration Secret or a rule shard this reconcile. */
   notWritten: boolean;
   /** Every server pod, on the spec's image, accepted `candidate`. */
   allAccepted: boolean;
-  /** The pods whose Prometheus refused `candidate`, and the generation they keep running. */
-  refused: { pods: string[]; keeps: string } | undefined;
+  /**
+   * The pods whose Prometheus refused the candidate. The messages name no generation: a pending object's status then
+   * stays the same while further configurations are written, instead of being rewritten with each one.
+   */
+  refused: { pods: string[] } | undefined;
 }
 
 /** Whether the pods run the candidate configuration, and if not, why: the objects in it wait with that reason. */
@@ -159,12 +160,12 @@ export function loadStateOf(e: LoadEvidence): LoadState {
     return {
       loaded: false,
       reason: "ConfigRefused",
-      message: `in configuration generation ${e.candidate}, which Prometheus in ${e.refused.pods.join(", ")} refused (see Prometheus ${e.server}, condition Degraded): the pods keep running generation ${e.refused.keeps || "(none yet)"}`,
+      message: `in the configuration, which Prometheus in ${e.refused.pods.join(", ")} refused (see Prometheus ${e.server}, condition Degraded, for the generation and Prometheus's words): the pods keep running the previous one`,
     };
   }
   return {
     loaded: false,
     reason: "ReloadPending",
-    message: `in configuration generation ${e.candidate}, which not every pod of Prometheus ${e.server} has loaded yet (the operator reads each ready pod's reloader state on port 9090)`,
+    message: `in the configuration, which not every pod of Prometheus ${e.server} has loaded yet (the operator reads each ready pod's reloader state on port 9090)`,
   };
 }

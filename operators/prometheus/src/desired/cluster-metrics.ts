@@ -14,8 +14,8 @@ import { defineKind, type KubeObject } from "@capstan/core";
 import type { Prometheus } from "../api/prometheus.ts";
 import {
   ClusterRole,
-  type ClusterRoleBindingObject,
   ClusterRoleBinding,
+  type ClusterRoleBindingObject,
   type ClusterRoleObject,
   foreignLabels,
   foreignRbacName,

@@ -26,7 +26,6 @@ import { DEFAULT_STORAGE_SIZE, type Prometheus, PrometheusKind } from "../api/pr
 import { CONFIG_FILE } from "./assets.ts";
 import { POD_NAME_ENV, type RenderedConfig } from "./config.ts";
 import { CHECKSUM_KEYS, generationOf } from "./generation.ts";
-import { effectiveRetentionSize } from "./retention.ts";
 import {
   CANDIDATE_DIR,
   CONFIG_KEY,
@@ -37,6 +36,7 @@ import {
   VERSION_KEY,
   WEB_PORT,
 } from "./reloader.ts";
+import { effectiveRetentionSize } from "./retention.ts";
 
 export {
   CONFIG_KEY,

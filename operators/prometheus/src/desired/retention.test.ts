@@ -47,7 +47,12 @@ describe("effectiveRetentionSize", () => {
       "8192MB",
     ],
     ["none with ephemeral storage", { storage: { ephemeral: true } }, undefined, undefined],
-    ["the user's with ephemeral storage", { retentionSize: "1GB", storage: { ephemeral: true } }, undefined, "1GB"],
+    [
+      "the user's with ephemeral storage",
+      { retentionSize: "1GB", storage: { ephemeral: true } },
+      undefined,
+      "1GB",
+    ],
   ])("%s", (_name, s, claim, want) => {
     expect(effectiveRetentionSize(spec(s), claim)).toBe(want);
   });

@@ -7,16 +7,20 @@
 // - a binding the API server refuses (422: prometheus-operator's CRD allows only its own group in bindings[].group).
 // Either way the verdict becomes an Event on the monitor: once per verdict, and again every REPORT_REPEAT_MS while a
 // verdict that needs attention (a refusal, a diagnostic) stands, since the API server drops Events after an hour.
-// Kept by the controller across reconciles, in memory: an operator restart only repeats an Event.
+// The verdict reported stands in for the status the monitor does not hold: an object Accepted at its generation stays
+// Accepted while later configurations load, as with a written status, so a configuration change does not re-report
+// every monitor. Kept by the controller across reconciles, in memory: an operator restart only repeats an Event.
+import type { ConfigResourceCondition } from "../api/monitoring-common.ts";
 
 /** How long a kind found without a status subresource is not written to before one write checks again. */
 export const STATUS_RECHECK_MS = 30 * 60_000;
 /** How often a verdict reported by Event is reported again while it stands (Events expire after 1 h by default). */
 export const REPORT_REPEAT_MS = 30 * 60_000;
 
-/** A verdict reported by Event instead of status: its signature, and when it was last reported (ms). */
+/** A verdict reported by Event instead of status: its signature, the condition, and when it was last reported (ms). */
 interface Report {
   signature: string;
+  condition: ConfigResourceCondition;
   at: number;
 }
 
@@ -73,9 +77,14 @@ export class MonitorStatusMemo {
     return this.reports.get(key)?.signature === signature;
   }
 
-  /** Records that the verdict `signature` of `key` was reported (or its report was considered) at `now`. */
-  reported(key: string, signature: string, now: number): void {
-    this.reports.set(key, { signature, at: now });
+  /** Records that the verdict `signature` (`condition`) of `key` was reported (or its report considered) at `now`. */
+  reported(key: string, signature: string, condition: ConfigResourceCondition, now: number): void {
+    this.reports.set(key, { signature, condition, at: now });
+  }
+
+  /** The condition last reported by Event for `key`: what its status would say, had it been written. */
+  condition(key: string): ConfigResourceCondition | undefined {
+    return this.reports.get(key)?.condition;
   }
 
   /** Forgets the report of `key` (its status was written). */

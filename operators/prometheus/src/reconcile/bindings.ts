@@ -14,16 +14,10 @@ import {
 } from "@capstan/core";
 import type { ConfigResourceCondition, ConfigResourceStatus } from "../api/monitoring-common.ts";
 import { PodMonitorKind } from "../api/pod-monitor.ts";
-import type { Prometheus } from "../api/prometheus.ts";
+import { GROUP, type Prometheus, PrometheusKind } from "../api/prometheus.ts";
 import { PrometheusRuleKind } from "../api/prometheus-rule.ts";
 import { ServiceMonitorKind } from "../api/service-monitor.ts";
-import {
-  bindingFor,
-  isBindingOf,
-  type LoadState,
-  withBinding,
-  withoutBinding,
-} from "../desired/bindings.ts";
+import { bindingFor, isBindingOf, type LoadState, withBinding, withoutBinding } from "../desired/bindings.ts";
 import type { MonitorFeedback, MonitorObjects } from "../desired/select.ts";
 import type { MonitorStatusMemo } from "./binding-reports.ts";
 
@@ -64,6 +58,14 @@ function sameBindings(a: ConfigResourceStatus | undefined, b: ConfigResourceStat
 
 const keyText = (o: { metadata: { namespace?: string; name?: string } }) =>
   `${o.metadata.namespace ?? ""}/${o.metadata.name ?? ""}`;
+
+/** The binding entry of `prometheus`, without conditions. */
+const ownBinding = (prometheus: Prometheus) => ({
+  group: GROUP,
+  resource: PrometheusKind.plural,
+  name: prometheus.metadata.name ?? "",
+  namespace: prometheus.metadata.namespace ?? "",
+});
 
 /** Reasons that need attention: their Event is a Warning, repeated while the verdict stands. */
 function needsAttention(c: ConfigResourceCondition): boolean {
@@ -114,7 +116,15 @@ export async function syncBindings(
     const memoKey = `${server}|${object.metadata.uid ?? keyText(object)}`;
     keys.add(memoKey);
     const status = object.status;
-    const binding = bindingFor(prometheus, f, status, load, now.toISOString());
+    // Where the status could not be written, the verdict last reported stands in for it.
+    const remembered = (status?.bindings ?? []).some((b) => isBindingOf(b, prometheus))
+      ? undefined
+      : memo.condition(memoKey);
+    const previous =
+      remembered === undefined
+        ? status
+        : withBinding(status, { ...ownBinding(prometheus), conditions: [remembered] });
+    const binding = bindingFor(prometheus, f, previous, load, now.toISOString());
     const next = withBinding(status, binding);
     const skip = memo.skipStatus(f.kind, t);
     if (!skip && sameBindings(status, next)) {
@@ -147,7 +157,7 @@ export async function syncBindings(
       } else why = REFUSED_WHY;
     }
     const repeat = memo.isRepeat(memoKey, signature);
-    memo.reported(memoKey, signature, t);
+    memo.reported(memoKey, signature, condition, t);
     // A verdict that needs no attention is reported once; one that does, again while it stands (Events expire).
     if (repeat && !needsAttention(condition)) continue;
     out.reported.push(`${f.kind} ${f.namespace}/${f.name}`);
@@ -170,7 +180,9 @@ export async function syncBindings(
     if (result === "no-status") memo.markMissing(kind, t);
   }
   const kinds = new Set(feedback.map((f) => f.kind));
-  out.noStatusKinds = memo.missingKinds().filter((k): k is MonitorKindName => kinds.has(k as MonitorKindName));
+  out.noStatusKinds = memo
+    .missingKinds()
+    .filter((k): k is MonitorKindName => kinds.has(k as MonitorKindName));
   return out;
 }
 

@@ -9,9 +9,9 @@ import { describe, expect, it } from "vitest";
 import { type Prometheus, PrometheusKind, type PrometheusSpec } from "../api/prometheus.ts";
 import { defaultSpec } from "../desired/config-fixtures.ts";
 import { ClusterRole, ClusterRoleBinding, RBAC_FINALIZER } from "../desired/objects.ts";
-import { access } from "./rbac.ts";
 import { ControllerState, reconcilePrometheus } from "./controller.ts";
 import { PrometheusOperatorMetrics } from "./metrics.ts";
+import { access } from "./rbac.ts";
 import { KINDS } from "./test-fixture.ts";
 
 const server = (spec: Partial<PrometheusSpec> = {}, generation = 1): Prometheus => ({
@@ -44,7 +44,11 @@ const run = (objects: readonly KubeObject[], request: Prometheus): Promise<Recon
 const withServer = (objects: readonly KubeObject[], p: Prometheus): KubeObject[] =>
   objects.map((o) =>
     o.kind === "Prometheus"
-      ? ({ ...p, metadata: { ...o.metadata, generation: p.metadata.generation }, status: (o as Prometheus).status } as KubeObject)
+      ? ({
+          ...p,
+          metadata: { ...o.metadata, generation: p.metadata.generation },
+          status: (o as Prometheus).status,
+        } as KubeObject)
       : o,
   );
 
@@ -101,11 +105,20 @@ describe("spec.clusterMetrics", () => {
 
   it("the operator declares every read it grants (Kubernetes refuses a grant of more than the granter holds)", () => {
     const declared = [
-      ...access.rules.map((r) => `${r.kind.plural}${r.subresource ? `/${r.subresource}` : ""}: ${r.verbs.join(",")}`),
-      ...(access.nonResourceRules ?? []).flatMap((r) => r.nonResourceURLs.map((u) => `${u}: ${r.verbs.join(",")}`)),
+      ...access.rules.map(
+        (r) => `${r.kind.plural}${r.subresource ? `/${r.subresource}` : ""}: ${r.verbs.join(",")}`,
+      ),
+      ...(access.nonResourceRules ?? []).flatMap((r) =>
+        r.nonResourceURLs.map((u) => `${u}: ${r.verbs.join(",")}`),
+      ),
     ];
     expect(declared).toEqual(
-      expect.arrayContaining(["nodes: get,list,watch", "nodes/metrics: get", "/metrics: get", "/metrics/slis: get"]),
+      expect.arrayContaining([
+        "nodes: get,list,watch",
+        "nodes/metrics: get",
+        "/metrics: get",
+        "/metrics/slis: get",
+      ]),
     );
   });
 });

@@ -283,8 +283,9 @@ describe("reconcilePrometheus", () => {
     );
     const third = await run(h, broken, server(), refuse);
     third.expectNoError();
-    expect(third.events).toHaveLength(1);
-    expect(third.events[0]?.note).toContain("endpoints[0]: port nope not found on Service web");
+    const onMonitor = third.events.filter((e) => e.regarding.kind === "ServiceMonitor");
+    expect(onMonitor).toHaveLength(1);
+    expect(onMonitor[0]?.note).toContain("endpoints[0]: port nope not found on Service web");
   });
 
   it("a Secret key a monitor references is copied into the config Secret; a missing one leaves the monitor out", async () => {
@@ -373,7 +374,10 @@ describe("reconcilePrometheus", () => {
       ),
     });
     // In the configuration: Accepted once the pods load it (none runs here).
-    expect(accepted(PrometheusRuleKind, "good")).toMatchObject({ status: "Unknown", reason: "ReloadPending" });
+    expect(accepted(PrometheusRuleKind, "good")).toMatchObject({
+      status: "Unknown",
+      reason: "ReloadPending",
+    });
     expect(accepted(ServiceMonitorKind, "web")).toMatchObject({ status: "Unknown", reason: "ReloadPending" });
     expect(r.get(PrometheusKind, "main", "monitoring")?.status?.selected).toMatchObject({
       serviceMonitors: ["monitoring/web"],

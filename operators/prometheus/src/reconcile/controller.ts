@@ -384,13 +384,9 @@ export async function reconcilePrometheus(
   if (selection !== undefined) {
     const load = loadStateOf({
       server: key,
-      candidate: candidateId,
       notWritten: configProblem !== undefined,
       allAccepted: generations.allAccepted,
-      refused:
-        refusal === undefined
-          ? undefined
-          : { pods: generations.refused.map((r) => r.pod), keeps: refusal.accepted },
+      refused: refusal === undefined ? undefined : { pods: generations.refused.map((r) => r.pod) },
     });
     bindings = await syncBindings(ctx, p, selection.feedback, obs.monitors, load, state.monitorStatus, now);
     for (const kind of bindings.noStatusKinds) {
@@ -692,7 +688,8 @@ async function act(
 
   const live = obs.statefulSet;
   const liveSize = live?.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage;
-  const wantSize = p.spec.storage.ephemeral === true ? undefined : (p.spec.storage.size ?? DEFAULT_STORAGE_SIZE);
+  const wantSize =
+    p.spec.storage.ephemeral === true ? undefined : (p.spec.storage.size ?? DEFAULT_STORAGE_SIZE);
   if (liveSize !== undefined && wantSize !== undefined && wantSize !== liveSize) {
     // A StatefulSet's claim template is immutable: keep it (and the retention size derived from it), and say what to do.
     problems.push({

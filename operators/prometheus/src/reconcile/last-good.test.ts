@@ -230,7 +230,11 @@ describe("recording the last-good generation", () => {
     ).toBe(id);
     const completed = await run(h, interrupted.objects);
     completed.expectNoError();
-    expect(writeList(completed)).toEqual(["apply Secret monitoring/prometheus-main-last-good"]);
+    // (The rule, written anew without a status, is reported Accepted now that every pod runs it.)
+    expect(writeList(completed)).toEqual([
+      "apply Secret monitoring/prometheus-main-last-good",
+      "patch PrometheusRule monitoring/a status",
+    ]);
     expect(
       completed.get(Secret, "prometheus-main-last-good", "monitoring")?.metadata.annotations?.[
         GENERATION_ANNOTATION
