@@ -35,7 +35,7 @@ const KINDS: Record<MonitorKindName, Kind> = {
 };
 
 /** The CRD of each monitor kind, for messages. */
-export const MONITOR_CRDS: Record<MonitorKindName, string> = {
+const MONITOR_CRDS: Record<MonitorKindName, string> = {
   ServiceMonitor: `${ServiceMonitorKind.plural}.${ServiceMonitorKind.group}`,
   PodMonitor: `${PodMonitorKind.plural}.${PodMonitorKind.group}`,
   PrometheusRule: `${PrometheusRuleKind.plural}.${PrometheusRuleKind.group}`,
@@ -47,7 +47,10 @@ export interface BindingsResult {
   written: number;
   /** Monitors whose verdict was reported by an Event instead ("Kind namespace/name"). */
   reported: string[];
-  /** The kinds among this server's objects whose CRD has no status subresource, sorted. */
+  /**
+   * The kinds among this server's objects whose CRD has no status subresource, sorted (the server is told once, by a
+   * Warning Event MonitorStatusUnsupported).
+   */
   noStatusKinds: MonitorKindName[];
 }
 
@@ -183,6 +186,17 @@ export async function syncBindings(
   out.noStatusKinds = memo
     .missingKinds()
     .filter((k): k is MonitorKindName => kinds.has(k as MonitorKindName));
+  // Said once on the server (its Reconciled condition says it too, from noStatusKinds).
+  for (const kind of out.noStatusKinds) {
+    if (!memo.announce(server, kind)) continue;
+    ctx.recorder.event(
+      prometheus,
+      "Warning",
+      "MonitorStatusUnsupported",
+      "Bind",
+      `the ${MONITOR_CRDS[kind]} CRD has no status subresource (prometheus-operator's CRDs before v0.84, which Helm never upgrades): this server reports each ${kind}'s verdict as an Event on it instead of status.bindings; update the CRD (kubectl apply --server-side -f charts/prometheus-operator/crds/, or prometheus-operator's v0.84 or later) to get status.bindings`,
+    );
+  }
   return out;
 }
 

@@ -76,7 +76,7 @@ import {
 import { shardRuleFiles } from "../desired/rule-shards.ts";
 import { type Selection, selectMonitors } from "../desired/select.ts";
 import { MonitorStatusMemo } from "./binding-reports.ts";
-import { type BindingsResult, MONITOR_CRDS, syncBindings } from "./bindings.ts";
+import { type BindingsResult, syncBindings } from "./bindings.ts";
 import type { PrometheusOperatorMetrics } from "./metrics.ts";
 import {
   type ForeignRbacObject,
@@ -389,16 +389,6 @@ export async function reconcilePrometheus(
       refused: refusal === undefined ? undefined : { pods: generations.refused.map((r) => r.pod) },
     });
     bindings = await syncBindings(ctx, p, selection.feedback, obs.monitors, load, state.monitorStatus, now);
-    for (const kind of bindings.noStatusKinds) {
-      if (!state.monitorStatus.announce(key, kind)) continue;
-      ctx.recorder.event(
-        p,
-        "Warning",
-        "MonitorStatusUnsupported",
-        "Bind",
-        `the ${MONITOR_CRDS[kind]} CRD has no status subresource (prometheus-operator's CRDs before v0.84, which Helm never upgrades): this server reports each ${kind}'s verdict as an Event on it instead of status.bindings; update the CRD (kubectl apply --server-side -f charts/prometheus-operator/crds/, or prometheus-operator's v0.84 or later) to get status.bindings`,
-      );
-    }
   }
   // Pods still on their way to the candidate: look again soon, to record it as last-good once they all run it.
   const catchingUp =
