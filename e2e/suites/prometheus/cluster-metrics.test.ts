@@ -138,7 +138,10 @@ describe.skipIf(!prometheusSuitesEnabled)("spec.clusterMetrics: kubelet and API 
     await client.create(ServiceMonitorKind, kubeletMonitor(ns.name));
     await client.create(ServiceMonitorKind, apiServerMonitor(ns.name));
     await client.create(PrometheusKind, server());
-    await waitAvailable(client, server(), 1);
+    await waitAvailable(client, server(), 1).catch(async (err: unknown) => {
+      await printFailureReport(client, server(), op);
+      throw err;
+    });
   }, minutes(6));
 
   afterAll(async () => {
