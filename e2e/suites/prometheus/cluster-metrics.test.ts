@@ -73,8 +73,7 @@ function apiServerMonitor(namespace: string): ServiceMonitor {
     metadata: { name: "apiserver", namespace },
     spec: {
       jobLabel: "component",
-      // Any namespace, so the (namespace-scoped) operator grants discovery with its ClusterRole.
-      namespaceSelector: { any: true },
+      namespaceSelector: { matchNames: ["default"] },
       selector: { matchLabels: { component: "apiserver", provider: "kubernetes" } },
       endpoints: [
         {
@@ -103,7 +102,8 @@ describe.skipIf(!prometheusSuitesEnabled)("spec.clusterMetrics: kubelet and API 
     ({ client } = connect());
     opNs = await createNamespace(client, "prom-cm-op", restricted);
     ns = await createNamespace(client, "prom-cm", restricted);
-    op = await installOperator(client, opNs.name, ns.name);
+    // Cluster-wide: the API server monitor's discovery is granted in namespace default.
+    op = await installOperator(client, opNs.name, "");
     // The kubelet's endpoints, as prometheus-operator's kubelet controller keeps them: the node's InternalIP.
     const node = (await client.raw(`/api/v1/nodes/${nodeName}`)) as {
       status?: { addresses?: { type: string; address: string }[] };
@@ -145,6 +145,12 @@ describe.skipIf(!prometheusSuitesEnabled)("spec.clusterMetrics: kubelet and API 
   }, minutes(6));
 
   afterAll(async () => {
+    // While the operator runs: the server's finalizer (its RBAC in default, cluster-wide) is removed with them.
+    if (ns !== undefined) {
+      await deleteAndWait(client, PrometheusKind, server(), minutes(2)).catch((err: unknown) => {
+        console.log(`deleting the Prometheus: ${String(err)}`);
+      });
+    }
     await op?.uninstall();
     for (const n of [ns, opNs]) await n?.cleanup();
   }, minutes(5));
