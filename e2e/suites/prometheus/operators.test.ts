@@ -232,9 +232,15 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
     expect(members).toHaveLength(3);
     const leader = await series(`etcd_server_has_leader{namespace="${etcdNs.name}"} == 1`, 3);
     expect(leader.map((s) => s.metric.pod).sort()).toEqual(members);
-    expect(await accepted(client, PodMonitorKind, etcdNs.name, "etcd-members", server())).toMatchObject({
-      status: "True",
-    });
+    await waitFor(
+      "Accepted=True on the etcd PodMonitor",
+      async () =>
+        (await accepted(client, PodMonitorKind, etcdNs.name, "etcd-members", server()))?.status === "True"
+          ? true
+          : undefined,
+      minutes(1),
+      1_000,
+    );
   });
 
   it("the charts' alert rules load and evaluate without error", async () => {

@@ -128,9 +128,16 @@ const operatorGrants = [
   "rbac.authorization.k8s.io/rolebindings: create,delete,get,list,patch,watch",
   "rbac.authorization.k8s.io/roles: create,delete,get,list,patch,watch",
 ];
-/** The ClusterRole every mode has: Namespaces, and cluster-wide discovery grants for servers that need them. */
+/**
+ * The ClusterRole every mode has: Namespaces, cluster-wide discovery grants for servers that need them, and what
+ * spec.clusterMetrics grants on (the kubelets' and the API server's metrics, and Nodes): never nodes/proxy.
+ */
 const clusterGrants = [
+  "//metrics/slis: get",
+  "//metrics: get",
   "/namespaces: get,list,watch",
+  "/nodes/metrics: get",
+  "/nodes: get,list,watch",
   "rbac.authorization.k8s.io/clusterrolebindings: create,delete,get,list,patch,watch",
   "rbac.authorization.k8s.io/clusterroles: create,delete,get,list,patch,watch",
 ];

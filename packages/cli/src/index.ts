@@ -41,6 +41,7 @@ export {
   deriveRules,
   formatRules,
   type ManagerAccess,
+  type NonResourceAccessRule,
   type OperatorAccess,
   READ,
   type Scope,

@@ -365,7 +365,14 @@ describe("charts built on the capstan-operator library chart", () => {
           secure.filter((n) => !n.startsWith(`${rbac}-metrics-`)),
         );
         expect(namesOf(objs, "ClusterRoleBinding"), mode).not.toContain(`${rbac}-metrics-auth`);
-        expect(JSON.stringify(objs), mode).not.toMatch(/tokenreviews|subjectaccessreviews|nonResourceURLs/);
+        expect(JSON.stringify(objs), mode).not.toMatch(/tokenreviews|subjectaccessreviews/);
+        // No metrics-reader: a non-resource URL stays only where the operator grants it on to its operands (the
+        // Prometheus operator's ClusterRole holds /metrics for its servers' spec.clusterMetrics.apiServer).
+        const urls = objs.filter((o) => JSON.stringify(o.rules ?? []).includes("nonResourceURLs"));
+        expect(
+          urls.map((o) => o.metadata.name),
+          mode,
+        ).toEqual(chart === "prometheus-operator" ? [`${rbac}-cluster`] : []);
       }
     });
 
