@@ -10,6 +10,7 @@ import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./cli.ts";
+import { findHelm } from "./find-helm.ts";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -28,6 +29,7 @@ describe("capstan new operator --standalone", () => {
   let root = "";
   const out: string[] = [];
   const err: string[] = [];
+  const helm = process.env.CAPSTAN_HELM ?? findHelm();
   // npm under the Node this test runs on (Node 24: the repository's), not whichever node is first on PATH.
   const env = {
     ...process.env,
@@ -36,6 +38,9 @@ describe("capstan new operator --standalone", () => {
     FORCE_COLOR: "0",
     npm_config_audit: "false",
     npm_config_fund: "false",
+    // The repository has no versions.env, so its chart tests find helm through CAPSTAN_HELM or PATH only, as a
+    // user's would: hand them this checkout's (the cached build on a machine without helm on PATH, as CI's).
+    ...(helm === undefined ? {} : { CAPSTAN_HELM: helm }),
   };
   const npm = (cwd: string, ...args: string[]) =>
     // A time limit: execFileSync blocks the event loop, so vitest's own test timeout cannot stop an npm that
