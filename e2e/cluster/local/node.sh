@@ -51,15 +51,32 @@ node_ready() {
 }
 # The node-IP interface carries the state dir as its alias: down removes host-wide pieces only if they are its own.
 owner() { cat "/sys/class/net/$NODE_IF/ifalias" 2>/dev/null || true; }
-# A node whose state dir is gone (a CI clone deleted after a killed run) cannot be stopped from there: stop it
+# A node whose state dir is gone (a CI clone deleted after a killed run), or whose processes all died with the
+# session or machine that ran them (its interface and alias outlive it), cannot be stopped from there: stop it
 # from here, as that state dir (its processes and mounts are found by path), and clear the ownership.
+# A node that still runs is another checkout's cluster: it is left alone, and `up` refuses.
+node_runs_at() { # state dir: any of its node's processes is alive (PID file and command line agree)
+  local name pid
+  for name in containerd kubelet kube-proxy kube-router; do
+    pid="$(cat "$1/pids/$name" 2>/dev/null)" || continue
+    [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$name" && return 0
+  done
+  return 1
+}
 reap_orphan() { # owner
   local other="$1"
-  [ -n "$other" ] && [ "$other" != "$state" ] && [ ! -d "$other" ] || return 0
-  log "a real node of $other (state dir gone) was left on this host: stopping it"
-  mkdir -p "$other/node"
-  CAPSTAN_CLUSTER_DIR="$other" CAPSTAN_ADDONS=0 bash "$0" down || true
-  rm -rf "$other"
+  [ -n "$other" ] && [ "$other" != "$state" ] || return 0
+  if [ ! -d "$other" ]; then
+    log "a real node of $other (state dir gone) was left on this host: stopping it"
+    mkdir -p "$other/node"
+    CAPSTAN_CLUSTER_DIR="$other" CAPSTAN_ADDONS=0 bash "$0" down || true
+    rm -rf "$other"
+  elif ! node_runs_at "$other"; then
+    log "a real node of $other whose processes are all gone was left on this host: clearing it"
+    CAPSTAN_CLUSTER_DIR="$other" CAPSTAN_ADDONS=0 bash "$0" down || true
+  else
+    return 0
+  fi
   [ "$(owner)" != "$other" ] || { ip link del "$BRIDGE" 2>/dev/null || true; ip link del "$NODE_IF" 2>/dev/null || true; }
 }
 
