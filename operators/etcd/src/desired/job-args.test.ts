@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { parseFinishArgs } from "../backup/download.ts";
 import { parseDeleteArgs, parseUploadArgs } from "./backup-job.ts";
-import { type FileOrS3, fileOrS3Flags, parseFileOrS3, parseFlags, S3_FLAGS } from "./job-args.ts";
+import { type FileOrS3, fileOrS3Flags, parseFileOrS3, parseFlags, S3_FLAGS } from "@capstan/backup";
 import { parseDownloadArgs } from "./restore-job.ts";
 
 const OPTIONS = { name: { type: "string" }, force: { type: "boolean" } } as const;

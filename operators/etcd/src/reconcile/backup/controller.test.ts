@@ -9,7 +9,7 @@ import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { type EtcdBackup, EtcdBackupKind } from "../../api/backup.ts";
 import { EtcdClusterKind } from "../../api/etcd-cluster.ts";
-import type { S3ObjectRef } from "../../backup/delete.ts";
+import type { S3ObjectRef } from "@capstan/backup";
 import { BACKUP_LABEL, DELETE_LABEL, UPLOAD_CONTAINER } from "../../desired/backup-job.ts";
 import { SNAPSHOT_FINALIZER } from "../../plan/backup-deletion.ts";
 import { EtcdOperatorMetrics } from "../metrics.ts";
