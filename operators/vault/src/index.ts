@@ -8,3 +8,5 @@ export * from "./plan/plan.ts";
 export * from "./reconcile/controller.ts";
 export * from "./reconcile/metrics.ts";
 export * from "./vault/vault-client.ts";
+export * from "./api/vault-snapshot.ts";
+export * from "./reconcile/snapshot.ts";

@@ -11,6 +11,7 @@ import {
   findCondition,
   generationChanged,
   isApiError,
+  Job,
   managedBySelectors,
   PersistentVolumeClaim,
   Pod,
@@ -104,6 +105,7 @@ export function vaultClusterCacheSelectors(): CacheSelector[] {
     ServiceAccount,
     Role,
     RoleBinding,
+    Job,
   ]);
 }
 
@@ -117,6 +119,8 @@ export interface VaultClusterControllerOptions {
   keys: KeysKeeper;
   /** Image of the certificate reloader sidecar (default busybox:1.37). */
   reloaderImage?: string;
+  /** The operator's own image, whose Job steps a restore Job runs (spec.restore). */
+  operatorImage?: string;
   /** Default 4: different clusters in parallel, one cluster never by two workers. */
   maxConcurrentReconciles?: number;
   /** Creates Vault clients (tests replace it). */

@@ -380,6 +380,41 @@ export class VaultClient {
     return res.auth.client_token;
   }
 
+  /** Writes (creates or replaces) the token role `name` (auth/token/roles/<name>). */
+  async writeTokenRole(name: string, body: Record<string, unknown>, options: CallOptions = {}): Promise<void> {
+    await this.call("POST", `/v1/auth/token/roles/${encodeURIComponent(name)}`, body, options);
+  }
+
+  /**
+   * Creates a short-lived, use-limited token: against the token role `role` (auth/token/create/<role>: its policies
+   * and orphan setting are the role's), or, without one, an orphan with `policies` (auth/token/create-orphan, which
+   * needs sudo: the root token). Resolves with the token; it is never logged.
+   */
+  async createLimitedToken(
+    input: { role?: string; policies?: string[]; ttl: string; numUses: number; displayName: string },
+    options: CallOptions = {},
+  ): Promise<string> {
+    const path =
+      input.role === undefined
+        ? "/v1/auth/token/create-orphan"
+        : `/v1/auth/token/create/${encodeURIComponent(input.role)}`;
+    const res = await this.call<{ auth: { client_token: string } }>(
+      "POST",
+      path,
+      {
+        ...(input.policies === undefined ? {} : { policies: input.policies }),
+        ttl: input.ttl,
+        explicit_max_ttl: input.ttl,
+        num_uses: input.numUses,
+        no_default_policy: true,
+        renewable: false,
+        display_name: input.displayName,
+      },
+      options,
+    );
+    return res.auth.client_token;
+  }
+
   /** The calling token's own information. */
   async lookupSelf(options: CallOptions = {}): Promise<VaultTokenInfo> {
     return (
