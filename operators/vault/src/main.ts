@@ -12,11 +12,9 @@ import { Client, createLogger, Manager, operatorCommandLine, shutdownSignal } fr
 import { DEFAULT_RELOADER_IMAGE } from "./desired/objects.ts";
 import { vaultClusterCacheSelectors, vaultClusterController } from "./reconcile/controller.ts";
 import { KeysKeeper } from "./reconcile/keys-keeper.ts";
+import { DEFAULT_OPERATOR_IMAGE } from "./reconcile/restore.ts";
 import { VaultOperatorMetrics } from "./reconcile/metrics.ts";
 import { vaultSnapshotController } from "./reconcile/snapshot.ts";
-
-/** The operator image the Jobs run unless --operator-image says otherwise (what the release publishes). */
-const DEFAULT_OPERATOR_IMAGE = "ghcr.io/capstan-dev/capstan/vault-operator:0.1.0";
 
 // Each Job step prints its error on stderr, which FallbackToLogsOnError makes the termination message the operator
 // reports.

@@ -11,7 +11,7 @@ import {
   type JSONSchemaProps,
   type KubeObject,
 } from "@capstan/core";
-import { GROUP, VERSION } from "./vault-cluster.ts";
+import { GROUP, VERSION } from "./group.ts";
 
 /** Seconds a snapshot may take before it is failed, unless `spec.activeDeadlineSeconds` says otherwise. */
 export const DEFAULT_SNAPSHOT_DEADLINE_SECONDS = 3600;

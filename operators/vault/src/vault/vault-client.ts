@@ -265,6 +265,11 @@ export class VaultClient {
     return this.call("PUT", "/v1/sys/unseal", { key }, { ...options, token: false });
   }
 
+  /** Discards the key shares entered so far (PUT /v1/sys/unseal {reset: true}), before trying another key set. */
+  resetUnseal(options: CallOptions = {}): Promise<VaultSealStatus> {
+    return this.call("PUT", "/v1/sys/unseal", { reset: true }, { ...options, token: false });
+  }
+
   /**
    * Unseals with `keys` (the first `threshold` of them are enough); a node already unsealed is left alone.
    * Resolves with the last seal status.
