@@ -15,6 +15,7 @@ import {
   statusMergePatch,
 } from "@capstan/core";
 import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
+import type { VaultRestore } from "../api/vault-restore.ts";
 import { VaultSnapshotKind } from "../api/vault-snapshot.ts";
 import { claimName, clusterRef, keysSecretName, podHost, podName } from "../desired/names.ts";
 import {
@@ -86,6 +87,19 @@ async function readSecret(ctx: ReconcileContext, name: string, namespace: string
   );
 }
 
+/** The first server as the restore planner reads it. */
+function restorePod(
+  seen: Observation["observed"]["pods"][number] | undefined,
+  health: { cluster_id?: string; sealed: boolean } | undefined,
+): RestoreObserved["pod0"] {
+  if (seen === undefined) return { exists: false, reachable: false };
+  const terminating = seen.terminatingSince === undefined ? {} : { terminating: true };
+  const id = health?.cluster_id && !health.sealed ? { clusterID: health.cluster_id } : {};
+  const v = seen.vault;
+  if (!v.reachable) return { exists: true, ...terminating, reachable: false, error: v.error };
+  return { exists: true, ...terminating, reachable: true, initialized: v.initialized, sealed: v.sealed, ...id };
+}
+
 interface RestoreMaterial {
   observed: RestoreObserved;
   from?: StoredSnapshot;
@@ -98,7 +112,7 @@ interface RestoreMaterial {
 async function observeRestore(ctx: ReconcileContext, rc: RestoreContext): Promise<RestoreMaterial> {
   const { cluster, obs } = rc;
   const { namespace, name } = clusterRef(cluster);
-  const restore = cluster.spec.restore ?? {};
+  const restore: VaultRestore = cluster.spec.restore ?? {};
   const snapshot =
     restore.snapshot === undefined ? undefined : await ctx.cache.get(VaultSnapshotKind, restore.snapshot.name, namespace);
   const from = resolveRestoreSource(restore, snapshot);
@@ -149,7 +163,9 @@ async function observeRestore(ctx: ReconcileContext, rc: RestoreContext): Promis
         }),
     ...(restore.sha256 === undefined ? {} : { expectedSha256: restore.sha256 }),
     keysSource:
-      sourceSecret === undefined ? { name: sourceName, missing: true } : { name: sourceName, unsealKeys: sourceKeys.length },
+      sourceSecret === undefined
+        ? { name: sourceName, missing: true as const }
+        : { name: sourceName, unsealKeys: sourceKeys.length },
     ...(own === undefined
       ? {}
       : {
@@ -159,17 +175,7 @@ async function observeRestore(ctx: ReconcileContext, rc: RestoreContext): Promis
           },
         }),
     claims,
-    pod0: {
-      exists: seen !== undefined,
-      ...(seen?.terminatingSince === undefined ? {} : { terminating: true }),
-      reachable: seen?.vault.reachable === true,
-      ...(seen?.vault.reachable === true
-        ? { initialized: seen.vault.initialized, sealed: seen.vault.sealed }
-        : seen === undefined
-          ? {}
-          : { error: seen.vault.error }),
-      ...(health?.cluster_id && health.sealed === false ? { clusterID: health.cluster_id } : {}),
-    },
+    pod0: restorePod(seen, health),
     ...(started === undefined ? {} : { initStartedAt: new Date(started) }),
     ...(temp === undefined
       ? {}
