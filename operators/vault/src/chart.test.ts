@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { formatDrift } from "@capstan/cli";
 import {
   chartCrdDrift,
+  chartImage,
   crdPermissions,
   dashboardQueries,
   deploymentPodSpec,
@@ -36,6 +37,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { crds } from "./api/crds.ts";
 import { registrationRole } from "./desired/service-registration.ts";
+import { DEFAULT_OPERATOR_IMAGE } from "./reconcile/restore.ts";
 import { VaultOperatorMetrics } from "./reconcile/metrics.ts";
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url));
@@ -214,6 +216,14 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
     const local = render(["reloaderImage=capstan.local/busybox:1"]);
     expect(envValue(operator(local), "VAULT_OPERATOR_RELOADER_IMAGE")).toBe("capstan.local/busybox:1");
     expect(refused("reloaderImage=")).toMatch(/reloaderImage/);
+  });
+
+  it("passes the operator's own image to the snapshot and restore Jobs, the default the release pushes", () => {
+    expect(envValue(operator(render()), "VAULT_OPERATOR_IMAGE")).toBe(chartImage(chartDir));
+    expect(envValue(operator(render(["image.tag=1.2.3"])), "VAULT_OPERATOR_IMAGE")).toBe(
+      "ghcr.io/capstan-dev/capstan/vault-operator:1.2.3",
+    );
+    expect(DEFAULT_OPERATOR_IMAGE).toBe(chartImage(chartDir));
   });
 
   it("renders the PrometheusRule only when asked, with alerts on the operator's own metrics", () => {
