@@ -42,6 +42,12 @@ describe("planSnapshot before the Job", () => {
   it.each([
     ["no cluster", { cluster: undefined }, "ClusterNotFound", true],
     ["no active node", { cluster: baseCluster(3) }, "NoActiveNode", false],
+    [
+      "the cluster being restored (a temporary Vault serves)",
+      { cluster: { ...activeCluster(), status: { ...activeCluster().status, phase: "Restoring" as const } } },
+      "ClusterRestoring",
+      false,
+    ],
   ] as const)("waits, Pending: %s", (_what, over, reason, degraded) => {
     const p = plan(over);
     expect(p.action).toBeUndefined();

@@ -205,6 +205,13 @@ export function planSnapshot(input: SnapshotInput): SnapshotPlan {
       `${input.secretsProblem}: create it (or fix the field), then create another VaultSnapshot`,
     );
   }
+  if (cluster.status?.phase === "Restoring") {
+    return pending(
+      "ClusterRestoring",
+      `VaultCluster ${snapshot.spec.clusterName} is being restored from a snapshot (its first server holds a temporary Vault until then): waiting for the restore`,
+      false,
+    );
+  }
   const active = cluster.status?.active;
   if (active === undefined || cluster.status?.clusterID === undefined) {
     return pending(
