@@ -77,7 +77,7 @@ async function readTar(
 ): Promise<{ files: Map<string, { size: number; sha256: string }>; small: Map<string, Buffer> }> {
   const files = new Map<string, { size: number; sha256: string }>();
   const small = new Map<string, Buffer>();
-  let buf = Buffer.alloc(0);
+  let buf: Buffer = Buffer.alloc(0);
   let entry: Entry | undefined;
   let padding = 0;
   let pax: Map<string, string> | undefined;
