@@ -101,11 +101,16 @@ describe.skipIf(!vaultSuitesEnabled)("VaultSnapshot and a restore into a new Vau
         },
         { timeoutMs: minutes(3), intervalMs: 1_000, message: "the VaultCluster is deleted" },
       );
-      for (const c of (await client.list(PersistentVolumeClaim, { namespace: ns, labelSelector: clusterSelector(name) })).items)
+      for (const c of (
+        await client.list(PersistentVolumeClaim, { namespace: ns, labelSelector: clusterSelector(name) })
+      ).items)
         await client.delete(PersistentVolumeClaim, c.metadata.name ?? "", ns);
       await eventually(
         async () => {
-          const left = await client.list(PersistentVolumeClaim, { namespace: ns, labelSelector: clusterSelector(name) });
+          const left = await client.list(PersistentVolumeClaim, {
+            namespace: ns,
+            labelSelector: clusterSelector(name),
+          });
           expect(left.items.map((c) => c.metadata.name)).toEqual([]);
         },
         { timeoutMs: minutes(3), intervalMs: 1_000, message: "the data claims are deleted" },
@@ -113,14 +118,20 @@ describe.skipIf(!vaultSuitesEnabled)("VaultSnapshot and a restore into a new Vau
       expect(await secretExists(client, ns, names(name).keys)).toBe(true);
 
       // A new VaultCluster of the same name, restored from the snapshot, with three servers.
-      await client.create(VaultClusterKind, vaultCluster(ns, name, { restore: { snapshot: { name: "snap-1" } } }));
+      await client.create(
+        VaultClusterKind,
+        vaultCluster(ns, name, { restore: { snapshot: { name: "snap-1" } } }),
+      );
       await waitAvailable(client, ns, name, 3, minutes(10));
       const after = await waitVault(client, ns, name, 3);
       expect(after.clusterId).toBe(before.clusterId);
       const again = await serviceTarget(client, ns, names(name).activeService, after.ca, name);
       expect(await kvGet(again, after.token, "app/db")).toEqual({ password: "s3cr3t-before-snapshot" });
       const restored = await client.get(VaultClusterKind, name, ns);
-      expect(restored.status?.restore).toMatchObject({ source: "snapshot/snap-1", clusterID: before.clusterId });
+      expect(restored.status?.restore).toMatchObject({
+        source: "snapshot/snap-1",
+        clusterID: before.clusterId,
+      });
       expect(restored.status?.restore?.completionTime).toBeDefined();
       // Nothing of the restore is left: the temporary keys, the token, the Job.
       expect(await secretExists(client, ns, `${name}-restore-keys`)).toBe(false);

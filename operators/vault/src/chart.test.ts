@@ -37,8 +37,8 @@ import {
 import { describe, expect, it } from "vitest";
 import { crds } from "./api/crds.ts";
 import { registrationRole } from "./desired/service-registration.ts";
-import { DEFAULT_OPERATOR_IMAGE } from "./reconcile/restore.ts";
 import { VaultOperatorMetrics } from "./reconcile/metrics.ts";
+import { DEFAULT_OPERATOR_IMAGE } from "./reconcile/restore.ts";
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url));
 const chartDir = fileURLToPath(new URL("../../../charts/vault-operator/", import.meta.url));

@@ -12,15 +12,18 @@ import { Client, createLogger, Manager, operatorCommandLine, shutdownSignal } fr
 import { DEFAULT_RELOADER_IMAGE } from "./desired/objects.ts";
 import { vaultClusterCacheSelectors, vaultClusterController } from "./reconcile/controller.ts";
 import { KeysKeeper } from "./reconcile/keys-keeper.ts";
-import { DEFAULT_OPERATOR_IMAGE } from "./reconcile/restore.ts";
 import { VaultOperatorMetrics } from "./reconcile/metrics.ts";
+import { DEFAULT_OPERATOR_IMAGE } from "./reconcile/restore.ts";
 import { vaultSnapshotController } from "./reconcile/snapshot.ts";
 
 // Each Job step prints its error on stderr, which FallbackToLogsOnError makes the termination message the operator
 // reports.
 const jobSteps = new Map<string, () => Promise<(argv: string[]) => Promise<unknown>>>([
   ["vault-snapshot-save", async () => (await import("./snapshot/commands.ts")).vaultSnapshotSaveCommand],
-  ["vault-snapshot-restore", async () => (await import("./snapshot/commands.ts")).vaultSnapshotRestoreCommand],
+  [
+    "vault-snapshot-restore",
+    async () => (await import("./snapshot/commands.ts")).vaultSnapshotRestoreCommand,
+  ],
   ["backup-upload", async () => (await import("@capstan/backup")).backupUploadCommand],
   ["backup-fetch", async () => (await import("@capstan/backup")).backupFetchCommand],
 ]);

@@ -73,7 +73,11 @@ export interface S3Endpoint {
 }
 
 /** The endpoint fields of an S3 destination or source, defaults applied. */
-export function s3EndpointOf(s3: { region?: string; endpoint?: string; forcePathStyle?: boolean }): S3Endpoint {
+export function s3EndpointOf(s3: {
+  region?: string;
+  endpoint?: string;
+  forcePathStyle?: boolean;
+}): S3Endpoint {
   return {
     region: s3.region ?? DEFAULT_S3_REGION,
     ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),

@@ -13,11 +13,11 @@ import {
   parseExpectation,
   parseFileOrS3,
   parseFlags,
+  SOURCE_MOUNT,
   type StoredSnapshot,
   s3CaMounts,
   s3CaVolumes,
   s3CredentialsEnv,
-  SOURCE_MOUNT,
   sourceLocation,
   storedSnapshotAt,
 } from "@capstan/backup";

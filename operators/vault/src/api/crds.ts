@@ -5,7 +5,11 @@ import { vaultClusterCrd } from "./vault-cluster.ts";
 import { vaultRecoveryCrd } from "./vault-recovery.ts";
 import { vaultSnapshotCrd } from "./vault-snapshot.ts";
 
-export const crds: CustomResourceDefinitionObject[] = [vaultClusterCrd(), vaultRecoveryCrd(), vaultSnapshotCrd()];
+export const crds: CustomResourceDefinitionObject[] = [
+  vaultClusterCrd(),
+  vaultRecoveryCrd(),
+  vaultSnapshotCrd(),
+];
 
 /**
  * The chart's own values, beside those of every operator chart (capstan crd writes values.schema.json). Typed with

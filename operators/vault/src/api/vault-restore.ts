@@ -80,7 +80,8 @@ const restoreSchemaProps: JSONSchemaProps = {
     },
     {
       rule: "self == oldSelf",
-      message: "spec.restore is immutable: it says how the cluster started; create a new VaultCluster to restore another snapshot",
+      message:
+        "spec.restore is immutable: it says how the cluster started; create a new VaultCluster to restore another snapshot",
     },
   ],
 };

@@ -7,11 +7,17 @@ import { parse } from "yaml";
 import type { VaultCluster } from "./vault-cluster.ts";
 import { vaultClusterSchema } from "./vault-cluster.ts";
 import { restoreSchema, type VaultRestore } from "./vault-restore.ts";
-import { type VaultSnapshot, type VaultSnapshotSpec, vaultSnapshotCrd, vaultSnapshotSchema } from "./vault-snapshot.ts";
+import {
+  type VaultSnapshot,
+  type VaultSnapshotSpec,
+  vaultSnapshotCrd,
+  vaultSnapshotSchema,
+} from "./vault-snapshot.ts";
 
 type Schema = { properties?: Record<string, Schema>; "x-kubernetes-validations"?: { rule: string }[] };
 const props = (s: Schema | undefined) => Object.keys(s?.properties ?? {}).sort();
-const sample = <T>(file: string) => parse(readFileSync(new URL(`../../samples/${file}`, import.meta.url), "utf8")) as T;
+const sample = <T>(file: string) =>
+  parse(readFileSync(new URL(`../../samples/${file}`, import.meta.url), "utf8")) as T;
 
 describe("VaultSnapshot", () => {
   const spec = (vaultSnapshotSchema as Schema).properties?.spec;

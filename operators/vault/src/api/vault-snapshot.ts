@@ -103,7 +103,10 @@ const specSchema: JSONSchemaProps = {
     },
   },
   "x-kubernetes-validations": [
-    { rule: "self == oldSelf", message: "spec is immutable: create another VaultSnapshot for another snapshot" },
+    {
+      rule: "self == oldSelf",
+      message: "spec is immutable: create another VaultSnapshot for another snapshot",
+    },
   ],
 };
 
@@ -127,7 +130,11 @@ const statusSchema: JSONSchemaProps = {
       type: "string",
       description: "Where the snapshot is stored: s3://<bucket>/<key> or pvc://<claim>/<path>.",
     },
-    raftIndex: { type: "integer", format: "int64", description: "The snapshot's raft index (its meta.json)." },
+    raftIndex: {
+      type: "integer",
+      format: "int64",
+      description: "The snapshot's raft index (its meta.json).",
+    },
     raftTerm: { type: "integer", format: "int64", description: "The snapshot's raft term." },
     vaultVersion: {
       type: "string",

@@ -110,7 +110,10 @@ export function restoreSourceName(restore: VaultRestore): string {
  * Where to read the snapshot: spec.restore's s3 or pvc, or the location the VaultSnapshot it names recorded (with
  * its size and sha256). Undefined when it names a VaultSnapshot whose location does not name its destination.
  */
-export function resolveRestoreSource(restore: VaultRestore, snapshot?: VaultSnapshot): StoredSnapshot | undefined {
+export function resolveRestoreSource(
+  restore: VaultRestore,
+  snapshot?: VaultSnapshot,
+): StoredSnapshot | undefined {
   const expect = restore.sha256 === undefined ? {} : { sha256: restore.sha256 };
   if (restore.s3 !== undefined) return { kind: "s3", s3: restore.s3, ...expect };
   if (restore.pvc !== undefined) return { kind: "pvc", ...restore.pvc, ...expect };
@@ -129,7 +132,11 @@ export function firstServerAddress(cluster: VaultCluster): string {
 const SMALL = { requests: { cpu: "50m", memory: "64Mi" }, limits: { memory: "256Mi" } };
 
 /** The restore Job, controlled by the VaultCluster. */
-export function restoreJob(input: { cluster: VaultCluster; from: StoredSnapshot; operatorImage: string }): JobObject {
+export function restoreJob(input: {
+  cluster: VaultCluster;
+  from: StoredSnapshot;
+  operatorImage: string;
+}): JobObject {
   const { cluster, from, operatorImage } = input;
   const { namespace } = clusterRef(cluster);
   const s3 = from.kind === "s3" ? from.s3 : undefined;

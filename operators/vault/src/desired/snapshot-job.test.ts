@@ -23,7 +23,12 @@ const snapshot = (destination: VaultSnapshot["spec"]["destination"]): VaultSnaps
   spec: { clusterName: "demo", destination, activeDeadlineSeconds: 900 },
 });
 const s3 = snapshot({
-  s3: { bucket: "snaps", prefix: "vault/prod", credentialsSecret: { name: "creds" }, caSecret: { name: "minio-ca" } },
+  s3: {
+    bucket: "snaps",
+    prefix: "vault/prod",
+    credentialsSecret: { name: "creds" },
+    caSecret: { name: "minio-ca" },
+  },
 });
 
 describe("snapshotJob", () => {
@@ -49,7 +54,11 @@ describe("snapshotJob", () => {
     expect(vaultSnapshotLocation(s3)).toBe("s3://snaps/vault/prod/ns/demo/s1-u-s1.snap");
     expect(job.metadata.annotations?.["vault.capstan.dev/location"]).toBe(vaultSnapshotLocation(s3));
     expect(job.spec?.activeDeadlineSeconds).toBe(900);
-    expect(job.metadata.ownerReferences?.[0]).toMatchObject({ kind: "VaultSnapshot", name: "s1", controller: true });
+    expect(job.metadata.ownerReferences?.[0]).toMatchObject({
+      kind: "VaultSnapshot",
+      name: "s1",
+      controller: true,
+    });
   });
 
   it("gives the token to the snapshot step only, as a mounted file; the S3 credentials to the upload only", () => {
@@ -62,7 +71,10 @@ describe("snapshotJob", () => {
     const text = JSON.stringify(job);
     expect(text).not.toMatch(/hvs\./);
     const tokenVolume = spec?.volumes?.find((v) => v.name === "vault-token");
-    expect(tokenVolume?.secret).toMatchObject({ secretName: "s1-vault-token", items: [{ key: "token", path: "token" }] });
+    expect(tokenVolume?.secret).toMatchObject({
+      secretName: "s1-vault-token",
+      items: [{ key: "token", path: "token" }],
+    });
   });
 
   it("mounts only ca.crt of the cluster's TLS Secret, never its key", () => {
@@ -89,7 +101,9 @@ describe("snapshotJob", () => {
 
   it("refuses a cluster that is not spec.clusterName's", () => {
     const other = { ...cluster(3), metadata: { ...cluster(3).metadata, name: "other" } };
-    expect(() => snapshotJob({ snapshot: s3, cluster: other, operatorImage: "op:1" })).toThrow(/spec.clusterName/);
+    expect(() => snapshotJob({ snapshot: s3, cluster: other, operatorImage: "op:1" })).toThrow(
+      /spec.clusterName/,
+    );
   });
 });
 

@@ -26,7 +26,7 @@ import {
   type VaultSnapshot,
   VaultSnapshotKind,
 } from "../api/vault-snapshot.ts";
-import { activeServiceName, API_PORT, clusterRef, MANAGED_BY, tlsSecretName } from "./names.ts";
+import { API_PORT, activeServiceName, clusterRef, MANAGED_BY, tlsSecretName } from "./names.ts";
 import type { SecretObject } from "./objects.ts";
 import { saveArgs } from "./snapshot-args.ts";
 
@@ -57,7 +57,8 @@ export const OPERATOR_UID = 1000;
 /** Name and namespace of the snapshot; throws when the object lacks them. */
 function snapshotName(snapshot: VaultSnapshot): { name: string; namespace: string } {
   const { name, namespace } = snapshot.metadata;
-  if (!name || !namespace) throw new Error("VaultSnapshot: metadata.name and metadata.namespace are required");
+  if (!name || !namespace)
+    throw new Error("VaultSnapshot: metadata.name and metadata.namespace are required");
   return { name, namespace };
 }
 
@@ -114,7 +115,11 @@ export function snapshotTokenSecret(snapshot: VaultSnapshot, token: string): Sec
 export function vaultCaVolume(cluster: VaultCluster): NonNullable<PodSpec["volumes"]>[number] {
   return {
     name: "vault-ca",
-    secret: { secretName: tlsSecretName(cluster), defaultMode: 0o440, items: [{ key: "ca.crt", path: "ca.crt" }] },
+    secret: {
+      secretName: tlsSecretName(cluster),
+      defaultMode: 0o440,
+      items: [{ key: "ca.crt", path: "ca.crt" }],
+    },
   };
 }
 

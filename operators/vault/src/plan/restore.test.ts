@@ -35,17 +35,17 @@ describe("planRestore: checks before anything is made", () => {
       { snapshot: { phase: "Running", readable: true } },
       "RestoreSnapshotNotSucceeded",
     ],
-    [
-      "spec.restore.sha256 not the snapshot's",
-      { expectedSha256: "b".repeat(64) },
-      "RestoreChecksumMismatch",
-    ],
+    ["spec.restore.sha256 not the snapshot's", { expectedSha256: "b".repeat(64) }, "RestoreChecksumMismatch"],
     [
       "a snapshot of a newer Vault than spec.version",
       { snapshot: { phase: "Succeeded", vaultVersion: "1.15.0", readable: true } },
       "RestoreVersionDowngrade",
     ],
-    ["the keys Secret missing", { keysSource: { name: "old-keys", missing: true as const } }, "RestoreKeysMissing"],
+    [
+      "the keys Secret missing",
+      { keysSource: { name: "old-keys", missing: true as const } },
+      "RestoreKeysMissing",
+    ],
     ["the keys Secret empty", { keysSource: { name: "old-keys", unsealKeys: 0 } }, "RestoreKeysMissing"],
     [
       "the cluster's keys Secret holding other keys",
@@ -59,10 +59,16 @@ describe("planRestore: checks before anything is made", () => {
 
   it("copies the keys from another Secret before anything else, and never over other keys", () => {
     expect(
-      plan({ keysSource: { name: "old-keys", unsealKeys: 3 }, ownKeys: { unsealKeys: 0, sameAsSource: false } }).type,
+      plan({
+        keysSource: { name: "old-keys", unsealKeys: 3 },
+        ownKeys: { unsealKeys: 0, sameAsSource: false },
+      }).type,
     ).toBe("CopyKeys");
     expect(
-      plan({ keysSource: { name: "old-keys", unsealKeys: 3 }, ownKeys: { unsealKeys: 3, sameAsSource: true } }).type,
+      plan({
+        keysSource: { name: "old-keys", unsealKeys: 3 },
+        ownKeys: { unsealKeys: 3, sameAsSource: true },
+      }).type,
     ).toBe("CreateFirstPod");
   });
 });
@@ -70,7 +76,9 @@ describe("planRestore: checks before anything is made", () => {
 describe("planRestore: the temporary Vault", () => {
   it("makes pod 0, waits for it, inits it (after an init's grace), unseals it, makes the token, then the Job", () => {
     expect(plan({}).type).toBe("CreateFirstPod");
-    expect(plan({ claims: marked("pending"), pod0: { exists: true, reachable: false, error: "no IP" } })).toMatchObject({
+    expect(
+      plan({ claims: marked("pending"), pod0: { exists: true, reachable: false, error: "no IP" } }),
+    ).toMatchObject({
       type: "Wait",
       reason: "PodStarting",
     });
@@ -80,13 +88,15 @@ describe("planRestore: the temporary Vault", () => {
       plan({ claims: marked("pending"), pod0: uninit, initStartedAt: new Date(now.getTime() - 30_000) }).type,
     ).toBe("Wait");
     const sealed = { exists: true, reachable: true, initialized: true, sealed: true };
-    expect(plan({ claims: marked("pending"), pod0: sealed, temporaryKeys: temporary }).type).toBe("UnsealTemporary");
+    expect(plan({ claims: marked("pending"), pod0: sealed, temporaryKeys: temporary }).type).toBe(
+      "UnsealTemporary",
+    );
     const noID = { unsealKeys: 1, rootToken: true };
     expect(plan({ claims: marked("pending"), pod0: up, temporaryKeys: noID }).type).toBe("MakeToken");
     expect(plan({ claims: marked("pending"), pod0: up, temporaryKeys: temporary }).type).toBe("MakeToken");
-    expect(plan({ claims: marked("pending"), pod0: up, temporaryKeys: temporary, tokenSecret: true }).type).toBe(
-      "CreateJob",
-    );
+    expect(
+      plan({ claims: marked("pending"), pod0: up, temporaryKeys: temporary, tokenSecret: true }).type,
+    ).toBe("CreateJob");
   });
 
   it("an initialized pod 0 whose temporary keys were lost is refused, with the way out", () => {
@@ -111,7 +121,9 @@ describe("planRestore: the Job and after", () => {
       job: { succeeded: false, failed: { reason: "BackoffLimitExceeded", message: "fetch: sha256 differs" } },
     });
     expect(failed).toMatchObject({ type: "Refuse", reason: "RestoreFailed" });
-    expect(failed.type === "Refuse" && failed.message).toMatch(/fetch: sha256 differs.*kubectl delete job demo-restore/);
+    expect(failed.type === "Refuse" && failed.message).toMatch(
+      /fetch: sha256 differs.*kubectl delete job demo-restore/,
+    );
     expect(plan(forced).type).toBe("CreateJob");
   });
 

@@ -101,7 +101,11 @@ export function planRestore(o: RestoreObserved): RestoreStep {
           `spec.restore.snapshot: ${o.source} is ${o.snapshot.phase ?? "not started"}, not Succeeded: restore from a snapshot that was stored and verified`,
         );
       }
-      if (o.expectedSha256 !== undefined && o.snapshot.sha256 !== undefined && o.expectedSha256 !== o.snapshot.sha256) {
+      if (
+        o.expectedSha256 !== undefined &&
+        o.snapshot.sha256 !== undefined &&
+        o.expectedSha256 !== o.snapshot.sha256
+      ) {
         return refuse(
           "RestoreChecksumMismatch",
           `spec.restore.sha256 is ${o.expectedSha256} but ${o.source} recorded ${o.snapshot.sha256}: fix spec.restore.sha256 or name the snapshot you meant`,
@@ -151,8 +155,14 @@ export function planRestore(o: RestoreObserved): RestoreStep {
   }
   const temp = o.temporaryKeys;
   if (pod.initialized !== true) {
-    if (o.initStartedAt !== undefined && o.now.getTime() - o.initStartedAt.getTime() < RESTORE_INIT_GRACE_MS) {
-      return wait("InitInProgress", `an init of the temporary Vault started at ${o.initStartedAt.toISOString()}`);
+    if (
+      o.initStartedAt !== undefined &&
+      o.now.getTime() - o.initStartedAt.getTime() < RESTORE_INIT_GRACE_MS
+    ) {
+      return wait(
+        "InitInProgress",
+        `an init of the temporary Vault started at ${o.initStartedAt.toISOString()}`,
+      );
     }
     return {
       type: "InitTemporary",

@@ -9,10 +9,19 @@ import { planSnapshot, planTokenFailed, type SnapshotInput } from "./snapshot.ts
 const now = new Date("2026-12-07T10:00:00Z");
 const SHA = "a".repeat(64);
 
-const snapshot = (over: Partial<VaultSnapshot["spec"]> = {}, status?: VaultSnapshot["status"]): VaultSnapshot => ({
+const snapshot = (
+  over: Partial<VaultSnapshot["spec"]> = {},
+  status?: VaultSnapshot["status"],
+): VaultSnapshot => ({
   apiVersion: "vault.capstan.dev/v1alpha1",
   kind: "VaultSnapshot",
-  metadata: { name: "s1", namespace: "ns", uid: "u-s1", generation: 1, creationTimestamp: "2026-12-07T09:59:00Z" },
+  metadata: {
+    name: "s1",
+    namespace: "ns",
+    uid: "u-s1",
+    generation: 1,
+    creationTimestamp: "2026-12-07T09:59:00Z",
+  },
   spec: {
     clusterName: "demo",
     destination: { s3: { bucket: "snaps", credentialsSecret: { name: "s3" } } },
@@ -59,7 +68,11 @@ describe("planSnapshot before the Job", () => {
 
   it("fails past spec.activeDeadlineSeconds from its creation, naming what it waited for", () => {
     const later = new Date("2026-12-07T10:05:00Z");
-    const p = planSnapshot({ snapshot: snapshot({ activeDeadlineSeconds: 60 }), cluster: baseCluster(3), now: later });
+    const p = planSnapshot({
+      snapshot: snapshot({ activeDeadlineSeconds: 60 }),
+      cluster: baseCluster(3),
+      now: later,
+    });
     expect(p.status.phase).toBe("Failed");
     expect(condition(p, "Degraded")).toMatchObject({ reason: "DeadlineExceeded" });
     expect(condition(p, "Degraded")?.message).toMatch(/no active node/);
@@ -67,7 +80,10 @@ describe("planSnapshot before the Job", () => {
 
   it("fails at once: missing S3 credentials, or a destination claim that holds a cluster's data", () => {
     expect(
-      condition(plan({ secretsProblem: "spec.destination.s3.credentialsSecret.name: Secret ns/s3 does not exist" }), "Degraded"),
+      condition(
+        plan({ secretsProblem: "spec.destination.s3.credentialsSecret.name: Secret ns/s3 does not exist" }),
+        "Degraded",
+      ),
     ).toMatchObject({ status: "True", reason: "CredentialsMissing" });
     const onClaim = planSnapshot({
       snapshot: snapshot({ destination: { pvc: { claimName: "data-demo-0" } } }),
@@ -154,7 +170,9 @@ describe("planTokenFailed", () => {
     const p = planTokenFailed(snapshot(), now, true, "1 error occurred: permission denied");
     expect(p.status.phase).toBe("Pending");
     expect(condition(p, "Degraded")).toMatchObject({ status: "True", reason: "SnapshotForbidden" });
-    expect(condition(p, "Degraded")?.message).toMatch(/vault write auth\/token\/roles\/capstan-vault-snapshot/);
+    expect(condition(p, "Degraded")?.message).toMatch(
+      /vault write auth\/token\/roles\/capstan-vault-snapshot/,
+    );
     expect(p.event?.type).toBe("Warning");
   });
 

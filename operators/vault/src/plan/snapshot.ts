@@ -63,7 +63,12 @@ export interface SnapshotPlan {
 /** When to look again while waiting (milliseconds). */
 export const SNAPSHOT_REQUEUE = { waiting: 10_000, degraded: 60_000 } as const;
 
-function conds(phase: VaultSnapshotPhase, reason: string, message: string, degraded: boolean): PlannedCondition[] {
+function conds(
+  phase: VaultSnapshotPhase,
+  reason: string,
+  message: string,
+  degraded: boolean,
+): PlannedCondition[] {
   return [
     {
       type: "Available",
@@ -104,7 +109,9 @@ export function planSnapshot(input: SnapshotInput): SnapshotPlan {
   const deadline = snapshot.spec.activeDeadlineSeconds ?? DEFAULT_SNAPSHOT_DEADLINE_SECONDS;
   const created = snapshot.metadata.creationTimestamp;
   const pastDeadline =
-    job === undefined && created !== undefined && now.getTime() - new Date(created).getTime() > deadline * 1000;
+    job === undefined &&
+    created !== undefined &&
+    now.getTime() - new Date(created).getTime() > deadline * 1000;
   const pending = (reason: string, message: string, degraded: boolean): SnapshotPlan => {
     if (pastDeadline) {
       return fail(
@@ -113,18 +120,24 @@ export function planSnapshot(input: SnapshotInput): SnapshotPlan {
       );
     }
     const changed =
-      status.phase !== "Pending" || status.conditions?.find((c) => c.type === "Progressing")?.reason !== reason;
+      status.phase !== "Pending" ||
+      status.conditions?.find((c) => c.type === "Progressing")?.reason !== reason;
     return {
       status: { phase: "Pending" },
       conditions: conds("Pending", reason, message, degraded),
-      ...(changed ? { event: { type: degraded ? ("Warning" as const) : ("Normal" as const), reason, message } } : {}),
+      ...(changed
+        ? { event: { type: degraded ? ("Warning" as const) : ("Normal" as const), reason, message } }
+        : {}),
       requeueAfter: degraded ? SNAPSHOT_REQUEUE.degraded : SNAPSHOT_REQUEUE.waiting,
     };
   };
 
   if (job !== undefined) {
     if (job.failed !== undefined) {
-      return fail(`Job${job.failed.reason}`, `the snapshot Job ${name} failed (${job.failed.reason}): ${job.failed.message}`);
+      return fail(
+        `Job${job.failed.reason}`,
+        `the snapshot Job ${name} failed (${job.failed.reason}): ${job.failed.message}`,
+      );
     }
     if (!job.succeeded) {
       return {
@@ -140,7 +153,12 @@ export function planSnapshot(input: SnapshotInput): SnapshotPlan {
     if (results === undefined) {
       return {
         status: { phase: "Running", jobName: name },
-        conditions: conds("Running", "ReadingResults", `the Job ${name} succeeded; reading its results`, false),
+        conditions: conds(
+          "Running",
+          "ReadingResults",
+          `the Job ${name} succeeded; reading its results`,
+          false,
+        ),
         requeueAfter: SNAPSHOT_REQUEUE.waiting,
       };
     }
@@ -265,7 +283,9 @@ export function planTokenFailed(
   return {
     status: { phase: "Pending" },
     conditions: conds("Pending", reason, message, forbidden),
-    ...(changed ? { event: { type: forbidden ? ("Warning" as const) : ("Normal" as const), reason, message } } : {}),
+    ...(changed
+      ? { event: { type: forbidden ? ("Warning" as const) : ("Normal" as const), reason, message } }
+      : {}),
     requeueAfter: forbidden ? SNAPSHOT_REQUEUE.degraded : SNAPSHOT_REQUEUE.waiting,
   };
 }

@@ -55,7 +55,12 @@ describe("spec.restore against real Vault servers", () => {
     const pods = new Pods(await LocalVault.create());
     const caFile = join(dir, "ca.crt");
     writeFileSync(caFile, pods.vault.ca.cert);
-    real = { base: original, pods, metrics: new VaultOperatorMetrics(new Registry()), keeper: serverKeeper() };
+    real = {
+      base: original,
+      pods,
+      metrics: new VaultOperatorMetrics(new Registry()),
+      keeper: serverKeeper(),
+    };
     let { objects } = await convergeReal(real, [], {});
     const keysObject = objects.find((o) => o.kind === "Secret" && o.metadata.name === "demo-unseal-keys");
     const keys = readKeys(keysObject as SecretObject).material;
@@ -97,7 +102,12 @@ describe("spec.restore against real Vault servers", () => {
         // The Job's restore step, as the kubelet would run it: its token (the Secret it mounts), the fetched file.
         const secret = objects.find((o) => o.kind === "Secret" && o.metadata.name === "demo-restore-token");
         writeFileSync(join(dir, "restore-token"), secretData(secret as SecretObject).token ?? "");
-        await restoreSnapshot({ address: node().apiAddr, caFile, tokenFile: join(dir, "restore-token"), file });
+        await restoreSnapshot({
+          address: node().apiAddr,
+          caFile,
+          tokenFile: join(dir, "restore-token"),
+          file,
+        });
         job.status = { conditions: [{ type: "Complete", status: "True" }] };
         ran = true;
       }
@@ -108,10 +118,18 @@ describe("spec.restore against real Vault servers", () => {
       clusterID: clusterBefore,
     });
     expect(steps).toEqual(
-      expect.arrayContaining(["RestoreCreateFirstPod", "RestoreInitTemporary", "RestoreMakeToken", "RestoreCreateJob"]),
+      expect.arrayContaining([
+        "RestoreCreateFirstPod",
+        "RestoreInitTemporary",
+        "RestoreMakeToken",
+        "RestoreCreateJob",
+      ]),
     );
     for (const gone of ["demo-restore-keys", "demo-restore-token"]) {
-      expect(objects.some((o) => o.kind === "Secret" && o.metadata.name === gone), gone).toBe(false);
+      expect(
+        objects.some((o) => o.kind === "Secret" && o.metadata.name === gone),
+        gone,
+      ).toBe(false);
     }
 
     // The cluster's own steps: two more servers join and unseal with the kept keys.

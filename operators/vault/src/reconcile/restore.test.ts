@@ -29,7 +29,10 @@ const snapshot: VaultSnapshot = {
   apiVersion: VaultSnapshotKind.apiVersion,
   kind: VaultSnapshotKind.kind,
   metadata: { name: "s1", namespace: "ns", uid: "u-s1" },
-  spec: { clusterName: "demo", destination: { s3: { bucket: "snaps", credentialsSecret: { name: "creds" } } } },
+  spec: {
+    clusterName: "demo",
+    destination: { s3: { bucket: "snaps", credentialsSecret: { name: "creds" } } },
+  },
   status: {
     phase: "Succeeded",
     location: "s3://snaps/ns/demo/s1-u-s1.snap",
@@ -102,7 +105,10 @@ function reconciler(vault: ScriptedVault, keys: KeysKeeper) {
 function kubelet(objects: KubeObject[]): KubeObject[] {
   return objects.map((o) => {
     if (o.kind !== "Pod" || o.metadata.name !== "demo-0") return o;
-    return { ...o, status: { phase: "Running", podIP: "10.0.0.1", conditions: [{ type: "Ready", status: "False" }] } } as KubeObject;
+    return {
+      ...o,
+      status: { phase: "Running", podIP: "10.0.0.1", conditions: [{ type: "Ready", status: "False" }] },
+    } as KubeObject;
   });
 }
 
@@ -134,7 +140,11 @@ describe("spec.restore through the controller", () => {
     const next = async () => {
       const run = await step(vault, keeper, objects);
       objects = run.objects;
-      steps.push(...run.events.filter((e) => e.type === "Normal" && e.reason.startsWith("Restore")).map((e) => e.reason));
+      steps.push(
+        ...run.events
+          .filter((e) => e.type === "Normal" && e.reason.startsWith("Restore"))
+          .map((e) => e.reason),
+      );
       return run;
     };
     // TLS and the first pod on a claim made for the restore.
@@ -165,18 +175,30 @@ describe("spec.restore through the controller", () => {
 
     // The Job ran: the server holds the snapshot and sealed itself.
     vault.restore();
-    (job as KubeObject & { status?: unknown }).status = { conditions: [{ type: "Complete", status: "True" }] };
+    (job as KubeObject & { status?: unknown }).status = {
+      conditions: [{ type: "Complete", status: "True" }],
+    };
     await next(); // UnsealRestored, with the snapshot's keys
     expect(vault.calls.at(-1)).toBe("unseal ok");
     await next(); // Confirm
     expect(claimMark(objects)).toBe("done");
     expect(statusOf(objects)?.restore).toMatchObject({ source: "snapshot/s1", clusterID: "cid-old" });
     for (const gone of ["demo-restore-keys", "demo-restore-token"]) {
-      expect(objects.find((o) => o.kind === "Secret" && o.metadata.name === gone), gone).toBeUndefined();
+      expect(
+        objects.find((o) => o.kind === "Secret" && o.metadata.name === gone),
+        gone,
+      ).toBeUndefined();
     }
     expect(objects.find((o) => o.kind === "Job")).toBeUndefined();
     expect(steps).toEqual(
-      expect.arrayContaining(["RestoreCreateFirstPod", "RestoreInitTemporary", "RestoreUnsealTemporary", "RestoreMakeToken", "RestoreCreateJob", "RestoreUnsealRestored"]),
+      expect.arrayContaining([
+        "RestoreCreateFirstPod",
+        "RestoreInitTemporary",
+        "RestoreUnsealTemporary",
+        "RestoreMakeToken",
+        "RestoreCreateJob",
+        "RestoreUnsealRestored",
+      ]),
     );
     // Handed back: the cluster's own planner goes on (no restore step any more).
     const after = await step(vault, keeper, objects);
@@ -193,7 +215,24 @@ describe("spec.restore through the controller", () => {
     const pod = {
       apiVersion: "v1",
       kind: "Pod",
-      metadata: { name: "demo-0", namespace: "ns", labels: { "app.kubernetes.io/name": "vault", "app.kubernetes.io/instance": "demo", "app.kubernetes.io/managed-by": "capstan-vault-operator" }, ownerReferences: [{ apiVersion: VaultClusterKind.apiVersion, kind: "VaultCluster", name: "demo", uid: "u1", controller: true }] },
+      metadata: {
+        name: "demo-0",
+        namespace: "ns",
+        labels: {
+          "app.kubernetes.io/name": "vault",
+          "app.kubernetes.io/instance": "demo",
+          "app.kubernetes.io/managed-by": "capstan-vault-operator",
+        },
+        ownerReferences: [
+          {
+            apiVersion: VaultClusterKind.apiVersion,
+            kind: "VaultCluster",
+            name: "demo",
+            uid: "u1",
+            controller: true,
+          },
+        ],
+      },
       spec: { containers: [{ name: "vault", image: "hashicorp/vault:1.14.8" }] },
     } as KubeObject;
     const wrongKeys = keysSecretWithToken() as KubeObject & { data: Record<string, string> };
@@ -207,7 +246,10 @@ describe("spec.restore through the controller", () => {
         labels: { "app.kubernetes.io/managed-by": "capstan-vault-operator" },
         annotations: { "vault.capstan.dev/temporary-cluster-id": "cid-temp" },
       },
-      data: { "unseal-key-0": Buffer.from("VA==").toString("base64"), "root-token": Buffer.from("hvs.t").toString("base64") },
+      data: {
+        "unseal-key-0": Buffer.from("VA==").toString("base64"),
+        "root-token": Buffer.from("hvs.t").toString("base64"),
+      },
     } as KubeObject;
     let objects: KubeObject[] = [restoringCluster(), snapshot, wrongKeys, tempKeys, claim, pod];
     // The first reconcile issues the certificates; the next ones judge.
@@ -217,11 +259,11 @@ describe("spec.restore through the controller", () => {
     expect(vault.sealed).toBe(true);
     expect(objects.find((o) => o.metadata.name === "demo-restore-keys")).toBeDefined();
     expect(objects.find((o) => o.metadata.name === "demo-unseal-keys")).toBeDefined();
-    expect(objects.some((o) => o.kind === "PersistentVolumeClaim" && o.metadata.name === "data-demo-0")).toBe(true);
-    // The right keys put back: unsealed, and confirmed.
-    const fixed = objects.map((o) =>
-      o.metadata.name === "demo-unseal-keys" ? keysSecretWithToken() : o,
+    expect(objects.some((o) => o.kind === "PersistentVolumeClaim" && o.metadata.name === "data-demo-0")).toBe(
+      true,
     );
+    // The right keys put back: unsealed, and confirmed.
+    const fixed = objects.map((o) => (o.metadata.name === "demo-unseal-keys" ? keysSecretWithToken() : o));
     objects = (await step(vault, keeper, fixed)).objects;
     expect(vault.sealed).toBe(false);
     objects = (await step(vault, keeper, objects)).objects;

@@ -71,7 +71,8 @@ export interface RestoreContext {
 
 /** True while spec.restore is set and the first claim is not marked done (nor status says it was restored). */
 export function restoring(cluster: VaultCluster, obs: Observation): boolean {
-  if (cluster.spec.restore === undefined || cluster.status?.restore?.completionTime !== undefined) return false;
+  if (cluster.spec.restore === undefined || cluster.status?.restore?.completionTime !== undefined)
+    return false;
   const claim = obs.claims.get(claimName(podName(cluster, 0)));
   return claim?.metadata.annotations?.[RESTORE_ANNOTATION] !== "done";
 }
@@ -97,7 +98,14 @@ function restorePod(
   const id = health?.cluster_id && !health.sealed ? { clusterID: health.cluster_id } : {};
   const v = seen.vault;
   if (!v.reachable) return { exists: true, ...terminating, reachable: false, error: v.error };
-  return { exists: true, ...terminating, reachable: true, initialized: v.initialized, sealed: v.sealed, ...id };
+  return {
+    exists: true,
+    ...terminating,
+    reachable: true,
+    initialized: v.initialized,
+    sealed: v.sealed,
+    ...id,
+  };
 }
 
 interface RestoreMaterial {
@@ -114,7 +122,9 @@ async function observeRestore(ctx: ReconcileContext, rc: RestoreContext): Promis
   const { namespace, name } = clusterRef(cluster);
   const restore: VaultRestore = cluster.spec.restore ?? {};
   const snapshot =
-    restore.snapshot === undefined ? undefined : await ctx.cache.get(VaultSnapshotKind, restore.snapshot.name, namespace);
+    restore.snapshot === undefined
+      ? undefined
+      : await ctx.cache.get(VaultSnapshotKind, restore.snapshot.name, namespace);
   const from = resolveRestoreSource(restore, snapshot);
   const sourceName = restoreKeysSource(cluster);
   const sourceSecret = await readSecret(ctx, sourceName, namespace);
@@ -129,7 +139,8 @@ async function observeRestore(ctx: ReconcileContext, rc: RestoreContext): Promis
   if (job?.failed !== undefined) {
     const pods = await ctx.cache.list(Pod, { namespace, labels: restoreLabels(cluster) });
     const said = failedStepMessage(pods);
-    if (said !== undefined) job = { ...job, failed: { ...job.failed, message: `${job.failed.message}; ${said}` } };
+    if (said !== undefined)
+      job = { ...job, failed: { ...job.failed, message: `${job.failed.message}; ${said}` } };
   }
   const pod0 = podName(cluster, 0);
   const seen = obs.observed.pods.find((p) => p.name === pod0);
@@ -171,7 +182,8 @@ async function observeRestore(ctx: ReconcileContext, rc: RestoreContext): Promis
       : {
           ownKeys: {
             unsealKeys: own.length,
-            sameAsSource: own.length > 0 && own.length === sourceKeys.length && own.every((k, i) => k === sourceKeys[i]),
+            sameAsSource:
+              own.length > 0 && own.length === sourceKeys.length && own.every((k, i) => k === sourceKeys[i]),
           },
         }),
     claims,
@@ -204,7 +216,11 @@ async function observeRestore(ctx: ReconcileContext, rc: RestoreContext): Promis
 type Acted = { done: true } | { done: false; reason: string; message: string; degraded?: boolean };
 const DONE: Acted = { done: true };
 
-async function withPod0<T>(rc: RestoreContext, token: string | undefined, fn: (v: VaultClient) => Promise<T>) {
+async function withPod0<T>(
+  rc: RestoreContext,
+  token: string | undefined,
+  fn: (v: VaultClient) => Promise<T>,
+) {
   const pod = podName(rc.cluster, 0);
   const ip = rc.obs.pods.get(pod)?.status?.podIP;
   if (ip === undefined) throw new VaultError("/v1/sys/health", 0, [`${pod} has no IP address yet`]);
@@ -229,13 +245,25 @@ const ignore =
     return undefined;
   };
 
-async function actRestore(ctx: ReconcileContext, rc: RestoreContext, step: RestoreStep, m: RestoreMaterial): Promise<Acted> {
+async function actRestore(
+  ctx: ReconcileContext,
+  rc: RestoreContext,
+  step: RestoreStep,
+  m: RestoreMaterial,
+): Promise<Acted> {
   const { cluster } = rc;
   const { namespace } = clusterRef(cluster);
   const pod0 = podName(cluster, 0);
   const call = ctx.signal === undefined ? {} : { signal: ctx.signal };
   const markClaim = (annotations: Record<string, string | null>) =>
-    ctx.client.patch(PersistentVolumeClaim, claimName(pod0), namespace, { metadata: { annotations } }, "merge", call);
+    ctx.client.patch(
+      PersistentVolumeClaim,
+      claimName(pod0),
+      namespace,
+      { metadata: { annotations } },
+      "merge",
+      call,
+    );
   switch (step.type) {
     case "CopyKeys": {
       const data: Record<string, string> = {};
@@ -247,7 +275,14 @@ async function actRestore(ctx: ReconcileContext, rc: RestoreContext, step: Resto
       await ctx.client.create(Secret, secret, call).catch(async (err: unknown) => {
         if (!isAlreadyExists(err)) throw err;
         // An empty keys Secret (made before an init that never came): the keys go into it.
-        await ctx.client.patch(Secret, keysSecretName(cluster), namespace, { data: base64Values(data) }, "merge", call);
+        await ctx.client.patch(
+          Secret,
+          keysSecretName(cluster),
+          namespace,
+          { data: base64Values(data) },
+          "merge",
+          call,
+        );
       });
       return DONE;
     }
@@ -266,10 +301,16 @@ async function actRestore(ctx: ReconcileContext, rc: RestoreContext, step: Resto
     }
     case "InitTemporary": {
       // Whatever a lost earlier attempt left goes first: its Job, its token, its temporary cluster_id.
-      await ctx.client.delete(Job, restoreJobName(cluster), namespace, { ...call, propagationPolicy: "Background" }).catch(ignore(isNotFound));
-      await ctx.client.delete(Secret, restoreTokenSecretName(cluster), namespace, call).catch(ignore(isNotFound));
+      await ctx.client
+        .delete(Job, restoreJobName(cluster), namespace, { ...call, propagationPolicy: "Background" })
+        .catch(ignore(isNotFound));
+      await ctx.client
+        .delete(Secret, restoreTokenSecretName(cluster), namespace, call)
+        .catch(ignore(isNotFound));
       const tempName = temporaryKeysSecretName(cluster);
-      await ctx.client.create(Secret, restoreSecret(cluster, tempName, {}), call).catch(ignore(isAlreadyExists));
+      await ctx.client
+        .create(Secret, restoreSecret(cluster, tempName, {}), call)
+        .catch(ignore(isAlreadyExists));
       await ctx.client.patch(
         Secret,
         tempName,
@@ -278,7 +319,10 @@ async function actRestore(ctx: ReconcileContext, rc: RestoreContext, step: Resto
         "merge",
         call,
       );
-      await markClaim({ [INIT_STARTED_ANNOTATION]: new Date().toISOString(), [RESTORE_ANNOTATION]: "pending" });
+      await markClaim({
+        [INIT_STARTED_ANNOTATION]: new Date().toISOString(),
+        [RESTORE_ANNOTATION]: "pending",
+      });
       return withPod0(rc, undefined, async (v) => {
         const { written } = await rc.keys.whileInit(
           cluster,
@@ -296,7 +340,11 @@ async function actRestore(ctx: ReconcileContext, rc: RestoreContext, step: Resto
       return withPod0(rc, undefined, async (v) => {
         const st = await v.unsealWith(m.temporaryKeys, call);
         return st.sealed
-          ? { done: false, reason: "RestoreUnsealIncomplete", message: `${pod0} is still sealed after the temporary keys` }
+          ? {
+              done: false,
+              reason: "RestoreUnsealIncomplete",
+              message: `${pod0} is still sealed after the temporary keys`,
+            }
           : DONE;
       });
     case "MakeToken":
@@ -324,13 +372,25 @@ async function actRestore(ctx: ReconcileContext, rc: RestoreContext, step: Resto
         const secret = restoreSecret(cluster, restoreTokenSecretName(cluster), { token });
         await ctx.client.create(Secret, secret, call).catch(async (err: unknown) => {
           if (!isAlreadyExists(err)) throw err;
-          await ctx.client.patch(Secret, restoreTokenSecretName(cluster), namespace, { data: secret.data }, "merge", call);
+          await ctx.client.patch(
+            Secret,
+            restoreTokenSecretName(cluster),
+            namespace,
+            { data: secret.data },
+            "merge",
+            call,
+          );
         });
         return DONE;
       });
     case "CreateJob": {
       if (m.from === undefined) {
-        return { done: false, degraded: true, reason: "RestoreSnapshotUnreadable", message: "no source to restore from" };
+        return {
+          done: false,
+          degraded: true,
+          reason: "RestoreSnapshotUnreadable",
+          message: "no source to restore from",
+        };
       }
       // The mark first: from here on the first server is unsealed with the snapshot's keys first.
       await markClaim({ [RESTORE_ANNOTATION]: "forced" });
@@ -356,7 +416,10 @@ async function actRestore(ctx: ReconcileContext, rc: RestoreContext, step: Resto
           };
         }
         await v.resetUnseal(call).catch(() => undefined);
-        const why = tried instanceof VaultError ? tried.message : `still sealed after ${tried.progress} of ${tried.t} keys`;
+        const why =
+          tried instanceof VaultError
+            ? tried.message
+            : `still sealed after ${tried.progress} of ${tried.t} keys`;
         return {
           done: false,
           degraded: true,
@@ -373,11 +436,24 @@ async function actRestore(ctx: ReconcileContext, rc: RestoreContext, step: Resto
           clusterID: step.clusterID,
         },
       };
-      await ctx.client.patchStatus(VaultClusterKind, clusterRef(cluster).name, namespace, { status }, "merge", call);
+      await ctx.client.patchStatus(
+        VaultClusterKind,
+        clusterRef(cluster).name,
+        namespace,
+        { status },
+        "merge",
+        call,
+      );
       // Only now: the temporary keys, the token and the Job.
-      await ctx.client.delete(Job, restoreJobName(cluster), namespace, { ...call, propagationPolicy: "Background" }).catch(ignore(isNotFound));
-      await ctx.client.delete(Secret, restoreTokenSecretName(cluster), namespace, call).catch(ignore(isNotFound));
-      await ctx.client.delete(Secret, temporaryKeysSecretName(cluster), namespace, call).catch(ignore(isNotFound));
+      await ctx.client
+        .delete(Job, restoreJobName(cluster), namespace, { ...call, propagationPolicy: "Background" })
+        .catch(ignore(isNotFound));
+      await ctx.client
+        .delete(Secret, restoreTokenSecretName(cluster), namespace, call)
+        .catch(ignore(isNotFound));
+      await ctx.client
+        .delete(Secret, temporaryKeysSecretName(cluster), namespace, call)
+        .catch(ignore(isNotFound));
       return DONE;
     }
     default:
@@ -389,7 +465,10 @@ async function actRestore(ctx: ReconcileContext, rc: RestoreContext, step: Resto
  * One reconcile of a restoring cluster: plan one restore step, act, write the cluster's status. Resolves with the
  * Result to return, or undefined when the restore is done (the controller plans as usual).
  */
-export async function reconcileRestore(ctx: ReconcileContext, rc: RestoreContext): Promise<Result | undefined> {
+export async function reconcileRestore(
+  ctx: ReconcileContext,
+  rc: RestoreContext,
+): Promise<Result | undefined> {
   const { cluster, obs } = rc;
   const { namespace, name } = clusterRef(cluster);
   const material = await observeRestore(ctx, rc);
@@ -401,18 +480,32 @@ export async function reconcileRestore(ctx: ReconcileContext, rc: RestoreContext
     shown = { type: "Degraded", reason: step.reason, message: step.message };
     requeueAfter = 30_000;
   } else if (step.type === "Wait") {
-    shown = { type: "Wait", reason: step.reason.startsWith("Restore") ? step.reason : `Restore${step.reason}`, message: step.message };
+    shown = {
+      type: "Wait",
+      reason: step.reason.startsWith("Restore") ? step.reason : `Restore${step.reason}`,
+      message: step.message,
+    };
   } else {
     let acted: Acted;
     try {
       acted = await actRestore(ctx, rc, step, material);
     } catch (err) {
       if (!(err instanceof VaultError)) throw err;
-      acted = { done: false, reason: `Restore${step.type}Failed`, message: `${step.message}: Vault answered: ${err.message}` };
+      acted = {
+        done: false,
+        reason: `Restore${step.type}Failed`,
+        message: `${step.message}: Vault answered: ${err.message}`,
+      };
     }
     if (acted.done) {
       ctx.log.info({ step: step.type }, step.message);
-      ctx.recorder.event(cluster, "Normal", step.type === "Confirm" ? "Restored" : `Restore${step.type}`, "Restore", step.message);
+      ctx.recorder.event(
+        cluster,
+        "Normal",
+        step.type === "Confirm" ? "Restored" : `Restore${step.type}`,
+        "Restore",
+        step.message,
+      );
       if (step.type === "Confirm") return { requeueAfter: 1_000 };
       shown = { type: "Wait", reason: `Restore${step.type}`, message: step.message };
       requeueAfter = 1_000;
@@ -420,10 +513,17 @@ export async function reconcileRestore(ctx: ReconcileContext, rc: RestoreContext
       shown = { type: "Degraded", reason: acted.reason, message: acted.message };
       requeueAfter = 30_000;
     } else {
-      shown = { type: "Wait", reason: acted.reason.startsWith("Restore") ? acted.reason : `Restore${acted.reason}`, message: acted.message };
+      shown = {
+        type: "Wait",
+        reason: acted.reason.startsWith("Restore") ? acted.reason : `Restore${acted.reason}`,
+        message: acted.message,
+      };
     }
   }
-  if (shown.type === "Degraded" && cluster.status?.conditions?.find((c) => c.type === "Degraded")?.reason !== shown.reason) {
+  if (
+    shown.type === "Degraded" &&
+    cluster.status?.conditions?.find((c) => c.type === "Degraded")?.reason !== shown.reason
+  ) {
     ctx.log.warn({ reason: shown.reason }, shown.message);
     ctx.recorder.event(cluster, "Warning", shown.reason, "Restore", shown.message);
   }

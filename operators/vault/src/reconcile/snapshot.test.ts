@@ -2,7 +2,7 @@
 // through the active pod with the operator's token, against the snapshot role, kept in a Secret only the Job mounts
 // (never in status or events) and deleted once the Job ended; a refused token is Degraded with no Job; a finished
 // snapshot's next reconcile writes nothing.
-import { type KubeObject, Job, Pod, Secret } from "@capstan/core";
+import { Job, type KubeObject, Pod, Secret } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { describe, expect, it } from "vitest";
 import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
@@ -29,7 +29,10 @@ const snapshot: VaultSnapshot = {
 };
 
 function world(): KubeObject[] {
-  const c: VaultCluster = { ...cluster(3), status: { active: "demo-1", clusterID: "cid-1", currentVersion: "1.14.8" } };
+  const c: VaultCluster = {
+    ...cluster(3),
+    status: { active: "demo-1", clusterID: "cid-1", currentVersion: "1.14.8" },
+  };
   return [
     c,
     ...podObjects(c, 1),
@@ -60,7 +63,8 @@ function vault(asked: { target: VaultTarget; input: unknown }[], refuse?: VaultE
 
 const run = (objects: KubeObject[], asked: { target: VaultTarget; input: unknown }[], refuse?: VaultError) =>
   reconcileOnce(
-    (req, ctx) => reconcileVaultSnapshot(req, ctx, { operatorImage: "op:1", vaultClient: vault(asked, refuse) }),
+    (req, ctx) =>
+      reconcileVaultSnapshot(req, ctx, { operatorImage: "op:1", vaultClient: vault(asked, refuse) }),
     { kinds, objects, request: snapshot },
   );
 
@@ -79,7 +83,12 @@ describe("VaultSnapshot reconcile", () => {
     expect(Buffer.from(secret?.data?.token ?? "", "base64").toString()).toBe("hvs.job-token");
     expect(first.get(Job, "s1", "ns")).toBeDefined();
     const status = first.get(VaultSnapshotKind, "s1", "ns")?.status;
-    expect(status).toMatchObject({ phase: "Running", clusterID: "cid-1", vaultVersion: "1.14.8", jobName: "s1" });
+    expect(status).toMatchObject({
+      phase: "Running",
+      clusterID: "cid-1",
+      vaultVersion: "1.14.8",
+      jobName: "s1",
+    });
     // The token is in its Secret only.
     expect(JSON.stringify(status)).not.toContain("hvs.job-token");
     expect(JSON.stringify(first.events)).not.toContain("hvs.job-token");
@@ -98,7 +107,10 @@ describe("VaultSnapshot reconcile", () => {
       metadata: {
         name: "s1-abcde",
         namespace: "ns",
-        labels: { "vault.capstan.dev/snapshot": "s1", "app.kubernetes.io/managed-by": "capstan-vault-operator" },
+        labels: {
+          "vault.capstan.dev/snapshot": "s1",
+          "app.kubernetes.io/managed-by": "capstan-vault-operator",
+        },
       },
       spec: { containers: [{ name: "upload", image: "op:1" }] },
       status: {
@@ -106,7 +118,12 @@ describe("VaultSnapshot reconcile", () => {
         initContainerStatuses: [
           {
             name: "snapshot",
-            state: { terminated: { exitCode: 0, message: JSON.stringify({ size: 10, sha256: SHA, index: 9, term: 2 }) } },
+            state: {
+              terminated: {
+                exitCode: 0,
+                message: JSON.stringify({ size: 10, sha256: SHA, index: 9, term: 2 }),
+              },
+            },
           },
         ],
         containerStatuses: [
@@ -122,7 +139,10 @@ describe("VaultSnapshot reconcile", () => {
         ],
       },
     } as unknown as KubeObject;
-    const second = await run([...first.objects.filter((o) => o.metadata.name !== "s1" || o.kind !== "Job"), job, pod], asked);
+    const second = await run(
+      [...first.objects.filter((o) => o.metadata.name !== "s1" || o.kind !== "Job"), job, pod],
+      asked,
+    );
     second.expectNoError();
     expect(second.get(VaultSnapshotKind, "s1", "ns")?.status).toMatchObject({
       phase: "Succeeded",

@@ -96,14 +96,18 @@ async function observeSnapshotJob(
   const pods = await ctx.cache.list(Pod, { namespace, labels: { [SNAPSHOT_LABEL]: name } });
   if (job.failed !== undefined) {
     const said = failedStepMessage(pods);
-    if (said !== undefined) job = { ...job, failed: { ...job.failed, message: `${job.failed.message}; ${said}` } };
+    if (said !== undefined)
+      job = { ...job, failed: { ...job.failed, message: `${job.failed.message}; ${said}` } };
     return { job };
   }
   const messages = succeededPodMessages(pods);
   if (messages === undefined) return { job };
   const save = parseSnapshotResult(messages.get(SAVE_CONTAINER));
   const upload = parseUploadResult(messages.get(UPLOAD_CONTAINER));
-  return { job, results: { ...(save === undefined ? {} : { save }), ...(upload === undefined ? {} : { upload }) } };
+  return {
+    job,
+    results: { ...(save === undefined ? {} : { save }), ...(upload === undefined ? {} : { upload }) },
+  };
 }
 
 /** The destination claim of a PVC snapshot (read live: the cache holds only the operator's own claims). */
@@ -114,12 +118,19 @@ async function observeClaim(
   const pvc = snapshot.spec.destination.pvc;
   if (pvc === undefined) return undefined;
   try {
-    const claim = await ctx.client.get(PersistentVolumeClaim, pvc.claimName, snapshot.metadata.namespace, ctx.signal);
+    const claim = await ctx.client.get(
+      PersistentVolumeClaim,
+      pvc.claimName,
+      snapshot.metadata.namespace,
+      ctx.signal,
+    );
     const labels = claim.metadata?.labels ?? {};
     const owner = claim.metadata?.ownerReferences?.find((r) => r.kind === VaultClusterKind.kind);
     const vaultCluster =
       owner?.name ??
-      (labels["app.kubernetes.io/managed-by"] === MANAGED_BY ? labels["app.kubernetes.io/instance"] : undefined);
+      (labels["app.kubernetes.io/managed-by"] === MANAGED_BY
+        ? labels["app.kubernetes.io/instance"]
+        : undefined);
     return vaultCluster === undefined ? {} : { vaultCluster };
   } catch (err) {
     if (isNotFound(err)) return undefined;
@@ -162,7 +173,12 @@ async function makeToken(
       (await ctx.client.get(Secret, tlsSecretName(cluster), namespace, ctx.signal).catch(() => undefined)),
   )["ca.crt"];
   if (operatorToken === undefined || ip === undefined || ca === undefined) {
-    const missing = operatorToken === undefined ? `no token in Secret ${keysSecretName(cluster)}` : ip === undefined ? `no IP for ${active}` : `no ca.crt in Secret ${tlsSecretName(cluster)}`;
+    const missing =
+      operatorToken === undefined
+        ? `no token in Secret ${keysSecretName(cluster)}`
+        : ip === undefined
+          ? `no IP for ${active}`
+          : `no ca.crt in Secret ${tlsSecretName(cluster)}`;
     throw new VaultError("/v1/auth/token/create", 0, [missing]);
   }
   const v = vaultClient({
@@ -222,9 +238,16 @@ export async function reconcileVaultSnapshot(
       await ctx.client.create(Secret, secret, { signal: ctx.signal }).catch(async (err: unknown) => {
         if (!isAlreadyExists(err)) throw err;
         // Left by an attempt that stopped before its Job: its token is replaced by this one.
-        await ctx.client.patch(Secret, secret.metadata.name ?? "", namespace, { data: secret.data }, "merge", {
-          signal: ctx.signal,
-        });
+        await ctx.client.patch(
+          Secret,
+          secret.metadata.name ?? "",
+          namespace,
+          { data: secret.data },
+          "merge",
+          {
+            signal: ctx.signal,
+          },
+        );
       });
       const obj = snapshotJob({ snapshot, cluster, operatorImage: options.operatorImage });
       await ctx.client.create(Job, obj, { signal: ctx.signal }).catch((err: unknown) => {
@@ -233,12 +256,15 @@ export async function reconcileVaultSnapshot(
     }
   }
   // The Job ended: its token's Secret goes (no write when it is already gone).
-  if (plan.dropToken === true && (await ctx.cache.get(Secret, snapshotTokenSecretName(snapshot), namespace))) {
-    await ctx.client.delete(Secret, snapshotTokenSecretName(snapshot), namespace, { signal: ctx.signal }).catch(
-      (err: unknown) => {
+  if (
+    plan.dropToken === true &&
+    (await ctx.cache.get(Secret, snapshotTokenSecretName(snapshot), namespace))
+  ) {
+    await ctx.client
+      .delete(Secret, snapshotTokenSecretName(snapshot), namespace, { signal: ctx.signal })
+      .catch((err: unknown) => {
         if (!isNotFound(err)) throw err;
-      },
-    );
+      });
   }
   if (plan.event !== undefined) {
     ctx.recorder.event(snapshot, plan.event.type, plan.event.reason, "Snapshot", plan.event.message);
@@ -271,8 +297,15 @@ async function writeStatus(
   };
   const patch = statusMergePatch(snapshot.status, next);
   if (patch !== undefined) {
-    await ctx.client.patchStatus(VaultSnapshotKind, snapshot.metadata.name ?? "", snapshot.metadata.namespace, patch, "merge", {
-      signal: ctx.signal,
-    });
+    await ctx.client.patchStatus(
+      VaultSnapshotKind,
+      snapshot.metadata.name ?? "",
+      snapshot.metadata.namespace,
+      patch,
+      "merge",
+      {
+        signal: ctx.signal,
+      },
+    );
   }
 }

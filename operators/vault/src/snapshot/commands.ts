@@ -27,7 +27,11 @@ async function endpoint(e: VaultEndpointArgs): Promise<{ agent: Agent; token: st
 }
 
 /** Vault's error answer as one line (its "errors", else the body's start); never the request's headers. */
-async function vaultError(path: string, statusCode: number, body: { text(): Promise<string> }): Promise<Error> {
+async function vaultError(
+  path: string,
+  statusCode: number,
+  body: { text(): Promise<string> },
+): Promise<Error> {
   const text = await body.text().catch(() => "");
   let errors: string[] | undefined;
   try {

@@ -39,12 +39,22 @@ describe("raft snapshot and restore on real Vault", () => {
     return c;
   };
   const answers = (node: LocalVaultNode) =>
-    waitFor(`${node.name} answers`, () => client(node).health().catch(() => undefined), 60_000, 250);
+    waitFor(
+      `${node.name} answers`,
+      () =>
+        client(node)
+          .health()
+          .catch(() => undefined),
+      60_000,
+      250,
+    );
   const active = (node: LocalVaultNode) =>
     waitFor(
       `${node.name} is active`,
       async () => {
-        const h = await client(node).health().catch(() => undefined);
+        const h = await client(node)
+          .health()
+          .catch(() => undefined);
         return h !== undefined && !h.sealed && !h.standby ? h : undefined;
       },
       60_000,
@@ -87,7 +97,12 @@ describe("raft snapshot and restore on real Vault", () => {
     });
     // The operator may create tokens against the role, and nothing else of auth/token.
     await expect(
-      client(a, operatorToken).createLimitedToken({ policies: ["root"], ttl: "60s", numUses: 1, displayName: "x" }),
+      client(a, operatorToken).createLimitedToken({
+        policies: ["root"],
+        ttl: "60s",
+        numUses: 1,
+        displayName: "x",
+      }),
     ).rejects.toBeInstanceOf(VaultError);
     const token = await client(a, operatorToken).createLimitedToken({
       role: SNAPSHOT_ROLE,
@@ -149,14 +164,26 @@ describe("raft snapshot and restore on real Vault", () => {
       displayName: "vault-restore",
     });
     // The restore token reads nothing.
-    await expect(client(b, token).call("GET", "/v1/sys/storage/raft/snapshot")).rejects.toMatchObject({ status: 403 });
+    await expect(client(b, token).call("GET", "/v1/sys/storage/raft/snapshot")).rejects.toMatchObject({
+      status: 403,
+    });
     const tokenFile = join(dir, "restore-token");
     writeFileSync(tokenFile, token);
     const restored = await restoreSnapshot({ address: b.apiAddr, caFile, tokenFile, file });
     expect(restored.sha256).toMatch(/^[0-9a-f]{64}$/);
 
     // The restored keyring is the snapshot's: Vault seals itself.
-    await waitFor("b-0 seals itself", async () => (await client(b).health().catch(() => undefined))?.sealed, 60_000, 250);
+    await waitFor(
+      "b-0 seals itself",
+      async () =>
+        (
+          await client(b)
+            .health()
+            .catch(() => undefined)
+        )?.sealed,
+      60_000,
+      250,
+    );
     // The temporary key no longer opens it.
     await expect(client(b).unsealWith(temp.keys_base64)).rejects.toBeInstanceOf(VaultError);
     await client(b).resetUnseal();

@@ -42,7 +42,9 @@ function snapshot(
   } = {},
 ): Buffer {
   const files: Record<string, Buffer> = {
-    "meta.json": Buffer.from(JSON.stringify(options.meta ?? { Version: 1, ID: "2-42-1", Index: 42, Term: 2 })),
+    "meta.json": Buffer.from(
+      JSON.stringify(options.meta ?? { Version: 1, ID: "2-42-1", Index: 42, Term: 2 }),
+    ),
     "state.bin": options.state ?? randomBytes(70_000),
   };
   const sums =
@@ -68,7 +70,12 @@ describe("verifySnapshotStream", () => {
     const got = await check(snapshot({ state }));
     expect(got.index).toBe(42);
     expect(got.term).toBe(2);
-    expect(got.files.map((f) => f.name)).toEqual(["SHA256SUMS", "SHA256SUMS.sealed", "meta.json", "state.bin"]);
+    expect(got.files.map((f) => f.name)).toEqual([
+      "SHA256SUMS",
+      "SHA256SUMS.sealed",
+      "meta.json",
+      "state.bin",
+    ]);
     expect(got.files.find((f) => f.name === "state.bin")).toEqual({
       name: "state.bin",
       size: state.length,
@@ -102,7 +109,7 @@ describe("verifySnapshotStream", () => {
     await expect(check(whole.subarray(0, Math.floor(whole.length / 2)))).rejects.toThrow(
       /not a whole gzip'd tar/,
     );
-    await expect(check(Buffer.from("{\"errors\":[\"permission denied\"]}"))).rejects.toThrow(
+    await expect(check(Buffer.from('{"errors":["permission denied"]}'))).rejects.toThrow(
       /not a whole gzip'd tar/,
     );
   });
@@ -115,6 +122,6 @@ describe("verifySnapshotStream", () => {
 describe("parseSums", () => {
   it("reads sha256sum's format and refuses another", () => {
     expect(parseSums(`${"a".repeat(64)}  meta.json\n\n`)).toEqual(new Map([["meta.json", "a".repeat(64)]]));
-    expect(() => parseSums("abc meta.json")).toThrow(/not "<sha256>  <file>"/);
+    expect(() => parseSums("abc meta.json")).toThrow(/not "<sha256> {2}<file>"/);
   });
 });

@@ -89,7 +89,14 @@ async function readTar(
       return;
     }
     if (e.type === "L") {
-      pax = new Map([["path", Buffer.concat(e.kept ?? []).toString("utf8").replace(/\0+$/, "")]]);
+      pax = new Map([
+        [
+          "path",
+          Buffer.concat(e.kept ?? [])
+            .toString("utf8")
+            .replace(/\0+$/, ""),
+        ],
+      ]);
       return;
     }
     if (e.type !== "0" && e.type !== "") return;
@@ -161,7 +168,8 @@ export function parseSums(text: string): Map<string, string> {
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
     const m = /^([0-9a-f]{64}) {2}(\S+)$/.exec(line.trim());
-    if (m === null) throw new Error(`SHA256SUMS has a line that is not "<sha256>  <file>": ${line.slice(0, 120)}`);
+    if (m === null)
+      throw new Error(`SHA256SUMS has a line that is not "<sha256>  <file>": ${line.slice(0, 120)}`);
     sums.set(m[2] ?? "", m[1] ?? "");
   }
   return sums;
@@ -178,7 +186,9 @@ export async function verifySnapshotStream(stream: NodeJS.ReadableStream): Promi
   try {
     read = await readTar(stream.pipe(gunzip) as AsyncIterable<Buffer>);
   } catch (err) {
-    throw new Error(`the snapshot is not a whole gzip'd tar: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(
+      `the snapshot is not a whole gzip'd tar: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   const sumsFile = read.small.get("SHA256SUMS");
   if (sumsFile === undefined) throw new Error("the snapshot has no SHA256SUMS file");
@@ -206,7 +216,9 @@ export async function verifySnapshotStream(stream: NodeJS.ReadableStream): Promi
   return {
     index: meta.Index,
     term: meta.Term,
-    files: [...read.files].map(([name, f]) => ({ name, ...f })).sort((a, b) => a.name.localeCompare(b.name)),
+    files: [...read.files]
+      .map(([name, f]) => ({ name, ...f }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
   };
 }
 

@@ -386,7 +386,11 @@ export class VaultClient {
   }
 
   /** Writes (creates or replaces) the token role `name` (auth/token/roles/<name>). */
-  async writeTokenRole(name: string, body: Record<string, unknown>, options: CallOptions = {}): Promise<void> {
+  async writeTokenRole(
+    name: string,
+    body: Record<string, unknown>,
+    options: CallOptions = {},
+  ): Promise<void> {
     await this.call("POST", `/v1/auth/token/roles/${encodeURIComponent(name)}`, body, options);
   }
 

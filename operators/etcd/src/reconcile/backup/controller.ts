@@ -2,6 +2,13 @@
 // (plan/backup.ts) -> create the Job -> write status, conditions, events and the backup metrics. With
 // deletionPolicy Delete, a finalizer holds a deleted backup until its snapshot is gone (plan/backup-deletion.ts):
 // the operator deletes an S3 object itself, a Job removes a file from a claim.
+
+import {
+  deleteS3Object,
+  failedStepMessage,
+  type S3ObjectDeleter,
+  s3SecretsProblem as sharedS3SecretsProblem,
+} from "@capstan/backup";
 import {
   ApiError,
   addFinalizer,
@@ -31,12 +38,6 @@ import {
   type EtcdBackupStatus,
 } from "../../api/backup.ts";
 import { EtcdClusterKind } from "../../api/etcd-cluster.ts";
-import {
-  deleteS3Object,
-  failedStepMessage,
-  type S3ObjectDeleter,
-  s3SecretsProblem as sharedS3SecretsProblem,
-} from "@capstan/backup";
 import {
   BACKUP_LABEL,
   backupJob,
