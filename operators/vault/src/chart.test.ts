@@ -73,9 +73,12 @@ const operatorGrants = [
   "/configmaps: create,get,list,patch,watch",
   "/persistentvolumeclaims: create,delete,get,list,patch,watch",
   "/pods: create,delete,get,list,patch,watch",
-  "/secrets: create,get,list,patch,watch",
+  // A snapshot's or restore's Job token and a restore's temporary keys are deleted once done.
+  "/secrets: create,delete,get,list,patch,watch",
   "/serviceaccounts: create,get,list,patch,watch",
   "/services: create,get,list,patch,watch",
+  // A VaultSnapshot's Job and a restore's Job.
+  "batch/jobs: create,delete,get,list,watch",
   "events.k8s.io/events: create,patch",
   "policy/poddisruptionbudgets: create,get,list,patch,watch",
   // Each VaultCluster's ServiceAccount, Role and RoleBinding for Vault's service registration.
@@ -87,6 +90,9 @@ const operatorGrants = [
   "vault.capstan.dev/vaultrecoveries/finalizers: update",
   "vault.capstan.dev/vaultrecoveries/status: get,patch,update",
   "vault.capstan.dev/vaultrecoveries: get,list,patch,watch",
+  "vault.capstan.dev/vaultsnapshots/finalizers: update",
+  "vault.capstan.dev/vaultsnapshots/status: get,patch,update",
+  "vault.capstan.dev/vaultsnapshots: get,list,watch",
 ];
 
 describe.skipIf(helm === undefined)("charts/vault-operator", () => {
@@ -134,6 +140,7 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
     expect(shipped.map((c) => c.metadata.name).sort()).toEqual([
       "vaultclusters.vault.capstan.dev",
       "vaultrecoveries.vault.capstan.dev",
+      "vaultsnapshots.vault.capstan.dev",
     ]);
     for (const crd of shipped) {
       expect(crd.metadata).toMatchObject({ annotations: { "helm.sh/resource-policy": "keep" } });
