@@ -48,11 +48,20 @@ class ScriptedVault {
   initialized = false;
   sealed = true;
   data: "temp" | "old" = "temp";
+  /** As real Vault: after a restore, the temporary seal configuration stays in memory until a restart. */
+  staleSealConfig = false;
+  podGone = false;
   calls: string[] = [];
   readonly keys = { temp: ["VA=="], old: ["QQ==", "Qg=="] };
   restore(): void {
     this.data = "old";
     this.sealed = true;
+    this.staleSealConfig = true;
+  }
+  /** The server's process started again (its pod made again): it reads the seal configuration from its data. */
+  restarted(): void {
+    this.staleSealConfig = false;
+    if (this.initialized) this.sealed = true;
   }
   factory = (_t: VaultTarget) => {
     const v = this;
@@ -72,7 +81,7 @@ class ScriptedVault {
         return { keys: ["T"], keys_base64: v.keys.temp, root_token: "hvs.temp-root" };
       },
       unsealWith: async (keys: string[]) => {
-        const opens = keys.join() === v.keys[v.data].join();
+        const opens = keys.join() === v.keys[v.data].join() && !(v.staleSealConfig && v.data === "old");
         v.calls.push(`unseal ${opens ? "ok" : "refused"}`);
         if (!opens) throw new VaultError("/v1/sys/unseal", 400, ["cipher: message authentication failed"]);
         v.sealed = false;
@@ -101,8 +110,16 @@ function reconciler(vault: ScriptedVault, keys: KeysKeeper) {
     })) as Parameters<typeof reconcileOnce>[0];
 }
 
-/** What the kubelet would report: pod 0 running with an IP. */
-function kubelet(objects: KubeObject[]): KubeObject[] {
+/** What the kubelet would report: pod 0 running with an IP (and its process started again when it was made again). */
+function kubelet(objects: KubeObject[], vault?: ScriptedVault): KubeObject[] {
+  const pod = objects.find((o) => o.kind === "Pod" && o.metadata.name === "demo-0");
+  if (vault !== undefined) {
+    if (pod === undefined) vault.podGone = true;
+    else if (vault.podGone) {
+      vault.podGone = false;
+      vault.restarted();
+    }
+  }
   return objects.map((o) => {
     if (o.kind !== "Pod" || o.metadata.name !== "demo-0") return o;
     return {
@@ -122,7 +139,7 @@ const degraded = (objects: KubeObject[]) => statusOf(objects)?.conditions?.find(
 async function step(vault: ScriptedVault, keeper: ReturnType<typeof serverKeeper>, objects: KubeObject[]) {
   const run = await reconcileOnce(reconciler(vault, keeper.keys), {
     kinds,
-    objects: kubelet(objects),
+    objects: kubelet(objects, vault),
     request: restoringCluster(),
     setup: keeper.bind,
   });
@@ -178,6 +195,10 @@ describe("spec.restore through the controller", () => {
     (job as KubeObject & { status?: unknown }).status = {
       conditions: [{ type: "Complete", status: "True" }],
     };
+    await next(); // UnsealRestored: refused (the seal configuration in memory), so the server is restarted
+    expect(objects.some((o) => o.kind === "Pod" && o.metadata.name === "demo-0")).toBe(false);
+    expect(claimMark(objects)).toBe("forced");
+    await next(); // CreateFirstPod again, on the same claim
     await next(); // UnsealRestored, with the snapshot's keys
     expect(vault.calls.at(-1)).toBe("unseal ok");
     await next(); // Confirm
