@@ -144,7 +144,10 @@ describe("raft snapshot and restore on real Vault", () => {
     expect(attempts.filter((a) => a === "ok").length).toBeLessThanOrEqual(2);
     const left = await client(a, aRoot)
       .call("POST", "/v1/auth/token/lookup", { token })
-      .then(() => "valid", (err: VaultError) => err.status);
+      .then(
+        () => "valid",
+        (err: VaultError) => err.status,
+      );
     expect(left).not.toBe("valid");
     // Another such token reads no secret.
     const reader = await client(a, operatorToken).createLimitedToken({
@@ -207,7 +210,9 @@ describe("raft snapshot and restore on real Vault", () => {
     // Nor do the snapshot's keys, yet: Vault keeps the temporary seal configuration (one share) in memory.
     expect(await client(b).sealStatus()).toMatchObject({ sealed: true, t: 1, n: 1 });
     await expect(client(b).unsealWith(aKeys)).rejects.toThrow(/invalid key/);
-    await client(b).resetUnseal().catch(() => undefined);
+    await client(b)
+      .resetUnseal()
+      .catch(() => undefined);
     // Restarted on its data, it reads the restored one: the snapshot's cluster's (2 of 3).
     const ports = portsOf(b);
     await vault.kill(b);
