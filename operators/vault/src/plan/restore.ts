@@ -35,6 +35,8 @@ export interface RestoreObserved {
     | { phase?: string; sha256?: string; vaultVersion?: string; clusterID?: string; readable: boolean };
   /** spec.restore.sha256. */
   expectedSha256?: string;
+  /** What the S3 source's Secrets lack, naming the field; undefined when they hold what the Job reads. */
+  secretsProblem?: string;
   /** The Secret the snapshot's keys come from (spec.restore.unsealKeysSecret or <name>-unseal-keys). */
   keysSource: { name: string; unsealKeys: number } | { name: string; missing: true };
   /** <name>-unseal-keys when another Secret is the source: how many keys, and whether they are the source's. */
@@ -125,6 +127,12 @@ export function planRestore(o: RestoreObserved): RestoreStep {
         );
       }
     }
+  }
+  if (!forced && o.secretsProblem !== undefined) {
+    return refuse(
+      "RestoreCredentialsMissing",
+      `${o.secretsProblem}: the restore Job could not read the snapshot; create it (or fix the field)`,
+    );
   }
   const src = o.keysSource;
   if ("missing" in src || src.unsealKeys === 0) {

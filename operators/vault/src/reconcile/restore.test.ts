@@ -43,6 +43,14 @@ const snapshot: VaultSnapshot = {
   },
 };
 
+/** The S3 credentials the restore Job reads (the VaultSnapshot's destination names them). */
+const creds = {
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: { name: "creds", namespace: "ns" },
+  data: { AWS_ACCESS_KEY_ID: "YQ==", AWS_SECRET_ACCESS_KEY: "Yg==" },
+} as KubeObject;
+
 /** One Vault server whose data is the temporary Vault's, then (once `restore()` ran) the snapshot's. */
 class ScriptedVault {
   initialized = false;
@@ -152,7 +160,7 @@ describe("spec.restore through the controller", () => {
   it("walks from nothing to a confirmed restore, each step from the objects alone", async () => {
     const vault = new ScriptedVault();
     const keeper = serverKeeper();
-    let objects: KubeObject[] = [restoringCluster(), snapshot, keysSecretWithToken()];
+    let objects: KubeObject[] = [restoringCluster(), snapshot, creds, keysSecretWithToken()];
     const steps: string[] = [];
     const next = async () => {
       const run = await step(vault, keeper, objects);
@@ -272,7 +280,7 @@ describe("spec.restore through the controller", () => {
         "root-token": Buffer.from("hvs.t").toString("base64"),
       },
     } as KubeObject;
-    let objects: KubeObject[] = [restoringCluster(), snapshot, wrongKeys, tempKeys, claim, pod];
+    let objects: KubeObject[] = [restoringCluster(), snapshot, creds, wrongKeys, tempKeys, claim, pod];
     // The first reconcile issues the certificates; the next ones judge.
     for (let i = 0; i < 3; i++) objects = (await step(vault, keeper, objects)).objects;
     expect(degraded(objects)).toMatchObject({ status: "True", reason: "RestoreKeysMismatch" });
@@ -291,20 +299,29 @@ describe("spec.restore through the controller", () => {
     expect(claimMark(objects)).toBe("done");
   });
 
-  it("never restores over a data claim it did not make, nor without the keys", async () => {
+  it("never restores over a data claim it did not make, nor without the keys or the S3 credentials", async () => {
     const vault = new ScriptedVault();
     const keeper = serverKeeper();
     const kept = dataClaim(restoringCluster(), "demo-0");
-    let objects: KubeObject[] = [restoringCluster(), snapshot, keysSecretWithToken(), kept];
+    let objects: KubeObject[] = [restoringCluster(), snapshot, creds, keysSecretWithToken(), kept];
     for (let i = 0; i < 2; i++) objects = (await step(vault, keeper, objects)).objects;
     expect(degraded(objects)).toMatchObject({ status: "True", reason: "RestoreOverData" });
     expect(objects.some((o) => o.kind === "Pod")).toBe(false);
     expect(vault.calls).toEqual([]);
 
-    let noKeys: KubeObject[] = [restoringCluster(), snapshot];
+    let noKeys: KubeObject[] = [restoringCluster(), snapshot, creds];
     for (let i = 0; i < 2; i++) noKeys = (await step(vault, keeper, noKeys)).objects;
     expect(degraded(noKeys)).toMatchObject({ status: "True", reason: "RestoreKeysMissing" });
     expect(noKeys.some((o) => o.kind === "Pod" || o.kind === "PersistentVolumeClaim")).toBe(false);
     expect(noKeys.map((o) => o.kind)).not.toContain("Job");
+
+    // The snapshot's S3 credentials missing: refused before anything is made.
+    let noCreds: KubeObject[] = [restoringCluster(), snapshot, keysSecretWithToken()];
+    for (let i = 0; i < 2; i++) noCreds = (await step(vault, keeper, noCreds)).objects;
+    expect(degraded(noCreds)).toMatchObject({ status: "True", reason: "RestoreCredentialsMissing" });
+    expect(degraded(noCreds)?.message).toMatch(
+      /VaultSnapshot s1's spec.destination.s3.credentialsSecret.name/,
+    );
+    expect(noCreds.some((o) => o.kind === "Pod")).toBe(false);
   });
 });

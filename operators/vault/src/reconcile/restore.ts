@@ -2,7 +2,7 @@
 // made (the first claim's mark, the snapshot's keys and the temporary ones, the token's Secret, the Job) and the first
 // server's Vault, plans with plan/restore.ts instead of the membership planner, performs the one step, and writes the
 // cluster's status (phase Restoring, status.restore). Once confirmed it hands the cluster back to its own planner.
-import { failedStepMessage, jobOutcome, type StoredSnapshot } from "@capstan/backup";
+import { failedStepMessage, jobOutcome, type StoredSnapshot, s3SecretsProblem } from "@capstan/backup";
 import {
   isAlreadyExists,
   isNotFound,
@@ -209,6 +209,18 @@ async function observeRestore(ctx: ReconcileContext, rc: RestoreContext): Promis
     now: new Date(),
   };
   const restartedFor = obs.claims.get(claimName(pod0))?.metadata.annotations?.[RESTARTED_ANNOTATION];
+  if (from?.kind === "s3") {
+    const read = async (n: string) => {
+      const secret = await readSecret(ctx, n, namespace);
+      return secret === undefined ? undefined : (secret.data ?? {});
+    };
+    const field =
+      restore.snapshot === undefined
+        ? "spec.restore.s3"
+        : `VaultSnapshot ${restore.snapshot.name}'s spec.destination.s3`;
+    const problem = await s3SecretsProblem(read, from.s3, namespace, field);
+    if (problem !== undefined) observed.secretsProblem = problem;
+  }
   return {
     observed,
     ...(restartedFor === undefined ? {} : { restartedFor }),
