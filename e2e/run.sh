@@ -25,10 +25,11 @@ else
   export KUBECONFIG
 fi
 export CAPSTAN_CLUSTER_SCRIPT="$cluster"
-# shellcheck source=cluster/local/versions.env
-source "$here/cluster/local/versions.env"
-helm_bin="${CAPSTAN_CACHE:-$HOME/.cache/capstan}/helm-$HELM_VERSION/bin/helm"
-if [ -z "${CAPSTAN_HELM:-}" ] && [ -x "$helm_bin" ]; then export CAPSTAN_HELM="$helm_bin"; fi
+# Helm by the one rule every tool follows (packages/cli/src/find-helm.ts: CAPSTAN_HELM, else the local cluster's
+# cached build of versions.env's HELM_VERSION, else PATH), exported for the suites and what they start.
+if helm_bin="$("$here/../node_modules/node/bin/node" "$here/../packages/cli/src/find-helm-main.ts")"; then
+  export CAPSTAN_HELM="$helm_bin"
+fi
 # The smoke suite needs a node that runs containers: the local cluster has one unless CAPSTAN_NODE=kwok.
 real=0
 if [ "$KUBECONFIG" = "$state/kubeconfig" ] && [ -f "$state/node-ip" ]; then real=1 && export CAPSTAN_REAL_NODE=1; fi

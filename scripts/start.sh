@@ -17,10 +17,28 @@ source "$local_cluster/versions.env"
 cache="${CAPSTAN_CACHE:-$HOME/.cache/capstan}"
 log() { printf '[start] %s\n' "$*" >&2; }
 
-bash "$local_cluster/build.sh" all >&2 # Kubernetes, etcd, Helm... (a no-op when cached)
 # shellcheck source=../e2e/cluster/local/kubeconfig.sh
 source "$local_cluster/kubeconfig.sh"
 chosen="$(capstan_chosen_kubeconfig "${CAPSTAN_CLUSTER_DIR:-$repo/.cluster}")"
+vault="${VAULT:-true}" prom="${PROMETHEUS:-true}"
+# The Vault and Prometheus images for the local node (Vault's only in the version the sample runs: the Vault upgrade
+# suite's older one is a second full Vault build, minutes cold, that a first run does not need). etcd's image is built
+# with the operators' below: its binaries share the cluster's build (etcd itself), about a minute cold.
+operands=()
+vault_version="$(sed -n 's/^  version: "\([0-9.]*\)".*/\1/p' "$repo/operators/vault/samples/vaultcluster.yaml")"
+export VAULT_IMAGE_VERSIONS="v${vault_version:?no spec.version in the Vault sample}"
+if [ "$vault" != false ]; then operands+=(vault); fi
+if [ "$prom" != false ]; then operands+=(prometheus); fi
+operand_images=""
+if [ "${#operands[@]}" -gt 0 ] && { [ -z "$chosen" ] || [ "$chosen" = "${CAPSTAN_CLUSTER_DIR:-$repo/.cluster}/kubeconfig" ]; }; then
+  # Built (Go, from the module proxy, cached by version) beside the cluster's binaries rather than after them: cold,
+  # each is minutes of compiling, and the two together leave no core idle while either downloads or links.
+  log "building the ${operands[*]} images in the background (cached by version: cold, minutes; warm, a check)"
+  operand_images_log="$(mktemp)"
+  bash "$repo/e2e/images/build-all.sh" "${operands[@]}" >/dev/null 2>"$operand_images_log" &
+  operand_images=$!
+fi
+bash "$local_cluster/build.sh" cluster >&2 # Kubernetes, etcd, Helm... (a no-op when cached)
 if [ -n "$chosen" ]; then
   export KUBECONFIG="$chosen"
   # The local cluster named explicitly: its node has no registry either.
@@ -32,9 +50,10 @@ else
   imported=1 # its node has no registry: the images are imported into it
 fi
 kubectl="$cache/kubernetes-$KUBERNETES_VERSION/bin/kubectl"
-helm="$cache/helm-$HELM_VERSION/bin/helm"
+# The helm that build.sh made (or CAPSTAN_HELM): the one rule every tool follows (packages/cli/src/find-helm.ts).
+helm="$("$repo/node_modules/node/bin/node" "$repo/packages/cli/src/find-helm-main.ts")"
 
-vault="${VAULT:-true}" prom="${PROMETHEUS:-true}"
+reloader=()
 # Built through turbo, which builds each one's dependencies first (@capstan/core, and @capstan/cli, whose tsup
 # preset every operator's build imports from its dist/): a clean checkout has no dist/ anywhere.
 filters=(--filter=@capstan/etcd-operator)
@@ -53,13 +72,15 @@ if [ "$prom" != false ]; then monitoring=(--set serviceMonitor.enabled=true --se
 log "building the operators"
 (cd "$repo" && npm exec -- turbo run build "${filters[@]}" --output-logs=errors-only) >&2
 if [ "${imported:-0}" = 1 ]; then
+  if [ -n "$operand_images" ] && ! wait "$operand_images"; then
+    # The import below builds what is missing again, and fails with its own message if it cannot.
+    log "the background build of the ${operands[*]} images failed:" && tail -n 20 "$operand_images_log" >&2
+  fi
   log "building and importing the images (${images[*]})"
-  # Vault's image only in the version the sample runs: the Vault upgrade suite's older one is a second full Vault
-  # build (minutes, cold) that a first run does not need.
-  vault_version="$(sed -n 's/^  version: "\([0-9.]*\)".*/\1/p' "$repo/operators/vault/samples/vaultcluster.yaml")"
-  VAULT_IMAGE_VERSIONS="v${vault_version:?no spec.version in the Vault sample}" \
-    bash "$repo/e2e/images/build-all.sh" --import "${images[@]}" >/dev/null
-  reloader=capstan.local/busybox:1 # the local node has no registry: the Vault and Prometheus pods' sidecars use this
+  bash "$repo/e2e/images/build-all.sh" --import "${images[@]}" >/dev/null
+  # The local node has no registry: the Vault and Prometheus pods' sidecars use capstan.local/busybox:1.
+  reloader=(--set-string reloaderImage.registry=capstan.local --set-string reloaderImage.repository=busybox
+    --set-string reloaderImage.tag=1)
 fi
 
 if [ "$prom" != false ]; then
@@ -69,7 +90,7 @@ if [ "$prom" != false ]; then
   log "installing charts/prometheus-operator (release prometheus-operator in namespace prometheus-operator)"
   "$helm" upgrade --install prometheus-operator "$repo/charts/prometheus-operator" --take-ownership \
     --namespace prometheus-operator --create-namespace --wait --timeout 5m \
-    --set serviceMonitor.enabled=true --set prometheusRule.enabled=true ${reloader:+--set "reloaderImage=$reloader"} >/dev/null
+    --set serviceMonitor.enabled=true --set prometheusRule.enabled=true "${reloader[@]}" >/dev/null
   "$kubectl" -n prometheus-operator get deploy,pods -l app.kubernetes.io/instance=prometheus-operator >&2
 fi
 
@@ -82,7 +103,7 @@ if [ "$vault" != false ]; then
   log "installing charts/vault-operator (release vault-operator in namespace vault-operator)"
   "$helm" upgrade --install vault-operator "$repo/charts/vault-operator" --take-ownership \
     --namespace vault-operator --create-namespace --wait --timeout 5m "${monitoring[@]}" \
-    ${reloader:+--set "reloaderImage=$reloader"} >/dev/null
+    "${reloader[@]}" >/dev/null
   "$kubectl" -n vault-operator get deploy,pods -l app.kubernetes.io/instance=vault-operator >&2
 fi
 

@@ -21,16 +21,8 @@ interface BenchWidget extends KubeObject {
 type ConfigMap = ObjectOf<typeof ConfigMapKind>;
 
 // Module loading is not timed (the Go peer's binary is loaded too): the runner times from "starting".
-const {
-  ConfigMap,
-  CoreMetrics,
-  controller,
-  defineKind,
-  getControllerOf,
-  Manager,
-  setControllerReference,
-  silentLogger,
-} = await import("@capstan/core");
+const { ConfigMap, CoreMetrics, controller, defineKind, Manager, setControllerReference, silentLogger } =
+  await import("@capstan/core");
 
 const BenchWidget = defineKind<BenchWidget>({
   group: "bench.capstan.dev",
@@ -46,7 +38,7 @@ function upToDate(live: ConfigMap, data: Record<string, string>, owner: BenchWid
   return (
     keys.length === Object.keys(data).length &&
     keys.every((k) => live.data?.[k] === data[k]) &&
-    getControllerOf(live)?.uid === owner.metadata.uid
+    live.metadata.ownerReferences?.find((r) => r.controller)?.uid === owner.metadata.uid
   );
 }
 

@@ -15,26 +15,27 @@ const updates = Number(updatesArg);
 const TIMEOUT_MS = 5 * 60_000;
 
 /**
- * @capstan/core's Informer with its defaults (a list at resourceVersion 0 decoded while it arrives, managedFields
- * left out), from the built package. BENCH_CAPSTAN_OPTIONS (JSON, e.g. {"watchList":true,"pageSize":0})
+ * @capstan/core's shared informer (from an InformerFactory, as the manager's cache gets it) with its defaults (a list
+ * at resourceVersion 0 decoded while it arrives, managedFields left out), from the built package. BENCH_CAPSTAN_OPTIONS (JSON, e.g. {"watchList":true,"pageSize":0})
  * overrides informer options, to measure one lever at a time.
  */
 async function loadCapstan(): Promise<StartInformer> {
-  const { Client, ConfigMap, Informer, clientListerWatcher } = await import("@capstan/core");
+  const { Client, ConfigMap, InformerFactory } = await import("@capstan/core");
   const { env } = process; // read here, not by turbo
-  const options = JSON.parse(env.BENCH_CAPSTAN_OPTIONS || "{}") as Record<string, unknown>;
+  const informerOptions = JSON.parse(env.BENCH_CAPSTAN_OPTIONS || "{}") as Record<string, unknown>;
   return async (ns, onUpdate) => {
     const client = new Client();
-    const informer = new Informer(clientListerWatcher(client, ConfigMap, { namespace: ns }), options);
+    const factory = new InformerFactory({ client, informerOptions });
+    const informer = factory.informerFor(ConfigMap, { namespace: ns });
     informer.addEventHandler({ onUpdate });
     const controller = new AbortController();
-    const running = informer.start(controller.signal);
+    factory.start(controller.signal);
     await informer.waitForSync();
     return {
       size: () => informer.store.size,
       stop: async () => {
         controller.abort();
-        await running;
+        await factory.stopped();
         await client.close();
       },
     };

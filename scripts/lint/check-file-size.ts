@@ -32,8 +32,6 @@ export const ALLOWLIST: Readonly<Record<string, string>> = {
   "operators/prometheus/src/reconcile/controller.ts":
     "Prometheus reconcile: split by step pending (issue 30 item 2)",
   "operators/prometheus/src/desired/objects.ts": "Prometheus pod objects: split pending (issue 30 item 2)",
-  "operators/vault/src/reconcile/recovery.ts":
-    "VaultRecovery reconcile: observe/act split pending (issue 30 item 2)",
 };
 
 const SKIP_DIRS = new Set(["node_modules", "dist", ".turbo", "coverage"]);

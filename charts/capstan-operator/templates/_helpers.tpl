@@ -115,17 +115,35 @@ With helm template, pass --api-versions monitoring.coreos.com/v1/{{ $kind }}.
 {{- end }}
 
 {{/*
-The operator image: [registry/]repository, then @digest when image.digest is set (the tag is then ignored), else
-:tag (default: the chart's appVersion). global.imageRegistry, when set, replaces image.registry (a mirror that serves
-every image of the chart under the same repository paths).
+The operator image: capstan-operator.imageRef of .Values.image, its tag defaulting to the chart's appVersion.
 */}}
 {{- define "capstan-operator.image" -}}
-{{- $registry := (.Values.global).imageRegistry | default .Values.image.registry | default "" }}
-{{- $repository := ternary .Values.image.repository (printf "%s/%s" $registry .Values.image.repository) (eq $registry "") }}
-{{- if .Values.image.digest }}
-{{- printf "%s@%s" $repository .Values.image.digest }}
+{{- include "capstan-operator.imageRef" (dict "ctx" . "value" "image" "image" .Values.image "defaultTag" .Chart.AppVersion) }}
+{{- end }}
+
+{{/*
+The reference of an image a chart runs (the operator's, and any other: a sidecar's, a Job's), from its value: a map
+with registry, repository, tag and digest gives [registry/]repository, then @digest when digest is set (the tag is
+then ignored), else :tag (default: "defaultTag", e.g. the appVersion); global.imageRegistry, when set, replaces the
+registry (a mirror that serves every image of the chart under the same repository paths). A string (the one-string
+form these values had before) is taken as it is, global.imageRegistry not applied. An empty repository or string
+gives "fallback" (e.g. the operator's own image), else fails naming the value.
+Takes (dict "ctx" . "value" "reloaderImage" "image" .Values.reloaderImage ["defaultTag" "..."] ["fallback" "..."]).
+*/}}
+{{- define "capstan-operator.imageRef" -}}
+{{- $image := .image }}
+{{- if kindIs "string" $image }}
+{{- $image | default .fallback | required (printf "%s is empty: set %s.repository and %s.tag (or .digest)" .value .value .value) }}
+{{- else if not ($image | default dict).repository }}
+{{- .fallback | required (printf "%s.repository is empty: it names the image" .value) }}
 {{- else }}
-{{- printf "%s:%s" $repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- $registry := (.ctx.Values.global).imageRegistry | default $image.registry | default "" }}
+{{- $repository := ternary $image.repository (printf "%s/%s" $registry $image.repository) (eq $registry "") }}
+{{- if $image.digest }}
+{{- printf "%s@%s" $repository $image.digest }}
+{{- else }}
+{{- printf "%s:%s" $repository ($image.tag | default .defaultTag | required (printf "%s.tag and %s.digest are both empty: set one" .value .value)) }}
+{{- end }}
 {{- end }}
 {{- end }}
 

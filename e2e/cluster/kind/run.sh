@@ -28,8 +28,9 @@ images="${CAPSTAN_CACHE:-$HOME/.cache/capstan}/images"
 bash e2e/images/build-all.sh busybox versitygw etcd-operator vault-operator prometheus-operator | while read -r tar; do
   kind load image-archive "$tar" --name "$name"
 done
-# The operator suites install charts with Helm.
-if [ -z "${CAPSTAN_HELM:-}" ]; then CAPSTAN_HELM="$(command -v helm || true)"; export CAPSTAN_HELM; fi
+# The operator suites install charts with Helm, found by the one rule every tool follows
+# (packages/cli/src/find-helm.ts: CAPSTAN_HELM, else the local cluster's cached build, else PATH).
+if helm_bin="$(node_modules/node/bin/node packages/cli/src/find-helm-main.ts)"; then export CAPSTAN_HELM="$helm_bin"; fi
 # Suites that restart the API server or compact etcd need the local cluster's script and skip here.
 # cert-manager can run here (its images come from quay.io): the etcd cert-manager suite installs its published chart.
 CAPSTAN_CERT_MANAGER="${CAPSTAN_CERT_MANAGER:-install}" \

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the local cluster's binaries from the Go module proxy into a cache outside the repo, keyed by
 # version (CAPSTAN_CACHE, default ~/.cache/capstan). A second run with the same versions does nothing.
-#   e2e/cluster/local/build.sh            -> prints the bin directory
+#   e2e/cluster/local/build.sh [all|cluster|kubernetes|etcd|kwok|helm|coredns|local-path|addons|kube-router]
+#     cluster  what a cluster with its real node runs (Kubernetes, etcd, Helm, kube-router, the add-ons): npm start
+#     all      that and kwok (fake nodes: CAPSTAN_NODE=kwok or CAPSTAN_KWOK_NODE=1; cluster.sh builds it when asked)
+#   -> prints the cache directory
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=versions.env
@@ -102,6 +105,10 @@ GO
 kwok_dir="$cache/kwok-$KWOK_VERSION"
 build_kwok() {
   [ -x "$kwok_dir/bin/kwok" ] && [ -d "$kwok_dir/stages" ] && return 0
+  # One build at a time (CI builds it in the background while a suite's cluster.sh may ask for it).
+  mkdir -p "$cache"
+  exec 8>"$kwok_dir.lock" && flock 8
+  [ -x "$kwok_dir/bin/kwok" ] && [ -d "$kwok_dir/stages" ] && return 0
   log "building kwok $KWOK_VERSION"
   mkdir -p "$kwok_dir/bin"
   GOBIN="$kwok_dir/bin" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
@@ -186,18 +193,21 @@ case "$what" in
   addons) build_coredns; build_local_path ;;
   etcd) build_etcd ;;
   kube-router) build_kube_router ;;
-  all)
+  all | cluster)
     # Kubernetes, the longest build, beside the others (which include the add-ons, so the cluster's start finds them):
     # its module download and its six links leave a core idle that they use. Cold on 2 cores, one after the other,
     # these took 11 (etcd, kwok, Helm), 28 (Kubernetes), 2 (kube-router) and 4.5 (add-ons) minutes (2026-12-07).
+    # kwok only for `all`: a cluster with its real node does not run it, and cold it took 11 of npm start's minutes
+    # beside Kubernetes (2026-12-07).
     build_kubernetes &
     k8s=$!
     killtree() { local c; for c in $(pgrep -P "$1"); do killtree "$c"; done; kill "$1" 2>/dev/null || true; }
     trap 'killtree "$k8s"' EXIT
-    build_etcd; build_kwok; build_helm; build_kube_router; build_coredns; build_local_path
+    build_etcd; build_helm; build_kube_router; build_coredns; build_local_path
+    if [ "$what" = all ]; then build_kwok; fi
     wait "$k8s" # its failure fails this script (set -e)
     trap - EXIT
     ;;
-  *) echo "usage: $0 [all|kubernetes|etcd|kwok|helm|coredns|local-path|addons|kube-router]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|cluster|kubernetes|etcd|kwok|helm|coredns|local-path|addons|kube-router]" >&2; exit 2 ;;
 esac
 echo "$cache"

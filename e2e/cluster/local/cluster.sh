@@ -31,6 +31,8 @@ NODE_NAME="${CAPSTAN_FAKE_NODE:-kwok-node-0}"
 NODE_MODE="${CAPSTAN_NODE:-real}" # real | kwok
 case "$NODE_MODE" in real | kwok) ;; *) echo "CAPSTAN_NODE must be real or kwok, not $NODE_MODE" >&2; exit 2 ;; esac
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+# kwok runs only for fake nodes: the cluster's real node does not need it (nor, then, its build).
+want_kwok() { [ "$NODE_MODE" = kwok ] || [ "${CAPSTAN_KWOK_NODE:-}" = 1 ]; }
 # Real node (node.sh): with CAPSTAN_NODE=real (the default), `up` records a node IP in <state>/node-ip; the apiserver
 # then also listens on it and advertises it, since pods reach the `kubernetes` Service through the advertised
 # address and 127.0.0.1 is a pod's own loopback. Without it nothing below changes.
@@ -155,7 +157,8 @@ cmd_up() {
     stop_all
     rm -rf "$state"
   fi
-  "$here/build.sh" all >/dev/null
+  "$here/build.sh" cluster >/dev/null
+  if want_kwok; then "$here/build.sh" kwok >/dev/null; fi
   command -v openssl >/dev/null || die "openssl is required"
   command -v curl >/dev/null || die "curl is required"
   mkdir -p "$state/pids" "$state/logs" "$state/etcd"
@@ -191,15 +194,17 @@ cmd_up() {
     --authentication-kubeconfig "$state/scheduler.kubeconfig" --authorization-kubeconfig "$state/scheduler.kubeconfig" \
     --bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT" --leader-elect=false
 
-  log "starting kwok $KWOK_VERSION"
-  local stage_args=()
-  for f in "$kwok_dir"/stages/*.yaml; do stage_args+=(--config "$f"); done
-  start kwok "$kwok_dir/bin/kwok" --kubeconfig "$state/kwok.kubeconfig" \
-    --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
-    --cidr 10.245.0.0/16 --node-ip 10.245.255.1 --server-address "127.0.0.1:$KWOK_PORT" "${stage_args[@]}"
+  if want_kwok; then
+    log "starting kwok $KWOK_VERSION"
+    local stage_args=()
+    for f in "$kwok_dir"/stages/*.yaml; do stage_args+=(--config "$f"); done
+    start kwok "$kwok_dir/bin/kwok" --kubeconfig "$state/kwok.kubeconfig" \
+      --manage-all-nodes=false --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+      --cidr 10.245.0.0/16 --node-ip 10.245.255.1 --server-address "127.0.0.1:$KWOK_PORT" "${stage_args[@]}"
+  fi
 
   wait_for "default service account" 60 sa_exists
-  if [ "$NODE_MODE" = kwok ] || [ "${CAPSTAN_KWOK_NODE:-}" = 1 ]; then add_fake_node; fi
+  if want_kwok; then add_fake_node; fi
   if [ "$NODE_MODE" = real ]; then "$here/node.sh" up >&2; fi
   log "ready: export KUBECONFIG=$state/kubeconfig"
   echo "$state/kubeconfig"
@@ -233,7 +238,9 @@ cmd_down() {
 cmd_status() {
   local rc=0
   for name in "${COMPONENTS[@]}"; do
-    if pid_alive "$name"; then printf '%-24s running (pid %s)\n' "$name" "$(cat "$state/pids/$name")"
+    if [ "$name" = kwok ] && [ -d "$state/pids" ] && [ ! -f "$state/pids/kwok" ]; then
+      printf '%-24s not started (no fake node: CAPSTAN_NODE=kwok or CAPSTAN_KWOK_NODE=1 start it)\n' kwok
+    elif pid_alive "$name"; then printf '%-24s running (pid %s)\n' "$name" "$(cat "$state/pids/$name")"
     else printf '%-24s stopped\n' "$name"; rc=1; fi
   done
   if [ -f "$state/kubeconfig" ] && api_ready; then

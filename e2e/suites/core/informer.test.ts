@@ -5,9 +5,9 @@ import { promisify } from "node:util";
 import {
   type Client,
   ConfigMap,
-  clientListerWatcher,
-  Informer,
-  type ListerWatcher,
+  type Informer,
+  InformerFactory,
+  type InformerFactoryOptions,
   type ObjectOf,
   type WatchEvent,
 } from "@capstan/core";
@@ -67,32 +67,41 @@ function record(informer: Informer<CM>) {
   return events;
 }
 
-/** A ListerWatcher whose watch calls can be held at a gate and whose watch events are observed. */
-function gatedListerWatcher(inner: ListerWatcher<CM>) {
+/**
+ * A view of `inner` whose watch calls can be held at a gate and whose watch events are observed; the informer lists
+ * and watches through it as through any Client (core's own lister-watcher).
+ */
+function gatedClient(inner: Client) {
   let gate: Promise<void> | undefined;
   let open: (() => void) | undefined;
   let current: AbortController | undefined;
   const watchRvs: string[] = [];
   const seen: WatchEvent<CM>["type"][] = [];
   let lists = 0;
-  const lw: ListerWatcher<CM> = {
-    list: (o) => {
-      if (!o.continue) lists++;
-      return inner.list(o);
-    },
-    async *watch(o) {
-      watchRvs.push(o.resourceVersion);
-      if (gate) await gate;
-      current = new AbortController();
-      const signal = AbortSignal.any([o.signal, current.signal]);
-      for await (const ev of inner.watch({ ...o, signal })) {
-        seen.push(ev.type);
-        yield ev;
-      }
-    },
+  const listPage: Client["listPage"] = (kind, o) => {
+    if (!o?.continue) lists++;
+    return inner.listPage(kind, o);
   };
+  const watch = async function* (kind: Parameters<Client["watch"]>[0], o: Parameters<Client["watch"]>[1]) {
+    watchRvs.push(o?.resourceVersion ?? "");
+    if (gate) await gate;
+    current = new AbortController();
+    const signal = AbortSignal.any([...(o?.signal ? [o.signal] : []), current.signal]);
+    for await (const ev of inner.watch(kind, { ...o, signal })) {
+      seen.push(ev.type);
+      yield ev;
+    }
+  };
+  const client = new Proxy(inner, {
+    get(target, prop) {
+      if (prop === "listPage") return listPage;
+      if (prop === "watch") return watch;
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
   return {
-    lw,
+    client,
     watchRvs,
     seen,
     lists: () => lists,
@@ -110,30 +119,24 @@ function gatedListerWatcher(inner: ListerWatcher<CM>) {
   };
 }
 
-async function startInformer(
-  lw: ListerWatcher<CM>,
-  options: ConstructorParameters<typeof Informer<CM>>[1] = {},
-) {
-  const informer = new Informer<CM>(lw, { name: "it/ConfigMap", ...options });
+/** The namespace's ConfigMaps in a shared informer, listed and watched through `source`. */
+function startInformer(source: Client, informerOptions: InformerFactoryOptions["informerOptions"] = {}) {
+  const factory = new InformerFactory({ client: source, informerOptions });
+  const informer = factory.informerFor(ConfigMap, { namespace: ns.name });
   const stop = new AbortController();
-  const done = informer.start(stop.signal);
+  factory.start(stop.signal);
   return {
     informer,
     stop: () => {
       stop.abort();
-      return done;
+      return factory.stopped();
     },
   };
 }
 
 describe("Informer on a real API server", () => {
   it("syncs many objects, drops managedFields, and delivers add/update/delete", async () => {
-    const { informer, stop } = await startInformer(
-      clientListerWatcher(client, ConfigMap, { namespace: ns.name }),
-      {
-        pageSize: 200,
-      },
-    );
+    const { informer, stop } = startInformer(client, { pageSize: 200 });
     const events = record(informer);
     expect(await informer.waitForSync(AbortSignal.timeout(60_000))).toBe(true);
     expect(informer.store.size).toBeGreaterThanOrEqual(1500);
@@ -162,8 +165,8 @@ describe("Informer on a real API server", () => {
     "recovers from a real 410 Gone (etcd compacted, API server restarted) with exactly the diff",
     async () => {
       if (!clusterScript) return;
-      const gated = gatedListerWatcher(clientListerWatcher(client, ConfigMap, { namespace: ns.name }));
-      const { informer, stop } = await startInformer(gated.lw);
+      const gated = gatedClient(client);
+      const { informer, stop } = startInformer(gated.client);
       expect(await informer.waitForSync(AbortSignal.timeout(60_000))).toBe(true);
       const events = record(informer);
       await eventually(() => gated.watchRvs.length >= 1); // watching
@@ -204,9 +207,7 @@ describe("Informer on a real API server", () => {
 
   it.skipIf(!clusterScript)("rides out an API server restart under a running informer", async () => {
     if (!clusterScript) return;
-    const { informer, stop } = await startInformer(
-      clientListerWatcher(client, ConfigMap, { namespace: ns.name }),
-    );
+    const { informer, stop } = startInformer(client);
     expect(await informer.waitForSync(AbortSignal.timeout(60_000))).toBe(true);
     await run(clusterScript, ["restart-apiserver"]);
     await client.create(ConfigMap, cm("after-restart"));
@@ -219,8 +220,8 @@ describe("Informer on a real API server", () => {
   });
 
   it("receives bookmarks and advances its resourceVersion with them", async () => {
-    const gated = gatedListerWatcher(clientListerWatcher(client, ConfigMap, { namespace: ns.name }));
-    const { informer, stop } = await startInformer(gated.lw);
+    const gated = gatedClient(client);
+    const { informer, stop } = startInformer(gated.client);
     expect(await informer.waitForSync(AbortSignal.timeout(60_000))).toBe(true);
     const before = informer.lastSyncResourceVersion();
     // Writes elsewhere move the global resourceVersion; bookmarks carry it to this quiet namespace.

@@ -1,14 +1,13 @@
 // Watches never starve requests: one Client holds more watches open than its request pool can carry, and a
-// LeaderElector on that same Client still wins the Lease and renews it again and again.
+// manager's leader election on that same Client still wins the Lease and renews it again and again.
 // Over HTTP/2 (what kube-apiserver negotiates) a connection carries up to 100 streams, so the old single
 // pool of 32 connections filled at 3200 watches; over HTTP/1.1 at 32. Each case opens more than that.
 import {
   Client,
   type ClientOptions,
   ConfigMap,
-  LeaderElector,
   Lease,
-  LeaseLock,
+  Manager,
   type ObjectOf,
   silentLogger,
 } from "@capstan/core";
@@ -34,7 +33,7 @@ afterAll(async () => {
   await client?.close();
 });
 
-/** Opens `watches` watches and runs a LeaderElector on one Client with `options`; checks it keeps renewing. */
+/** Opens `watches` watches and runs a leader-elected Manager on one Client with `options`; checks it keeps renewing. */
 async function electWhileWatching(lease: string, watches: number, options: ClientOptions): Promise<void> {
   const stop = new AbortController();
   stops.push(stop);
@@ -61,19 +60,37 @@ async function electWhileWatching(lease: string, watches: number, options: Clien
     })().catch((err: unknown) => failures.push(err));
   }
 
-  const elector = new LeaderElector({
-    lock: new LeaseLock({ client: shared, namespace: ns.name, name: lease, identity: "shared" }),
+  const mgr = new Manager({
+    name: "starvation",
+    client: shared,
     metrics,
     logger: silentLogger,
+    metricsPort: null,
+    healthPort: null,
+    leaderElection: { namespace: ns.name, name: lease, identity: "shared" },
+  });
+  let leading = false;
+  mgr.add({
+    name: "leader-only",
+    start: async (signal: AbortSignal) => {
+      leading = true;
+      await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+      leading = false;
+    },
   });
   let outcome: string | undefined;
-  const done = elector.run(stop.signal).then((o) => {
-    outcome = o;
-  });
+  const done = mgr.start(stop.signal).then(
+    () => {
+      outcome = "stopped";
+    },
+    (err: unknown) => {
+      outcome = `failed: ${err instanceof Error ? err.message : String(err)}`;
+    },
+  );
 
-  await eventually(() => expect(elector.isLeader()).toBe(true), {
+  await eventually(() => expect(leading).toBe(true), {
     timeoutMs: 60_000,
-    message: `the elector acquires the Lease while ${watches} watches are opened on its client`,
+    message: `the manager acquires the Lease while ${watches} watches are opened on its client`,
   });
   await eventually(() => expect(open).toBe(watches), {
     timeoutMs: 120_000,
@@ -92,7 +109,7 @@ async function electWhileWatching(lease: string, watches: number, options: Clien
     },
     { timeoutMs: 60_000, intervalMs: 500, message: `the Lease is renewed ${RENEWALS} times` },
   );
-  expect(elector.isLeader()).toBe(true);
+  expect(leading).toBe(true);
   expect((await client.get(Lease, lease, ns.name)).spec?.holderIdentity).toBe("shared");
   expect(ended).toBe(0);
   expect(failures).toEqual([]);

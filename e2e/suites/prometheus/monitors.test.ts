@@ -1,7 +1,7 @@
 // A Prometheus server under the chart-installed operator, following the ServiceMonitors and PrometheusRules of the
 // namespaces it selects: a new monitor's target is scraped without a pod restart (the time it takes is printed),
-// a deleted one's goes; a monitor that matches nothing and one with an invalid regex say why in their status while
-// the others keep being scraped; namespace labels scope what is taken; a rule's alert fires and resolves.
+// a deleted one's goes; a monitor that matches nothing (Accepted, reason NoTargets) and one with an invalid regex
+// (not accepted) say so in their status while the others keep being scraped; namespace labels scope what is taken; a rule's alert fires and resolves.
 import { type Client, Namespace } from "@capstan/core";
 import {
   PrometheusKind,
@@ -132,10 +132,17 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus following ServiceMonitors 
       );
       expect(series[0]?.metric).toMatchObject({ app: "app", namespace: appNs.name, service: "app" });
       expect(await podIdentity()).toEqual(before);
-      expect(await accepted(client, ServiceMonitorKind, appNs.name, "app", server())).toMatchObject({
-        status: "True",
-        reason: "Accepted",
-      });
+      // Accepted once the operator has seen every pod load the configuration (its next look after the reload).
+      const ok = await waitFor(
+        "Accepted=True on the new monitor",
+        async () => {
+          const c = await accepted(client, ServiceMonitorKind, appNs.name, "app", server());
+          return c?.status === "True" ? c : undefined;
+        },
+        minutes(1),
+        1_000,
+      );
+      expect(ok.reason).toBe("Accepted");
       const p = await client.get(PrometheusKind, "main", serverNs.name);
       expect(p.status?.selected?.serviceMonitors).toContain(`${appNs.name}/app`);
 
@@ -171,11 +178,12 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus following ServiceMonitors 
           ],
         } as Partial<ServiceMonitor["spec"]>),
       );
+      // A monitor that matches nothing is valid and in the configuration: Accepted, with the diagnostic as reason.
       const nothing = await waitFor(
-        "Accepted=False on the monitor that matches nothing",
+        "Accepted=True, reason NoTargets, on the monitor that matches nothing",
         async () => {
           const c = await accepted(client, ServiceMonitorKind, appNs.name, "nothing", server());
-          return c?.status === "False" ? c : undefined;
+          return c?.status === "True" ? c : undefined;
         },
         minutes(1),
         1_000,

@@ -32,7 +32,7 @@ import { waitAvailable as etcdAvailable, etcdCluster, memberPods } from "../etcd
 import { ensureEtcdCrd, operatorImage as etcdOperatorImage } from "../etcd/fixtures/operator-release.ts";
 import {
   operatorImage as vaultOperatorImage,
-  reloaderImage as vaultReloader,
+  reloaderImageValues as vaultReloader,
 } from "../vault/fixtures/operator-release.ts";
 import { VaultClusterKind } from "../vault/fixtures/vault-api.ts";
 import { waitAvailable as vaultAvailable, vaultCluster } from "../vault/fixtures/vault-cluster.ts";
@@ -48,7 +48,7 @@ import {
   chartDir as prometheusChart,
   prometheusSuitesEnabled,
   operatorImage as promOperatorImage,
-  reloaderImage as promReloader,
+  reloaderImageValues as promReloader,
   query,
   restricted,
   serverIps,
@@ -130,10 +130,9 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
         set: {
           ...common,
           ...vaultOperatorImage,
-          reloaderImage: vaultReloader,
           watchNamespace: vaultOpNs.name,
         },
-        setString: pin,
+        setString: { ...pin, ...vaultReloader },
       }),
     );
     // Cluster-wide (its server's monitors are in other namespaces), with its own ServiceMonitor and alerts.
@@ -141,12 +140,11 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
       set: {
         ...common,
         ...promOperatorImage,
-        reloaderImage: promReloader,
         watchNamespace: "",
         // The shipped PrometheusServerNotReady alert fires as soon as it holds (a test makes it fire and resolve).
         "prometheusRule.for": "0s",
       },
-      setString: pin,
+      setString: { ...pin, ...promReloader },
     });
     releases.push(promOp);
     // Secure metrics: the server's ServiceAccount may read each operator's /metrics.
@@ -236,9 +234,15 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
     expect(members).toHaveLength(3);
     const leader = await series(`etcd_server_has_leader{namespace="${etcdNs.name}"} == 1`, 3);
     expect(leader.map((s) => s.metric.pod).sort()).toEqual(members);
-    expect(await accepted(client, PodMonitorKind, etcdNs.name, "etcd-members", server())).toMatchObject({
-      status: "True",
-    });
+    await waitFor(
+      "Accepted=True on the etcd PodMonitor",
+      async () =>
+        (await accepted(client, PodMonitorKind, etcdNs.name, "etcd-members", server()))?.status === "True"
+          ? true
+          : undefined,
+      minutes(1),
+      1_000,
+    );
   });
 
   it("the charts' alert rules load and evaluate without error", async () => {

@@ -15,6 +15,7 @@ import {
   findHelm,
   helmLint,
   helmTemplate,
+  helmTemplateError,
   type K8sObject,
   missingPermissions,
   missingStandardLabels,
@@ -266,9 +267,32 @@ describe.skipIf(helm === undefined)("the chart's alerts and dashboard", () => {
         ?.env;
       return env?.find((e) => e.name === "ETCD_OPERATOR_BACKUP_IMAGE")?.value;
     };
+    const digest = `sha256:${"c".repeat(64)}`;
     expect(envOf()).toBe(chartImage(chartDir));
     expect(envOf("image.tag=1.2.3")).toBe("ghcr.io/capstan-dev/capstan/etcd-operator:1.2.3");
+    // The operator's own image follows global.imageRegistry and image.digest.
+    expect(envOf("global.imageRegistry=mirror.example", `image.digest=${digest}`)).toBe(
+      `mirror.example/capstan-dev/capstan/etcd-operator@${digest}`,
+    );
+    // Another image, named like the operator's: its tag defaults to the appVersion; a mirror and a digest apply.
+    expect(envOf("backup.image.registry=r.example", "backup.image.repository=ops/etcd-operator")).toBe(
+      "r.example/ops/etcd-operator:0.1.0",
+    );
+    expect(envOf("backup.image.repository=ops/etcd-operator", "backup.image.tag=9.0")).toBe(
+      "ops/etcd-operator:9.0",
+    );
+    expect(
+      envOf(
+        "backup.image.repository=ops/etcd-operator",
+        `backup.image.digest=${digest}`,
+        "global.imageRegistry=m.example",
+      ),
+    ).toBe(`m.example/ops/etcd-operator@${digest}`);
+    // The one-string form of earlier charts is still taken, as it is ("" for the operator's own image).
     expect(envOf("backup.image=mirror.example/etcd-operator:9")).toBe("mirror.example/etcd-operator:9");
+    expect(envOf("backup.image=")).toBe(chartImage(chartDir));
+    expect(helmTemplateError(helm!, chartDir, { set: ["backup.image.digest=latest"] })).toMatch(/backup/);
+    expect(helmTemplateError(helm!, chartDir, { set: ["backup.image.name=x"] })).toMatch(/name/);
   });
 
   it("the operator's own default backup image is the chart's default image (the one each release pushes)", () => {

@@ -40,6 +40,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { crds } from "./api/crds.ts";
+import { DEFAULT_RELOADER_IMAGE } from "./desired/objects.ts";
 import { PrometheusOperatorMetrics } from "./reconcile/metrics.ts";
 
 const ownCrds = crds.filter((c) => c.spec.group === "monitoring.capstan.dev");
@@ -127,9 +128,16 @@ const operatorGrants = [
   "rbac.authorization.k8s.io/rolebindings: create,delete,get,list,patch,watch",
   "rbac.authorization.k8s.io/roles: create,delete,get,list,patch,watch",
 ];
-/** The ClusterRole every mode has: Namespaces, and cluster-wide discovery grants for servers that need them. */
+/**
+ * The ClusterRole every mode has: Namespaces, cluster-wide discovery grants for servers that need them, and what
+ * spec.clusterMetrics grants on (the kubelets' and the API server's metrics, and Nodes): never nodes/proxy.
+ */
 const clusterGrants = [
+  "//metrics/slis: get",
+  "//metrics: get",
   "/namespaces: get,list,watch",
+  "/nodes/metrics: get",
+  "/nodes: get,list,watch",
   "rbac.authorization.k8s.io/clusterrolebindings: create,delete,get,list,patch,watch",
   "rbac.authorization.k8s.io/clusterroles: create,delete,get,list,patch,watch",
 ];
@@ -250,11 +258,34 @@ describe.skipIf(helm === undefined)("charts/prometheus-operator", () => {
     ]);
   });
 
-  it("passes the reloader image to the operator", () => {
-    expect(envValue(operator(render()), "PROMETHEUS_OPERATOR_RELOADER_IMAGE")).toBe("busybox:1.37");
-    const local = render(["reloaderImage=capstan.local/busybox:1"]);
-    expect(envValue(operator(local), "PROMETHEUS_OPERATOR_RELOADER_IMAGE")).toBe("capstan.local/busybox:1");
-    expect(refused("reloaderImage=")).toMatch(/reloaderImage/);
+  it("passes the reloader image to the operator, named like the operator's (registry, repository, tag, digest)", () => {
+    const reloader = (...sets: string[]) =>
+      envValue(operator(render(sets)), "PROMETHEUS_OPERATOR_RELOADER_IMAGE");
+    const digest = `sha256:${"b".repeat(64)}`;
+    expect(reloader()).toBe("docker.io/library/busybox:1.37");
+    // The operator's own default (without the chart) is the same name.
+    expect(DEFAULT_RELOADER_IMAGE).toBe(reloader());
+    // A mirror of every image the chart runs, and a pinned digest, as for the operator image.
+    expect(reloader("global.imageRegistry=mirror.example")).toBe("mirror.example/library/busybox:1.37");
+    expect(reloader(`reloaderImage.digest=${digest}`)).toBe(`docker.io/library/busybox@${digest}`);
+    expect(
+      reloader(
+        "reloaderImage.registry=capstan.local",
+        "reloaderImage.repository=busybox",
+        "reloaderImage.tag=1.36",
+      ),
+    ).toBe("capstan.local/busybox:1.36");
+    expect(reloader("reloaderImage.registry=", "reloaderImage.repository=busybox")).toBe("busybox:1.37");
+    // The one-string form of earlier charts is still taken, as it is.
+    expect(reloader("reloaderImage=capstan.local/busybox:1")).toBe("capstan.local/busybox:1");
+    expect(refused("reloaderImage=")).toMatch(/reloaderImage is empty/);
+    expect(refused("reloaderImage.repository=")).toMatch(/reloaderImage.repository is empty/);
+    expect(refused("reloaderImage.tag=")).toMatch(
+      /reloaderImage.tag and reloaderImage.digest are both empty/,
+    );
+    expect(refused("reloaderImage.digest=latest")).toMatch(/reloaderImage/);
+    expect(refused("reloaderImage.version=1")).toMatch(/version/);
+    expect(refused("reloaderImage=busybox 1.37")).toMatch(/reloaderImage/);
   });
 });
 

@@ -36,6 +36,7 @@ import {
 } from "@capstan/cli/chart";
 import { describe, expect, it } from "vitest";
 import { crds } from "./api/crds.ts";
+import { DEFAULT_RELOADER_IMAGE } from "./desired/objects.ts";
 import { registrationRole } from "./desired/service-registration.ts";
 import { VaultOperatorMetrics } from "./reconcile/metrics.ts";
 import { DEFAULT_OPERATOR_IMAGE } from "./reconcile/restore.ts";
@@ -218,11 +219,33 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
     }
   });
 
-  it("passes the reloader image to the operator", () => {
-    expect(envValue(operator(render()), "VAULT_OPERATOR_RELOADER_IMAGE")).toBe("busybox:1.37");
-    const local = render(["reloaderImage=capstan.local/busybox:1"]);
-    expect(envValue(operator(local), "VAULT_OPERATOR_RELOADER_IMAGE")).toBe("capstan.local/busybox:1");
-    expect(refused("reloaderImage=")).toMatch(/reloaderImage/);
+  it("passes the reloader image to the operator, named like the operator's (registry, repository, tag, digest)", () => {
+    const reloader = (...sets: string[]) => envValue(operator(render(sets)), "VAULT_OPERATOR_RELOADER_IMAGE");
+    const digest = `sha256:${"b".repeat(64)}`;
+    expect(reloader()).toBe("docker.io/library/busybox:1.37");
+    // The operator's own default (without the chart) is the same name.
+    expect(DEFAULT_RELOADER_IMAGE).toBe(reloader());
+    // A mirror of every image the chart runs, and a pinned digest, as for the operator image.
+    expect(reloader("global.imageRegistry=mirror.example")).toBe("mirror.example/library/busybox:1.37");
+    expect(reloader(`reloaderImage.digest=${digest}`)).toBe(`docker.io/library/busybox@${digest}`);
+    expect(
+      reloader(
+        "reloaderImage.registry=capstan.local",
+        "reloaderImage.repository=busybox",
+        "reloaderImage.tag=1.36",
+      ),
+    ).toBe("capstan.local/busybox:1.36");
+    expect(reloader("reloaderImage.registry=", "reloaderImage.repository=busybox")).toBe("busybox:1.37");
+    // The one-string form of earlier charts is still taken, as it is.
+    expect(reloader("reloaderImage=capstan.local/busybox:1")).toBe("capstan.local/busybox:1");
+    expect(refused("reloaderImage=")).toMatch(/reloaderImage is empty/);
+    expect(refused("reloaderImage.repository=")).toMatch(/reloaderImage.repository is empty/);
+    expect(refused("reloaderImage.tag=")).toMatch(
+      /reloaderImage.tag and reloaderImage.digest are both empty/,
+    );
+    expect(refused("reloaderImage.digest=latest")).toMatch(/reloaderImage/);
+    expect(refused("reloaderImage.version=1")).toMatch(/version/);
+    expect(refused("reloaderImage=busybox 1.37")).toMatch(/reloaderImage/);
   });
 
   it("passes the operator's own image to the snapshot and restore Jobs, the default the release pushes", () => {

@@ -7,13 +7,64 @@ export type JsonSchema = { [key: string]: unknown };
 
 /** What an operator adds to its chart's values (the `chartValues` export of its `capstan.crds` module). */
 export interface ChartValuesSpec {
-  /** The operator's own top-level values, e.g. { reloaderImage: { type: "string", ... } }. */
+  /**
+   * The operator's own top-level values, e.g. { reloaderImage: { $ref: IMAGE_VALUE_REF } }. A property (at any depth)
+   * that is `{ $ref: IMAGE_VALUE_REF }` names another image the chart runs: it becomes {@link imageValueSchema}.
+   */
   properties?: Record<string, JsonSchema>;
 }
 
 const DNS_LABEL = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$";
 const DNS_SUBDOMAIN = "^([a-z0-9]([-.a-z0-9]*[a-z0-9])?)?$";
 const DURATION = "^([0-9]+(ms|s|m|h))+$";
+const DIGEST = "^([a-z0-9]+:[a-f0-9]{32,})?$";
+const NO_SPACE = "^[^\\s]*$";
+
+/**
+ * How an operator's chartValues names a value that is an image the chart runs besides the operator's (a sidecar's,
+ * a Job's): `{ $ref: IMAGE_VALUE_REF }`, which operatorValuesSchema replaces with {@link imageValueSchema}. The
+ * chart's templates turn it into a reference with the library's `capstan-operator.imageRef`.
+ */
+export const IMAGE_VALUE_REF = "#/definitions/image";
+
+/**
+ * The schema of an image value besides the operator's: registry, repository, tag and digest like `image` (so
+ * global.imageRegistry and digests apply to it), or one string taken as it is (the form these values had first,
+ * still accepted). Emptiness is the template's to judge: an empty one may mean a default (etcd's backup.image).
+ */
+export function imageValueSchema(description?: string): JsonSchema {
+  return {
+    ...(description === undefined ? {} : { description }),
+    type: ["object", "string"],
+    // The string form: one image reference.
+    pattern: NO_SPACE,
+    // The map form.
+    additionalProperties: false,
+    properties: {
+      registry: {
+        description: "Prefixed to the repository; global.imageRegistry replaces it when set.",
+        type: "string",
+        pattern: NO_SPACE,
+      },
+      repository: { type: "string", pattern: NO_SPACE },
+      tag: { type: "string", pattern: NO_SPACE },
+      digest: { description: "Used instead of the tag when set.", type: "string", pattern: DIGEST },
+    },
+  };
+}
+
+/** `properties` with every `{ $ref: IMAGE_VALUE_REF }` among them (at any depth) replaced by imageValueSchema. */
+function withImageValues(properties: Record<string, JsonSchema>): Record<string, JsonSchema> {
+  const expand = (node: JsonSchema): JsonSchema => {
+    if (node.$ref === IMAGE_VALUE_REF) {
+      const { $ref: _, description, ...rest } = node;
+      return { ...imageValueSchema(typeof description === "string" ? description : undefined), ...rest };
+    }
+    const nested = node.properties as Record<string, JsonSchema> | undefined;
+    return nested === undefined ? node : { ...node, properties: withImageValues(nested) };
+  };
+  return Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, expand(v)]));
+}
 
 const object = (properties: Record<string, JsonSchema>, extra: JsonSchema = {}): JsonSchema => ({
   ...extra,
@@ -78,7 +129,7 @@ export function operatorValuesSchema(
       digest: {
         description: "Used instead of the tag when set.",
         type: "string",
-        pattern: "^([a-z0-9]+:[a-f0-9]{32,})?$",
+        pattern: DIGEST,
       },
       pullPolicy: { type: "string", enum: ["Always", "IfNotPresent", "Never"] },
     }),
@@ -200,7 +251,7 @@ export function operatorValuesSchema(
       { description: 'The Grafana dashboard ConfigMap (label grafana_dashboard: "1").' },
     ),
   };
-  for (const [key, schema] of Object.entries(spec.properties ?? {})) {
+  for (const [key, schema] of Object.entries(withImageValues(spec.properties ?? {}))) {
     if (key in properties)
       throw new Error(`chartValues.properties.${key}: every operator chart has "${key}" already`);
     properties[key] = schema;

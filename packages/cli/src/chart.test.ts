@@ -1,5 +1,5 @@
 // Tests of the chart-test helpers: Pod Security "restricted" checks, RBAC coverage, standard labels, finding pod
-// specs, finding helm, and (when helm is installed) rendering the fixture chart with its CRD copies.
+// specs, and (when helm is installed) rendering the fixture chart with its CRD copies.
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -199,26 +199,6 @@ describe("podSpecs", () => {
     ];
     expect(podSpecs(objs).map((p) => p.owner)).toEqual(["Pod p", "StatefulSet s", "CronJob c"]);
     expect(podSpecs(objs)[1]!.spec).toBe(pod);
-  });
-});
-
-describe("findHelm", () => {
-  it("takes CAPSTAN_HELM when it exists, and nothing when it does not", () => {
-    expect(findHelm({ CAPSTAN_HELM: process.execPath })).toBe(process.execPath);
-    expect(findHelm({ CAPSTAN_HELM: "/nonexistent/helm" })).toBeUndefined();
-  });
-  it("else takes the newest helm in the build cache CAPSTAN_CACHE names", () => {
-    const cache = mkdtempSync(join(tmpdir(), "capstan-cache-"));
-    try {
-      for (const v of ["helm-v3.9.0", "helm-v3.22.0"]) {
-        mkdirSync(join(cache, v, "bin"), { recursive: true });
-        writeFileSync(join(cache, v, "bin", "helm"), "");
-      }
-      expect(findHelm({ CAPSTAN_CACHE: cache })).toBe(join(cache, "helm-v3.22.0", "bin", "helm"));
-      expect(findHelm({ CAPSTAN_CACHE: join(cache, "none") })).toBeUndefined();
-    } finally {
-      rmSync(cache, { recursive: true, force: true });
-    }
   });
 });
 

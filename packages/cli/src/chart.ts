@@ -7,8 +7,8 @@
  */
 
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve, sep } from "node:path";
 import type { CustomResourceDefinitionObject } from "@capstan/core";
 import { parseAllDocuments } from "yaml";
@@ -16,6 +16,7 @@ import { type Drift, planCrdFiles, planDrift } from "./crd-files.ts";
 
 export { chartImage } from "./chart-image.ts";
 export * from "./chart-monitoring.ts";
+export { findHelm, HELM_LOOKUP_HINT, requireHelm } from "./find-helm.ts";
 
 import type { K8sObject } from "./k8s-object.ts";
 
@@ -33,24 +34,6 @@ export async function chartCrdDrift(packageDir: string): Promise<Drift[]> {
   }
   const under = resolve(plan.config.chart) + sep;
   return planDrift(plan).filter((d) => d.path.startsWith(under));
-}
-
-/**
- * The helm binary: $CAPSTAN_HELM when set, else the newest helm-<version>/bin/helm in the local build cache
- * ($CAPSTAN_CACHE, default ~/.cache/capstan, where the local cluster scripts put it); undefined when there is
- * none, so a test can skip with a warning.
- */
-export function findHelm(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const fromEnv = env.CAPSTAN_HELM;
-  if (fromEnv !== undefined && fromEnv !== "") return existsSync(fromEnv) ? fromEnv : undefined;
-  const cache = env.CAPSTAN_CACHE || join(homedir(), ".cache", "capstan");
-  if (!existsSync(cache)) return undefined;
-  const found = readdirSync(cache)
-    .filter((d) => d.startsWith("helm-"))
-    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }))
-    .map((d) => join(cache, d, "bin", "helm"))
-    .filter((p) => existsSync(p));
-  return found.at(-1);
 }
 
 /**

@@ -1,11 +1,11 @@
 // The `capstan` command line: parses arguments (node:util parseArgs) and runs a command; main.ts calls it.
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { findHelm } from "./chart.ts";
 import { chartImage } from "./chart-image.ts";
 import { operatorChartDirs, packageChart } from "./chart-package.ts";
 import type { CliIo } from "./cli-io.ts";
 import { formatDrift, planCrdFiles, planDrift, writePlan } from "./crd-files.ts";
+import { requireHelm } from "./find-helm.ts";
 import { writeNewOperator, writeStandaloneOperator } from "./new-operator.ts";
 import { rbacCommand } from "./rbac-command.ts";
 
@@ -62,7 +62,7 @@ appVersion, or @digest): the reference the release workflow and the local image 
 
 Options:
   --out <dir>     Where the archives go (default: dist/charts)
-  --helm <path>   The helm binary (default: $CAPSTAN_HELM, else the newest in ~/.cache/capstan, else helm on PATH)
+  --helm <path>   The helm binary (default: $CAPSTAN_HELM, else the pinned build in ~/.cache/capstan, else helm on PATH)
   -h, --help      Show this help
 `;
 
@@ -192,7 +192,7 @@ function chartCommand(args: string[], io: CliIo): number {
     for (const chart of charts) io.out(`${chartImage(chart)}\n`);
     return 0;
   }
-  const helm = values.helm ?? findHelm() ?? "helm";
+  const helm = values.helm ?? requireHelm();
   const out = resolve(io.cwd, values.out ?? "dist/charts");
   for (const chart of charts)
     io.out(`packaged ${relative(io.cwd, packageChart(helm, chart, out).archive)}\n`);

@@ -5,7 +5,14 @@
  * @module @capstan/cli
  */
 
-export { type ChartValuesSpec, formatJson, type JsonSchema, operatorValuesSchema } from "./chart-values.ts";
+export {
+  type ChartValuesSpec,
+  formatJson,
+  IMAGE_VALUE_REF,
+  imageValueSchema,
+  type JsonSchema,
+  operatorValuesSchema,
+} from "./chart-values.ts";
 export { runCli } from "./cli.ts";
 export { type OperatorConfig, readOperatorConfig } from "./config.ts";
 export {
@@ -34,6 +41,7 @@ export {
   deriveRules,
   formatRules,
   type ManagerAccess,
+  type NonResourceAccessRule,
   type OperatorAccess,
   READ,
   type Scope,

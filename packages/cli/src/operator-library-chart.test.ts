@@ -174,6 +174,11 @@ describe("charts built on the capstan-operator library chart", () => {
       const c = spec.containers[0]!;
       // global.imageRegistry replaces the chart's registry (ghcr.io): a mirror of the same repository paths.
       expect(c.image).toBe(`mirror.example.com/capstan-dev/capstan/${chart}@sha256:${"a".repeat(64)}`);
+      // ... of every image the chart runs: those it passes to the operator (the reloader sidecar's, the backup Jobs')
+      // too, each in a <NAME>_IMAGE variable.
+      const images = (c.env ?? []).filter((e) => e.name.endsWith("_IMAGE"));
+      expect(images.length, "the chart passes the operator at least one image").toBeGreaterThan(0);
+      for (const e of images) expect(e.value, e.name).toMatch(/^mirror\.example\.com\//);
       expect(c.args).toEqual(["--log-level=debug"]);
       expect(c.env?.at(-1)).toEqual({ name: "HTTPS_PROXY", value: "http://proxy:3128" });
       expect(c.env?.map((e) => e.name)).toContain("LEADER_ELECTION_NAME");
@@ -360,7 +365,14 @@ describe("charts built on the capstan-operator library chart", () => {
           secure.filter((n) => !n.startsWith(`${rbac}-metrics-`)),
         );
         expect(namesOf(objs, "ClusterRoleBinding"), mode).not.toContain(`${rbac}-metrics-auth`);
-        expect(JSON.stringify(objs), mode).not.toMatch(/tokenreviews|subjectaccessreviews|nonResourceURLs/);
+        expect(JSON.stringify(objs), mode).not.toMatch(/tokenreviews|subjectaccessreviews/);
+        // No metrics-reader: a non-resource URL stays only where the operator grants it on to its operands (the
+        // Prometheus operator's ClusterRole holds /metrics for its servers' spec.clusterMetrics.apiServer).
+        const urls = objs.filter((o) => JSON.stringify(o.rules ?? []).includes("nonResourceURLs"));
+        expect(
+          urls.map((o) => o.metadata.name),
+          mode,
+        ).toEqual(chart === "prometheus-operator" ? [`${rbac}-cluster`] : []);
       }
     });
 

@@ -198,6 +198,33 @@ describe("compareRbac", () => {
     for (const [i, re] of want.entries()) expect(problems[i]).toMatch(re);
   });
 
+  it("a non-resource URL the operator declares: needed, and a resource named like it does not cover it", () => {
+    const withUrl: OperatorAccess = {
+      ...access,
+      nonResourceRules: [{ nonResourceURLs: ["/metrics"], verbs: ["get"], why: "grants it" }],
+    };
+    expect(
+      compareRbac(
+        withUrl,
+        rendering({ rules: [...exact, { nonResourceURLs: ["/metrics"], verbs: ["get"] }] }),
+        "w",
+        "m",
+      ),
+    ).toEqual([]);
+    const lacking = compareRbac(withUrl, rendering({ rules: exact }), "w", "m");
+    expect(lacking).toHaveLength(1);
+    expect(lacking[0]).toMatch(
+      /^m: the chart lacks get on URL \/metrics cluster-wide \(the operator needs it: grants it\)/,
+    );
+    const wrongKind = compareRbac(
+      withUrl,
+      rendering({ rules: [...exact, { apiGroups: [""], resources: ["/metrics"], verbs: ["get"] }] }),
+      "w",
+      "m",
+    );
+    expect(wrongKind.some((p) => p.includes("lacks get on URL /metrics"))).toBe(true);
+  });
+
   it("says which binding refers to a role the chart does not render", () => {
     const objects = rendering({ rules: exact }).filter((o) => o.kind !== "ClusterRole");
     expect(() => compareRbac(access, objects, "w", "m")).toThrow(

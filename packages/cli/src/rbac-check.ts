@@ -182,7 +182,14 @@ function neededAtoms(
       r.scope === "cluster" ? "*" : r.scope === "watch" ? places.watch : (places.leaseNamespace ?? "default");
     return r.verbs.flatMap((verb) =>
       (r.resourceNames ?? [""]).map((name) => ({
-        atom: { where, apiGroup: r.apiGroup, resource: r.resource, name, verb },
+        atom: {
+          where,
+          apiGroup: r.apiGroup,
+          resource: r.resource,
+          name,
+          verb,
+          ...(r.nonResourceURL ? { url: true } : {}),
+        },
         why: r.why,
       })),
     );
@@ -193,7 +200,7 @@ const wild = (granted: string, needed: string) => granted === "*" || granted ===
 
 function covers(g: Atom, n: Atom): boolean {
   return (
-    !g.url &&
+    (g.url ?? false) === (n.url ?? false) &&
     wild(g.where, n.where) &&
     wild(g.apiGroup, n.apiGroup) &&
     wild(g.resource, n.resource) &&

@@ -2,9 +2,9 @@
 // them with what its chart grants in each of RBAC_MODES (cluster-wide, namespaced, ...).
 import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { findHelm } from "./chart.ts";
 import type { CliIo } from "./cli-io.ts";
 import { readOperatorConfig } from "./config.ts";
+import { requireHelm } from "./find-helm.ts";
 import { DEFAULT_MANAGER_ACCESS, deriveRules, formatRules } from "./rbac.ts";
 import { loadAccess, RBAC_MODES, rbacDrift } from "./rbac-check.ts";
 
@@ -22,7 +22,7 @@ Lease's namespace).
 Options:
   --check           Render the chart named by "capstan.chart" (helm template: ${RBAC_MODES.map((m) => m.label).join(", ")})
                     and exit 1 naming every rule the code needs that the chart lacks and every rule it grants that
-                    the code does not need. Helm: $CAPSTAN_HELM, else ~/.cache/capstan/helm-<version>/bin/helm
+                    the code does not need. Helm: $CAPSTAN_HELM, else the pinned build in ~/.cache/capstan, else PATH
   --operator <dir>  The operator package (default: the current directory); --dir is the same
   -h, --help        Show this help
 `;
@@ -49,11 +49,11 @@ export async function rbacCommand(args: string[], io: CliIo): Promise<number> {
     io.out(formatRules(deriveRules(access, DEFAULT_MANAGER_ACCESS)));
     return 0;
   }
-  const helm = findHelm();
-  if (helm === undefined) {
-    throw new Error(
-      "--check needs helm: set CAPSTAN_HELM to its path, or build the local cluster's (bash e2e/cluster/local/build.sh) into ~/.cache/capstan",
-    );
+  let helm: string;
+  try {
+    helm = requireHelm();
+  } catch (err) {
+    throw new Error(`--check needs helm: ${(err as Error).message}`);
   }
   const problems = await rbacDrift(dir, helm);
   const chart = relative(io.cwd, readOperatorConfig(dir).chart ?? dir) || ".";

@@ -46,9 +46,10 @@ const none: ManagerAccess = { metricsSecure: false };
 
 /** The rules as "scope group/resource[names]: verbs" lines, in derivation order. */
 function lines(rules: DerivedRule[]): string[] {
-  return rules.map(
-    (r) =>
-      `${r.scope} ${r.apiGroup}/${r.resource}${r.resourceNames ? `[${r.resourceNames.join()}]` : ""}: ${r.verbs.join()}`,
+  return rules.map((r) =>
+    r.nonResourceURL
+      ? `${r.scope} URL ${r.resource}: ${r.verbs.join()}`
+      : `${r.scope} ${r.apiGroup}/${r.resource}${r.resourceNames ? `[${r.resourceNames.join()}]` : ""}: ${r.verbs.join()}`,
   );
 }
 
@@ -153,6 +154,17 @@ const cases: { name: string; access: OperatorAccess; manager?: ManagerAccess; wa
     ],
   },
   {
+    name: "non-resource URLs: cluster-wide, one rule per URL, apart from any resource",
+    access: {
+      controllers: () => [controller({ name: "w", for: Widget, reconcile })],
+      rules: [],
+      nonResourceRules: [
+        { nonResourceURLs: ["/metrics", "/metrics/slis"], verbs: ["get"], why: "granted on" },
+      ],
+    },
+    want: [...forWidget, "cluster URL /metrics: get", "cluster URL /metrics/slis: get", events],
+  },
+  {
     name: "leader election and secure metrics: the Lease (create, and get and update on its own) and the reviews",
     access: { controllers: () => [controller({ name: "w", for: Widget, reconcile })], rules: [] },
     manager: { leaseName: "my-lease", metricsSecure: true },
@@ -198,6 +210,35 @@ describe("deriveRules", () => {
       rules: [rule as unknown as AccessRule],
     };
     expect(() => deriveRules(access, none)).toThrow(message);
+  });
+
+  it.each([
+    [{ nonResourceURLs: ["metrics"], verbs: ["get"], why: "x" }, /URL paths starting with "\/"/],
+    [{ nonResourceURLs: ["/metrics"], verbs: [], why: "x" }, /"verbs" must list at least one verb/],
+  ])("refuses a malformed non-resource rule: %j", (rule, message) => {
+    const access = {
+      controllers: () => [controller({ name: "w", for: Widget, reconcile })],
+      rules: [],
+      nonResourceRules: [rule as never],
+    };
+    expect(() => deriveRules(access, none)).toThrow(message);
+  });
+
+  it("prints a non-resource rule as nonResourceURLs", () => {
+    const text = formatRules(
+      deriveRules(
+        {
+          controllers: () => [controller({ name: "w", for: Widget, reconcile })],
+          rules: [],
+          nonResourceRules: [{ nonResourceURLs: ["/metrics"], verbs: ["get"], why: "granted on" }],
+        },
+        none,
+      ),
+    );
+    expect(text).toContain('  # granted on\n  - nonResourceURLs: ["/metrics"]\n    verbs: [get]\n');
+    // It parses back to a rule a ClusterRole takes.
+    const docs = parseAllDocuments(text).map((d) => d.toJS() as { rules: unknown[] });
+    expect(docs.at(-1)?.rules).toContainEqual({ nonResourceURLs: ["/metrics"], verbs: ["get"] });
   });
 
   it("refuses an access with no controller, or something that is not one", () => {

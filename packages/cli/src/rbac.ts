@@ -53,6 +53,18 @@ export interface AccessRule {
 }
 
 /**
+ * Access to non-resource URLs (e.g. get on /metrics), always cluster-wide: an operator needs it itself only to grant it
+ * to others (Kubernetes refuses a grant of more than the granter holds).
+ */
+export interface NonResourceAccessRule {
+  /** e.g. ["/metrics"]. */
+  nonResourceURLs: readonly string[];
+  verbs: readonly Verb[];
+  /** Why the operator needs it, as for {@link AccessRule}. */
+  why: string;
+}
+
+/**
  * What an operator may do in the cluster: the one place it declares its access (e.g. src/reconcile/rbac.ts, named by
  * "capstan.rbac" in package.json, exporting `access`). Read rules of the watched kinds, status and finalizers of each
  * `for` kind, Events, the leader-election Lease and the metrics reviews are derived; `rules` adds the rest.
@@ -63,6 +75,8 @@ export interface OperatorAccess {
   controllers: () => readonly Controller<any>[];
   /** The write verbs per kind and any other access the reconcilers need. */
   rules: readonly AccessRule[];
+  /** Non-resource URLs the operator needs, cluster-wide. */
+  nonResourceRules?: readonly NonResourceAccessRule[];
 }
 
 /**
@@ -76,8 +90,10 @@ export type Scope = "watch" | "cluster" | "leader-election";
 export interface DerivedRule {
   scope: Scope;
   apiGroup: string;
-  /** The plural, or "plural/subresource". */
+  /** The plural, or "plural/subresource"; the URL of a non-resource rule. */
   resource: string;
+  /** A non-resource URL rule (apiGroup ""; scope cluster). */
+  nonResourceURL?: true;
   /** Only these objects; absent: any object. */
   resourceNames?: string[];
   verbs: Verb[];
@@ -145,15 +161,17 @@ export function deriveRules(access: OperatorAccess, manager: ManagerAccess): Der
     verbs: readonly Verb[],
     why: string,
     resourceNames?: readonly string[],
+    nonResourceURL = false,
   ) => {
     const names = resourceNames === undefined ? undefined : [...new Set(resourceNames)].sort();
-    const key = JSON.stringify([scope, apiGroup, resource, names ?? null]);
+    const key = JSON.stringify([scope, apiGroup, resource, names ?? null, nonResourceURL]);
     const rule = out.get(key);
     if (rule === undefined) {
       out.set(key, {
         scope,
         apiGroup,
         resource,
+        ...(nonResourceURL ? { nonResourceURL: true as const } : {}),
         ...(names === undefined ? {} : { resourceNames: names }),
         verbs: sortVerbs(verbs),
         why: [why],
@@ -206,6 +224,20 @@ export function deriveRules(access: OperatorAccess, manager: ManagerAccess): Der
       rule.resourceNames,
     );
   });
+  (access.nonResourceRules ?? []).forEach((rule, i) => {
+    const at = `access.nonResourceRules[${i}]`;
+    if (!Array.isArray(rule.nonResourceURLs) || rule.nonResourceURLs.some((u) => !u.startsWith("/"))) {
+      throw new Error(`${at}: "nonResourceURLs" must list URL paths starting with "/"`);
+    }
+    if (
+      !Array.isArray(rule.verbs) ||
+      rule.verbs.length === 0 ||
+      rule.verbs.some((v) => !VERB_ORDER.includes(v))
+    ) {
+      throw new Error(`${at}: "verbs" must list at least one verb of ${VERB_ORDER.join(", ")}`);
+    }
+    for (const url of rule.nonResourceURLs) add("cluster", "", url, rule.verbs, rule.why, undefined, true);
+  });
   add("watch", "events.k8s.io", "events", ["create", "patch"], "the event recorder");
   if (manager.leaseName !== undefined) {
     add("leader-election", "coordination.k8s.io", "leases", ["create"], "leader election creates the Lease");
@@ -253,6 +285,11 @@ export function formatRules(rules: readonly DerivedRule[]): string {
     const lines = [`# Needed ${SCOPE_TITLES[scope]}.`, "rules:"];
     for (const r of inScope) {
       for (const why of r.why) lines.push(`  # ${why.replace(/\s+/g, " ")}`);
+      if (r.nonResourceURL) {
+        lines.push(`  - nonResourceURLs: ${flow([r.resource])}`);
+        lines.push(`    verbs: ${flow(r.verbs)}`);
+        continue;
+      }
       lines.push(`  - apiGroups: ${flow([r.apiGroup])}`);
       lines.push(`    resources: ${flow([r.resource])}`);
       if (r.resourceNames !== undefined) lines.push(`    resourceNames: ${flow(r.resourceNames)}`);

@@ -16,7 +16,7 @@ import {
   operatorCommandLine,
   shutdownSignal,
 } from "@capstan/core";
-import { FIELD_MANAGER, Greeting, reconcileGreeting } from "./greeting.ts";
+import { FIELD_MANAGER, Greeting, greetingErrorPolicy, reconcileGreeting } from "./greeting.ts";
 
 // The operator command line every Capstan operator takes (--help lists it): ports, leader election, namespace.
 const cli = operatorCommandLine({ name: "greeting-example" });
@@ -96,6 +96,7 @@ mgr.add(
     owns: [ConfigMap],
     predicates: [generationChanged()],
     reconcile: reconcileGreeting, // in greeting.ts, unit-tested in greeting.test.ts
+    errorPolicy: greetingErrorPolicy, // an invalid spec: Degraded and a Warning naming the field
   }),
 );
 

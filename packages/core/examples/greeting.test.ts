@@ -1,8 +1,8 @@
 // Unit test of the Greeting reconciler with the test kit: no cluster, no Manager, one reconcile at a time.
-import { ConfigMap, isConditionTrue } from "@capstan/core";
+import { ConfigMap, findCondition, isConditionTrue } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { describe, expect, it } from "vitest";
-import { FINALIZER, Greeting, reconcileGreeting } from "./greeting.ts";
+import { FINALIZER, Greeting, greetingErrorPolicy, reconcileGreeting } from "./greeting.ts";
 
 const hello: Greeting = {
   apiVersion: "examples.capstan.dev/v1alpha1",
@@ -73,16 +73,43 @@ describe("reconcileGreeting", () => {
     ]);
   });
 
-  it("refuses a multi-line message with a Warning event and a terminal error, writing nothing else", async () => {
+  it("refuses a multi-line message: Degraded naming the field, a Warning, a terminal error (no retry)", async () => {
     const bad = {
       ...hello,
       metadata: { ...hello.metadata, finalizers: [FINALIZER] },
       spec: { message: "a\nb" },
     };
-    const run = await reconcileOnce(reconcileGreeting, { kinds: [Greeting], objects: [bad], request: bad });
+    const run = await reconcileOnce(reconcileGreeting, {
+      kinds: [Greeting],
+      objects: [bad],
+      request: bad,
+      errorPolicy: greetingErrorPolicy, // as the controller in configmap-from-cr.ts applies it
+    });
     expect((run.error as Error).name).toBe("TerminalError");
-    expect(run.events).toMatchObject([{ type: "Warning", reason: "InvalidSpec" }]);
-    run.expectNoWrites();
+    expect(run.events).toMatchObject([
+      { type: "Warning", reason: "InvalidSpec", note: "spec.message must be a single line" },
+    ]);
+    expect(run.writes.map((w) => `${w.verb} ${w.kind} ${w.subresource}`)).toEqual(["patch Greeting status"]);
+    expect(
+      findCondition(run.get(Greeting, "hello", "default")?.status?.conditions, "Degraded"),
+    ).toMatchObject({
+      status: "True",
+      reason: "InvalidSpec",
+      message: "spec.message must be a single line",
+    });
+
+    // Fixed: Available, and Degraded back to False.
+    const fixed = { ...bad, spec: { message: "Hello" } };
+    const again = await reconcileOnce(reconcileGreeting, {
+      kinds: [Greeting],
+      objects: run.objects.map((o) => (o.kind === "Greeting" ? { ...o, spec: fixed.spec } : o)),
+      request: fixed,
+      errorPolicy: greetingErrorPolicy,
+    });
+    again.expectNoError();
+    const conditions = again.get(Greeting, "hello", "default")?.status?.conditions;
+    expect(isConditionTrue(conditions, "Available")).toBe(true);
+    expect(findCondition(conditions, "Degraded")).toMatchObject({ status: "False", reason: "AsExpected" });
   });
 
   it("does nothing for a Greeting that is gone", async () => {

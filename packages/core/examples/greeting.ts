@@ -6,6 +6,7 @@ import {
   ConfigMap,
   conditionsEqual,
   defineKind,
+  type ErrorPolicy,
   handleFinalizer,
   type KubeObject,
   type ObjectOf,
@@ -47,6 +48,21 @@ export function desiredConfigMap(g: Greeting): ObjectOf<typeof ConfigMap> {
   return cm;
 }
 
+/** A spec only this controller can judge invalid: terminal (not retried) until the Greeting changes. */
+export class InvalidSpec extends TerminalError {}
+
+/**
+ * The controller's error policy: an {@link InvalidSpec} is Degraded with a Warning naming the field. It stays a
+ * terminal error (no requeueAfter), so it is not retried until the spec changes.
+ */
+export const greetingErrorPolicy: ErrorPolicy<Greeting> = (err) =>
+  err instanceof InvalidSpec
+    ? {
+        conditions: [{ type: "Degraded", status: "True", reason: "InvalidSpec", message: err.message }],
+        event: { reason: "InvalidSpec", action: "Validate" },
+      }
+    : undefined;
+
 /** Keeps `<name>-greeting` in step with the Greeting, and reports it in status. Steady state writes nothing. */
 export const reconcileGreeting: Reconciler = async (req, ctx) => {
   const g = await ctx.cache.get(Greeting, req.name, req.namespace);
@@ -55,11 +71,8 @@ export const reconcileGreeting: Reconciler = async (req, ctx) => {
     ctx.log.info("greeting deleted; saying goodbye");
   });
   if (deleted) return;
-  if (g.spec.message.includes("\n")) {
-    // Only the operator can judge this: Degraded condition + Event naming the field; no retry.
-    ctx.recorder.event(g, "Warning", "InvalidSpec", "Validate", "spec.message must be a single line");
-    throw new TerminalError("spec.message must be a single line");
-  }
+  // Only the operator can judge this: greetingErrorPolicy makes it Degraded with an Event naming the field; no retry.
+  if (g.spec.message.includes("\n")) throw new InvalidSpec("spec.message must be a single line");
   const live = await ctx.cache.get(ConfigMap, `${g.metadata.name}-greeting`, req.namespace);
   const { applied } = await applyIfChanged(ctx.client, ConfigMap, desiredConfigMap(g), live, {
     fieldManager: FIELD_MANAGER,
@@ -74,12 +87,20 @@ export const reconcileGreeting: Reconciler = async (req, ctx) => {
       `ConfigMap ${g.metadata.name}-greeting updated`,
     );
   }
-  const conditions = setCondition(g.status?.conditions, {
+  const observedGeneration = g.metadata.generation ?? 0;
+  const available = setCondition(g.status?.conditions, {
     type: "Available",
     status: "True",
     reason: "ConfigMapReady",
     message: "the ConfigMap holds the greeting",
-    observedGeneration: g.metadata.generation ?? 0,
+    observedGeneration,
+  });
+  const conditions = setCondition(available, {
+    type: "Degraded",
+    status: "False",
+    reason: "AsExpected",
+    message: "",
+    observedGeneration,
   });
   // Steady state: nothing changed, so nothing is written.
   if (

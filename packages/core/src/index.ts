@@ -1,6 +1,7 @@
 /**
  * @capstan/core: the public API. Everything an operator imports comes from here; the rest is internal
- * (reachable only by core's own tests). Grouped as controller-runtime's packages are.
+ * (reachable only by core's own tests). Grouped as controller-runtime's packages are. Each runtime name is listed in
+ * `src/exports.test.ts` too, which checks the built package against that list: a new export is a decision.
  *
  * @module @capstan/core
  */
@@ -46,60 +47,42 @@ export {
   type ObjectKey,
   type ObjectMeta,
   type OwnerReference,
-  parseKey,
   type Wire,
   type WithStatus,
 } from "./api/object.ts";
 export {
-  conditionSchema,
   conditionsSchema,
   GO_DURATION_PATTERN,
   goDurationSchema,
   type PodPlacement,
-  passThroughObjectSchema,
+  parseGoDuration,
   podPlacementProperties,
-  QUANTITY_PATTERN,
-  quantitySchema,
   type ResourceQuantities,
   resourcesSchema,
   STORAGE_SIZE_PATTERN,
   storageSizeBytes,
   stringMapSchema,
   type Toleration,
-  tolerationsSchema,
 } from "./api/schema.ts";
 // cache: shared informers and the reconciler's read path
 export {
-  Cache,
+  type Cache,
   type CacheListOptions,
   CacheNotSyncedError,
   type CacheOptions,
   type CacheReadOptions,
 } from "./cache/cache.ts";
-export { type EventHandler, Informer, type InformerOptions } from "./cache/informer.ts";
+export type { EventHandler, Informer, InformerOptions } from "./cache/informer.ts";
 export {
   type CacheSelector,
   InformerFactory,
   type InformerFactoryOptions,
 } from "./cache/informer-factory.ts";
-export { clientListerWatcher, type ListerWatcher, type Scope } from "./cache/list-watch.ts";
+export type { ListerWatcher, Scope } from "./cache/list-watch.ts";
 export { MANAGED_BY_LABEL, managedBySelectors } from "./cache/managed-by.ts";
-export {
-  dropManagedFields,
-  type IndexFunc,
-  NAMESPACE_INDEX,
-  OWNER_UID_INDEX,
-  type ReadStore,
-} from "./cache/store.ts";
-export {
-  APPLIED_HASH_ANNOTATION,
-  type ApplyResult,
-  applyIfChanged,
-  desiredHash,
-  isSubset,
-  needsApply,
-  stableHash,
-} from "./client/apply.ts";
+export type { IndexFunc, ReadStore } from "./cache/store.ts";
+// server-side apply without steady-state writes
+export { type ApplyResult, applyIfChanged, needsApply, stableHash } from "./client/apply.ts";
 // client: reads and writes against the API server
 export {
   type ApplyOptions,
@@ -119,16 +102,13 @@ export {
   isAlreadyExists,
   isApiError,
   isConflict,
-  isGone,
   isInvalid,
   isNotFound,
-  isTerminalError,
-  isTooManyRequests,
   TerminalError,
 } from "./client/errors.ts";
-export { type KubeConfigLike, loadKubeConfig } from "./client/kubeconfig.ts";
-export { isMetadataOnly, metadataOnly, type PartialObjectMetadata } from "./client/metadata-only.ts";
-export { type RetryOptions, retryOn, retryOnConflict } from "./client/retry.ts";
+export type { KubeConfigLike } from "./client/kubeconfig.ts";
+export { metadataOnly, type PartialObjectMetadata } from "./client/metadata-only.ts";
+export { type RetryOptions, retryOnConflict } from "./client/retry.ts";
 // controller: reconcilers, watches and predicates
 export {
   Controller,
@@ -146,6 +126,7 @@ export {
   type Watch,
   watch,
 } from "./controller/controller.ts";
+export type { ErrorAction, ErrorEvent, ErrorPolicy } from "./controller/error-policy.ts";
 export {
   and,
   annotationsChanged,
@@ -155,8 +136,8 @@ export {
   or,
   type Predicate,
 } from "./controller/predicates.ts";
+// helpers: the TLS kit (a CA, the certificates it signs, and when to renew them), claim retention
 export {
-  CA_VALIDITY_MS,
   type CertificateInfo,
   type CertificatePair,
   type CertificateUsage,
@@ -165,11 +146,8 @@ export {
   createCA,
   type IssueOptions,
   issueCertificate,
-  parseGoDuration,
   type RenewalCriteria,
   renewalReason,
-  type SelfSignedOptions,
-  selfSignedCertificate,
   signedBy,
   splitPemBundle,
 } from "./helpers/certificates.ts";
@@ -191,24 +169,16 @@ export {
   removeCondition,
   setCondition,
 } from "./helpers/conditions.ts";
-export { type EventObject, EventRecorder, type EventRecorderOptions } from "./helpers/event-recorder.ts";
+export type { EventObject, EventRecorder, EventRecorderOptions } from "./helpers/event-recorder.ts";
 export { type FencedPod, type FenceOptions, type FenceWait, fence } from "./helpers/fence.ts";
 export {
   addFinalizer,
   type FinalizerResult,
   handleFinalizer,
   hasFinalizer,
-  isBeingDeleted,
   removeFinalizer,
 } from "./helpers/finalizers.ts";
-export {
-  AlreadyOwnedError,
-  getControllerOf,
-  isControlledBy,
-  ownerReferenceFor,
-  setControllerReference,
-  setOwnerReference,
-} from "./helpers/owner-references.ts";
+export { AlreadyOwnedError, setControllerReference } from "./helpers/owner-references.ts";
 export { type AnnotatePodsOptions, annotatePods } from "./helpers/pod-annotations.ts";
 export {
   type Affinity,
@@ -222,25 +192,10 @@ export {
 } from "./helpers/pod-spec.ts";
 export { oldestOpenRequest } from "./helpers/requests.ts";
 export { statusMergePatch } from "./helpers/status-patch.ts";
-// leader: Lease leader election
-export {
-  defaultLeaderIdentity,
-  type LeaderCallbacks,
-  LeaderElector,
-  type LeaderElectorOptions,
-} from "./leader/leader-election.ts";
-export {
-  type LeaderElectionRecord,
-  LeaseLock,
-  type LeaseLockOptions,
-  type ResourceLock,
-} from "./leader/lease-lock.ts";
 // manager: runs controllers and runnables with leader election, metrics and probes
 export {
   type CommandLine,
-  CommandLineError,
   type CommandLineSpec,
-  commandLineUsage,
   type ExtraFlag,
   operatorCommandLine,
   parseCommandLine,
@@ -254,14 +209,6 @@ export {
 } from "./manager/manager.ts";
 export type { MetricsServerOptions } from "./manager/metrics-server.ts";
 export type { Check } from "./manager/probes.ts";
-export { CoreMetrics, globalMetrics } from "./metrics/metrics.ts";
-export {
-  BucketRateLimiter,
-  defaultControllerRateLimiter,
-  ItemExponentialFailureRateLimiter,
-  MaxOfRateLimiter,
-  type RateLimiter,
-} from "./queue/rate-limiter.ts";
-// queue: the rate-limited de-duplicating work queue
-export { WorkQueue, type WorkQueueOptions } from "./queue/workqueue.ts";
+export { CoreMetrics } from "./metrics/metrics.ts";
+export type { RateLimiter } from "./queue/rate-limiter.ts";
 export { createLogger, type Logger, type LoggerOptions, silentLogger } from "./util/logger.ts";

@@ -1,5 +1,6 @@
 // Connecting tests to a real cluster (KUBECONFIG), a namespace per test, and CRDs that are Established.
 
+import { findHelm } from "@capstan/cli/helm";
 import {
   Client,
   CoreMetrics,
@@ -15,10 +16,11 @@ import { eventually } from "./eventually.ts";
 
 /**
  * Whether the operator suites can run: containers that really run (CAPSTAN_REAL_NODE=1, the local cluster's real
- * node, set by e2e/run.sh) and a Helm binary (CAPSTAN_HELM) to install the charts.
+ * node, set by e2e/run.sh) and a Helm binary to install the charts (@capstan/cli/helm's findHelm: CAPSTAN_HELM, else
+ * the local cluster's cached build, else PATH).
  */
 export const realNodeSuitesEnabled =
-  ["1", "true"].includes(process.env.CAPSTAN_REAL_NODE ?? "") && (process.env.CAPSTAN_HELM ?? "") !== "";
+  ["1", "true"].includes(process.env.CAPSTAN_REAL_NODE ?? "") && findHelm() !== undefined;
 
 /** The real node the operator suites pin their pods to (a kwok fake node may be schedulable too). */
 export const testNodeName = process.env.CAPSTAN_NODE_NAME ?? "capstan-node-0";

@@ -1,8 +1,10 @@
 // End-to-end suites' Helm releases: install a chart and wait for it, upgrade it with more values, uninstall it
 // (never throwing, for afterAll); a release's pods and their logs, and the Events about an object, for
-// assertions and failure reports. Helm is $CAPSTAN_HELM (e2e/run.sh sets it to the cached build) or `helm`.
+// assertions and failure reports. Helm is what @capstan/cli/helm finds (CAPSTAN_HELM, else the local cluster's
+// cached build, else PATH), the rule the CLI and the shell scripts follow too.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { requireHelm } from "@capstan/cli/helm";
 import { type Client, isNotFound, KubeEvent, type ObjectOf, Pod } from "@capstan/core";
 
 const run = promisify(execFile);
@@ -25,7 +27,7 @@ export async function helm(
   args: readonly string[],
   kubeconfig = process.env.KUBECONFIG ?? "",
 ): Promise<string> {
-  const bin = process.env.CAPSTAN_HELM || "helm";
+  const bin = requireHelm();
   try {
     return (await run(bin, ["--kubeconfig", kubeconfig, ...args], { maxBuffer: 16 << 20 })).stdout;
   } catch (err) {

@@ -25,11 +25,11 @@ export const chartValues: { properties: Record<string, JSONSchemaProps> } = {
       type: "object",
       additionalProperties: false,
       properties: {
+        // An image value (registry, repository, tag, digest; or one string): capstan crd writes its schema.
         image: {
+          $ref: "#/definitions/image",
           description:
-            "Image whose backup-upload subcommand the backup Jobs run; empty: the operator's own image.",
-          type: "string",
-          pattern: "^[^\\s]*$",
+            "Image whose backup-upload subcommand the backup Jobs run; empty repository: the operator's own image.",
         },
         staleAlert: {
           type: "object",

@@ -20,12 +20,11 @@ export const crds: CustomResourceDefinitionObject[] = [
  */
 export const chartValues: { properties: Record<string, JSONSchemaProps> } = {
   properties: {
+    // An image value (registry, repository, tag, digest; or one string): capstan crd writes its schema.
     reloaderImage: {
+      $ref: "#/definitions/image",
       description:
         "Image of the Prometheus pods' configuration reloader (init container and sidecar): a busybox with sh, sha256sum, gunzip, nc, wget and timeout, which installs each configuration generation, reloads, and keeps it only if Prometheus accepted it.",
-      type: "string",
-      minLength: 1,
-      pattern: "^[^\\s]+$",
     },
   },
 };

@@ -5,6 +5,7 @@ import { PROMETHEUS_DURATION_PATTERN } from "./monitoring-common.ts";
 import {
   BYTE_SIZE_PATTERN,
   OPERATOR_EXTERNAL_LABELS,
+  type PrometheusClusterMetrics,
   PrometheusKind,
   type PrometheusPodTemplate,
   type PrometheusSelected,
@@ -37,6 +38,7 @@ const specKeys: Record<keyof PrometheusSpec, true> = {
   storage: true,
   resources: true,
   serviceAccountName: true,
+  clusterMetrics: true,
   podTemplate: true,
   paused: true,
 };
@@ -44,6 +46,10 @@ const storageKeys: Record<keyof PrometheusStorage, true> = {
   size: true,
   storageClassName: true,
   ephemeral: true,
+};
+const clusterMetricsKeys: Record<keyof PrometheusClusterMetrics, true> = {
+  kubelet: true,
+  apiServer: true,
 };
 const podTemplateKeys: Record<keyof PrometheusPodTemplate, true> = {
   labels: true,
@@ -79,6 +85,7 @@ describe("Prometheus types match the schema", () => {
   it.each([
     ["spec", specKeys, spec],
     ["spec.storage", storageKeys, spec.properties!.storage],
+    ["spec.clusterMetrics", clusterMetricsKeys, spec.properties!.clusterMetrics],
     ["spec.podTemplate", podTemplateKeys, spec.properties!.podTemplate],
     ["status", statusKeys, status],
     ["status.selected", selectedKeys, status.properties!.selected],

@@ -60,6 +60,17 @@ export interface PrometheusStorage {
 /** What users may set on the Prometheus pods. */
 export type PrometheusPodTemplate = PodPlacement;
 
+/**
+ * Cluster-wide reads the operator grants the pods' ServiceAccount (a ClusterRole and ClusterRoleBinding of the
+ * server's), for monitors of the kubelets and the control plane, such as kube-prometheus-stack's.
+ */
+export interface PrometheusClusterMetrics {
+  /** The kubelets' /metrics, /metrics/cadvisor, /metrics/probes and /metrics/resource: nodes/metrics, and nodes. */
+  kubelet?: boolean;
+  /** The API server's /metrics and /metrics/slis (non-resource URLs). */
+  apiServer?: boolean;
+}
+
 /** The desired Prometheus server; defaulted fields are always present on objects read from the API server. */
 export interface PrometheusSpec {
   /** Number of identical Prometheus pods, each scraping every target. */
@@ -86,13 +97,18 @@ export interface PrometheusSpec {
   externalLabels?: Record<string, string>;
   /** How long samples are kept, a Prometheus duration (default 15d). */
   retention: string;
-  /** Most bytes kept on disk, e.g. "8GB"; the oldest blocks go first. */
+  /**
+   * Most bytes kept on disk, e.g. "8GB"; the oldest blocks go first. Unset: 80% of the claim (storage.size), none with
+   * ephemeral storage (desired/retention.ts).
+   */
   retentionSize?: string;
   storage: PrometheusStorage;
   /** Compute resources of the prometheus container. */
   resources?: ResourceQuantities;
   /** ServiceAccount of the pods (default: one the operator makes, with the discovery permissions it needs). */
   serviceAccountName?: string;
+  /** Cluster-wide reads granted to the pods' ServiceAccount for kubelet and API server monitors (default none). */
+  clusterMetrics?: PrometheusClusterMetrics;
   podTemplate?: PrometheusPodTemplate;
   /** Stop changing anything of this server until unset. */
   paused?: boolean;
@@ -282,7 +298,7 @@ const specSchema: JSONSchemaProps = {
     retentionSize: {
       type: "string",
       description:
-        "Most bytes of blocks kept on disk, e.g. 8GB (B, KB, MB, GB, TB, PB, EB; or KiB...); oldest go first.",
+        "Most bytes kept on disk (blocks, WAL and head chunks), e.g. 8GB (B, KB, MB, GB, TB, PB, EB, powers of 2; or KiB...); the oldest blocks go first. Unset: 80% of the claim size, so the disk never fills; none with ephemeral storage.",
       maxLength: 32,
       pattern: BYTE_SIZE_PATTERN,
     },
@@ -293,6 +309,23 @@ const specSchema: JSONSchemaProps = {
       description:
         "ServiceAccount of the pods (default: one the operator makes for this server, with the discovery permissions the selected monitors need).",
       maxLength: 253,
+    },
+    clusterMetrics: {
+      type: "object",
+      description:
+        "Cluster-wide reads the operator grants the pods' ServiceAccount (a ClusterRole and ClusterRoleBinding of this server's) for monitors of the kubelets and the API server, such as kube-prometheus-stack's. Default: none.",
+      properties: {
+        kubelet: {
+          type: "boolean",
+          description:
+            "Scrape the kubelets (/metrics, /metrics/cadvisor, /metrics/probes, /metrics/resource on port 10250): get on nodes/metrics, and get, list and watch on nodes (node discovery, attachMetadata.node). Not nodes/proxy.",
+        },
+        apiServer: {
+          type: "boolean",
+          description:
+            "Scrape the API server: get on the non-resource URLs /metrics and /metrics/slis (also what other components that authorize /metrics through RBAC ask for).",
+        },
+      },
     },
     podTemplate: podTemplateSchema,
     paused: {

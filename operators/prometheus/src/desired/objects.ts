@@ -22,7 +22,7 @@ import {
   setControllerReference,
   spreadOverNodes,
 } from "@capstan/core";
-import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
+import { DEFAULT_STORAGE_SIZE, type Prometheus, PrometheusKind } from "../api/prometheus.ts";
 import { CONFIG_FILE } from "./assets.ts";
 import { POD_NAME_ENV, type RenderedConfig } from "./config.ts";
 import { CHECKSUM_KEYS, generationOf } from "./generation.ts";
@@ -36,6 +36,7 @@ import {
   VERSION_KEY,
   WEB_PORT,
 } from "./reloader.ts";
+import { effectiveRetentionSize } from "./retention.ts";
 
 export {
   CONFIG_KEY,
@@ -112,7 +113,7 @@ export const LAST_GOOD_SHARD_COMPONENT = "last-good-rules";
  */
 export const RULE_SLOT_BLOCK = 8;
 /** Default image of the reloader sidecar and init container (operator flag --reloader-image). */
-export const DEFAULT_RELOADER_IMAGE = "busybox:1.37";
+export const DEFAULT_RELOADER_IMAGE = "docker.io/library/busybox:1.37";
 /** Requests of the prometheus container when spec.resources is unset (never BestEffort). */
 export const DEFAULT_RESOURCES = { requests: { cpu: "100m", memory: "400Mi" } };
 
@@ -228,7 +229,8 @@ export interface DiscoveryRbac {
   foreign: (RoleObject | RoleBindingObject | ClusterRoleObject | ClusterRoleBindingObject)[];
 }
 
-function foreignLabels(p: Prometheus): Record<string, string> {
+/** Labels of an RBAC object the server cannot own: its namespace and name (observe.ts finds them by these). */
+export function foreignLabels(p: Prometheus): Record<string, string> {
   return {
     ...serverLabels(p),
     [SERVER_NAMESPACE_LABEL]: p.metadata.namespace ?? "",
@@ -466,12 +468,15 @@ export function governingService(p: Prometheus): ServiceObject {
  * (LIVE_DIR), where the init container puts the last-good generation (else the candidate) and the reloader sidecar
  * each new candidate once Prometheus accepted it (never a restart for a configuration change; see reloader.ts);
  * `slots` rule shard slots mounted for the candidate and the last-good copy (see ruleSlots), restricted Pod
- * Security, and spec.podTemplate merged in (its labels never override the selector labels).
+ * Security, and spec.podTemplate merged in (its labels never override the selector labels). `claimSize` is the size of
+ * the claims (default spec.storage.size; the reconciler passes the live claim template's, which cannot change), from
+ * which the retention size is derived when spec.retentionSize is unset (retention.ts).
  */
 export function statefulSet(
   p: Prometheus,
   settings: PodSettings,
   slots = RULE_SLOT_BLOCK,
+  claimSize = p.spec.storage.size ?? DEFAULT_STORAGE_SIZE,
 ): StatefulSetObject {
   const spec = p.spec;
   const template = spec.podTemplate ?? {};
@@ -482,11 +487,12 @@ export function statefulSet(
     timeoutSeconds: 3,
     failureThreshold,
   });
+  const retentionSize = effectiveRetentionSize(spec, claimSize);
   const args = [
     `--config.file=${CONFIG_FILE}`,
     `--storage.tsdb.path=${DATA_DIR}`,
     `--storage.tsdb.retention.time=${spec.retention}`,
-    ...(spec.retentionSize === undefined ? [] : [`--storage.tsdb.retention.size=${spec.retentionSize}`]),
+    ...(retentionSize === undefined ? [] : [`--storage.tsdb.retention.size=${retentionSize}`]),
     "--web.enable-lifecycle",
     "--web.route-prefix=/",
     `--web.listen-address=:${WEB_PORT}`,
@@ -610,7 +616,7 @@ export function statefulSet(
                 metadata: { name: "data", labels: serverLabels(p) },
                 spec: {
                   accessModes: ["ReadWriteOnce"],
-                  resources: { requests: { storage: spec.storage.size ?? "10Gi" } },
+                  resources: { requests: { storage: claimSize } },
                   ...(spec.storage.storageClassName === undefined
                     ? {}
                     : { storageClassName: spec.storage.storageClassName }),

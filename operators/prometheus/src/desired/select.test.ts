@@ -308,7 +308,6 @@ describe("ServiceMonitor feedback", () => {
       reason,
     });
     expect(f.message).toContain(message);
-    expect(f.accepted).toBe(reason === "Accepted");
     expect(f.inConfig).toBe(IN_CONFIG_REASONS.includes(reason));
     expect(got.serviceMonitors.map((s) => s.object)).toEqual(f.inConfig ? [monitor] : []);
   });

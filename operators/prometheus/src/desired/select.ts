@@ -1,8 +1,8 @@
 // Which ServiceMonitors, PodMonitors and PrometheusRules a Prometheus server takes, and the feedback each one gets
 // (its Accepted condition in status.bindings[]). Pure: the reconciler passes what its cache holds. A monitor that
 // Prometheus would refuse is left out of the configuration and reported, so one bad monitor never breaks the
-// others; a valid monitor that finds nothing to scrape stays in (its targets appear as soon as discovery sees them)
-// and is reported too.
+// others; a valid monitor that finds nothing to scrape stays in (its targets appear as soon as discovery sees them):
+// it is Accepted, with the diagnostic (NoTargets, PortNotFound) as its reason.
 import { type LabelMatcher, type LabelSelector, labelSelector } from "@capstan/core";
 import type { NamespaceSelector, ScrapeEndpointCommon } from "../api/monitoring-common.ts";
 import type { PodMetricsEndpoint, PodMonitor } from "../api/pod-monitor.ts";
@@ -52,12 +52,16 @@ export interface SelectedMonitors {
   rules: PrometheusRule[];
 }
 
-/** Why a monitor is (not) accepted; the Accepted condition's reason. */
+/**
+ * Why a monitor is (not) accepted; the Accepted condition's reason. Accepted, NoTargets and PortNotFound objects are in
+ * the configuration (Accepted means "in the configuration", as prometheus-operator and the CRD define it): the last
+ * two are diagnostics, not refusals. Every other reason leaves the object out.
+ */
 export type FeedbackReason =
   | "Accepted"
-  /** Valid and in the configuration, but no Service or Pod in its namespaces matches its selector. */
+  /** Valid and in the configuration (Accepted), but no Service or Pod in its namespaces matches its selector. */
   | "NoTargets"
-  /** Valid and in the configuration, but no matching Service or Pod has the endpoint's port. */
+  /** Valid and in the configuration (Accepted), but no matching Service or Pod has the endpoint's port. */
   | "PortNotFound"
   | "InvalidSelector"
   | "NoEndpoints"
@@ -72,7 +76,7 @@ export type FeedbackReason =
   | "InvalidRules"
   | "RuleFileTooLarge";
 
-/** Reasons whose monitor is valid and stays in the configuration although it is not Accepted. */
+/** Reasons whose monitor is valid and in the configuration: Accepted, with a diagnostic for the last two. */
 export const IN_CONFIG_REASONS: readonly FeedbackReason[] = ["Accepted", "NoTargets", "PortNotFound"];
 
 /** The feedback for one selected object: what the reconciler writes as its binding's Accepted condition. */
@@ -82,8 +86,10 @@ export interface MonitorFeedback {
   name: string;
   /** metadata.generation of the object judged (the condition's observedGeneration). */
   generation?: number;
-  accepted: boolean;
-  /** Whether the object is in the configuration (accepted, or valid but finding nothing to scrape). */
+  /**
+   * Whether the object is in the configuration (Accepted, as prometheus-operator means it: valid, even when it finds
+   * nothing to scrape yet). Its binding says Accepted=True once the pods run a configuration holding it (bindings.ts).
+   */
   inConfig: boolean;
   reason: FeedbackReason;
   /** What is wrong and where, e.g. "no Service in namespaces [a b] matches app=foo". */
@@ -240,7 +246,6 @@ function feedback(
     namespace: o.metadata.namespace ?? "",
     name: o.metadata.name ?? "",
     ...(o.metadata.generation === undefined ? {} : { generation: o.metadata.generation }),
-    accepted: v.reason === "Accepted",
     inConfig: v.inConfig,
     reason: v.reason,
     message: v.message,

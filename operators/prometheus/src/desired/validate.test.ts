@@ -92,14 +92,15 @@ describe("checks by the server's Prometheus version", () => {
     const onLts = verdict({ rule }, lts);
     const onCurrent = verdict({ rule }, current);
     // The 3.5 server leaves it out of its configuration (its other rules still load); the 3.16 one loads it.
-    expect(onLts).toMatchObject({ accepted: false, inConfig: false, reason: "InvalidRules" });
+    expect(onLts).toMatchObject({ inConfig: false, reason: "InvalidRules" });
     expect(onLts.message).toContain('unknown function with name "first_over_time"');
     expect(onLts.message).toContain("Prometheus 3.5.0 does not have it: it came in 3.7.0");
-    expect(onCurrent).toMatchObject({ accepted: true, inConfig: true, reason: "Accepted" });
-    // The rule's status holds one binding per server, each with that server's verdict.
+    expect(onCurrent).toMatchObject({ inConfig: true, reason: "Accepted" });
+    // The rule's status holds one binding per server, each with that server's verdict (its pods run the configuration).
     const now = "2026-12-01T10:00:00Z";
-    let status = withBinding(undefined, bindingFor(lts, onLts, undefined, now));
-    status = withBinding(status, bindingFor(current, onCurrent, status, now));
+    const loaded = { loaded: true } as const;
+    let status = withBinding(undefined, bindingFor(lts, onLts, undefined, loaded, now));
+    status = withBinding(status, bindingFor(current, onCurrent, status, loaded, now));
     expect(
       status.bindings?.map((b) => [b.name, b.conditions?.[0]?.status, b.conditions?.[0]?.reason]),
     ).toEqual([

@@ -1,6 +1,7 @@
 // Reconciles of the Prometheus controller against core's in-memory API server: the first run creates the server's
 // objects, the steady state writes nothing, a monitor added or removed changes only the config Secret and the
-// statuses, a rule or relabeling Prometheus refuses leaves out only its own object, a refused binding becomes one Event (not a retry loop), paused does nothing, deletion relies on owner
+// statuses, a rule or relabeling Prometheus refuses leaves out only its own object, a refused binding becomes one
+// Event (not a retry loop; monitor-status.test.ts has the rest of the monitors' statuses), paused does nothing, deletion relies on owner
 // references (and the finalizer only for RBAC it cannot own), a malformed selector and a failed reload degrade.
 import { gunzipSync } from "node:zlib";
 import {
@@ -175,7 +176,12 @@ describe("reconcilePrometheus", () => {
     expect(status?.conditions?.find((c) => c.type === "Degraded")?.status).toBe("False");
     const binding = first.get(ServiceMonitorKind, "web", "monitoring")?.status?.bindings?.[0];
     expect(binding).toMatchObject({ group: "monitoring.capstan.dev", name: "main", namespace: "monitoring" });
-    expect(binding?.conditions?.[0]).toMatchObject({ type: "Accepted", status: "True", reason: "Accepted" });
+    // In the configuration, but no pod has loaded it yet (none runs): Accepted is not reported before the reload.
+    expect(binding?.conditions?.[0]).toMatchObject({
+      type: "Accepted",
+      status: "Unknown",
+      reason: "ReloadPending",
+    });
 
     const second = await run(h, first.objects, server());
     second.expectNoError();
@@ -250,11 +256,14 @@ describe("reconcilePrometheus", () => {
     expect(first.events).toMatchObject([
       {
         type: "Normal",
-        reason: "Accepted",
+        reason: "ReloadPending",
         regarding: { kind: "ServiceMonitor", namespace: "monitoring", name: "web" },
       },
     ]);
-    expect(first.events[0]?.note).toContain("Prometheus monitoring/main: accepted");
+    expect(first.events[0]?.note).toContain("Prometheus monitoring/main: pending");
+    expect(first.events[0]?.note).toContain(
+      "reported here because the API server refused status.bindings for group monitoring.capstan.dev",
+    );
     expect(first.get(ServiceMonitorKind, "web", "monitoring")?.status).toBeUndefined();
 
     const second = await run(h, first.objects, server(), refuse);
@@ -274,7 +283,9 @@ describe("reconcilePrometheus", () => {
     );
     const third = await run(h, broken, server(), refuse);
     third.expectNoError();
-    expect(third.events.map((e) => `${e.type} ${e.reason}`)).toContain("Warning PortNotFound");
+    const onMonitor = third.events.filter((e) => e.regarding.kind === "ServiceMonitor");
+    expect(onMonitor).toHaveLength(1);
+    expect(onMonitor[0]?.note).toContain("endpoints[0]: port nope not found on Service web");
   });
 
   it("a Secret key a monitor references is copied into the config Secret; a missing one leaves the monitor out", async () => {
@@ -362,8 +373,12 @@ describe("reconcilePrometheus", () => {
         "endpoints[0].relabelings[0]: 'replacement' can not be set for lowercase action",
       ),
     });
-    expect(accepted(PrometheusRuleKind, "good")).toMatchObject({ status: "True", reason: "Accepted" });
-    expect(accepted(ServiceMonitorKind, "web")).toMatchObject({ status: "True", reason: "Accepted" });
+    // In the configuration: Accepted once the pods load it (none runs here).
+    expect(accepted(PrometheusRuleKind, "good")).toMatchObject({
+      status: "Unknown",
+      reason: "ReloadPending",
+    });
+    expect(accepted(ServiceMonitorKind, "web")).toMatchObject({ status: "Unknown", reason: "ReloadPending" });
     expect(r.get(PrometheusKind, "main", "monitoring")?.status?.selected).toMatchObject({
       serviceMonitors: ["monitoring/web"],
       rules: ["monitoring/good"],

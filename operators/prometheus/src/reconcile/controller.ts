@@ -41,10 +41,11 @@ import {
   watch,
 } from "@capstan/core";
 import { PodMonitorKind } from "../api/pod-monitor.ts";
-import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
+import { DEFAULT_STORAGE_SIZE, type Prometheus, PrometheusKind } from "../api/prometheus.ts";
 import { PrometheusRuleKind } from "../api/prometheus-rule.ts";
 import { ServiceMonitorKind } from "../api/service-monitor.ts";
-import { selectedStatus } from "../desired/bindings.ts";
+import { loadStateOf, selectedStatus } from "../desired/bindings.ts";
+import { clusterMetricsRbac } from "../desired/cluster-metrics.ts";
 import { renderConfig } from "../desired/config.ts";
 import {
   ClusterRole,
@@ -74,7 +75,8 @@ import {
 } from "../desired/objects.ts";
 import { shardRuleFiles } from "../desired/rule-shards.ts";
 import { type Selection, selectMonitors } from "../desired/select.ts";
-import { RefusedBindings, syncBindings } from "./bindings.ts";
+import { MonitorStatusMemo } from "./binding-reports.ts";
+import { type BindingsResult, syncBindings } from "./bindings.ts";
 import type { PrometheusOperatorMetrics } from "./metrics.ts";
 import {
   type ForeignRbacObject,
@@ -129,8 +131,8 @@ export function prometheusCacheSelectors(): CacheSelector[] {
 export class ControllerState {
   /** Servers seen, for mapping a monitor, Namespace, Service or Pod event to every server. */
   readonly servers = new Map<string, ReconcileRequest>();
-  /** Bindings the API server refused. */
-  readonly refused = new RefusedBindings();
+  /** Monitor statuses the API server would not take (refused, or no status subresource), reported by Events. */
+  readonly monitorStatus = new MonitorStatusMemo();
   /** Each server's pods' last seen lastConfigTime, by pod uid. */
   readonly reloads = new Map<string, Map<string, string>>();
   /**
@@ -208,6 +210,7 @@ export async function reconcilePrometheus(
     state.servers.delete(key);
     state.reloads.delete(key);
     state.refusals.delete(key);
+    state.monitorStatus.forgetServer(key);
     options.metrics.forget(req.namespace ?? "", req.name);
     return undefined;
   }
@@ -281,11 +284,6 @@ export async function reconcilePrometheus(
       ...(fallback === undefined ? {} : { secret: fallback }),
       slots: ruleSlots(0, mountedRuleSlots(obs.statefulSet)),
     });
-  }
-
-  // Feedback on each monitor.
-  if (selection !== undefined) {
-    await syncBindings(ctx, p, selection.feedback, obs.monitors, state.refused, now);
   }
 
   // What the pods say about their reloads, and which generation each one's Prometheus accepted or refused.
@@ -381,6 +379,17 @@ export async function reconcilePrometheus(
       message: `${failing.join(", ")} could not load the latest configuration and keep running the previous one: see kubectl logs <pod> -c prometheus`,
     });
   }
+  // Feedback on each monitor: Accepted=True once every pod runs a configuration holding it.
+  let bindings: BindingsResult | undefined;
+  if (selection !== undefined) {
+    const load = loadStateOf({
+      server: key,
+      notWritten: configProblem !== undefined,
+      allAccepted: generations.allAccepted,
+      refused: refusal === undefined ? undefined : { pods: generations.refused.map((r) => r.pod) },
+    });
+    bindings = await syncBindings(ctx, p, selection.feedback, obs.monitors, load, state.monitorStatus, now);
+  }
   // Pods still on their way to the candidate: look again soon, to record it as last-good once they all run it.
   const catchingUp =
     candidate !== undefined &&
@@ -419,7 +428,8 @@ export async function reconcilePrometheus(
       ...(written === undefined ? {} : { selected: written }),
       ...(selection === undefined
         ? {}
-        : { notAccepted: selection.feedback.filter((f) => !f.accepted).length }),
+        : { notAccepted: selection.feedback.filter((f) => !f.inConfig).length }),
+      ...(bindings === undefined ? {} : { noStatusKinds: bindings.noStatusKinds }),
       ...(configHash === undefined ? {} : { configHash }),
       problems,
       ...(configProblem === undefined ? {} : { configProblem }),
@@ -565,6 +575,8 @@ async function act(
   if (selection !== undefined) {
     const scope = discoveryScope([...selection.serviceMonitors, ...selection.podMonitors]);
     const rbac = discoveryRbac(p, scope);
+    // And what spec.clusterMetrics asks for (kubelet, API server), cluster-wide.
+    rbac.foreign.push(...clusterMetricsRbac(p));
     if (rbac.foreign.length > 0) await addFinalizer(ctx.client, PrometheusKind, p, RBAC_FINALIZER);
     const wanted = new Set<string>();
     for (const o of rbac.owned) {
@@ -664,23 +676,18 @@ async function act(
     );
   }
 
-  const sts = statefulSet(p, settings, config.slots);
   const live = obs.statefulSet;
   const liveSize = live?.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests?.storage;
-  const wantSize = sts.spec?.volumeClaimTemplates?.[0]?.spec?.resources?.requests;
-  if (
-    live !== undefined &&
-    liveSize !== undefined &&
-    wantSize !== undefined &&
-    wantSize.storage !== liveSize
-  ) {
-    // A StatefulSet's claim template is immutable: keep it, and say what to do.
+  const wantSize =
+    p.spec.storage.ephemeral === true ? undefined : (p.spec.storage.size ?? DEFAULT_STORAGE_SIZE);
+  if (liveSize !== undefined && wantSize !== undefined && wantSize !== liveSize) {
+    // A StatefulSet's claim template is immutable: keep it (and the retention size derived from it), and say what to do.
     problems.push({
       reason: "StorageSizeChangeNotApplied",
-      message: `spec.storage.size ${wantSize.storage} differs from the claims' ${liveSize}: a StatefulSet cannot change its claim template; expand each claim data-${serverName(p)}-<ordinal> by hand (if its StorageClass allows expansion)`,
+      message: `spec.storage.size ${wantSize} differs from the claims' ${liveSize}: a StatefulSet cannot change its claim template; expand each claim data-${serverName(p)}-<ordinal> by hand (if its StorageClass allows expansion)`,
     });
-    wantSize.storage = liveSize;
   }
+  const sts = statefulSet(p, settings, config.slots, liveSize ?? wantSize);
   await attempt(sts, () => applyIfChanged(ctx.client, StatefulSet, sts, live, opts), "StatefulSetRefused");
 
   const pdb = podDisruptionBudget(p);

@@ -152,9 +152,11 @@ describe("recording the last-good generation", () => {
     h.reloader.set("10.0.0.11", accepted(id));
     const all = await run(h, half.objects);
     all.expectNoError();
+    // ... and the rule, in the configuration every pod now runs, is reported Accepted.
     expect(writeList(all).sort()).toEqual([
       "apply Secret monitoring/prometheus-main-last-good",
       "apply Secret monitoring/prometheus-main-last-good-rules-0",
+      "patch PrometheusRule monitoring/a status",
     ]);
     // Shards before the Secret that names the generation.
     expect(writeList(all)[0]).toBe("apply Secret monitoring/prometheus-main-last-good-rules-0");
@@ -228,7 +230,11 @@ describe("recording the last-good generation", () => {
     ).toBe(id);
     const completed = await run(h, interrupted.objects);
     completed.expectNoError();
-    expect(writeList(completed)).toEqual(["apply Secret monitoring/prometheus-main-last-good"]);
+    // (The rule, written anew without a status, is reported Accepted now that every pod runs it.)
+    expect(writeList(completed)).toEqual([
+      "apply Secret monitoring/prometheus-main-last-good",
+      "patch PrometheusRule monitoring/a status",
+    ]);
     expect(
       completed.get(Secret, "prometheus-main-last-good", "monitoring")?.metadata.annotations?.[
         GENERATION_ANNOTATION

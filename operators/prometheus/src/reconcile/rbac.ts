@@ -1,6 +1,7 @@
 // What the Prometheus operator may do in the cluster: its controller (whose for/owns/watches kinds give the read
-// rules), the reads and writes its reconciler makes, and the discovery reads it grants each server (Kubernetes
-// refuses a Role or ClusterRole granting more than its creator holds). `capstan rbac` prints the rules;
+// rules), the reads and writes its reconciler makes, and the reads it grants each server (discovery, and the kubelet
+// and API server metrics of spec.clusterMetrics: Kubernetes refuses a Role or ClusterRole granting more than its
+// creator holds). `capstan rbac` prints the rules;
 // `capstan rbac --check` (and chart.test.ts) fails when charts/prometheus-operator/templates/rbac.yaml grants less or more.
 import type { OperatorAccess } from "@capstan/cli";
 import {
@@ -20,6 +21,7 @@ import { PodMonitorKind } from "../api/pod-monitor.ts";
 import { PrometheusKind } from "../api/prometheus.ts";
 import { PrometheusRuleKind } from "../api/prometheus-rule.ts";
 import { ServiceMonitorKind } from "../api/service-monitor.ts";
+import { Node } from "../desired/cluster-metrics.ts";
 import { ClusterRole, ClusterRoleBinding } from "../desired/objects.ts";
 import { prometheusController } from "./controller.ts";
 import { PrometheusOperatorMetrics } from "./metrics.ts";
@@ -83,6 +85,24 @@ export const access: OperatorAccess = {
       kind: EndpointSlice,
       verbs: ["get", "list", "watch"],
       why: "granted to each server for its discovery (with pods, services and namespaces, which the controller reads)",
+    },
+    {
+      kind: Node,
+      verbs: ["get", "list", "watch"],
+      why: "granted to a server whose spec.clusterMetrics.kubelet is set (node discovery, attachMetadata.node)",
+    },
+    {
+      kind: Node,
+      subresource: "metrics",
+      verbs: ["get"],
+      why: "granted to a server whose spec.clusterMetrics.kubelet is set (the kubelets' /metrics, /metrics/cadvisor, /metrics/probes)",
+    },
+  ],
+  nonResourceRules: [
+    {
+      nonResourceURLs: ["/metrics", "/metrics/slis"],
+      verbs: ["get"],
+      why: "granted to a server whose spec.clusterMetrics.apiServer is set (the API server's metrics)",
     },
   ],
 };

@@ -24,6 +24,15 @@ export interface StatusInput {
   problems: Problem[];
   /** The configuration could not be generated (a malformed server selector): Reconciled is False. */
   configProblem?: Problem;
+  /** Monitor kinds whose CRD has no status subresource: their verdicts are Events (said in Reconciled). */
+  noStatusKinds?: readonly string[];
+}
+
+/** What Reconciled adds when some monitor kinds' verdicts are Events, because their CRDs have no status subresource. */
+export function noStatusNote(kinds: readonly string[]): string {
+  if (kinds.length === 0) return "";
+  const names = kinds.length === 1 ? kinds[0] : `${kinds.slice(0, -1).join(", ")} and ${kinds.at(-1)}`;
+  return `${names} verdicts are reported as Events on each object, not in status.bindings: the CRD${kinds.length === 1 ? " has" : "s have"} no status subresource (prometheus-operator's CRDs before v0.84; update them to get status.bindings)`;
 }
 
 const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
@@ -73,13 +82,18 @@ export function conditionsOf(p: Prometheus, input: StatusInput, now: Date): Cond
     const s = input.selected;
     const held = `${count(s?.serviceMonitors?.length ?? 0, "ServiceMonitor")}, ${count(s?.podMonitors?.length ?? 0, "PodMonitor")} and ${count(s?.rules?.length ?? 0, "PrometheusRule")} in the configuration`;
     const refused = input.notAccepted ?? 0;
+    const note = noStatusNote(input.noStatusKinds ?? []);
     set(
       "Reconciled",
       "True",
       "ConfigurationGenerated",
-      refused === 0
-        ? held
-        : `${held}; ${count(refused, "selected object")} not accepted: see their status.bindings or Events`,
+      [
+        held,
+        ...(refused === 0
+          ? []
+          : [`${count(refused, "selected object")} not accepted: see their status.bindings or Events`]),
+        ...(note === "" ? [] : [note]),
+      ].join("; "),
     );
   }
   return conditions;

@@ -18,12 +18,11 @@ export const crds: CustomResourceDefinitionObject[] = [
  */
 export const chartValues: { properties: Record<string, JSONSchemaProps> } = {
   properties: {
+    // An image value (registry, repository, tag, digest; or one string): capstan crd writes its schema.
     reloaderImage: {
+      $ref: "#/definitions/image",
       description:
         "Image of the Vault pods' certificate-reload sidecar (a shell that signals vault on a certificate change).",
-      type: "string",
-      minLength: 1,
-      pattern: "^[^\\s]+$",
     },
   },
 };

@@ -75,7 +75,7 @@ export const VAULT_UID = 100;
 /** GID owning the mounted volumes. */
 export const VAULT_GID = 1000;
 /** Default image of the certificate reloader sidecar (operator flag --reloader-image). */
-export const DEFAULT_RELOADER_IMAGE = "busybox:1.37";
+export const DEFAULT_RELOADER_IMAGE = "docker.io/library/busybox:1.37";
 /** Annotation on a pod: the {@link podTemplateHash} it was built from. */
 export const POD_TEMPLATE_HASH_ANNOTATION = "vault.capstan.dev/pod-template-hash";
 /** Requests of the vault container when spec.podTemplate.resources is unset (never BestEffort). */

@@ -2,7 +2,6 @@
 // renew, in the Vault operator's terms. The X.509 work is @capstan/core's certificates helper; this module only
 // fixes Vault's choices (the CA's organization, server+client usage, the messages' wording).
 import {
-  CA_VALIDITY_MS,
   type CertificatePair,
   createCA as coreCreateCA,
   renewalReason as coreRenewalReason,
@@ -18,7 +17,7 @@ export {
 } from "@capstan/core";
 
 /** Lifetime of the operator-managed CA: ten years (the server certificate is what rotates). */
-export const CA_DURATION_MS = CA_VALIDITY_MS;
+export const CA_DURATION_MS = 10 * 365 * 86_400_000;
 
 /** A self-signed CA (keyCertSign) named `commonName`, valid from `now` (a minute earlier, for clock skew). */
 export function createCA(

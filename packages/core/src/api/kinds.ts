@@ -67,6 +67,7 @@ export function kindId(kind: Kind): string {
 
 type K<T> = Wire<T> & KubeObject;
 
+/** The core/v1 Namespace kind (cluster-scoped). */
 export const Namespace = defineKind<K<V1Namespace>>({
   group: "",
   version: "v1",
@@ -74,6 +75,7 @@ export const Namespace = defineKind<K<V1Namespace>>({
   plural: "namespaces",
   namespaced: false,
 });
+/** The core/v1 Pod kind. */
 export const Pod = defineKind<K<V1Pod>>({
   group: "",
   version: "v1",
@@ -81,6 +83,7 @@ export const Pod = defineKind<K<V1Pod>>({
   plural: "pods",
   namespaced: true,
 });
+/** The core/v1 Service kind. */
 export const Service = defineKind<K<V1Service>>({
   group: "",
   version: "v1",
@@ -88,6 +91,7 @@ export const Service = defineKind<K<V1Service>>({
   plural: "services",
   namespaced: true,
 });
+/** The core/v1 ConfigMap kind. */
 export const ConfigMap = defineKind<K<V1ConfigMap>>({
   group: "",
   version: "v1",
@@ -95,6 +99,7 @@ export const ConfigMap = defineKind<K<V1ConfigMap>>({
   plural: "configmaps",
   namespaced: true,
 });
+/** The core/v1 Secret kind (`data` values are base64, as on the wire). */
 export const Secret = defineKind<K<V1Secret>>({
   group: "",
   version: "v1",
@@ -102,6 +107,7 @@ export const Secret = defineKind<K<V1Secret>>({
   plural: "secrets",
   namespaced: true,
 });
+/** The core/v1 PersistentVolumeClaim kind. */
 export const PersistentVolumeClaim = defineKind<K<V1PersistentVolumeClaim>>({
   group: "",
   version: "v1",
@@ -109,6 +115,7 @@ export const PersistentVolumeClaim = defineKind<K<V1PersistentVolumeClaim>>({
   plural: "persistentvolumeclaims",
   namespaced: true,
 });
+/** The core/v1 ServiceAccount kind. */
 export const ServiceAccount = defineKind<K<V1ServiceAccount>>({
   group: "",
   version: "v1",
@@ -116,6 +123,7 @@ export const ServiceAccount = defineKind<K<V1ServiceAccount>>({
   plural: "serviceaccounts",
   namespaced: true,
 });
+/** The apps/v1 StatefulSet kind. */
 export const StatefulSet = defineKind<K<V1StatefulSet>>({
   group: "apps",
   version: "v1",
@@ -123,6 +131,7 @@ export const StatefulSet = defineKind<K<V1StatefulSet>>({
   plural: "statefulsets",
   namespaced: true,
 });
+/** The apps/v1 Deployment kind. */
 export const Deployment = defineKind<K<V1Deployment>>({
   group: "apps",
   version: "v1",
@@ -130,6 +139,7 @@ export const Deployment = defineKind<K<V1Deployment>>({
   plural: "deployments",
   namespaced: true,
 });
+/** The batch/v1 Job kind. */
 export const Job = defineKind<K<V1Job>>({
   group: "batch",
   version: "v1",
@@ -137,6 +147,7 @@ export const Job = defineKind<K<V1Job>>({
   plural: "jobs",
   namespaced: true,
 });
+/** The batch/v1 CronJob kind. */
 export const CronJob = defineKind<K<V1CronJob>>({
   group: "batch",
   version: "v1",
@@ -144,6 +155,7 @@ export const CronJob = defineKind<K<V1CronJob>>({
   plural: "cronjobs",
   namespaced: true,
 });
+/** The policy/v1 PodDisruptionBudget kind. */
 export const PodDisruptionBudget = defineKind<K<V1PodDisruptionBudget>>({
   group: "policy",
   version: "v1",
@@ -158,6 +170,7 @@ type NetworkPolicyIngressRule = Omit<Wire<V1NetworkPolicyIngressRule>, "_from"> 
 type NetworkPolicyWire = Omit<K<V1NetworkPolicy>, "spec"> & {
   spec?: Omit<Wire<V1NetworkPolicySpec>, "ingress"> & { ingress?: NetworkPolicyIngressRule[] };
 };
+/** The networking.k8s.io/v1 NetworkPolicy kind (an ingress rule's peers in `from`, as on the wire). */
 export const NetworkPolicy = defineKind<NetworkPolicyWire>({
   group: "networking.k8s.io",
   version: "v1",
@@ -165,6 +178,7 @@ export const NetworkPolicy = defineKind<NetworkPolicyWire>({
   plural: "networkpolicies",
   namespaced: true,
 });
+/** The rbac.authorization.k8s.io/v1 Role kind. */
 export const Role = defineKind<K<V1Role>>({
   group: "rbac.authorization.k8s.io",
   version: "v1",
@@ -172,6 +186,7 @@ export const Role = defineKind<K<V1Role>>({
   plural: "roles",
   namespaced: true,
 });
+/** The rbac.authorization.k8s.io/v1 RoleBinding kind. */
 export const RoleBinding = defineKind<K<V1RoleBinding>>({
   group: "rbac.authorization.k8s.io",
   version: "v1",
@@ -179,6 +194,7 @@ export const RoleBinding = defineKind<K<V1RoleBinding>>({
   plural: "rolebindings",
   namespaced: true,
 });
+/** The coordination.k8s.io/v1 Lease kind (leader election's lock). */
 export const Lease = defineKind<K<V1Lease>>({
   group: "coordination.k8s.io",
   version: "v1",
@@ -186,6 +202,7 @@ export const Lease = defineKind<K<V1Lease>>({
   plural: "leases",
   namespaced: true,
 });
+/** The events.k8s.io/v1 Event kind, named so it does not shadow the DOM's `Event` (write Events with `ctx.recorder`). */
 export const KubeEvent = defineKind<K<EventsV1Event>>({
   group: "events.k8s.io",
   version: "v1",
@@ -193,6 +210,7 @@ export const KubeEvent = defineKind<K<EventsV1Event>>({
   plural: "events",
   namespaced: true,
 });
+/** The discovery.k8s.io/v1 EndpointSlice kind. */
 export const EndpointSlice = defineKind<K<V1EndpointSlice>>({
   group: "discovery.k8s.io",
   version: "v1",
@@ -251,6 +269,7 @@ export interface CustomResourceDefinitionObject extends KubeObject {
   };
 }
 
+/** The apiextensions.k8s.io/v1 CustomResourceDefinition kind (cluster-scoped). */
 export const CustomResourceDefinition = defineKind<CustomResourceDefinitionObject>({
   group: "apiextensions.k8s.io",
   version: "v1",

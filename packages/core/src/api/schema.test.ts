@@ -6,6 +6,7 @@ import {
   conditionsSchema,
   GO_DURATION_PATTERN,
   goDurationSchema,
+  parseGoDuration,
   passThroughObjectSchema,
   QUANTITY_PATTERN,
   quantitySchema,
@@ -118,4 +119,16 @@ describe("storageSizeBytes", () => {
     ["1GB", undefined],
     ["-1Gi", undefined],
   ])("%s", (size, bytes) => expect(storageSizeBytes(size)).toBe(bytes));
+});
+
+describe("parseGoDuration", () => {
+  it.each([
+    ["2160h", 2160 * 3_600_000],
+    ["1h30m", 90 * 60_000],
+    ["10m", 600_000],
+    ["1.5s", 1500],
+  ])("%s", (text, ms) => expect(parseGoDuration(text)).toBe(ms));
+  it.each(["", "10", "1d", "h", "1h 2m"])("refuses %j", (text) =>
+    expect(() => parseGoDuration(text)).toThrow(),
+  );
 });

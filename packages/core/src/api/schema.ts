@@ -36,6 +36,26 @@ export function storageSizeBytes(size: string): number | undefined {
 /** A Go duration as time.ParseDuration (and CEL's duration()) reads it, e.g. "2160h" or "1h30m". */
 export const GO_DURATION_PATTERN = "^([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+$";
 
+const GO_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * Milliseconds of a Go duration such as "2160h" or "1h30m" (a value {@link GO_DURATION_PATTERN} and
+ * {@link goDurationSchema} accept); throws on anything else.
+ */
+export function parseGoDuration(text: string): number {
+  const re = /([0-9]+(?:\.[0-9]+)?)(ns|us|ms|s|m|h)/gy;
+  let total = 0;
+  let end = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    total += Number(m[1]) * (GO_UNITS[m[2] ?? ""] ?? 0);
+    end = re.lastIndex;
+  }
+  if (text === "" || end !== text.length) {
+    throw new Error(`"${text}" is not a Go duration such as 2160h or 1h30m`);
+  }
+  return total;
+}
+
 /** A quantity (int-or-string), as a field of `resources.limits` is. */
 export const quantitySchema: JSONSchemaProps = {
   anyOf: [{ type: "integer" }, { type: "string" }],

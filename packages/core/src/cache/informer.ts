@@ -31,7 +31,7 @@ export interface EventHandler<T> {
 
 /** How an informer lists, watches and indexes. */
 export interface InformerOptions<T> extends ReflectorOptions<T> {
-  /** Extra indexes; {@link NAMESPACE_INDEX} and {@link OWNER_UID_INDEX} are always present. */
+  /** Extra indexes; the `namespace` and `ownerUid` indexes are always present. */
   indexers?: Record<string, IndexFunc<T>>;
   /**
    * Runs after managedFields are dropped (a custom transform adds to the stripping; it does not replace it).

@@ -55,8 +55,8 @@ export function isSubset(desired: unknown, live: unknown): boolean {
 }
 
 /**
- * True when `desired` must be applied: `live` is missing, or its {@link APPLIED_HASH_ANNOTATION} differs from
- * {@link desiredHash} (desired changed since the last apply, including a field that was removed), or `live`
+ * True when `desired` must be applied: `live` is missing, or its `capstan.dev/applied-hash` annotation differs
+ * from the hash of desired (desired changed since the last apply, including a field that was removed), or `live`
  * drifted from desired (someone else changed a field we set).
  */
 export function needsApply(desired: KubeObject, live: KubeObject | undefined): boolean {
@@ -74,7 +74,7 @@ export interface ApplyResult<T> {
 }
 
 /**
- * Server-side apply of `desired` (stamped with {@link APPLIED_HASH_ANNOTATION}) only when
+ * Server-side apply of `desired` (stamped with the `capstan.dev/applied-hash` annotation) only when
  * {@link needsApply}; otherwise returns `live` without any request.
  *
  * Why: a reconcile that changes nothing must make zero writes, or every resync and every status update of a

@@ -34,17 +34,22 @@ export class ApiError extends Error {
   }
 }
 
+/** True when `err` is an {@link ApiError} (an answer of the API server, or a transport failure). */
 export function isApiError(err: unknown): err is ApiError {
   return err instanceof ApiError;
 }
+/** 404 Not Found: the object (or its namespace, or its kind) does not exist. */
 export const isNotFound = (err: unknown): boolean => isApiError(err) && err.code === 404;
+/** 409 Conflict (not AlreadyExists): a write on a stale resourceVersion; re-read and try again. */
 export const isConflict = (err: unknown): boolean =>
   isApiError(err) && err.code === 409 && err.reason === "Conflict";
+/** 409 AlreadyExists: a create of an object that exists. */
 export const isAlreadyExists = (err: unknown): boolean =>
   isApiError(err) && err.code === 409 && err.reason === "AlreadyExists";
 /** 410 Gone / reason Expired: the requested resourceVersion is too old. */
 export const isGone = (err: unknown): boolean =>
   isApiError(err) && (err.code === 410 || err.reason === "Expired" || err.reason === "Gone");
+/** 422 Invalid: the API server's validation (schema, CEL rules, immutable fields) refused the object. */
 export const isInvalid = (err: unknown): boolean => isApiError(err) && err.code === 422;
 export const isTooManyRequests = (err: unknown): boolean => isApiError(err) && err.code === 429;
 

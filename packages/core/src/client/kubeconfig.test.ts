@@ -1,9 +1,9 @@
-// Tests for kubeconfig loading: files, merging, relative paths, credentials, in-cluster, plugins through
-// client-node, and that importing the client does not load client-node.
+// Tests for kubeconfig loading: files, merging, YAML as kubectl reads it (merge keys, empty files), relative paths,
+// credentials, in-cluster, plugins through client-node, and that importing the client does not load client-node.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type HttpsOptions, inClusterConfig, loadKubeConfig } from "./kubeconfig.ts";
 
@@ -92,6 +92,88 @@ contexts: [{ name: two, context: { cluster: other, user: v } }]
     const opts = await applied(two);
     expect(opts.rejectUnauthorized).toBe(false);
     expect(opts.headers).toEqual({ Authorization: `Basic ${b64("ann:pw")}` });
+  });
+
+  it("applies anchors and merge keys (<<), as kubectl's YAML parser does", async () => {
+    const path = file(
+      "config",
+      `current-context: direct
+clusters:
+- name: prod
+  cluster: &prod
+    server: https://prod.example:6443
+    certificate-authority-data: ${b64("PROD-CA")}
+    tls-server-name: prod.example
+- name: prod-direct
+  cluster:
+    <<: *prod
+    server: https://10.0.0.1:6443
+users:
+- { name: admin, user: &admin { token: t1 } }
+- { name: admin-too, user: { <<: *admin } }
+contexts:
+- { name: direct, context: { cluster: prod-direct, user: admin-too } }
+`,
+    );
+    const kc = loadKubeConfig({ env: { KUBECONFIG: path } });
+    expect(kc.getCurrentCluster().server).toBe("https://10.0.0.1:6443");
+    const opts = await applied(kc);
+    expect(opts.ca?.toString()).toBe("PROD-CA");
+    expect(opts.servername).toBe("prod.example");
+    expect(opts.headers).toEqual({ Authorization: "Bearer t1" });
+  });
+
+  it("takes an empty KUBECONFIG file (or one of comments only) as an empty config, as client-go does", () => {
+    const empty = file("empty", "");
+    const comments = file("comments", "# nothing here yet\n");
+    const real = file(
+      "config",
+      `current-context: x
+clusters: [{ name: c, cluster: { server: "https://h:1" } }]
+contexts: [{ name: x, context: { cluster: c } }]
+`,
+    );
+    const kc = loadKubeConfig({ env: { KUBECONFIG: [empty, comments, real].join(delimiter) } });
+    expect(kc.getCurrentCluster().server).toBe("https://h:1");
+    expect(() => loadKubeConfig({ env: { KUBECONFIG: empty } })).toThrow(
+      `kubeconfig ${empty}: no current-context is set`,
+    );
+  });
+
+  it("keeps a date in an auth provider's config the string client-go reads (no Date)", () => {
+    const path = file(
+      "config",
+      `current-context: x
+clusters: [{ name: c, cluster: { server: "https://h:1" } }]
+users:
+- name: u
+  user:
+    auth-provider:
+      name: oidc
+      config: { expiry: 2026-01-01T00:00:00Z, idp-issuer-url: https://issuer }
+contexts: [{ name: x, context: { cluster: c, user: u } }]
+`,
+    );
+    const user = loadKubeConfig({ env: { KUBECONFIG: path } }).user;
+    expect(user["auth-provider"]?.config).toEqual({
+      expiry: "2026-01-01T00:00:00Z",
+      "idp-issuer-url": "https://issuer",
+    });
+  });
+
+  it("skips TLS verification only for a true insecure-skip-tls-verify, YAML 1.1's words as kubectl reads them", async () => {
+    const skips = async (value: string) => {
+      const path = file(
+        `config-${value}`,
+        `current-context: x
+clusters: [{ name: c, cluster: { server: "https://h:1", insecure-skip-tls-verify: ${value} } }]
+contexts: [{ name: x, context: { cluster: c } }]
+`,
+      );
+      return (await applied(loadKubeConfig({ env: { KUBECONFIG: path } }))).rejectUnauthorized === false;
+    };
+    for (const yes of ["true", "True", "yes", "on", "y"]) expect(await skips(yes), yes).toBe(true);
+    for (const no of ["false", "no", "off", "n", "NO", '""']) expect(await skips(no), no).toBe(false);
   });
 
   it("reads certificate, key, CA and token files relative to the kubeconfig's directory", async () => {

@@ -5,11 +5,11 @@
 import { accessSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, isAbsolute, join } from "node:path";
-import { load as parseYaml } from "js-yaml";
+import { parse as parseYaml } from "yaml";
 
 /**
  * What the client needs from a kubeconfig. client-node's `KubeConfig` fits (pass one as
- * `ClientOptions.kubeConfig`); {@link loadKubeConfig} returns Capstan's own `KubeConfigFile`.
+ * `ClientOptions.kubeConfig`); `loadKubeConfig` returns Capstan's own `KubeConfigFile`.
  */
 export interface KubeConfigLike {
   getCurrentCluster(): { server: string } | null;
@@ -32,7 +32,8 @@ export interface KubeConfigCluster {
   server: string;
   "certificate-authority"?: string;
   "certificate-authority-data"?: string;
-  "insecure-skip-tls-verify"?: boolean;
+  /** A boolean; kubectl's parser (YAML 1.1) also reads yes/no, on/off, y/n, which this file's YAML 1.2 keeps as strings. */
+  "insecure-skip-tls-verify"?: boolean | string;
   "tls-server-name"?: string;
 }
 
@@ -82,7 +83,7 @@ export class KubeConfigFile implements KubeConfigLike {
 
   async applyToHTTPSOptions(opts: HttpsOptions): Promise<void> {
     const { cluster, user } = this;
-    if (cluster["insecure-skip-tls-verify"]) opts.rejectUnauthorized = false;
+    if (yaml11True(cluster["insecure-skip-tls-verify"])) opts.rejectUnauthorized = false;
     if (cluster["tls-server-name"]) opts.servername = cluster["tls-server-name"];
     const ca = fileOrData(cluster["certificate-authority"], cluster["certificate-authority-data"]);
     if (ca) opts.ca = ca;
@@ -189,7 +190,9 @@ function fromFiles(paths: string[], contextName: string | undefined): KubeConfig
   for (const path of paths) {
     let doc: Record<string, unknown>;
     try {
-      doc = (parseYaml(readFileSync(path, "utf8")) ?? {}) as Record<string, unknown>;
+      // YAML 1.2's core schema, as everywhere in Capstan, with YAML 1.1's merge keys (`<<: *anchor`), which
+      // kubectl's parser (go-yaml) applies; an empty file is an empty config, as in client-go.
+      doc = (parseYaml(readFileSync(path, "utf8"), { merge: true }) ?? {}) as Record<string, unknown>;
     } catch (err) {
       // client-go skips a KUBECONFIG entry that does not exist; anything else is an error
       if ((err as NodeJS.ErrnoException).code === "ENOENT" && paths.length > 1) continue;
@@ -246,6 +249,14 @@ function absolute<T extends object>(value: T, dir: string, fields: string[]): T 
     if (typeof path === "string" && path !== "" && !isAbsolute(path)) out[field] = join(dir, path);
   }
   return out as T;
+}
+
+/**
+ * Whether a kubeconfig boolean is true as kubectl reads it: YAML 1.1's true words too (`yes`, `on`, `y`), and never
+ * a false one (`no`, `off`), which YAML 1.2 leaves as non-empty, truthy, strings.
+ */
+function yaml11True(value: boolean | string | undefined): boolean {
+  return value === true || (typeof value === "string" && /^(y|Y|yes|Yes|YES|on|On|ON)$/.test(value));
 }
 
 function fileOrData(file: string | undefined, data: string | undefined): Buffer | undefined {

@@ -13,6 +13,7 @@ import type { CoreMetrics } from "../metrics/metrics.ts";
 import type { RateLimiter } from "../queue/rate-limiter.ts";
 import { WorkQueue } from "../queue/workqueue.ts";
 import type { Logger } from "../util/logger.ts";
+import { applyErrorPolicy, type ErrorPolicy, isPanic } from "./error-policy.ts";
 import type { Predicate } from "./predicates.ts";
 
 /** What to reconcile: the namespace ("" when cluster-scoped) and name of one object of the `for` kind. */
@@ -108,6 +109,12 @@ export interface ControllerOptions<T extends KubeObject> {
   /** Default: max(per-item exponential 5 ms..1000 s, token bucket 10 qps burst 100). */
   rateLimiter?: RateLimiter<string>;
   reconcile: Reconciler;
+  /**
+   * Maps the operator's own errors, once for every reconcile, to a requeue after a delay, conditions and an Event
+   * instead of the backoff (kube-rs' error_policy; see {@link ErrorPolicy}). Errors it returns nothing for get
+   * the default handling.
+   */
+  errorPolicy?: ErrorPolicy<T>;
 }
 
 /** How a controller runs and stops (the manager passes these). */
@@ -148,8 +155,13 @@ export function controller<T extends KubeObject>(options: ControllerOptions<T>):
 
 type Outcome = "success" | "error" | "requeue" | "requeue_after";
 const OUTCOMES: Outcome[] = ["success", "error", "requeue", "requeue_after"];
-const PROGRAMMING_ERRORS = [TypeError, ReferenceError, RangeError, SyntaxError];
 
+/**
+ * A controller (controller-runtime's): the informers of its `for`, `owns` and `watches` kinds feed a rate-limited,
+ * de-duplicating work queue of requests, and up to `maxConcurrentReconciles` workers run the reconciler on them,
+ * never one key on two workers at once. Make one with {@link controller} and add it to a `Manager`; subclass it to
+ * hook into {@link Controller.bind}.
+ */
 export class Controller<T extends KubeObject = KubeObject> {
   readonly name: string;
   private readonly options: ControllerOptions<T>;
@@ -380,20 +392,18 @@ export class Controller<T extends KubeObject = KubeObject> {
         outcome = "success";
       }
     } catch (thrown) {
-      outcome = "error";
-      m.reconcileErrors.inc(labels);
-      const err = thrown instanceof Error ? thrown : new Error(`non-Error thrown: ${String(thrown)}`);
-      if (isPanic(thrown)) m.reconcilePanics.inc(labels);
-      if (timeoutMs !== undefined && signal.aborted && !this.hardStop.signal.aborted) {
-        m.reconcileTimeouts.inc(labels);
-      }
-      if (isTerminalError(thrown)) {
-        m.terminalReconcileErrors.inc(labels);
+      const policy = this.options.errorPolicy;
+      const requeueAfter =
+        policy === undefined ? undefined : await applyErrorPolicy(policy, this.options.for, req, thrown, ctx);
+      if (requeueAfter !== undefined) {
+        // Handled: an error the operator expects, mapped once by its policy, is a requeue, not a failure.
         queue.forget(key);
-        log.error({ err }, "reconcile failed with a terminal error; not retrying");
+        queue.addAfter(key, requeueAfter);
+        outcome = "requeue_after";
+        log.warn({ err: thrown, requeueAfter }, "reconcile failed; requeued by the error policy");
       } else {
-        queue.addRateLimited(key);
-        log.error({ err, retries: queue.numRequeues(key) }, "reconcile failed; retrying with backoff");
+        outcome = "error";
+        this.failed(queue, key, thrown, signal, log);
       }
     } finally {
       m.activeWorkers.dec(labels);
@@ -402,11 +412,32 @@ export class Controller<T extends KubeObject = KubeObject> {
     m.reconcileTotal.inc({ controller: this.name, result: outcome });
     m.reconcileTime.observe(labels, (performance.now() - started) / 1000);
   }
-}
 
-/** The JavaScript analogue of a Go panic: a programming error or a thrown non-Error. */
-function isPanic(thrown: unknown): boolean {
-  return !(thrown instanceof Error) || PROGRAMMING_ERRORS.some((E) => thrown.constructor === E);
+  /** The default handling of a reconcile error: counted, then retried with backoff (a terminal error is not). */
+  private failed(
+    queue: WorkQueue<string>,
+    key: string,
+    thrown: unknown,
+    signal: AbortSignal,
+    log: Logger,
+  ): void {
+    const m = this.requireEnv().metrics;
+    const labels = { controller: this.name };
+    m.reconcileErrors.inc(labels);
+    const err = thrown instanceof Error ? thrown : new Error(`non-Error thrown: ${String(thrown)}`);
+    if (isPanic(thrown)) m.reconcilePanics.inc(labels);
+    if (this.options.reconcileTimeoutMs !== undefined && signal.aborted && !this.hardStop.signal.aborted) {
+      m.reconcileTimeouts.inc(labels);
+    }
+    if (isTerminalError(thrown)) {
+      m.terminalReconcileErrors.inc(labels);
+      queue.forget(key);
+      log.error({ err }, "reconcile failed with a terminal error; not retrying");
+    } else {
+      queue.addRateLimited(key);
+      log.error({ err, retries: queue.numRequeues(key) }, "reconcile failed; retrying with backoff");
+    }
+  }
 }
 
 function keyFromObject(obj: KubeObject): ReconcileRequest {

@@ -21,7 +21,7 @@ export interface CreateCAOptions {
   organization?: string;
   /** Default: the current time. */
   now?: Date;
-  /** Default {@link CA_VALIDITY_MS}. */
+  /** Default ten years (the leaves are what rotates). */
   validityMs?: number;
 }
 

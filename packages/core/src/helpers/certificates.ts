@@ -22,23 +22,6 @@ export {
   type SelfSignedOptions,
 } from "./certificate-options.ts";
 
-const GO_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Milliseconds of a Go duration such as "2160h" or "1h30m"; throws on anything else. */
-export function parseGoDuration(text: string): number {
-  const re = /([0-9]+(?:\.[0-9]+)?)(ns|us|ms|s|m|h)/gy;
-  let total = 0;
-  let end = 0;
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    total += Number(m[1]) * (GO_UNITS[m[2] ?? ""] ?? 0);
-    end = re.lastIndex;
-  }
-  if (text === "" || end !== text.length) {
-    throw new Error(`"${text}" is not a Go duration such as 2160h or 1h30m`);
-  }
-  return total;
-}
-
 /** A self-signed CA (keyCertSign, pathLen 0) valid from `now` (a minute earlier, for clock skew). */
 export async function createCA(options: CreateCAOptions): Promise<CertificatePair> {
   return (await issuing()).createCA(options);

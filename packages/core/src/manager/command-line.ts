@@ -149,7 +149,7 @@ export function commandLineUsage(spec: CommandLineSpec): string {
 }
 
 /**
- * Parses an operator's command line. Returns `"help"` when --help was asked; throws {@link CommandLineError}
+ * Parses an operator's command line. Returns `"help"` when --help was asked; throws a `CommandLineError`
  * naming the flag (or variable) when a value cannot be used.
  */
 export function parseCommandLine<E extends Record<string, ExtraFlag>>(

@@ -1,10 +1,12 @@
 /**
  * @capstan/core/testing: the test kit for operator authors. A scripted in-memory API server and reconcileOnce,
- * a harness that runs one reconcile against it and reports the writes made. No cluster needed.
+ * a harness that runs one reconcile against it and reports the writes made; asApplied for planners' table tests.
+ * No cluster needed.
  *
  * @module @capstan/core/testing
  */
 
+export { asApplied } from "./as-applied.ts";
 export {
   collectionPath,
   FakeApiServer,

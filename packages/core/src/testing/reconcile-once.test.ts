@@ -254,4 +254,44 @@ describe("reconcileOnce", () => {
     );
     expect((run.error as Error).name).toBe("TimeoutError");
   });
+
+  it("applies errorPolicy as a controller's worker does: conditions, Event, the requeue as the result", async () => {
+    class Unreachable extends Error {}
+    const failing: Reconciler = async () => {
+      throw new Unreachable("the operand did not answer");
+    };
+    const errorPolicy = (err: Error) =>
+      err instanceof Unreachable
+        ? {
+            requeueAfter: 5_000,
+            conditions: [
+              { type: "Degraded", status: "True" as const, reason: "Unreachable", message: err.message },
+            ],
+            event: { reason: "Unreachable" },
+          }
+        : undefined;
+    const run = await reconcileOnce(failing, { kinds: [Widget], objects: [w], request: w, errorPolicy });
+    run.expectNoError();
+    expect(run.result).toEqual({ requeueAfter: 5_000 });
+    expect(run.handledError).toBeInstanceOf(Unreachable);
+    expect(run.writes.map((x) => `${x.verb} ${x.kind} ${x.subresource}`)).toEqual(["patch Widget status"]);
+    expect(run.get(Widget, "w", "ns")?.status).toMatchObject({
+      conditions: [{ type: "Degraded", status: "True", reason: "Unreachable", observedGeneration: 1 }],
+    });
+    expect(run.events).toMatchObject([
+      { type: "Warning", reason: "Unreachable", note: "the operand did not answer" },
+    ]);
+
+    // An error the policy does not map is reported as it was thrown; a request given as a key needs `for`.
+    const other = await reconcileOnce(
+      async () => {
+        throw new Error("something else");
+      },
+      { kinds: [Widget], objects: [w], request: { namespace: "ns", name: "w" }, for: Widget, errorPolicy },
+    );
+    expect(other.error).toEqual(new Error("something else"));
+    expect(other.handledError).toBeUndefined();
+    expect(other.result).toBeUndefined();
+    expect(other.writes).toEqual([]);
+  });
 });

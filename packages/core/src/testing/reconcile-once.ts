@@ -8,6 +8,7 @@ import { Cache } from "../cache/cache.ts";
 import { InformerFactory } from "../cache/informer-factory.ts";
 import type { ClientOptions } from "../client/client.ts";
 import type { ReconcileContext, ReconcileRequest, Reconciler, Result } from "../controller/controller.ts";
+import { applyErrorPolicy, type ErrorPolicy } from "../controller/error-policy.ts";
 import { EventRecorder } from "../helpers/event-recorder.ts";
 import { type Logger, silentLogger } from "../util/logger.ts";
 import { collectionPath, FakeApiServer, type RecordedRequest, WRITE_VERBS } from "./fake-api-server.ts";
@@ -71,14 +72,28 @@ export interface ReconcileOnceOptions {
   reportingController?: string;
   /** Options of the Client handed to the reconciler (e.g. `maxAttempts: 1` to see a 500 at once). */
   clientOptions?: Omit<ClientOptions, "kubeConfig">;
+  /**
+   * The controller's error policy: an error the reconciler throws is handled as a controller's worker handles it
+   * (its conditions written, its Event recorded), and one it requeues is reported in `result` and `handledError`
+   * instead of `error`.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: the policy of any controller; its kind is `for`'s.
+  errorPolicy?: ErrorPolicy<any>;
+  /** The kind the reconciler reconciles (the controller's `for`), for `errorPolicy`; default: `request`'s kind. */
+  for?: Kind;
 }
 
 /** What one reconcile did. */
 export interface ReconcileRun {
-  /** What the reconciler returned; undefined when it threw or returned nothing. */
+  /**
+   * What the reconciler returned, or the requeue its `errorPolicy` made of the error it threw; undefined when it
+   * threw otherwise or returned nothing.
+   */
   result: Result | undefined;
-  /** What the reconciler threw, or undefined. */
+  /** What the reconciler threw and `errorPolicy` did not handle, or undefined. */
   error: unknown;
+  /** What the reconciler threw and `errorPolicy` handled (requeued), or undefined. */
+  handledError: unknown;
   /** Every write request, in order, Events left out. */
   writes: Write[];
   /** Every event recorded, in order. */
@@ -199,10 +214,25 @@ export async function reconcileOnce(
     const firstRequest = server.log.length;
     let result: Result | undefined;
     let error: unknown;
+    let handledError: unknown;
     try {
       result = (await reconciler(request, ctx)) ?? undefined;
     } catch (err) {
       error = err;
+    }
+    if (error !== undefined && options.errorPolicy !== undefined) {
+      const requeueAfter = await applyErrorPolicy(
+        options.errorPolicy,
+        policyKind(options, server),
+        request,
+        error,
+        ctx,
+      );
+      if (requeueAfter !== undefined) {
+        result = { requeueAfter };
+        handledError = error;
+        error = undefined;
+      }
     }
     await recorder.flush();
     const requests = server.log.slice(firstRequest).filter((r) => !isCacheRequest(r));
@@ -214,6 +244,7 @@ export async function reconcileOnce(
     return {
       result,
       error,
+      handledError,
       writes,
       events,
       requests,
@@ -261,6 +292,18 @@ export async function reconcileOnce(
     await cacheClient.close();
     if (ownServer) await server.stop();
   }
+}
+
+/** The kind an error policy's object is read as: `for`, else the kind of the object given as the request. */
+function policyKind(options: ReconcileOnceOptions, server: FakeApiServer): Kind {
+  const r = options.request;
+  const kind = options.for ?? ("metadata" in r ? server.kindFor(r) : undefined);
+  if (kind === undefined) {
+    throw new Error(
+      "reconcileOnce: errorPolicy needs `for` (the controller's kind) or the object as `request`",
+    );
+  }
+  return kind;
 }
 
 function toRequest(r: ReconcileRequest | KubeObject): ReconcileRequest {

@@ -15,7 +15,11 @@ import { BACKUP_LABEL, DELETE_LABEL, UPLOAD_CONTAINER } from "../../desired/back
 import { SNAPSHOT_FINALIZER } from "../../plan/backup-deletion.ts";
 import { EtcdOperatorMetrics } from "../metrics.ts";
 import { healthyEtcd, runningMembers, testCluster } from "../test-fixture.ts";
-import { type EtcdBackupControllerOptions, reconcileEtcdBackup } from "./controller.ts";
+import {
+  type EtcdBackupControllerOptions,
+  etcdBackupErrorPolicy,
+  reconcileEtcdBackup,
+} from "./controller.ts";
 
 const SHA = "0f".repeat(32);
 
@@ -340,7 +344,8 @@ describe("reconcileEtcdBackup with deletionPolicy Delete", () => {
           ...options,
           ...(deleteObject === undefined ? {} : { deleteObject: async (ref) => deleteObject(ref) }),
         }),
-      { kinds: [EtcdClusterKind, EtcdBackupKind], objects, request },
+      // The controller's error policy, as its workers apply it: a snapshot that cannot be deleted is Degraded.
+      { kinds: [EtcdClusterKind, EtcdBackupKind], objects, request, errorPolicy: etcdBackupErrorPolicy },
     );
 
   it("adds the finalizer before creating the Job", async () => {

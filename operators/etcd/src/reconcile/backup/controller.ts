@@ -15,6 +15,7 @@ import {
   type Condition,
   type Controller,
   controller,
+  type ErrorAction,
   isAlreadyExists,
   isNotFound,
   Job,
@@ -110,7 +111,26 @@ export function etcdBackupController(options: EtcdBackupControllerOptions): Cont
     ],
     maxConcurrentReconciles: 2,
     reconcile: (req, ctx) => reconcileEtcdBackup(req, ctx, options),
+    errorPolicy: etcdBackupErrorPolicy,
   });
+}
+
+/**
+ * What the controller does with a snapshot that could not be deleted (a {@link DeletionError}: its credentials gone,
+ * the storage unreachable or refusing): Progressing False and Degraded with the reason, a Warning, a retry at the
+ * Degraded pace; the finalizer stays. Any other error is retried with backoff.
+ */
+export function etcdBackupErrorPolicy(err: Error, backup: EtcdBackup): ErrorAction | undefined {
+  if (!(err instanceof DeletionError)) return undefined;
+  const plan = planDeletionFailure(backup, err.reason, err.message);
+  const event = plan.event;
+  return {
+    conditions: plan.conditions,
+    ...(plan.requeueAfter === undefined ? {} : { requeueAfter: plan.requeueAfter }),
+    ...(event === undefined
+      ? {}
+      : { event: { type: event.type, reason: event.reason, action: "Delete", note: event.message } }),
+  };
 }
 
 /** The API server's pods/log of `container`, the last 50 lines. */
@@ -417,13 +437,9 @@ async function reconcileDeletion(
         });
       break;
     case "DeleteObject":
-      try {
-        await deleteStoredObject(ctx, backup, options.deleteObject ?? deleteS3Object);
-        plan = planObjectDeleted(backup);
-      } catch (err) {
-        if (!(err instanceof DeletionError)) throw err;
-        plan = planDeletionFailure(backup, err.reason, err.message);
-      }
+      // A DeletionError (why the object could not be deleted) is etcdBackupErrorPolicy's: Degraded, an Event.
+      await deleteStoredObject(ctx, backup, options.deleteObject ?? deleteS3Object);
+      plan = planObjectDeleted(backup);
       break;
     case "CreateDeleteJob":
       try {

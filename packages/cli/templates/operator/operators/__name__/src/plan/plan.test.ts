@@ -1,5 +1,6 @@
 // planNext as a table: each row an observation and the step it must give.
-import { APPLIED_HASH_ANNOTATION, type ConfigMap, desiredHash, type ObjectOf } from "@capstan/core";
+import type { ConfigMap, ObjectOf } from "@capstan/core";
+import { asApplied } from "@capstan/testing";
 import { describe, expect, it } from "vitest";
 import { sample } from "../api/sample.ts";
 import { desiredConfigMap } from "../desired/config-map.ts";
@@ -7,10 +8,7 @@ import { type Observed, planNext } from "./plan.ts";
 
 const desired = desiredConfigMap(sample);
 /** The ConfigMap as the API server holds it after an apply of `desired`: stamped with the applied hash. */
-const applied: ObjectOf<typeof ConfigMap> = {
-  ...desired,
-  metadata: { ...desired.metadata, annotations: { [APPLIED_HASH_ANNOTATION]: desiredHash(desired) } },
-};
+const applied: ObjectOf<typeof ConfigMap> = asApplied(desired);
 const liveWith = (data: Record<string, string>): ObjectOf<typeof ConfigMap> => ({ ...applied, data });
 
 const table: { name: string; observed: Partial<Observed>; step: string }[] = [
