@@ -6,9 +6,9 @@
 #   docker build --build-arg OPERATOR=prometheus -t "$(npx capstan chart image charts/prometheus-operator)" .
 # (the reference each chart runs by default, ghcr.io/capstan-dev/capstan/<name>-operator:<appVersion>, which the
 # release workflow pushes for linux/amd64 and linux/arm64: .github/workflows/release.yml, docs/releasing.md).
-# The build stage needs the workspace: the root lockfile, @capstan/core, @capstan/promql (the PromQL check the
-# Prometheus operator bundles; @capstan/cli depends on it) and @capstan/cli (the shared tsup build each operator's
-# tsup.config.ts imports). The image runs as uid 1000 and writes nothing to its filesystem, so it
+# The build stage needs the workspace: the root lockfile, @capstan/core, @capstan/backup (the backup steps the etcd
+# and Vault operators bundle), @capstan/promql (the PromQL check the Prometheus operator bundles; @capstan/cli
+# depends on it) and @capstan/cli (the shared tsup build each operator's tsup.config.ts imports). The image runs as uid 1000 and writes nothing to its filesystem, so it
 # works with readOnlyRootFilesystem: true. (Without Docker, e2e/images/<name>-operator/build.sh builds the same
 # image for the local cluster.)
 
@@ -21,15 +21,17 @@ WORKDIR /src
 # not copied (packages/testing, e2e, the other operators).
 COPY package.json package-lock.json tsconfig.base.json ./
 COPY packages/core/package.json packages/core/
+COPY packages/backup/package.json packages/backup/
 COPY packages/promql/package.json packages/promql/
 COPY packages/cli/package.json packages/cli/
 COPY operators/${OPERATOR}/package.json operators/${OPERATOR}/
 RUN npm ci --no-audit --no-fund
 COPY packages/core/ packages/core/
+COPY packages/backup/ packages/backup/
 COPY packages/promql/ packages/promql/
 COPY packages/cli/ packages/cli/
 COPY operators/${OPERATOR}/ operators/${OPERATOR}/
-RUN npm run build -w @capstan/core -w @capstan/promql -w @capstan/cli -w "@capstan/${OPERATOR}-operator"
+RUN npm run build -w @capstan/core -w @capstan/backup -w @capstan/promql -w @capstan/cli -w "@capstan/${OPERATOR}-operator"
 
 FROM node:24-bookworm-slim
 ARG OPERATOR=etcd

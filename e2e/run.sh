@@ -56,6 +56,8 @@ if [ "$#" -gt 0 ]; then
     esac
     # The etcd suites that talk S3 (fixtures/s3.ts) run versitygw: the etcd directory, or a file about S3/backups.
     case "$a" in suites/etcd | suites/etcd/ | *etcd*s3* | *etcd*backup* | *etcd*restore*) images+=(versitygw) ;; esac
+    # So does the Vault snapshot suite (its snapshots go to versitygw too).
+    case "$a" in suites/vault | suites/vault/ | *vault*snapshot*) images+=(versitygw) ;; esac
     # An operator made by `capstan new operator` (suites/<name>/...): its suite runs its image.
     n="${a#suites/}" && n="${n%%/*}"
     if [ -f "$here/images/$n-operator/build.sh" ] && [[ " ${images[*]} " != *" $n-operator "* ]]; then images+=("$n-operator"); fi
@@ -90,7 +92,11 @@ vault_lane() {
   echo ok >"$marks/vault-image" # the Prometheus lane's operators suite runs a VaultCluster too
   npm run --silent test:real --workspace @capstan/vault-operator || return 1
   wait_core || return 1
-  npx vitest run suites/vault --exclude '**/upgrade.test.ts' --exclude '**/apiserver-outage.test.ts' || return 1
+  npx vitest run suites/vault --exclude '**/upgrade.test.ts' --exclude '**/apiserver-outage.test.ts' \
+    --exclude '**/snapshot.test.ts' || return 1
+  # Its snapshots go to versitygw: after the versitygw lane made the image.
+  wait_versitygw || return 1
+  npx vitest run suites/vault/snapshot.test.ts || return 1
   VAULT_IMAGE_VERSIONS=v1.14.6 images vault || { echo "the Vault 1.14.6 image did not build or import" >&2; return 1; }
   npx vitest run suites/vault/upgrade.test.ts
 }

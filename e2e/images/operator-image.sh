@@ -43,7 +43,7 @@ stale() { # FILE PATH...
 # The bundle: rebuilt (with @capstan/core, through turbo) when older than the sources it is made from.
 bundle="$op/dist/main.js"
 if stale "$bundle" "$op/src" "$op/package.json" "$op/tsup.config.ts" "$repo/packages/core/src" \
-  "$repo/packages/core/package.json" "$repo/packages/promql/src" "$repo/packages/cli/src" "$repo/package-lock.json"; then
+  "$repo/packages/core/package.json" "$repo/packages/backup/src" "$repo/packages/promql/src" "$repo/packages/cli/src" "$repo/package-lock.json"; then
   log "building $bundle"
   (cd "$repo" && npm exec -- turbo run build --filter="@capstan/$name-operator" --output-logs=errors-only) >&2
   # turbo may restore dist/ from its cache with the cached files' times: mark the bundle as built now.

@@ -25,7 +25,7 @@ import {
   type TestNamespace,
   waitFor,
 } from "@capstan/testing";
-import { vaultClusterCrd, vaultRecoveryCrd } from "@capstan/vault-operator";
+import { vaultClusterCrd, vaultRecoveryCrd, vaultSnapshotCrd } from "@capstan/vault-operator";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { bindClusterRole } from "../core/fixtures/metrics-scraper.ts";
 import { waitAvailable as etcdAvailable, etcdCluster, memberPods } from "../etcd/fixtures/etcd-cluster.ts";
@@ -104,6 +104,8 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
     await applyCrd(client, vaultClusterCrd(), "capstan-e2e-vault");
     // The Vault operator watches VaultRecoveries too: without their CRD its cache never syncs.
     await applyCrd(client, vaultRecoveryCrd(), "capstan-e2e-vault");
+    // The operator caches VaultSnapshots too: without their CRD its caches never sync.
+    await applyCrd(client, vaultSnapshotCrd(), "capstan-e2e-vault");
     const common = {
       "crds.enabled": false,
       "serviceMonitor.enabled": true,

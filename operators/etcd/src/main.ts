@@ -6,8 +6,9 @@
 // chart sets the operator's own image), and --automatic-recovery-floor-seconds
 // (ETCD_OPERATOR_AUTOMATIC_RECOVERY_FLOOR_SECONDS, default 900): the least wait of spec.recovery.automatic whatever a
 // cluster's afterSeconds says, so Kubernetes' node failover comes first. POD_NAME is the Lease identity.
-// `node main.js backup-upload ...` is the last step of a backup Job (src/backup/upload.ts), and
-// `node main.js backup-delete ...` the Job removing a deleted PVC backup's file (src/backup/delete.ts): not the operator.
+// `node main.js backup-upload ...` is the last step of a backup Job, and `node main.js backup-delete ...` the Job
+// removing a deleted PVC backup's file (both @capstan/backup's); `backup-download` and `restore-finish` the restore
+// Job's (src/backup/download.ts): not the operator.
 import { createLogger, Manager, operatorCommandLine, shutdownSignal } from "@capstan/core";
 import { podSelectorLabels } from "./desired/network-policy.ts";
 import { DEFAULT_AUTOMATIC_FLOOR_SECONDS, MIN_AUTOMATIC_AFTER_SECONDS } from "./plan/automatic-recovery.ts";
@@ -20,11 +21,11 @@ import {
 import { EtcdOperatorMetrics } from "./reconcile/metrics.ts";
 import { etcdBackupScheduleController } from "./reconcile/schedule/controller.ts";
 
-// The steps of the backup and restore Jobs (src/backup/): not the operator. Each prints its error on stderr, which
+// The steps of the backup and restore Jobs (@capstan/backup, src/backup/): not the operator. Each prints its error on stderr, which
 // FallbackToLogsOnError makes the termination message the operator reports.
 const jobSteps = new Map<string, () => Promise<(argv: string[]) => Promise<unknown>>>([
-  ["backup-upload", async () => (await import("./backup/upload.ts")).backupUploadCommand],
-  ["backup-delete", async () => (await import("./backup/delete.ts")).backupDeleteCommand],
+  ["backup-upload", async () => (await import("@capstan/backup")).backupUploadCommand],
+  ["backup-delete", async () => (await import("@capstan/backup")).backupDeleteCommand],
   ["backup-download", async () => (await import("./backup/download.ts")).backupDownloadCommand],
   ["restore-finish", async () => (await import("./backup/download.ts")).restoreFinishCommand],
 ]);

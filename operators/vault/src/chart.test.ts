@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { formatDrift } from "@capstan/cli";
 import {
   chartCrdDrift,
+  chartImage,
   crdPermissions,
   dashboardQueries,
   deploymentPodSpec,
@@ -38,6 +39,7 @@ import { crds } from "./api/crds.ts";
 import { DEFAULT_RELOADER_IMAGE } from "./desired/objects.ts";
 import { registrationRole } from "./desired/service-registration.ts";
 import { VaultOperatorMetrics } from "./reconcile/metrics.ts";
+import { DEFAULT_OPERATOR_IMAGE } from "./reconcile/restore.ts";
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url));
 const chartDir = fileURLToPath(new URL("../../../charts/vault-operator/", import.meta.url));
@@ -72,9 +74,12 @@ const operatorGrants = [
   "/configmaps: create,get,list,patch,watch",
   "/persistentvolumeclaims: create,delete,get,list,patch,watch",
   "/pods: create,delete,get,list,patch,watch",
-  "/secrets: create,get,list,patch,watch",
+  // A snapshot's or restore's Job token and a restore's temporary keys are deleted once done.
+  "/secrets: create,delete,get,list,patch,watch",
   "/serviceaccounts: create,get,list,patch,watch",
   "/services: create,get,list,patch,watch",
+  // A VaultSnapshot's Job and a restore's Job.
+  "batch/jobs: create,delete,get,list,watch",
   "events.k8s.io/events: create,patch",
   "policy/poddisruptionbudgets: create,get,list,patch,watch",
   // Each VaultCluster's ServiceAccount, Role and RoleBinding for Vault's service registration.
@@ -86,6 +91,9 @@ const operatorGrants = [
   "vault.capstan.dev/vaultrecoveries/finalizers: update",
   "vault.capstan.dev/vaultrecoveries/status: get,patch,update",
   "vault.capstan.dev/vaultrecoveries: get,list,patch,watch",
+  "vault.capstan.dev/vaultsnapshots/finalizers: update",
+  "vault.capstan.dev/vaultsnapshots/status: get,patch,update",
+  "vault.capstan.dev/vaultsnapshots: get,list,watch",
 ];
 
 describe.skipIf(helm === undefined)("charts/vault-operator", () => {
@@ -133,6 +141,7 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
     expect(shipped.map((c) => c.metadata.name).sort()).toEqual([
       "vaultclusters.vault.capstan.dev",
       "vaultrecoveries.vault.capstan.dev",
+      "vaultsnapshots.vault.capstan.dev",
     ]);
     for (const crd of shipped) {
       expect(crd.metadata).toMatchObject({ annotations: { "helm.sh/resource-policy": "keep" } });
@@ -237,6 +246,14 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
     expect(refused("reloaderImage.digest=latest")).toMatch(/reloaderImage/);
     expect(refused("reloaderImage.version=1")).toMatch(/version/);
     expect(refused("reloaderImage=busybox 1.37")).toMatch(/reloaderImage/);
+  });
+
+  it("passes the operator's own image to the snapshot and restore Jobs, the default the release pushes", () => {
+    expect(envValue(operator(render()), "VAULT_OPERATOR_IMAGE")).toBe(chartImage(chartDir));
+    expect(envValue(operator(render(["image.tag=1.2.3"])), "VAULT_OPERATOR_IMAGE")).toBe(
+      "ghcr.io/capstan-dev/capstan/vault-operator:1.2.3",
+    );
+    expect(DEFAULT_OPERATOR_IMAGE).toBe(chartImage(chartDir));
   });
 
   it("renders the PrometheusRule only when asked, with alerts on the operator's own metrics", () => {

@@ -1,7 +1,17 @@
 // EtcdCluster.spec.bootstrap.restore: a new cluster whose seed member starts from a snapshot (an EtcdBackup, an S3
-// object or a file on a PersistentVolumeClaim), and status.restore, what the restore did. Schema and types.
+// object or a file on a PersistentVolumeClaim), and status.restore, what the restore did. Schema and types; the S3
+// and claim sources are @capstan/backup's (a VaultCluster's spec.restore has the same).
+import {
+  type PVCSource,
+  pvcSourceSchema,
+  type S3Source,
+  SHA256_PATTERN,
+  s3SourceSchema,
+} from "@capstan/backup";
 import type { JSONSchemaProps } from "@capstan/core";
-import { type S3CredentialsSecret, type SecretKeyRef, s3Schema } from "./backup.ts";
+import { s3Schema } from "./backup.ts";
+
+export type { PVCSource, S3Source };
 
 /** Revisions added to the snapshot's on restore unless `bumpRevision` says otherwise (etcd's docs suggest 1e9). */
 export const DEFAULT_BUMP_REVISION = 1_000_000_000;
@@ -11,25 +21,6 @@ export const MAX_BUMP_REVISION = 1_000_000_000_000;
 /** An EtcdBackup in the cluster's namespace, phase Succeeded. */
 export interface RestoreBackupRef {
   name: string;
-}
-
-/** An S3 object holding a snapshot. */
-export interface S3Source {
-  endpoint?: string;
-  bucket: string;
-  /** The object's key, e.g. "etcd/prod/ns/demo/demo-1.db". */
-  key: string;
-  region?: string;
-  forcePathStyle?: boolean;
-  credentialsSecret: S3CredentialsSecret;
-  caSecret?: SecretKeyRef;
-}
-
-/** A snapshot file on a PersistentVolumeClaim no EtcdCluster owns (mounted read-only). */
-export interface PVCSource {
-  claimName: string;
-  /** The file's path inside the volume, without a leading "/". */
-  path: string;
 }
 
 /** Where the seed's snapshot comes from (exactly one of backup, s3, pvc), and how it is restored. */
@@ -63,16 +54,6 @@ export interface EtcdClusterRestoreStatus {
   clusterID?: string;
 }
 
-const SHA256_PATTERN = "^[0-9a-f]{64}$";
-const relativePath = (field: string): JSONSchemaProps["x-kubernetes-validations"] => [
-  {
-    rule: "!self.startsWith('/') && !self.endsWith('/') && !self.split('/').exists(p, p == '..' || p == '')",
-    message: `${field} must be a relative file path without "..", e.g. ns/demo/demo-1.db`,
-  },
-];
-
-const { prefix: _prefix, ...s3Properties } = (s3Schema.properties ?? {}) as Record<string, JSONSchemaProps>;
-
 /**
  * The schema of a snapshot source (exactly one of backup, s3 or pvc; sha256; bumpRevision): spec.bootstrap.restore
  * of an EtcdCluster, spec.source of an EtcdRestore from a backup. `field` is how messages name it.
@@ -88,36 +69,17 @@ export function restoreSourceSchema(field: string, description: string): JSONSch
         required: ["name"],
         properties: { name: { type: "string", minLength: 1, maxLength: 253 } },
       },
-      s3: {
-        ...s3Schema,
-        description: "An S3 object holding the snapshot (as an EtcdBackup's status.location names it).",
-        required: ["bucket", "key", "credentialsSecret"],
-        properties: {
-          ...s3Properties,
-          key: {
-            type: "string",
-            description: "The object's key.",
-            minLength: 1,
-            maxLength: 1024,
-            "x-kubernetes-validations": relativePath(`${field}.s3.key`),
-          },
-        },
-      },
-      pvc: {
-        type: "object",
-        description: "A snapshot file on a PersistentVolumeClaim no EtcdCluster owns, mounted read-only.",
-        required: ["claimName", "path"],
-        properties: {
-          claimName: { type: "string", minLength: 1, maxLength: 253 },
-          path: {
-            type: "string",
-            description: 'The file inside the volume, without a leading "/".',
-            minLength: 1,
-            maxLength: 1024,
-            "x-kubernetes-validations": relativePath(`${field}.pvc.path`),
-          },
-        },
-      },
+      s3: s3SourceSchema(
+        s3Schema,
+        field,
+        "An S3 object holding the snapshot (as an EtcdBackup's status.location names it).",
+        "ns/demo/demo-1.db",
+      ),
+      pvc: pvcSourceSchema(
+        field,
+        "A snapshot file on a PersistentVolumeClaim no EtcdCluster owns, mounted read-only.",
+        "ns/demo/demo-1.db",
+      ),
       sha256: {
         type: "string",
         description:

@@ -1,12 +1,11 @@
-import { createReadStream, existsSync } from "node:fs";
-import { mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { Agent } from "node:https";
+// `backup-download` and `restore-finish`, the operator image's steps of the restore Job (desired/restore-job.ts): the
+// snapshot fetched and checked by @capstan/backup's fetch into the seed claim's work directory, never over member
+// data; then the restored data directory renamed into place, once.
+import { existsSync } from "node:fs";
+import { mkdir, open, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { Readable } from "node:stream";
-import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { parseFlags } from "../desired/job-args.ts";
+import { fetchSnapshot, parseFlags, reportResult, TERMINATION_LOG } from "@capstan/backup";
 import { type DownloadArgs, parseDownloadArgs } from "../desired/restore-job.ts";
-import { TERMINATION_LOG, writeAtomically } from "./upload.ts";
 
 /** The file restore-finish writes into the restored data directory before it is renamed into place. */
 export const RESTORE_MARKER = "capstan-restore.json";
@@ -28,47 +27,12 @@ async function nonEmpty(dir: string): Promise<boolean> {
   return entries.length > 0;
 }
 
-/** The snapshot's bytes from its source. */
-async function openSource(args: DownloadArgs, env: NodeJS.ProcessEnv): Promise<NodeJS.ReadableStream> {
-  const f = args.from;
-  if (f.kind === "file") {
-    if (!existsSync(f.path)) {
-      throw new Error(
-        `backup-download: ${f.path} does not exist on the source claim (spec.bootstrap.restore.pvc.path, or the EtcdBackup's status.location)`,
-      );
-    }
-    return createReadStream(f.path);
-  }
-  const accessKeyId = env.AWS_ACCESS_KEY_ID;
-  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
-  if (!accessKeyId || !secretAccessKey) {
-    throw new Error(
-      "backup-download: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set (from the Secret named in s3.credentialsSecret)",
-    );
-  }
-  const client = new S3Client({
-    region: f.region,
-    ...(f.endpoint === undefined ? {} : { endpoint: f.endpoint }),
-    forcePathStyle: f.forcePathStyle,
-    credentials: { accessKeyId, secretAccessKey },
-    ...(f.caFile === undefined
-      ? {}
-      : { requestHandler: { httpsAgent: new Agent({ ca: await readFile(f.caFile, "utf8") }) } }),
-  });
-  try {
-    const out = await client.send(new GetObjectCommand({ Bucket: f.bucket, Key: f.key }));
-    if (!(out.Body instanceof Readable)) {
-      throw new Error(`backup-download: s3://${f.bucket}/${f.key} returned no body`);
-    }
-    out.Body.once("close", () => client.destroy());
-    return out.Body;
-  } catch (err) {
-    client.destroy();
-    throw new Error(
-      `backup-download: reading s3://${f.bucket}/${f.key}: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
-}
+/** How the download's errors name the fields to check. */
+const DOWNLOAD_HINTS = {
+  command: "backup-download",
+  path: "spec.bootstrap.restore.pvc.path, or the EtcdBackup's status.location",
+  sha256: "spec.bootstrap.restore.sha256 or the backup's status.sha256",
+};
 
 /** Fetches and verifies the snapshot as `args` say. */
 export async function downloadSnapshot(
@@ -87,18 +51,7 @@ export async function downloadSnapshot(
   }
   await rm(args.workDir, { recursive: true, force: true });
   await mkdir(args.workDir, { recursive: true, mode: 0o700 });
-  const got = await writeAtomically(await openSource(args, env), args.to, 0o700);
-  const fail = (what: string) => rm(args.to, { force: true }).then(() => Promise.reject(new Error(what)));
-  if (args.size !== undefined && got.size !== args.size) {
-    await fail(
-      `backup-download: the snapshot is ${got.size} bytes, the backup recorded ${args.size}: not restoring a truncated or different file`,
-    );
-  }
-  if (args.sha256 !== undefined && got.sha256 !== args.sha256) {
-    await fail(
-      `backup-download: the snapshot's sha256 is ${got.sha256}, expected ${args.sha256} (spec.bootstrap.restore.sha256 or the backup's status.sha256)`,
-    );
-  }
+  const got = await fetchSnapshot(args.from, args.to, args, env, DOWNLOAD_HINTS, 0o700);
   return { ...got, alreadyRestored };
 }
 
@@ -152,18 +105,13 @@ export async function finishRestore(args: FinishArgs, finished = new Date()): Pr
   return { moved: true };
 }
 
-async function report(message: string, terminationLog: string): Promise<void> {
-  if (existsSync(terminationLog)) await writeFile(terminationLog, message);
-  process.stdout.write(`${message}\n`);
-}
-
 /** The `backup-download` subcommand. */
 export async function backupDownloadCommand(
   argv: string[],
   terminationLog = TERMINATION_LOG,
 ): Promise<DownloadResult> {
   const result = await downloadSnapshot(parseDownloadArgs(argv));
-  await report(JSON.stringify(result), terminationLog);
+  await reportResult(JSON.stringify(result), terminationLog);
   return result;
 }
 
@@ -173,6 +121,6 @@ export async function restoreFinishCommand(
   terminationLog = TERMINATION_LOG,
 ): Promise<{ moved: boolean }> {
   const result = await finishRestore(parseFinishArgs(argv));
-  await report(JSON.stringify(result), terminationLog);
+  await reportResult(JSON.stringify(result), terminationLog);
   return result;
 }

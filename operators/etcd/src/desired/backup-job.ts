@@ -2,10 +2,29 @@
 // `etcdutl snapshot status` to verify the file (its JSON line in the container log gives revision and version),
 // then the operator image's `backup-upload` subcommand, which stores the file (S3 multipart upload, or a copy on a
 // PersistentVolumeClaim) and writes {location, size, sha256} as its termination message. The etcd image has no
-// shell: each step is one binary, run as init containers in order. Also the upload arguments' contract and the
-// parsers of the Job's results, so builder, subcommand and reconciler cannot disagree; and the Job that removes a
-// PVC backup's file when the EtcdBackup is deleted with deletionPolicy Delete (`backup-delete`).
+// shell: each step is one binary, run as init containers in order. Also the parsers of the Job's results (the
+// upload's contract and the snapshot's location are @capstan/backup's), and the Job that removes a PVC backup's
+// file when the EtcdBackup is deleted with deletionPolicy Delete (`backup-delete`).
 import { createHash } from "node:crypto";
+import {
+  DESTINATION_MOUNT,
+  joinPath,
+  locationRoot,
+  parseDeleteArgs,
+  parseUploadArgs,
+  parseUploadResult,
+  type SnapshotRef,
+  s3CaMounts,
+  s3CaVolumes,
+  s3CredentialsEnv,
+  snapshotLocation,
+  snapshotPath,
+  type UploadArgs,
+  type UploadResult,
+  type UploadTarget,
+  uploadArgs,
+  uploadTargetOf,
+} from "@capstan/backup";
 import {
   type Job,
   type ObjectOf,
@@ -16,11 +35,13 @@ import {
 import { DEFAULT_BACKUP_DEADLINE_SECONDS, type EtcdBackup, EtcdBackupKind } from "../api/backup.ts";
 import { DEFAULT_STORAGE_SIZE, type EtcdCluster } from "../api/etcd-cluster.ts";
 import { etcdctlAuthEnv } from "./auth.ts";
-import { type FileOrS3, fileOrS3Flags, parseFileOrS3, parseFlags, S3_FLAGS, s3ObjectOf } from "./job-args.ts";
 import { ETCD_UID, etcdImage } from "./member-pod.ts";
 import { CLUSTER_LABEL, clientURL, MANAGED_BY } from "./names.ts";
-import { s3CaMounts, s3CaVolumes, s3CredentialsEnv } from "./s3-access.ts";
 import { backupTLS } from "./tls.ts";
+
+// The upload's and the deletion's command lines are @capstan/backup's; named here too, as before.
+export type { UploadArgs, UploadResult, UploadTarget };
+export { DESTINATION_MOUNT, parseDeleteArgs, parseUploadArgs, parseUploadResult, uploadArgs };
 
 /** A Job object. */
 export type JobObject = ObjectOf<typeof Job>;
@@ -32,9 +53,6 @@ export const BACKUP_LABEL = "etcd.capstan.dev/backup";
 export const BACKUP_MEMBER_ANNOTATION = "etcd.capstan.dev/member";
 /** Where the snapshot is written inside the Job's pod. */
 export const SNAPSHOT_PATH = "/scratch/snapshot.db";
-/** Where a PVC destination is mounted in the upload container. */
-export const DESTINATION_MOUNT = "/destination";
-/** Where the S3 CA bundle is mounted in the upload container. */
 /** Names of the Job's containers, in the order they run. */
 export const SNAPSHOT_CONTAINER = "snapshot";
 export const VERIFY_CONTAINER = "verify";
@@ -69,126 +87,44 @@ export function backupJobName(backup: EtcdBackup): string {
 /** Annotation on the backup Job: where it stores the snapshot, as {@link backupLocation} says it. */
 export const BACKUP_LOCATION_ANNOTATION = "etcd.capstan.dev/location";
 
-/**
- * The snapshot's path below its destination: `<namespace>/<cluster>/<backup>-<uid>.db`. The EtcdBackup's uid makes it
- * unique to this backup, so two Kubernetes clusters that share a bucket and prefix (or a claim's directory), with
- * the same namespace, cluster and backup names, never overwrite or delete each other's snapshots. `legacy`: the
- * path of a Job made by an operator before 2026-12-05, `<namespace>/<cluster>/<backup>.db`; also without a uid (an
- * object not read from the API server). A backup name longer than 200 characters is cut in the file name.
- */
-function relativePath(backup: EtcdBackup, legacy = false): string {
+/** The backup as @capstan/backup's location helpers name it: its snapshot is `<namespace>/<cluster>/<backup>-<uid>.db`. */
+function snapshotRef(backup: EtcdBackup): SnapshotRef {
   const { name, namespace } = backupRef(backup);
-  const uid = backup.metadata.uid;
-  // A file name has at most 255 bytes: a long backup name is cut (the uid keeps the path unique).
-  const file = legacy || uid === undefined || uid === "" ? name : `${name.slice(0, 200)}-${uid}`;
-  return `${namespace}/${backup.spec.clusterName}/${file}.db`;
-}
-
-const joinPath = (dir: string | undefined, rest: string) =>
-  dir === undefined || dir === "" ? rest : `${dir.replace(/\/+$/, "")}/${rest}`;
-
-/** The scheme and root of a location: `s3://<bucket>/` or `pvc://<claim>/`. */
-function locationRoot(backup: EtcdBackup): { root: string; dir: string | undefined } {
-  const { s3, pvc } = backup.spec.destination;
-  if (s3 !== undefined) return { root: `s3://${s3.bucket}/`, dir: s3.prefix };
-  if (pvc !== undefined) return { root: `pvc://${pvc.claimName}/`, dir: pvc.directory };
-  throw new Error(`EtcdBackup ${backupRef(backup).name}: spec.destination must set s3 or pvc`);
-}
-
-/**
- * The snapshot's path below its destination root (the S3 key, or the file below the claim's root): where status
- * says it was stored, else where a new Job stores it.
- */
-function storedPath(backup: EtcdBackup): string {
-  const { root, dir } = locationRoot(backup);
-  const recorded = backup.status?.location;
-  if (recorded?.startsWith(root) === true && recorded.length > root.length)
-    return recorded.slice(root.length);
-  return joinPath(dir, relativePath(backup));
+  return {
+    kind: "EtcdBackup",
+    name,
+    namespace,
+    cluster: backup.spec.clusterName,
+    uid: backup.metadata.uid,
+    destination: backup.spec.destination,
+    recorded: backup.status?.location,
+    extension: "db",
+  };
 }
 
 /**
  * Where the backup's snapshot is stored, s3://<bucket>/<key> or pvc://<claim>/<path>: status.location once it
- * succeeded, else where its Job stores it.
+ * succeeded, else where its Job stores it (`<prefix>/<namespace>/<cluster>/<backup>-<uid>.db`: the uid keeps it
+ * unique when Kubernetes clusters share a bucket).
  */
 export function backupLocation(backup: EtcdBackup): string {
-  return `${locationRoot(backup).root}${storedPath(backup)}`;
+  return snapshotLocation(snapshotRef(backup));
 }
 
 /**
  * Where the backup's Job stored the snapshot: the Job's {@link BACKUP_LOCATION_ANNOTATION}, or, on a Job without one
- * (made by an operator before 2026-12-05), the path those Jobs used.
+ * (made by an operator before 2026-12-05), the path those Jobs used (`<namespace>/<cluster>/<backup>.db`).
  */
 export function jobLocation(backup: EtcdBackup, annotation: string | undefined): string {
   if (annotation !== undefined && annotation !== "") return annotation;
-  const { root, dir } = locationRoot(backup);
-  return `${root}${joinPath(dir, relativePath(backup, true))}`;
-}
-
-/** Where `backup-upload` puts the file. */
-export type UploadTarget = FileOrS3;
-
-/** The arguments of `backup-upload`. */
-export interface UploadArgs {
-  /** The snapshot to store. */
-  file: string;
-  target: UploadTarget;
+  const ref = snapshotRef(backup);
+  const { root, dir } = locationRoot(ref);
+  return `${root}${joinPath(dir, snapshotPath(ref, true))}`;
 }
 
 /** The upload of `backup`'s snapshot. */
 export function uploadTarget(backup: EtcdBackup): UploadArgs {
-  const { s3, pvc } = backup.spec.destination;
-  if (s3 !== undefined) {
-    return { file: SNAPSHOT_PATH, target: { kind: "s3", ...s3ObjectOf(s3, storedPath(backup)) } };
-  }
-  if (pvc !== undefined) {
-    return {
-      file: SNAPSHOT_PATH,
-      target: { kind: "file", path: `${DESTINATION_MOUNT}/${storedPath(backup)}` },
-    };
-  }
-  throw new Error(`EtcdBackup ${backupRef(backup).name}: spec.destination must set s3 or pvc`);
-}
-
-const UPLOAD_FLAGS = { file: { type: "string" }, "to-file": { type: "string" }, ...S3_FLAGS } as const;
-
-/** `backup-upload`'s command line (after the subcommand name). */
-export function uploadArgs(u: UploadArgs): string[] {
-  return [`--file=${u.file}`, ...fileOrS3Flags("to-file", u.target)];
-}
-
-/** Reads `backup-upload`'s command line back; throws naming the flag that is missing or unknown. */
-export function parseUploadArgs(args: string[]): UploadArgs {
-  const parsed = parseFlags("backup-upload", args, UPLOAD_FLAGS);
-  const file = parsed.need("file");
-  return { file, target: parseFileOrS3(parsed, "to-file") };
-}
-
-/** What `backup-upload` reports in its termination message. */
-export interface UploadResult {
-  location: string;
-  size: number;
-  sha256: string;
-}
-
-/** The upload container's termination message, or undefined when it is not an {@link UploadResult}. */
-export function parseUploadResult(message: string | undefined): UploadResult | undefined {
-  if (message === undefined) return undefined;
-  try {
-    const v = JSON.parse(message) as Partial<UploadResult>;
-    if (
-      typeof v.location === "string" &&
-      typeof v.size === "number" &&
-      Number.isSafeInteger(v.size) &&
-      typeof v.sha256 === "string" &&
-      /^[0-9a-f]{64}$/.test(v.sha256)
-    ) {
-      return { location: v.location, size: v.size, sha256: v.sha256 };
-    }
-  } catch {
-    // not JSON: e.g. the log tail of a failed upload
-  }
-  return undefined;
+  return uploadTargetOf(snapshotRef(backup), SNAPSHOT_PATH);
 }
 
 /** `etcdutl snapshot status --write-out=json` of the snapshot. */
@@ -359,15 +295,6 @@ export function deleteArgs(backup: EtcdBackup): string[] {
   if (u.target.kind !== "file")
     throw new Error(`EtcdBackup ${backupRef(backup).name}: only a pvc destination is removed by a Job`);
   return [`--file=${u.target.path}`];
-}
-
-/** Reads `backup-delete`'s command line back: the file, which must be below the claim's mount. */
-export function parseDeleteArgs(args: string[]): { file: string } {
-  const parsed = parseFlags("backup-delete", args, { file: { type: "string" } }, "--file=PATH");
-  const file = parsed.need("file");
-  if (!file.startsWith(`${DESTINATION_MOUNT}/`) || file.split("/").includes(".."))
-    throw new Error(`backup-delete: --file ${file} must be below ${DESTINATION_MOUNT} without ".."`);
-  return { file };
 }
 
 /** The Job removing a PVC backup's file (and a leftover .partial) with the operator image's `backup-delete`. */

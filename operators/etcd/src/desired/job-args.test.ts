@@ -1,9 +1,10 @@
 // The Job steps' shared flag parser: what it refuses (and the message naming the flag), the S3 flags' round-trip,
 // and that every subcommand (upload, download, delete, finish) refuses alike.
+
+import { type FileOrS3, fileOrS3Flags, parseFileOrS3, parseFlags, S3_FLAGS } from "@capstan/backup";
 import { describe, expect, it } from "vitest";
 import { parseFinishArgs } from "../backup/download.ts";
 import { parseDeleteArgs, parseUploadArgs } from "./backup-job.ts";
-import { type FileOrS3, fileOrS3Flags, parseFileOrS3, parseFlags, S3_FLAGS } from "./job-args.ts";
 import { parseDownloadArgs } from "./restore-job.ts";
 
 const OPTIONS = { name: { type: "string" }, force: { type: "boolean" } } as const;

@@ -6,18 +6,32 @@
 // only the work directory, which the next attempt clears: a partial restore is never taken for member data.
 // Also the download arguments' contract, so builder, subcommand and tests cannot disagree.
 import {
+  FETCH_FLAGS,
+  type FileOrS3,
+  fetchSourceOf,
+  fileOrS3Flags,
+  parseExpectation,
+  parseFileOrS3,
+  parseFlags,
+  SOURCE_MOUNT,
+  type StoredSnapshot,
+  s3CaMounts,
+  s3CaVolumes,
+  s3CredentialsEnv,
+  sourceLocation,
+  storedSnapshotAt,
+} from "@capstan/backup";
+import {
   restrictedContainerSecurityContext,
   restrictedPodSecurityContext,
   setControllerReference,
 } from "@capstan/core";
 import type { EtcdBackup } from "../api/backup.ts";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
-import { DEFAULT_BUMP_REVISION, type EtcdBootstrapRestore, type S3Source } from "../api/restore-source.ts";
+import { DEFAULT_BUMP_REVISION, type EtcdBootstrapRestore } from "../api/restore-source.ts";
 import type { JobObject } from "./backup-job.ts";
-import { type FileOrS3, fileOrS3Flags, parseFileOrS3, parseFlags, S3_FLAGS, s3ObjectOf } from "./job-args.ts";
 import { DATA_DIR, ETCD_UID, etcdImage } from "./member-pod.ts";
 import { CLUSTER_LABEL, clusterRef, dataClaimName, MANAGED_BY, memberOfDataClaim, peerURL } from "./names.ts";
-import { s3CaMounts, s3CaVolumes, s3CredentialsEnv } from "./s3-access.ts";
 
 type PodSpec = NonNullable<NonNullable<JobObject["spec"]>["template"]["spec"]>;
 
@@ -29,9 +43,8 @@ export const RESTORE_WORK_DIR = `${DATA_MOUNT}/restore`;
 export const RESTORE_SNAPSHOT = `${RESTORE_WORK_DIR}/snapshot.db`;
 /** Where etcdutl writes the restored data directory, renamed to DATA_DIR when complete. */
 export const RESTORE_DATA_DIR = `${RESTORE_WORK_DIR}/data`;
-/** Where a PVC source is mounted (read-only). */
-export const SOURCE_MOUNT = "/source";
-/** Where an S3 CA bundle is mounted. */
+/** Where a PVC source is mounted (read-only): @capstan/backup's, named here too. */
+export { SOURCE_MOUNT };
 /** Annotation on the seed's claim: "pending" while the restore runs, "done" once its data directory is in place. */
 export const RESTORE_CLAIM_ANNOTATION = "etcd.capstan.dev/restore";
 /** Annotation on a seed's claim made by an EtcdRestore from a backup: the EtcdRestore's name. */
@@ -48,16 +61,12 @@ export const RESTORE_BACKOFF_LIMIT = 3;
 export const RESTORE_DEADLINE_SECONDS = 3600;
 
 /** Where the snapshot is read from, resolved from spec.bootstrap.restore (and the EtcdBackup it names). */
-export type RestoreFrom =
-  | { kind: "s3"; s3: S3Source; sha256?: string; size?: number }
-  | { kind: "pvc"; claimName: string; path: string; sha256?: string; size?: number };
+export type RestoreFrom = StoredSnapshot;
 
 /** The source as one string, for status and messages: backup/<name>, s3://<bucket>/<key>, pvc://<claim>/<path>. */
 export function restoreSourceName(restore: EtcdBootstrapRestore): string {
   if (restore.backup !== undefined) return `backup/${restore.backup.name}`;
-  if (restore.s3 !== undefined) return `s3://${restore.s3.bucket}/${restore.s3.key}`;
-  if (restore.pvc !== undefined) return `pvc://${restore.pvc.claimName}/${restore.pvc.path}`;
-  return "(no source)";
+  return sourceLocation(restore) ?? "(no source)";
 }
 
 /**
@@ -72,21 +81,11 @@ export function resolveRestoreSource(restore: EtcdBootstrapRestore, backup?: Etc
     throw new Error("spec.bootstrap.restore: set one of backup (with the EtcdBackup given), s3 or pvc");
   }
   const location = backup.status?.location ?? "";
-  const m = /^(s3|pvc):\/\/([^/]+)\/(.+)$/.exec(location);
-  const { s3, pvc } = backup.spec.destination;
-  const known = {
-    ...((restore.sha256 ?? backup.status?.sha256) === undefined
-      ? {}
-      : { sha256: (restore.sha256 ?? backup.status?.sha256) as string }),
-    ...(backup.status?.size === undefined ? {} : { size: backup.status.size }),
-  };
-  if (m?.[1] === "s3" && s3 !== undefined && m[2] === s3.bucket) {
-    const { prefix: _prefix, ...rest } = s3;
-    return { kind: "s3", s3: { ...rest, key: m[3]! }, ...known };
-  }
-  if (m?.[1] === "pvc" && pvc !== undefined && m[2] === pvc.claimName) {
-    return { kind: "pvc", claimName: pvc.claimName, path: m[3]!, ...known };
-  }
+  const stored = storedSnapshotAt(location, backup.spec.destination, {
+    sha256: restore.sha256 ?? backup.status?.sha256,
+    size: backup.status?.size,
+  });
+  if (stored !== undefined) return stored;
   throw new Error(
     `EtcdBackup ${backup.metadata.name}: status.location "${location}" does not name its spec.destination; restore from spec.bootstrap.restore.s3 or pvc instead`,
   );
@@ -114,20 +113,13 @@ export function downloadArgsOf(from: RestoreFrom): DownloadArgs {
     ...(from.sha256 === undefined ? {} : { sha256: from.sha256 }),
     ...(from.size === undefined ? {} : { size: from.size }),
   };
-  if (from.kind === "pvc") {
-    return { ...base, from: { kind: "file", path: `${SOURCE_MOUNT}/${from.path}` } };
-  }
-  return { ...base, from: { kind: "s3", ...s3ObjectOf(from.s3, from.s3.key) } };
+  return { ...base, from: fetchSourceOf(from) };
 }
 
 const DOWNLOAD_FLAGS = {
-  to: { type: "string" },
   "data-dir": { type: "string" },
   "work-dir": { type: "string" },
-  sha256: { type: "string" },
-  size: { type: "string" },
-  "from-file": { type: "string" },
-  ...S3_FLAGS,
+  ...FETCH_FLAGS,
 } as const;
 
 /** `backup-download`'s command line (after the subcommand name). */
@@ -145,20 +137,11 @@ export function downloadArgs(d: DownloadArgs): string[] {
 /** Reads `backup-download`'s command line back; throws naming the flag that is missing, unknown or malformed. */
 export function parseDownloadArgs(args: string[]): DownloadArgs {
   const parsed = parseFlags("backup-download", args, DOWNLOAD_FLAGS);
-  const { sha256, size: sizeFlag } = parsed.values;
-  if (sha256 !== undefined && !/^[0-9a-f]{64}$/.test(sha256)) {
-    parsed.fail("--sha256 must be 64 lowercase hexadecimal digits");
-  }
-  const size = sizeFlag === undefined ? undefined : Number(sizeFlag);
-  if (size !== undefined && !(sizeFlag !== "" && Number.isSafeInteger(size) && size >= 0)) {
-    parsed.fail(`--size must be a byte count, not "${sizeFlag}"`);
-  }
   return {
     to: parsed.need("to"),
     dataDir: parsed.need("data-dir"),
     workDir: parsed.need("work-dir"),
-    ...(sha256 === undefined ? {} : { sha256 }),
-    ...(size === undefined ? {} : { size }),
+    ...parseExpectation(parsed),
     from: parseFileOrS3(parsed, "from-file"),
   };
 }

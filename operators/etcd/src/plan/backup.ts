@@ -2,6 +2,7 @@
 // one thing to do (create the Job, or nothing) and the status to write. Pure: `now` and the observations are
 // inputs; the reconciler reads them and performs the action. A backup ends Succeeded or Failed and is never
 // taken again (its spec is immutable: another snapshot is another EtcdBackup).
+import type { JobOutcome } from "@capstan/backup";
 import {
   DEFAULT_BACKUP_DEADLINE_SECONDS,
   type EtcdBackup,
@@ -19,19 +20,12 @@ export interface ObservedClaim {
   etcdCluster?: string;
 }
 
-/** The backup's Job, as the cache shows it. */
-export interface ObservedJob {
+/** The backup's Job, as the cache shows it (its failure message ends with the failed container's own). */
+export interface ObservedJob extends JobOutcome {
   /** The member it snapshots (its annotation). */
   member?: string;
-  /** When the Job started (its status.startTime). */
-  startTime?: Date;
-  /** Complete=True. */
-  succeeded: boolean;
   /** Where the Job stores the snapshot (its location annotation; absent on a Job of an operator before 2026-12-05). */
   location?: string;
-  /** Failed=True: why (the condition's reason and message, and the failed container's termination message). */
-  failed?: { reason: string; message: string };
-  completionTime?: Date;
 }
 
 /** What the succeeded pod of the Job reported; undefined fields could not be parsed. */

@@ -8,6 +8,7 @@ import { parse } from "yaml";
 import { crds } from "./crds.ts";
 import { vaultClusterCrd } from "./vault-cluster.ts";
 import { vaultRecoveryCrd } from "./vault-recovery.ts";
+import { vaultSnapshotCrd } from "./vault-snapshot.ts";
 
 const packageDir = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -17,12 +18,13 @@ describe("generated CRD files", () => {
     expect(drift.map((d) => formatDrift(d, packageDir))).toEqual([]);
   });
 
-  it("declare the VaultCluster and VaultRecovery CRDs, and crds/ parses back to them", () => {
+  it("declare the VaultCluster, VaultRecovery and VaultSnapshot CRDs, and crds/ parses back to them", () => {
     expect(crds.map((c) => c.metadata.name)).toEqual([
       "vaultclusters.vault.capstan.dev",
       "vaultrecoveries.vault.capstan.dev",
+      "vaultsnapshots.vault.capstan.dev",
     ]);
-    for (const crd of [vaultClusterCrd(), vaultRecoveryCrd()]) {
+    for (const crd of [vaultClusterCrd(), vaultRecoveryCrd(), vaultSnapshotCrd()]) {
       const committed = readFileSync(
         new URL(`../../crds/${crd.metadata.name}.yaml`, import.meta.url),
         "utf8",

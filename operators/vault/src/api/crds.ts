@@ -3,8 +3,13 @@
 import type { CustomResourceDefinitionObject, JSONSchemaProps } from "@capstan/core";
 import { vaultClusterCrd } from "./vault-cluster.ts";
 import { vaultRecoveryCrd } from "./vault-recovery.ts";
+import { vaultSnapshotCrd } from "./vault-snapshot.ts";
 
-export const crds: CustomResourceDefinitionObject[] = [vaultClusterCrd(), vaultRecoveryCrd()];
+export const crds: CustomResourceDefinitionObject[] = [
+  vaultClusterCrd(),
+  vaultRecoveryCrd(),
+  vaultSnapshotCrd(),
+];
 
 /**
  * The chart's own values, beside those of every operator chart (capstan crd writes values.schema.json). Typed with

@@ -32,6 +32,7 @@ const specKeys: Record<keyof VaultClusterSpec, true> = {
   podTemplate: true,
   paused: true,
   autopilot: true,
+  restore: true,
 };
 const storageKeys: Record<keyof VaultStorage, true> = {
   size: true,
@@ -72,6 +73,7 @@ const statusKeys: Record<keyof VaultClusterStatus, true> = {
   tls: true,
   endpoint: true,
   autopilot: true,
+  restore: true,
 };
 const autopilotKeys: Record<keyof VaultAutopilot, true> = {
   cleanupDeadServers: true,

@@ -17,11 +17,17 @@ import {
   STORAGE_SIZE_PATTERN,
   type Toleration,
 } from "@capstan/core";
+import { GROUP, VERSION } from "./group.ts";
+import {
+  RESTORE_RULES,
+  restoreSchema,
+  restoreStatusSchema,
+  type VaultRestore,
+  type VaultRestoreStatus,
+} from "./vault-restore.ts";
 
-/** The API group of every Vault operator resource. */
-export const GROUP = "vault.capstan.dev";
-/** The served and stored version. */
-export const VERSION = "v1alpha1";
+export { GROUP, VERSION };
+
 /** The Vault release a new VaultCluster runs unless `spec.version` says otherwise. */
 export const DEFAULT_VAULT_VERSION = "1.14.8";
 /** The image repository used unless `spec.repository` says otherwise; the image is `<repository>:<version>`. */
@@ -176,6 +182,8 @@ export interface VaultClusterSpec {
   paused?: boolean;
   /** Raft autopilot's configuration, kept by the operator; absent: left as it is in Vault. */
   autopilot?: VaultAutopilot;
+  /** Start from a raft snapshot (api/vault-restore.ts); immutable. */
+  restore?: VaultRestore;
 }
 
 /** The life-cycle phase shown in `kubectl get vault`. */
@@ -188,7 +196,9 @@ export type VaultClusterPhase =
   | "Degraded"
   | "Paused"
   /** A VaultRecovery is under way (its reconcile plans instead of the membership planner). */
-  | "Recovering";
+  | "Recovering"
+  /** spec.restore is being performed (its reconcile plans instead of the membership planner). */
+  | "Restoring";
 
 /** All phases, in the order the schema lists them. */
 export const PHASES: readonly VaultClusterPhase[] = [
@@ -200,6 +210,7 @@ export const PHASES: readonly VaultClusterPhase[] = [
   "Degraded",
   "Paused",
   "Recovering",
+  "Restoring",
 ];
 
 /** One raft server as the active node reports it. */
@@ -240,6 +251,8 @@ export interface VaultClusterStatus {
   endpoint?: string;
   /** Autopilot's health, when the active node answered it. */
   autopilot?: VaultAutopilotStatus;
+  /** What spec.restore did, once the restored data served. */
+  restore?: VaultRestoreStatus;
 }
 
 /** A VaultCluster object. */
@@ -562,8 +575,9 @@ const specSchema: JSONSchemaProps = {
       description: "Stop every action on the cluster (init, unseal, membership, pod updates) until unset.",
     },
     autopilot: autopilotSchema,
+    restore: restoreSchema,
   },
-  "x-kubernetes-validations": AUTOPILOT_MIN_QUORUM_RULES,
+  "x-kubernetes-validations": [...AUTOPILOT_MIN_QUORUM_RULES, ...RESTORE_RULES],
 };
 
 const raftPeerSchema: JSONSchemaProps = {
@@ -639,6 +653,7 @@ const statusSchema: JSONSchemaProps = {
         leader: { type: "string", description: "The leader's node ID." },
       },
     },
+    restore: restoreStatusSchema,
   },
 };
 

@@ -23,6 +23,7 @@ import {
 } from "../desired/objects.ts";
 import { autopilotForbiddenMessage } from "../plan/autopilot.ts";
 import { type Step, vaultImage } from "../plan/plan.ts";
+import { SNAPSHOT_POLICY, SNAPSHOT_POLICY_NAME, SNAPSHOT_ROLE, SNAPSHOT_ROLE_BODY } from "../vault/policy.ts";
 import {
   OPERATOR_POLICY,
   OPERATOR_POLICY_NAME,
@@ -160,6 +161,10 @@ export async function act(step: Step, ctx: ActContext): Promise<ActResult> {
     case "BootstrapToken":
       return withVault(ctx, step.pod, ctx.obs.keys.rootToken, async (v) => {
         await v.writePolicy(OPERATOR_POLICY_NAME, OPERATOR_POLICY, call);
+        // What VaultSnapshot Jobs' tokens are made from: a policy that reads snapshots, a role the operator may
+        // create orphan tokens against (its own policy allows that role and nothing else of auth/token).
+        await v.writePolicy(SNAPSHOT_POLICY_NAME, SNAPSHOT_POLICY, call);
+        await v.writeTokenRole(SNAPSHOT_ROLE, { ...SNAPSHOT_ROLE_BODY }, call);
         const token = await v.createOrphanToken(
           {
             policies: [OPERATOR_POLICY_NAME],

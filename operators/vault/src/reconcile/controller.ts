@@ -11,6 +11,7 @@ import {
   findCondition,
   generationChanged,
   isApiError,
+  Job,
   managedBySelectors,
   PersistentVolumeClaim,
   Pod,
@@ -74,6 +75,7 @@ import {
   reconcileRecovery,
   releaseRecoveries,
 } from "./recovery.ts";
+import { DEFAULT_OPERATOR_IMAGE, reconcileRestore, restoring } from "./restore.ts";
 import { podState, statusOf } from "./status.ts";
 import { ensureTls, servedTlsSecrets, TLS_SWITCHING, type TlsState, tlsSwitchStatus } from "./tls.ts";
 
@@ -104,6 +106,7 @@ export function vaultClusterCacheSelectors(): CacheSelector[] {
     ServiceAccount,
     Role,
     RoleBinding,
+    Job,
   ]);
 }
 
@@ -117,6 +120,8 @@ export interface VaultClusterControllerOptions {
   keys: KeysKeeper;
   /** Image of the certificate reloader sidecar (default busybox:1.37). */
   reloaderImage?: string;
+  /** The operator's own image, whose Job steps a restore Job runs (spec.restore). */
+  operatorImage?: string;
   /** Default 4: different clusters in parallel, one cluster never by two workers. */
   maxConcurrentReconciles?: number;
   /** Creates Vault clients (tests replace it). */
@@ -239,7 +244,8 @@ export async function reconcileVaultCluster(
       const mounting = [...obs.pods.values()].filter((p) => mountedTlsSecret(p) === secret);
       await annotatePods(ctx.client, mounting, CERTIFICATE_ANNOTATION, fingerprint);
     }
-    await recordClusterID(ctx, cluster, obs);
+    // Not while restoring: the first server answers the temporary Vault's cluster_id until the snapshot is in.
+    if (!restoring(cluster, obs)) await recordClusterID(ctx, cluster, obs);
     const voters =
       "servers" in obs.observed.raft ? obs.observed.raft.servers.filter((s) => s.voter).length : 0;
     await applyIfChanged(
@@ -258,6 +264,22 @@ export async function reconcileVaultCluster(
   // Keys of an init still only in memory: nothing else is done (the planner would read the Secret without them
   // as a lost init answer) until the keeper has written them.
   const pendingKeys = options.keys.pending(namespace, name) !== undefined;
+
+  // spec.restore under way: its reconcile plans and acts instead of the membership planner, until it is confirmed.
+  if (!paused && !pendingKeys && tls.ca !== undefined && restoring(cluster, obs)) {
+    const restored = await reconcileRestore(ctx, {
+      cluster,
+      obs,
+      settings,
+      vaultClient,
+      keys: options.keys,
+      ca: tls.ca,
+      ...(tls.fingerprint === undefined ? {} : { certificate: tls.fingerprint }),
+      operatorImage: options.operatorImage ?? DEFAULT_OPERATOR_IMAGE,
+      tlsStatus,
+    });
+    if (restored !== undefined) return restored;
+  }
 
   // A VaultRecovery under way: it plans and acts instead of the membership planner (which must not fight it), until
   // it hands the cluster back (Rejoin) for the cluster's own steps to make the other servers again and join them.

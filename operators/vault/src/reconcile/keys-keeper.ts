@@ -21,7 +21,7 @@ import {
 } from "@capstan/core";
 import type { VaultCluster } from "../api/vault-cluster.ts";
 import { clusterRef, keysSecretName } from "../desired/names.ts";
-import { base64Values, keysSecret } from "../desired/objects.ts";
+import { base64Values, keysSecret, type SecretObject } from "../desired/objects.ts";
 
 /** Options of {@link KeysKeeper}. */
 export interface KeysKeeperOptions {
@@ -38,6 +38,14 @@ export interface KeysKeeperOptions {
 
 /** What the keeper needs of a client. */
 export type KeysClient = Pick<Client, "patch" | "create">;
+
+/** Where an init's keys go: the cluster's keys Secret unless a restore's temporary Vault keeps its own apart. */
+export interface KeysTarget {
+  /** The Secret's name. */
+  name: string;
+  /** The Secret made again with the keys, if it is gone. */
+  make: (data: Record<string, string>) => SecretObject;
+}
 
 /** Keys of one cluster not yet in their Secret. */
 export interface PendingKeys {
@@ -82,8 +90,9 @@ export class KeysKeeper {
   async whileInit(
     cluster: VaultCluster,
     init: () => Promise<Record<string, string>>,
+    target?: KeysTarget,
   ): Promise<{ written: Promise<void> }> {
-    const run = init().then((data) => ({ written: this.keep(cluster, data) }));
+    const run = init().then((data) => ({ written: this.keep(cluster, data, target) }));
     this.#inits.add(run);
     try {
       return await run;
@@ -94,15 +103,19 @@ export class KeysKeeper {
   }
 
   /** Merges `data` into the cluster's keys Secret (creating it if it is gone), retrying until it is written. */
-  keep(cluster: VaultCluster, data: Record<string, string>): Promise<void> {
+  keep(cluster: VaultCluster, data: Record<string, string>, target?: KeysTarget): Promise<void> {
     const key = keyOf(cluster);
+    const to: KeysTarget = target ?? {
+      name: keysSecretName(cluster),
+      make: (d) => keysSecret(cluster, d, {}),
+    };
     const entry: Entry = {
-      secret: keysSecretName(cluster),
+      secret: to.name,
       since: new Date(),
       attempts: 0,
       written: Promise.resolve(),
     };
-    entry.written = this.#write(cluster, data, entry).finally(() => {
+    entry.written = this.#write(cluster, data, entry, to).finally(() => {
       if (this.#pending.get(key) === entry) this.#pending.delete(key);
       this.#wakeIfIdle();
     });
@@ -193,13 +206,18 @@ export class KeysKeeper {
     for (const w of waiters) w();
   }
 
-  async #write(cluster: VaultCluster, data: Record<string, string>, entry: Entry): Promise<void> {
+  async #write(
+    cluster: VaultCluster,
+    data: Record<string, string>,
+    entry: Entry,
+    to: KeysTarget,
+  ): Promise<void> {
     const { namespace, name } = clusterRef(cluster);
     const log = this.#log.child({ namespace, name, secret: entry.secret });
     for (let delay = this.#minDelayMs; ; delay = Math.min(delay * 2, this.#maxDelayMs)) {
       entry.attempts++;
       try {
-        await this.#writeOnce(cluster, data);
+        await this.#writeOnce(cluster, data, to);
         if (entry.attempts > 1) {
           const message = `the unseal keys reached Secret ${entry.secret} after ${entry.attempts} attempts`;
           log.info(message);
@@ -223,24 +241,16 @@ export class KeysKeeper {
     }
   }
 
-  async #writeOnce(cluster: VaultCluster, data: Record<string, string>): Promise<void> {
+  async #writeOnce(cluster: VaultCluster, data: Record<string, string>, to: KeysTarget): Promise<void> {
     const { namespace } = clusterRef(cluster);
     try {
-      await this.#client.patch(
-        Secret,
-        keysSecretName(cluster),
-        namespace,
-        { data: base64Values(data) },
-        "merge",
-      );
+      await this.#client.patch(Secret, to.name, namespace, { data: base64Values(data) }, "merge");
     } catch (err) {
       if (!isNotFound(err)) throw err;
       // The Secret made before init is gone (deleted by hand): make it again, with the keys.
-      await this.#client.create(Secret, keysSecret(cluster, data, {})).catch((e: unknown) => {
+      await this.#client.create(Secret, to.make(data)).catch((e: unknown) => {
         if (!isAlreadyExists(e)) throw e;
-        throw new Error(
-          `Secret ${keysSecretName(cluster)} appeared while being made again; retrying the merge`,
-        );
+        throw new Error(`Secret ${to.name} appeared while being made again; retrying the merge`);
       });
     }
   }

@@ -4,6 +4,7 @@
 import type { OperatorAccess } from "@capstan/cli";
 import {
   ConfigMap,
+  Job,
   PersistentVolumeClaim,
   Pod,
   PodDisruptionBudget,
@@ -15,9 +16,11 @@ import {
 } from "@capstan/core";
 import { Registry } from "prom-client";
 import { VaultRecoveryKind } from "../api/vault-recovery.ts";
+import { VaultSnapshotKind } from "../api/vault-snapshot.ts";
 import { vaultClusterController } from "./controller.ts";
 import { KeysKeeper } from "./keys-keeper.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";
+import { vaultSnapshotController } from "./snapshot.ts";
 
 /** Only the controller's kinds are read here: nothing reconciles, so its keeper never writes. */
 const neverWrites = () => Promise.reject(new Error("the RBAC listing writes nothing"));
@@ -28,6 +31,7 @@ export const access: OperatorAccess = {
       metrics: new VaultOperatorMetrics(new Registry()),
       keys: new KeysKeeper({ client: { patch: neverWrites, create: neverWrites } }),
     }),
+    vaultSnapshotController({ operatorImage: "unused" }),
   ],
   rules: [
     {
@@ -46,6 +50,23 @@ export const access: OperatorAccess = {
       subresource: "finalizers",
       verbs: ["update"],
       why: "the chart grants every CRD it ships a reconciled kind's rules (crdPermissions); the recovery finalizer is a metadata patch, not this subresource",
+    },
+    {
+      kind: VaultSnapshotKind,
+      subresource: "status",
+      verbs: ["get", "update", "patch"],
+      why: "a VaultSnapshot's phase, conditions and results",
+    },
+    {
+      kind: VaultSnapshotKind,
+      subresource: "finalizers",
+      verbs: ["update"],
+      why: "the chart grants every CRD it ships a reconciled kind's rules (crdPermissions); no finalizer is set on a VaultSnapshot",
+    },
+    {
+      kind: Job,
+      verbs: ["create", "delete"],
+      why: "a VaultSnapshot's Job takes and stores the snapshot; a restore's Job writes it into a new cluster and is deleted once the restore is confirmed",
     },
     {
       kind: Pod,
@@ -76,8 +97,8 @@ export const access: OperatorAccess = {
     },
     {
       kind: Secret,
-      verbs: ["create", "patch"],
-      why: "the unseal keys and the operator token, the CA and server certificates are created and updated",
+      verbs: ["create", "patch", "delete"],
+      why: "the unseal keys and the operator token, the CA and server certificates are created and updated; a snapshot or restore Job's token Secret is created, and deleted when its Job ends, and a restore's temporary keys once it is confirmed",
     },
   ],
 };

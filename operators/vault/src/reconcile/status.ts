@@ -24,6 +24,8 @@ export function podState(p: ObservedPod): PodState | undefined {
 export function phaseOf(cluster: VaultCluster, obs: Observation, step: Step): VaultClusterPhase {
   if (cluster.spec.paused === true) return "Paused";
   if (step.type === "Degraded") return "Degraded";
+  // A restore's step (spec.restore), as the restore reconcile shows it (reconcile/restore.ts).
+  if (step.type === "Wait" && step.reason.startsWith("Restore")) return "Restoring";
   // A VaultRecovery's step, as the recovery reconcile shows it (reconcile/recovery.ts).
   if (step.type === "Wait" && (step.reason.startsWith("Recovery") || step.reason === "WaitingForFence")) {
     return "Recovering";
@@ -179,5 +181,7 @@ export function statusOf(
     endpoint: clientEndpoint(cluster),
     // Only what the active node answered now: an outage must not leave a healthy verdict standing.
     ...(obs.autopilot === undefined ? {} : { autopilot: obs.autopilot }),
+    // What spec.restore did: written by the restore reconcile, kept.
+    ...(previous.restore === undefined ? {} : { restore: previous.restore }),
   };
 }

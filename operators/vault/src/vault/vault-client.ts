@@ -265,6 +265,11 @@ export class VaultClient {
     return this.call("PUT", "/v1/sys/unseal", { key }, { ...options, token: false });
   }
 
+  /** Discards the key shares entered so far (PUT /v1/sys/unseal {reset: true}), before trying another key set. */
+  resetUnseal(options: CallOptions = {}): Promise<VaultSealStatus> {
+    return this.call("PUT", "/v1/sys/unseal", { reset: true }, { ...options, token: false });
+  }
+
   /**
    * Unseals with `keys` (the first `threshold` of them are enough); a node already unsealed is left alone.
    * Resolves with the last seal status.
@@ -374,6 +379,45 @@ export class VaultClient {
         no_default_policy: true,
         display_name: input.displayName,
         renewable: true,
+      },
+      options,
+    );
+    return res.auth.client_token;
+  }
+
+  /** Writes (creates or replaces) the token role `name` (auth/token/roles/<name>). */
+  async writeTokenRole(
+    name: string,
+    body: Record<string, unknown>,
+    options: CallOptions = {},
+  ): Promise<void> {
+    await this.call("POST", `/v1/auth/token/roles/${encodeURIComponent(name)}`, body, options);
+  }
+
+  /**
+   * Creates a short-lived, use-limited token: against the token role `role` (auth/token/create/<role>: its policies
+   * and orphan setting are the role's), or, without one, an orphan with `policies` (auth/token/create-orphan, which
+   * needs sudo: the root token). Resolves with the token; it is never logged.
+   */
+  async createLimitedToken(
+    input: { role?: string; policies?: string[]; ttl: string; numUses: number; displayName: string },
+    options: CallOptions = {},
+  ): Promise<string> {
+    const path =
+      input.role === undefined
+        ? "/v1/auth/token/create-orphan"
+        : `/v1/auth/token/create/${encodeURIComponent(input.role)}`;
+    const res = await this.call<{ auth: { client_token: string } }>(
+      "POST",
+      path,
+      {
+        ...(input.policies === undefined ? {} : { policies: input.policies }),
+        ttl: input.ttl,
+        explicit_max_ttl: input.ttl,
+        num_uses: input.numUses,
+        no_default_policy: true,
+        renewable: false,
+        display_name: input.displayName,
       },
       options,
     );

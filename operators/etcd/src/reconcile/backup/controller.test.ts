@@ -3,13 +3,14 @@
 // a failed Job fails the backup, and a claim holding member data is refused without a Job. With deletionPolicy
 // Delete: the finalizer comes before the Job; a deleted backup's S3 object is deleted with its Secret's credentials,
 // or the finalizer stays (Degraded, Warning) when they are gone or the storage fails; a PVC backup gets its Job.
+
+import type { S3ObjectRef } from "@capstan/backup";
 import { Job, type KubeObject, PersistentVolumeClaim } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { type EtcdBackup, EtcdBackupKind } from "../../api/backup.ts";
 import { EtcdClusterKind } from "../../api/etcd-cluster.ts";
-import type { S3ObjectRef } from "../../backup/delete.ts";
 import { BACKUP_LABEL, DELETE_LABEL, UPLOAD_CONTAINER } from "../../desired/backup-job.ts";
 import { SNAPSHOT_FINALIZER } from "../../plan/backup-deletion.ts";
 import { EtcdOperatorMetrics } from "../metrics.ts";

@@ -2,6 +2,13 @@
 // (plan/backup.ts) -> create the Job -> write status, conditions, events and the backup metrics. With
 // deletionPolicy Delete, a finalizer holds a deleted backup until its snapshot is gone (plan/backup-deletion.ts):
 // the operator deletes an S3 object itself, a Job removes a file from a claim.
+
+import {
+  deleteS3Object,
+  failedStepMessage,
+  type S3ObjectDeleter,
+  s3SecretsProblem as sharedS3SecretsProblem,
+} from "@capstan/backup";
 import {
   ApiError,
   addFinalizer,
@@ -32,7 +39,6 @@ import {
   type EtcdBackupStatus,
 } from "../../api/backup.ts";
 import { EtcdClusterKind } from "../../api/etcd-cluster.ts";
-import { deleteS3Object, type S3ObjectDeleter } from "../../backup/delete.ts";
 import {
   BACKUP_LABEL,
   backupJob,
@@ -136,13 +142,10 @@ function apiLogReader(ctx: ReconcileContext): ContainerLogReader {
   };
 }
 
-/** Longest part of a container's own error carried into status. */
-const POD_ERROR_MAX = 600;
-
 /**
- * A failed Job's reason with the step's own error: the first container of the newest failed pod that exited
- * non-zero, and its termination message (FallbackToLogsOnError: the last log lines, e.g. the upload's
- * "NoSuchBucket: The specified bucket does not exist"), its tail when long.
+ * A failed Job's reason with the step's own error (@capstan/backup's failedStepMessage: the first container of the
+ * newest failed pod that exited non-zero, and its termination message, e.g. the upload's "NoSuchBucket: The
+ * specified bucket does not exist", its tail when long).
  */
 async function withPodError(
   ctx: ReconcileContext,
@@ -154,18 +157,9 @@ async function withPodError(
     namespace: backup.metadata.namespace ?? "",
     labels: { [BACKUP_LABEL]: backup.metadata.name ?? "" },
   });
-  const failed = pods
-    .filter((p) => p.status?.phase === "Failed")
-    .sort((a, b) => (b.metadata.creationTimestamp ?? "").localeCompare(a.metadata.creationTimestamp ?? ""));
-  for (const pod of failed) {
-    const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
-    const broken = statuses.find((c) => (c.state?.terminated?.exitCode ?? 0) !== 0);
-    const said = broken?.state?.terminated?.message?.trim();
-    if (broken === undefined || said === undefined || said === "") continue;
-    const tail = said.length > POD_ERROR_MAX ? `...${said.slice(-POD_ERROR_MAX)}` : said;
-    return { ...job, failed: { ...job.failed, message: `${job.failed.message}; ${broken.name}: ${tail}` } };
-  }
-  return job;
+  const said = failedStepMessage(pods);
+  if (said === undefined) return job;
+  return { ...job, failed: { ...job.failed, message: `${job.failed.message}; ${said}` } };
 }
 
 /** The results the succeeded pod left: the upload's termination message and the verify step's log line. */
@@ -325,50 +319,15 @@ async function s3SecretsProblem(ctx: ReconcileContext, backup: EtcdBackup): Prom
   const s3 = backup.spec.destination.s3;
   if (s3 === undefined) return undefined;
   const namespace = backup.metadata.namespace ?? "";
-  const field = "spec.destination.s3";
-  const creds = s3.credentialsSecret;
-  const wanted: { secret: string; key: string; secretField: string; keyField: string }[] = [
-    {
-      secret: creds.name,
-      key: creds.accessKeyIDKey ?? DEFAULT_ACCESS_KEY_ID_KEY,
-      secretField: `${field}.credentialsSecret.name`,
-      keyField: `${field}.credentialsSecret.accessKeyIDKey`,
-    },
-    {
-      secret: creds.name,
-      key: creds.secretAccessKeyKey ?? DEFAULT_SECRET_ACCESS_KEY_KEY,
-      secretField: `${field}.credentialsSecret.name`,
-      keyField: `${field}.credentialsSecret.secretAccessKeyKey`,
-    },
-    ...(s3.caSecret === undefined
-      ? []
-      : [
-          {
-            secret: s3.caSecret.name,
-            key: s3.caSecret.key ?? DEFAULT_CA_KEY,
-            secretField: `${field}.caSecret.name`,
-            keyField: `${field}.caSecret.key`,
-          },
-        ]),
-  ];
-  const read = new Map<string, Record<string, string> | undefined>();
-  for (const w of wanted) {
-    if (!read.has(w.secret)) {
-      const data = await ctx.client.get(Secret, w.secret, namespace, ctx.signal).then(
-        (s) => s.data ?? {},
-        (err: unknown) => {
-          if (isNotFound(err)) return undefined;
-          throw err;
-        },
-      );
-      read.set(w.secret, data);
-    }
-    const data = read.get(w.secret);
-    if (data === undefined) return `${w.secretField}: Secret ${namespace}/${w.secret} does not exist`;
-    if (data[w.key] === undefined)
-      return `${w.keyField}: Secret ${namespace}/${w.secret} has no key ${w.key}`;
-  }
-  return undefined;
+  const read = (name: string) =>
+    ctx.client.get(Secret, name, namespace, ctx.signal).then(
+      (s) => s.data ?? {},
+      (err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      },
+    );
+  return sharedS3SecretsProblem(read, s3, namespace, "spec.destination.s3");
 }
 
 /** A key of a Secret in the backup's namespace, read live (the cache holds no Secrets); throws naming what is missing. */

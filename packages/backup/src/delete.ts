@@ -1,10 +1,20 @@
-// Deleting a stored snapshot when its EtcdBackup (deletionPolicy Delete) is deleted: `backup-delete`, the
-// operator image's subcommand a short Job runs to remove the file from a PersistentVolumeClaim, and the S3
-// DeleteObject the operator itself sends with the credentials from the backup's Secret.
+// Deleting a stored snapshot when its backup (deletionPolicy Delete) is deleted: `backup-delete`, the operator
+// image's subcommand a short Job runs to remove the file from a PersistentVolumeClaim, and the S3 DeleteObject the
+// operator itself sends with the credentials from the backup's Secret.
 import { rm, stat } from "node:fs/promises";
 import { Agent } from "node:https";
 import { DeleteObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { parseDeleteArgs } from "../desired/backup-job.ts";
+import { parseFlags } from "./flags.ts";
+import { DESTINATION_MOUNT } from "./upload.ts";
+
+/** Reads `backup-delete`'s command line back: the file, which must be below the claim's mount. */
+export function parseDeleteArgs(args: string[]): { file: string } {
+  const parsed = parseFlags("backup-delete", args, { file: { type: "string" } }, "--file=PATH");
+  const file = parsed.need("file");
+  if (!file.startsWith(`${DESTINATION_MOUNT}/`) || file.split("/").includes(".."))
+    throw new Error(`backup-delete: --file ${file} must be below ${DESTINATION_MOUNT} without ".."`);
+  return { file };
+}
 
 /** Removes the snapshot file and a leftover `.partial`; returns whether the file was there. */
 export async function removeSnapshotFile(file: string): Promise<boolean> {

@@ -1,8 +1,8 @@
-// The command lines of the operator image's Job steps (backup-upload, backup-download, backup-delete,
-// restore-finish): one strict flag parser on node:util parseArgs, and the S3 flags that upload and download share
+// The command lines of the operator images' Job steps (backup-upload, backup-fetch, backup-delete, and each
+// operator's own): one strict flag parser on node:util parseArgs, and the S3 flags that upload and download share
 // (the builder's side and the parser's side in one place, so the Job and the subcommand cannot disagree).
 import { parseArgs } from "node:util";
-import { DEFAULT_S3_REGION } from "../api/backup.ts";
+import { DEFAULT_S3_REGION } from "./destination.ts";
 import { S3_CA_FILE } from "./s3-access.ts";
 
 /** A subcommand's flags: each takes a value (`--name=value`) or is a switch (`--name`). */
@@ -75,7 +75,7 @@ export interface S3Object {
   caFile?: string;
 }
 
-/** The S3 fields of an EtcdBackup destination or a restore source. */
+/** The S3 fields of a backup destination or a restore source. */
 interface S3Spec {
   bucket: string;
   region?: string;

@@ -1,6 +1,6 @@
 // How a Job's container reaches S3: the access key from the credentials Secret as the AWS SDK's environment
-// variables, and the endpoint's CA bundle (caSecret) mounted as a file. The backup Job's upload and the restore
-// Job's download share it.
+// variables, and the endpoint's CA bundle (caSecret) mounted as a file. The backup Jobs' uploads and the restore
+// Jobs' downloads of every operator share it.
 import type { Job, ObjectOf } from "@capstan/core";
 import {
   DEFAULT_ACCESS_KEY_ID_KEY,
@@ -8,7 +8,7 @@ import {
   DEFAULT_SECRET_ACCESS_KEY_KEY,
   type S3CredentialsSecret,
   type SecretKeyRef,
-} from "../api/backup.ts";
+} from "./destination.ts";
 
 type PodSpec = NonNullable<NonNullable<ObjectOf<typeof Job>["spec"]>["template"]["spec"]>;
 type Container = PodSpec["containers"][number];

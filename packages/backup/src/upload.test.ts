@@ -7,8 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { afterAll, describe, expect, it } from "vitest";
-import { uploadArgs } from "../desired/backup-job.ts";
-import { backupUploadCommand, digestFile, PART_SIZE, storeSnapshot } from "./upload.ts";
+import { backupUploadCommand, digestFile, PART_SIZE, storeSnapshot, uploadArgs } from "./upload.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "capstan-upload-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,9 +1,9 @@
-// `backup-upload`, the last step of a backup Job (run from the operator image): stores the verified snapshot in
+// `backup-upload`, the last step of a backup Job (run from an operator's image): stores the verified snapshot in
 // S3-compatible object storage (multipart, via @aws-sdk/lib-storage) or as a file on a PersistentVolumeClaim
 // (written under a temporary name, synced, renamed, its directory synced), reads what was stored back (size and
 // sha256 of the file, or of the object downloaded again) and prints {location, size, sha256} to the termination
 // message the operator reads only once both match: Succeeded means durable and verified. Credentials come from
-// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. Also the command line's contract (builder and parser in one place).
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream, existsSync } from "node:fs";
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
@@ -13,7 +13,61 @@ import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import { parseUploadArgs, type UploadArgs, type UploadResult } from "../desired/backup-job.ts";
+import { type FileOrS3, fileOrS3Flags, parseFileOrS3, parseFlags, S3_FLAGS } from "./flags.ts";
+
+/** Where a PVC destination is mounted in the upload container. */
+export const DESTINATION_MOUNT = "/destination";
+
+/** Where `backup-upload` puts the file. */
+export type UploadTarget = FileOrS3;
+
+/** The arguments of `backup-upload`. */
+export interface UploadArgs {
+  /** The snapshot to store. */
+  file: string;
+  target: UploadTarget;
+}
+
+const UPLOAD_FLAGS = { file: { type: "string" }, "to-file": { type: "string" }, ...S3_FLAGS } as const;
+
+/** `backup-upload`'s command line (after the subcommand name). */
+export function uploadArgs(u: UploadArgs): string[] {
+  return [`--file=${u.file}`, ...fileOrS3Flags("to-file", u.target)];
+}
+
+/** Reads `backup-upload`'s command line back; throws naming the flag that is missing or unknown. */
+export function parseUploadArgs(args: string[]): UploadArgs {
+  const parsed = parseFlags("backup-upload", args, UPLOAD_FLAGS);
+  const file = parsed.need("file");
+  return { file, target: parseFileOrS3(parsed, "to-file") };
+}
+
+/** What `backup-upload` reports in its termination message. */
+export interface UploadResult {
+  location: string;
+  size: number;
+  sha256: string;
+}
+
+/** The upload container's termination message, or undefined when it is not an {@link UploadResult}. */
+export function parseUploadResult(message: string | undefined): UploadResult | undefined {
+  if (message === undefined) return undefined;
+  try {
+    const v = JSON.parse(message) as Partial<UploadResult>;
+    if (
+      typeof v.location === "string" &&
+      typeof v.size === "number" &&
+      Number.isSafeInteger(v.size) &&
+      typeof v.sha256 === "string" &&
+      /^[0-9a-f]{64}$/.test(v.sha256)
+    ) {
+      return { location: v.location, size: v.size, sha256: v.sha256 };
+    }
+  } catch {
+    // not JSON: e.g. the log tail of a failed upload
+  }
+  return undefined;
+}
 
 /** Where Kubernetes reads a container's termination message. */
 export const TERMINATION_LOG = "/dev/termination-log";
