@@ -11,7 +11,7 @@ import { CustomResourceDefinition, defineKind, Namespace } from "../packages/cor
 import type { KubeObject } from "../packages/core/src/api/object.ts";
 import { Client } from "../packages/core/src/client/client.ts";
 import { isNotFound } from "../packages/core/src/client/errors.ts";
-import { buildCore, buildGoPeer } from "./peers/build.ts";
+import { buildCore, buildGoPeer, CAPSTAN_NODE_FLAGS, javaScriptChild } from "./peers/build.ts";
 import { median } from "./stats.ts";
 
 const HERE = import.meta.dirname;
@@ -322,7 +322,10 @@ async function runPeer(
     const [command, args] =
       peer === "controller-runtime"
         ? [goPeer, ["controller", "-namespace", ns, "-workers", String(workers)]]
-        : [process.execPath, [join(HERE, "peers", "controller-child.ts"), ns, String(workers)]];
+        : [
+            process.execPath,
+            [...CAPSTAN_NODE_FLAGS, javaScriptChild(join(HERE, "peers", "controller-child.ts")), ns, String(workers)],
+          ];
     const spawned = performance.now();
     const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
     const exit = new Promise((resolve) => child.on("exit", resolve));
@@ -389,6 +392,7 @@ async function main(): Promise<void> {
     await installCrd(client);
     const goVersion = execFileSync("go", ["env", "GOVERSION"], { encoding: "utf8" }).trim();
     console.log(`node ${process.version}, ${goVersion}, controller-runtime v0.22.5 (client-go v0.34.4)`);
+    console.log(`capstan's Node.js flags: ${CAPSTAN_NODE_FLAGS.join(" ") || "(Node's defaults)"}`);
     console.log(`${crs} BenchWidgets; workers ${workerCounts.join(", ")}; ${repeats} runs each, medians\n`);
 
     const runs: Record<string, Record<Peer, Run[]>> = {};

@@ -2,7 +2,8 @@
 // in ~/.cache/capstan/bench by a hash of its sources. Shared by bench/peers.ts and bench/controller.ts.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { stripTypeScriptTypes } from "node:module";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -44,3 +45,26 @@ export function buildGoPeer(name: string): string {
   }
   return binary;
 }
+
+/**
+ * A benchmark child (bench/peers/<name>.ts) as plain JavaScript, its types stripped once: Node's TypeScript support
+ * loads a WebAssembly compiler that adds ~16 MiB of RSS and CPU at start, which a built operator never pays.
+ * Written under bench/results/ so that packages resolve from the repository's node_modules.
+ */
+export function javaScriptChild(source: string): string {
+  const out = join(import.meta.dirname, "..", "results", `${source.split("/").at(-1)!.replace(/\.ts$/, "")}.mjs`);
+  if (!existsSync(out) || statSync(out).mtimeMs < statSync(source).mtimeMs) {
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, stripTypeScriptTypes(readFileSync(source, "utf8")));
+  }
+  return out;
+}
+
+/**
+ * The Node.js flags of the operator images' entry point (e2e/images/operator-image.sh and the root Dockerfile:
+ * a 4 MiB young generation per semi-space), which the capstan peers run with; BENCH_CAPSTAN_NODE_FLAGS overrides
+ * them ("" for Node's defaults).
+ */
+export const CAPSTAN_NODE_FLAGS = (process.env.BENCH_CAPSTAN_NODE_FLAGS ?? "--max-semi-space-size=4")
+  .split(" ")
+  .filter(Boolean);
