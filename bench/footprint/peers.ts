@@ -68,12 +68,17 @@ export function imageNodeFlags(): string[] {
 }
 
 /**
- * The NODE_OPTIONS the chart sets (the `nodeOptions` value, when the chart has one), read from its values.yaml
- * without a YAML parser: one line `nodeOptions: "..."`.
+ * The NODE_OPTIONS the chart sets from its default resources.limits.memory (the capstan-operator library chart's
+ * "capstan-operator.nodeOptions": V8's old generation at five eighths of the limit), read from values.yaml without a
+ * YAML parser (`memory:` under `limits:`); BENCH_NODE_OPTIONS replaces it ("" for none).
  */
 export function chartNodeOptions(op: Operator): string {
+  if (process.env.BENCH_NODE_OPTIONS !== undefined) return process.env.BENCH_NODE_OPTIONS;
   const values = readFileSync(join(REPO, "charts", `${op}-operator`, "values.yaml"), "utf8");
-  return /^nodeOptions:\s*"([^"]*)"/m.exec(values)?.[1] ?? "";
+  const limit = /^resources:\n(?:\s+.*\n)*?\s+limits:\n(?:\s+.*\n)*?\s+memory:\s*"?(\d+)(Mi|Gi)"?/m.exec(values);
+  if (limit === null) return "";
+  const mib = Number(limit[1]) * (limit[2] === "Gi" ? 1024 : 1);
+  return `--max-old-space-size=${Math.floor((mib * 5) / 8)}`;
 }
 
 function stopChild(child: ChildProcess): Promise<void> {
@@ -97,7 +102,8 @@ function logFile(name: string): { path: string; stream: NodeJS.WritableStream } 
 
 /** The operator's bundle (operators/<op>/dist/main.js) as a local process, namespace-scoped to `namespace`. */
 export async function startProcess(op: Operator, namespace: string): Promise<RunningPeer> {
-  const bundle = join(REPO, "operators", op, "dist", "main.js");
+  // BENCH_BUNDLE_DIR: another build of the bundle (e.g. one made without code splitting, to measure a lever).
+  const bundle = join(REPO, "operators", op, process.env.BENCH_BUNDLE_DIR ?? "dist", "main.js");
   if (!existsSync(bundle)) throw new Error(`${bundle} is missing: npx turbo run build --filter=@capstan/${op}-operator`);
   const [metrics, health] = [await freePort(), await freePort()];
   const nodeOptions = chartNodeOptions(op);

@@ -41,11 +41,11 @@ function etcdCluster(name: string, namespace: string, replicas: number): Workloa
       apiVersion: EtcdClusterKind.apiVersion,
       kind: "EtcdCluster",
       metadata: meta(name, namespace),
-      // The sample: etcd 3.6.15, 1Gi per member (operators/etcd/samples/etcdcluster.yaml); the load's members 64Mi.
+      // The sample: etcd 3.6.15, 1Gi per member (operators/etcd/samples/etcdcluster.yaml); the load's members too.
       spec: {
         replicas,
         version: "3.6.15",
-        storage: { size: replicas === 3 ? "1Gi" : "64Mi" },
+        storage: { size: "1Gi" },
         podTemplate: { resources: POD_RESOURCES },
       },
     },
@@ -63,7 +63,7 @@ function vaultCluster(name: string, namespace: string, replicas: number): Worklo
       spec: {
         replicas,
         version: "1.14.8",
-        storage: { size: replicas === 3 ? "1Gi" : "64Mi", whenDeleted: "Delete" },
+        storage: { size: "1Gi", whenDeleted: "Delete" },
         unseal: { shares: 5, threshold: 3 },
         podTemplate: { antiAffinity: "Preferred", resources: POD_RESOURCES },
       },
