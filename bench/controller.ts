@@ -324,7 +324,12 @@ async function runPeer(
         ? [goPeer, ["controller", "-namespace", ns, "-workers", String(workers)]]
         : [
             process.execPath,
-            [...CAPSTAN_NODE_FLAGS, javaScriptChild(join(HERE, "peers", "controller-child.ts")), ns, String(workers)],
+            [
+              ...CAPSTAN_NODE_FLAGS,
+              javaScriptChild(join(HERE, "peers", "controller-child.ts")),
+              ns,
+              String(workers),
+            ],
           ];
     const spawned = performance.now();
     const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });

@@ -78,7 +78,9 @@ async function readyAt(peer: RunningPeer, timeoutMs = 300_000): Promise<number> 
     if (ok) return Date.now();
     await sleep(100);
   }
-  throw new Error(`${peer.readyUrl} not ready within ${timeoutMs / 1000} s${peer.log ? ` (log: ${peer.log})` : ""}`);
+  throw new Error(
+    `${peer.readyUrl} not ready within ${timeoutMs / 1000} s${peer.log ? ` (log: ${peer.log})` : ""}`,
+  );
 }
 
 /** Samples the peer's process and metrics every SAMPLE_EVERY_MS for WINDOW_MS. */
@@ -137,7 +139,13 @@ async function deleteNamespace(client: Client, ns: string): Promise<void> {
 }
 
 /** One peer: started, sample applied and measured, load applied and measured, stopped, namespace deleted. */
-async function runPeer(client: Client, op: Operator, peerName: string, go: boolean, goBinary: string): Promise<PeerRun> {
+async function runPeer(
+  client: Client,
+  op: Operator,
+  peerName: string,
+  go: boolean,
+  goBinary: string,
+): Promise<PeerRun> {
   const ns = `bench-fp-${op}-${go ? "go" : "capstan"}-${Date.now().toString(36)}`;
   await client.create(Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
   let peer: RunningPeer | undefined;
@@ -149,15 +157,21 @@ async function runPeer(client: Client, op: Operator, peerName: string, go: boole
         : await startProcess(op, ns);
     const ready = await readyAt(peer);
     const startupSeconds = (ready - peer.startedAt) / 1000;
-    console.log(`  ${peerName}: ready ${startupSeconds.toFixed(2)} s after its process started; sample applied`);
+    console.log(
+      `  ${peerName}: ready ${startupSeconds.toFixed(2)} s after its process started; sample applied`,
+    );
     await createAll(client, sampleOf(op, ns, go));
     await sleep(SETTLE_MS);
     const idle = await measure(peer, go);
-    console.log(`  ${peerName}: idle ${idle.steadyRssMiB.toFixed(0)} MiB steady, ${idle.cpuSecondsPerMinute.toFixed(2)} s CPU/min; load applied`);
+    console.log(
+      `  ${peerName}: idle ${idle.steadyRssMiB.toFixed(0)} MiB steady, ${idle.cpuSecondsPerMinute.toFixed(2)} s CPU/min; load applied`,
+    );
     await createAll(client, loadOf(op, ns));
     await sleep(SETTLE_MS);
     const loaded = await measure(peer, go);
-    console.log(`  ${peerName}: loaded ${loaded.steadyRssMiB.toFixed(0)} MiB steady, peak ${loaded.peakRssMiB.toFixed(0)} MiB`);
+    console.log(
+      `  ${peerName}: loaded ${loaded.steadyRssMiB.toFixed(0)} MiB steady, peak ${loaded.peakRssMiB.toFixed(0)} MiB`,
+    );
     return { operator: op, peer: peerName, startupSeconds, idle, loaded };
   } finally {
     await peer?.stop();
@@ -195,12 +209,36 @@ async function main(): Promise<void> {
   const addedCrds: string[] = [];
   try {
     const version = (await client.raw("/version")) as { gitVersion?: string };
-    console.log(`cluster: ${client.server.origin}, kube-apiserver ${version.gitVersion}; mode ${MODE}; node ${process.version}`);
+    console.log(
+      `cluster: ${client.server.origin}, kube-apiserver ${version.gitVersion}; mode ${MODE}; node ${process.version}`,
+    );
     if (MODE === "process") {
-      execFileSync("npx", ["turbo", "run", "build", ...operators.map((o) => `--filter=@capstan/${o}-operator`), "--output-logs=errors-only"], {
-        stdio: "inherit",
-      });
-      for (const op of operators) execFileSync(kubectl, ["apply", "--server-side", "--force-conflicts", "--field-manager=capstan-bench", "-f", join(import.meta.dirname, "..", "operators", op, "crds")], { stdio: ["ignore", "ignore", "inherit"] });
+      execFileSync(
+        "npx",
+        [
+          "turbo",
+          "run",
+          "build",
+          ...operators.map((o) => `--filter=@capstan/${o}-operator`),
+          "--output-logs=errors-only",
+        ],
+        {
+          stdio: "inherit",
+        },
+      );
+      for (const op of operators)
+        execFileSync(
+          kubectl,
+          [
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=capstan-bench",
+            "-f",
+            join(import.meta.dirname, "..", "operators", op, "crds"),
+          ],
+          { stdio: ["ignore", "ignore", "inherit"] },
+        );
     }
     let goBinary = "";
     if (goPeer && operators.includes("prometheus")) {
@@ -211,7 +249,9 @@ async function main(): Promise<void> {
           .map((c) => c.spec.names.plural),
       );
       for (const file of missingGoCrds(present)) {
-        execFileSync(kubectl, ["apply", "--server-side", "--field-manager=capstan-bench", "-f", file], { stdio: ["ignore", "pipe", "inherit"] });
+        execFileSync(kubectl, ["apply", "--server-side", "--field-manager=capstan-bench", "-f", file], {
+          stdio: ["ignore", "pipe", "inherit"],
+        });
         addedCrds.push(file);
       }
       await sleep(3_000);
@@ -220,13 +260,22 @@ async function main(): Promise<void> {
       console.log(`\n${op} operator (settle ${SETTLE_MS / 1000} s, window ${WINDOW_MS / 1000} s)`);
       runs.push(await runPeer(client, op, `${op} (capstan)`, false, goBinary));
       if (op === "prometheus" && goBinary !== "") {
-        runs.push(await runPeer(client, op, `prometheus-operator ${PROMETHEUS_OPERATOR_VERSION}`, true, goBinary));
+        runs.push(
+          await runPeer(client, op, `prometheus-operator ${PROMETHEUS_OPERATOR_VERSION}`, true, goBinary),
+        );
       }
     }
     printTable(runs);
-    const out = join(import.meta.dirname, "results", `footprint-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+    const out = join(
+      import.meta.dirname,
+      "results",
+      `footprint-${new Date().toISOString().replace(/[:.]/g, "-")}.json`,
+    );
     mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, `${JSON.stringify({ mode: MODE, settleMs: SETTLE_MS, windowMs: WINDOW_MS, runs }, null, 2)}\n`);
+    writeFileSync(
+      out,
+      `${JSON.stringify({ mode: MODE, settleMs: SETTLE_MS, windowMs: WINDOW_MS, runs }, null, 2)}\n`,
+    );
     console.log(`\nraw figures: ${out}`);
   } finally {
     // The Go peer's own CRDs (its Prometheus, Alertmanager...) go again: `kubectl get prometheus` stays unambiguous.

@@ -10,7 +10,6 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Client } from "../packages/core/src/client/client.ts";
 import { buildCore, buildGoPeer, CAPSTAN_NODE_FLAGS, javaScriptChild } from "./peers/build.ts";
-import { compareWithRecorded, type InformerRecord, lastRecorded, record, targets } from "./peers/recorded.ts";
 import {
   connect,
   deleteLeftovers,
@@ -18,6 +17,7 @@ import {
   fillNamespace,
   writeUpdates,
 } from "./peers/cluster-data.ts";
+import { compareWithRecorded, type InformerRecord, lastRecorded, record, targets } from "./peers/recorded.ts";
 import { benchQueue } from "./queue.ts";
 import { median } from "./stats.ts";
 
@@ -319,8 +319,11 @@ async function main(): Promise<void> {
     console.log("\n==== summary ====");
     for (const [title, rows] of tables) printRows(title, rows);
     if (sizes.length > 0) {
-      console.log(`\ncapstan compared with the last recorded run, ${recorded?.source ?? "(none: nothing to compare)"}:`);
-      for (const line of compareWithRecorded(informerMedians, recorded?.figures ?? {})) console.log(`  ${line}`);
+      console.log(
+        `\ncapstan compared with the last recorded run, ${recorded?.source ?? "(none: nothing to compare)"}:`,
+      );
+      for (const line of compareWithRecorded(informerMedians, recorded?.figures ?? {}))
+        console.log(`  ${line}`);
       console.log("\ninformer targets (issue 31):");
       for (const line of targets(informerMedians)) console.log(`  ${line}`);
       if (env.BENCH_RECORD === "1") {

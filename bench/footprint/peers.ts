@@ -12,8 +12,9 @@ import type { Client } from "../../packages/core/src/client/client.ts";
 import { podProcess, startedAt } from "./proc.ts";
 import type { Operator } from "./workloads.ts";
 
+const { env } = process; // read here, not by turbo: no turbo.json entry needed
 const REPO = join(import.meta.dirname, "..", "..");
-const CACHE = process.env.CAPSTAN_CACHE ?? join(homedir(), ".cache", "capstan");
+const CACHE = env.CAPSTAN_CACHE ?? join(homedir(), ".cache", "capstan");
 
 /** A running peer: the process to read, where to read its metrics and readiness, and how to stop it. */
 export interface RunningPeer {
@@ -37,7 +38,7 @@ export const kubectl = (() => {
   return existsSync(bin) ? bin : "kubectl";
 })();
 const helm = (() => {
-  const bin = process.env.CAPSTAN_HELM || join(CACHE, `helm-${version("HELM_VERSION")}`, "bin", "helm");
+  const bin = env.CAPSTAN_HELM || join(CACHE, `helm-${version("HELM_VERSION")}`, "bin", "helm");
   return existsSync(bin) ? bin : "helm";
 })();
 
@@ -55,9 +56,13 @@ export async function freePort(): Promise<number> {
 
 /** `kubectl apply --server-side` of every YAML file in `dir` (the operator's CRDs). */
 export function applyDir(dir: string): void {
-  execFileSync(kubectl, ["apply", "--server-side", "--force-conflicts", "--field-manager=capstan-bench", "-f", dir], {
-    stdio: ["ignore", "ignore", "inherit"],
-  });
+  execFileSync(
+    kubectl,
+    ["apply", "--server-side", "--force-conflicts", "--field-manager=capstan-bench", "-f", dir],
+    {
+      stdio: ["ignore", "ignore", "inherit"],
+    },
+  );
 }
 
 /** The Node.js flags of the operator image's entry point (e2e/images/operator-image.sh, the root Dockerfile). */
@@ -73,9 +78,11 @@ export function imageNodeFlags(): string[] {
  * YAML parser (`memory:` under `limits:`); BENCH_NODE_OPTIONS replaces it ("" for none).
  */
 export function chartNodeOptions(op: Operator): string {
-  if (process.env.BENCH_NODE_OPTIONS !== undefined) return process.env.BENCH_NODE_OPTIONS;
+  if (env.BENCH_NODE_OPTIONS !== undefined) return env.BENCH_NODE_OPTIONS;
   const values = readFileSync(join(REPO, "charts", `${op}-operator`, "values.yaml"), "utf8");
-  const limit = /^resources:\n(?:\s+.*\n)*?\s+limits:\n(?:\s+.*\n)*?\s+memory:\s*"?(\d+)(Mi|Gi)"?/m.exec(values);
+  const limit = /^resources:\n(?:\s+.*\n)*?\s+limits:\n(?:\s+.*\n)*?\s+memory:\s*"?(\d+)(Mi|Gi)"?/m.exec(
+    values,
+  );
   if (limit === null) return "";
   const mib = Number(limit[1]) * (limit[2] === "Gi" ? 1024 : 1);
   return `--max-old-space-size=${Math.floor((mib * 5) / 8)}`;
@@ -103,12 +110,13 @@ function logFile(name: string): { path: string; stream: NodeJS.WritableStream } 
 /** The operator's bundle (operators/<op>/dist/main.js) as a local process, namespace-scoped to `namespace`. */
 export async function startProcess(op: Operator, namespace: string): Promise<RunningPeer> {
   // BENCH_BUNDLE_DIR: another build of the bundle (e.g. one made without code splitting, to measure a lever).
-  const bundle = join(REPO, "operators", op, process.env.BENCH_BUNDLE_DIR ?? "dist", "main.js");
-  if (!existsSync(bundle)) throw new Error(`${bundle} is missing: npx turbo run build --filter=@capstan/${op}-operator`);
+  const bundle = join(REPO, "operators", op, env.BENCH_BUNDLE_DIR ?? "dist", "main.js");
+  if (!existsSync(bundle))
+    throw new Error(`${bundle} is missing: npx turbo run build --filter=@capstan/${op}-operator`);
   const [metrics, health] = [await freePort(), await freePort()];
   const nodeOptions = chartNodeOptions(op);
-  const env = {
-    ...process.env,
+  const childEnv = {
+    ...env,
     ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
     WATCH_NAMESPACE: namespace,
     LEADER_ELECT: "true",
@@ -122,7 +130,10 @@ export async function startProcess(op: Operator, namespace: string): Promise<Run
     NODE_ENV: "production",
   };
   const log = logFile(`${op}-operator`);
-  const child = spawn(process.execPath, [...imageNodeFlags(), bundle], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...imageNodeFlags(), bundle], {
+    env: childEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   child.stdout?.pipe(log.stream);
   child.stderr?.pipe(log.stream);
   if (child.pid === undefined) throw new Error(`could not start ${bundle}`);
@@ -144,10 +155,21 @@ export async function startProcess(op: Operator, namespace: string): Promise<Run
 export async function startChart(client: Client, op: Operator, namespace: string): Promise<RunningPeer> {
   applyDir(join(REPO, "operators", op, "crds"));
   const release = `bench-${op}`;
-  const args = ["install", release, join(REPO, "charts", `${op}-operator`), "--namespace", namespace, "--wait", "--timeout", "5m"];
+  const args = [
+    "install",
+    release,
+    join(REPO, "charts", `${op}-operator`),
+    "--namespace",
+    namespace,
+    "--wait",
+    "--timeout",
+    "5m",
+  ];
   const values = ["crds.enabled=false", `watchNamespace=${namespace}`, "metrics.secure=false"];
   if (op !== "etcd") values.push("reloaderImage=capstan.local/busybox:1");
-  execFileSync(helm, [...args, ...values.flatMap((v) => ["--set", v])], { stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync(helm, [...args, ...values.flatMap((v) => ["--set", v])], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   const selector = `app.kubernetes.io/instance=${release}`;
   const pods = (await client.list(Pod, { namespace, labelSelector: selector })).items.filter(
     (p) => p.metadata.deletionTimestamp === undefined,
@@ -156,7 +178,9 @@ export async function startChart(client: Client, op: Operator, namespace: string
   const ip = pod?.status?.podIP;
   const pid = pod?.metadata.uid === undefined ? undefined : podProcess(pod.metadata.uid);
   if (pod === undefined || ip === undefined || pid === undefined) {
-    throw new Error(`no running process of ${release}'s pod found on this machine (is this the local cluster's node?)`);
+    throw new Error(
+      `no running process of ${release}'s pod found on this machine (is this the local cluster's node?)`,
+    );
   }
   return {
     pid,
@@ -170,22 +194,36 @@ export async function startChart(client: Client, op: Operator, namespace: string
 }
 
 /** prometheus-operator's version the Go peer runs (its module from the Go module proxy). */
-export const PROMETHEUS_OPERATOR_VERSION = process.env.BENCH_PROMETHEUS_OPERATOR_VERSION ?? "v0.85.0";
+export const PROMETHEUS_OPERATOR_VERSION = env.BENCH_PROMETHEUS_OPERATOR_VERSION ?? "v0.85.0";
 
 /** Builds prometheus-operator's cmd/operator once into ~/.cache/capstan/bench; returns the binary. */
 export function buildPrometheusOperator(): string {
   const binary = join(CACHE, "bench", `prometheus-operator-${PROMETHEUS_OPERATOR_VERSION}`);
   if (existsSync(binary)) return binary;
-  console.log(`building prometheus-operator ${PROMETHEUS_OPERATOR_VERSION} (first run: several minutes) -> ${binary}`);
+  console.log(
+    `building prometheus-operator ${PROMETHEUS_OPERATOR_VERSION} (first run: several minutes) -> ${binary}`,
+  );
   const work = join(CACHE, "bench", "prometheus-operator-module");
   mkdirSync(work, { recursive: true });
-  const env = { ...process.env, GOFLAGS: "-mod=mod" };
+  const goEnv = { ...env, GOFLAGS: "-mod=mod" };
   if (!existsSync(join(work, "go.mod"))) {
-    execFileSync("go", ["mod", "init", "capstan.dev/bench/prometheus-operator"], { cwd: work, env, stdio: "inherit" });
+    execFileSync("go", ["mod", "init", "capstan.dev/bench/prometheus-operator"], {
+      cwd: work,
+      env: goEnv,
+      stdio: "inherit",
+    });
   }
   const pkg = "github.com/prometheus-operator/prometheus-operator";
-  execFileSync("go", ["get", `${pkg}@${PROMETHEUS_OPERATOR_VERSION}`], { cwd: work, env, stdio: "inherit" });
-  execFileSync("go", ["build", "-o", binary, `${pkg}/cmd/operator`], { cwd: work, env, stdio: "inherit" });
+  execFileSync("go", ["get", `${pkg}@${PROMETHEUS_OPERATOR_VERSION}`], {
+    cwd: work,
+    env: goEnv,
+    stdio: "inherit",
+  });
+  execFileSync("go", ["build", "-o", binary, `${pkg}/cmd/operator`], {
+    cwd: work,
+    env: goEnv,
+    stdio: "inherit",
+  });
   return binary;
 }
 
@@ -193,8 +231,13 @@ export function buildPrometheusOperator(): string {
 export function prometheusOperatorCrdDir(): string {
   const out = execFileSync(
     "go",
-    ["mod", "download", "-json", `github.com/prometheus-operator/prometheus-operator@${PROMETHEUS_OPERATOR_VERSION}`],
-    { cwd: tmpdir(), env: { ...process.env, GOFLAGS: "-mod=mod" }, encoding: "utf8" },
+    [
+      "mod",
+      "download",
+      "-json",
+      `github.com/prometheus-operator/prometheus-operator@${PROMETHEUS_OPERATOR_VERSION}`,
+    ],
+    { cwd: tmpdir(), env: { ...env, GOFLAGS: "-mod=mod" }, encoding: "utf8" },
   );
   return join((JSON.parse(out) as { Dir: string }).Dir, "example", "prometheus-operator-crd");
 }
@@ -218,7 +261,7 @@ export async function startGoPeer(binary: string, namespace: string): Promise<Ru
   const child = spawn(
     binary,
     [
-      `--kubeconfig=${process.env.KUBECONFIG}`,
+      `--kubeconfig=${env.KUBECONFIG}`,
       `--namespaces=${namespace}`,
       `--web.listen-address=127.0.0.1:${web}`,
       "--log-level=info",

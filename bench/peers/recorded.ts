@@ -27,7 +27,9 @@ export function lastRecorded(): { source: string; figures: InformerRecord } | un
         .reverse()
     : [];
   for (const file of files) {
-    const json = JSON.parse(readFileSync(join(RESULTS, file), "utf8")) as { informerMedians?: InformerRecord };
+    const json = JSON.parse(readFileSync(join(RESULTS, file), "utf8")) as {
+      informerMedians?: InformerRecord;
+    };
     if (json.informerMedians && Object.keys(json.informerMedians).length > 0) {
       return { source: `bench/results/${file}`, figures: json.informerMedians };
     }
@@ -74,7 +76,8 @@ export function compareWithRecorded(now: InformerRecord, last: InformerRecord): 
 }
 
 /** Cache growth per object: (peak RSS after sync - RSS with the code loaded) / objects, in bytes. */
-const growthPerObject = (f: InformerFigures, size: number) => ((f.syncPeakRssMiB - f.baseRssMiB) * 2 ** 20) / size;
+const growthPerObject = (f: InformerFigures, size: number) =>
+  ((f.syncPeakRssMiB - f.baseRssMiB) * 2 ** 20) / size;
 
 /** Lines with issue 31's informer targets, each reached or not, from this run's medians. */
 export function targets(now: InformerRecord): string[] {
@@ -84,11 +87,17 @@ export function targets(now: InformerRecord): string[] {
     const { capstan, "client-go": go, "client-node": node } = peers;
     if (capstan === undefined) continue;
     const check = (name: string, ratio: number, limit: number) =>
-      lines.push(`${size} ${name.padEnd(42)} ${ratio.toFixed(2)}x (target <= ${limit}x) ${ratio <= limit ? "reached" : "NOT reached"}`);
+      lines.push(
+        `${size} ${name.padEnd(42)} ${ratio.toFixed(2)}x (target <= ${limit}x) ${ratio <= limit ? "reached" : "NOT reached"}`,
+      );
     if (node) check("sync time / client-node", capstan.syncSeconds / node.syncSeconds, 1.0);
     if (go) {
       check("sync time / client-go", capstan.syncSeconds / go.syncSeconds, size >= 50_000 ? 1.0 : 1.5);
-      check("cache growth per object / client-go", growthPerObject(capstan, size) / growthPerObject(go, size), 1.0);
+      check(
+        "cache growth per object / client-go",
+        growthPerObject(capstan, size) / growthPerObject(go, size),
+        1.0,
+      );
       lines.push(
         `${size} ${"CPU time to sync (capstan, client-go)".padEnd(42)} ${capstan.syncCpuSeconds.toFixed(2)} s, ${go.syncCpuSeconds.toFixed(2)} s (${(capstan.syncCpuSeconds / go.syncCpuSeconds).toFixed(2)}x; reported)`,
       );

@@ -4,8 +4,8 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
 import { build } from "tsup";
+import { describe, expect, it } from "vitest";
 import { BUNDLE_CHUNKS_DIR, ESM_REQUIRE_BANNER, operatorTsupConfig, pruneChunks } from "./tsup-preset.ts";
 
 describe("operatorTsupConfig", () => {
@@ -46,7 +46,7 @@ describe("operatorTsupConfig", () => {
       await writeFile(join(dir, "lazy.ts"), 'export const lazy: string = "LAZY_CODE";\n');
       await writeFile(
         join(dir, "main.ts"),
-        'import { eager } from "./eager.ts";\nconst { lazy } = await import("./lazy.ts");\nprocess.stdout.write(`${eager} ${lazy}`);\n',
+        'import { eager } from "./eager.ts";\nconst { lazy } = await import("./lazy.ts");\nprocess.stdout.write(eager + " " + lazy);\n',
       );
       await build({
         ...bundle,
@@ -62,7 +62,9 @@ describe("operatorTsupConfig", () => {
       expect(main).toContain("EAGER_CODE");
       expect(main).not.toContain("LAZY_CODE");
       const chunks = await readdir(join(dir, "dist", BUNDLE_CHUNKS_DIR));
-      const texts = await Promise.all(chunks.map((c) => readFile(join(dir, "dist", BUNDLE_CHUNKS_DIR, c), "utf8")));
+      const texts = await Promise.all(
+        chunks.map((c) => readFile(join(dir, "dist", BUNDLE_CHUNKS_DIR, c), "utf8")),
+      );
       expect(texts.some((t) => t.includes("LAZY_CODE"))).toBe(true);
       const out = execFileSync(process.execPath, [join(dir, "dist", "main.js")], { encoding: "utf8" });
       expect(out).toBe("EAGER_CODE LAZY_CODE");
@@ -78,10 +80,17 @@ describe("operatorTsupConfig", () => {
       for (const f of ["chunk-NEW.js", "chunk-NEW.js.map", "chunk-OLD.js", "chunk-OLD.js.map"]) {
         await writeFile(join(dir, BUNDLE_CHUNKS_DIR, f), "");
       }
-      const outputs = { "dist/main.js": {}, "dist/chunks/chunk-NEW.js": {}, "dist/chunks/chunk-NEW.js.map": {} };
+      const outputs = {
+        "dist/main.js": {},
+        "dist/chunks/chunk-NEW.js": {},
+        "dist/chunks/chunk-NEW.js.map": {},
+      };
       await writeFile(join(dir, "metafile-esm.json"), JSON.stringify({ outputs }));
       pruneChunks(dir);
-      expect((await readdir(join(dir, BUNDLE_CHUNKS_DIR))).sort()).toEqual(["chunk-NEW.js", "chunk-NEW.js.map"]);
+      expect((await readdir(join(dir, BUNDLE_CHUNKS_DIR))).sort()).toEqual([
+        "chunk-NEW.js",
+        "chunk-NEW.js.map",
+      ]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -4,12 +4,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { packageOf, staticImports, startupPackages } from "./startup-packages.ts";
+import { packageOf, startupPackages, staticImports } from "./startup-packages.ts";
 
 describe("packageOf", () => {
   it("names plain and scoped packages, the innermost node_modules winning", () => {
     expect(packageOf("file:///r/node_modules/pino/lib/x.js")).toBe("pino");
-    expect(packageOf("file:///r/node_modules/@aws-sdk/client-s3/dist-cjs/index.js")).toBe("@aws-sdk/client-s3");
+    expect(packageOf("file:///r/node_modules/@aws-sdk/client-s3/dist-cjs/index.js")).toBe(
+      "@aws-sdk/client-s3",
+    );
     expect(packageOf("file:///r/node_modules/a/node_modules/@s/b/i.js")).toBe("@s/b");
     expect(packageOf("file:///r/src/main.ts")).toBeUndefined();
     expect(packageOf("node:fs")).toBeUndefined();
@@ -29,7 +31,10 @@ describe("startupPackages", () => {
       writeFileSync(join(pkg, "package.json"), `{"name":"${name}","type":"module","exports":"./index.js"}`);
       writeFileSync(join(pkg, "index.js"), "export const x = 1;\n");
     }
-    writeFileSync(join(dir, "wiring.ts"), 'import { x } from "eager";\nexport const later = () => import("lazy");\nexport const y: number = x;\n');
+    writeFileSync(
+      join(dir, "wiring.ts"),
+      'import { x } from "eager";\nexport const later = () => import("lazy");\nexport const y: number = x;\n',
+    );
     writeFileSync(
       join(dir, "main.ts"),
       'import type { Foo } from "typed-only";\nimport { y } from "./wiring.ts";\nconsole.log(y);\nthrow new Error("main must not run");\n',
