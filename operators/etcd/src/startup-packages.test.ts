@@ -12,6 +12,8 @@ describe("the operator's start", () => {
   it("loads neither the AWS SDK, nor client-node, nor pkijs", async () => {
     const loaded = await startupPackages(main);
     expect(loaded).toContain("prom-client");
-    expect(loaded.filter((p) => /^(@aws-sdk\/|@smithy\/|@kubernetes\/client-node$|pkijs$|asn1js$)/.test(p))).toEqual([]);
+    expect(
+      loaded.filter((p) => /^(@aws-sdk\/|@smithy\/|@kubernetes\/client-node$|pkijs$|asn1js$)/.test(p)),
+    ).toEqual([]);
   });
 });
