@@ -15,6 +15,7 @@ import { CustomResourceDefinition, Namespace } from "../packages/core/src/api/ki
 import { Client } from "../packages/core/src/client/client.ts";
 import { isNotFound } from "../packages/core/src/client/errors.ts";
 import {
+  applyDir,
   buildPrometheusOperator,
   kubectl,
   missingGoCrds,
@@ -212,33 +213,9 @@ async function main(): Promise<void> {
     console.log(
       `cluster: ${client.server.origin}, kube-apiserver ${version.gitVersion}; mode ${MODE}; node ${process.version}`,
     );
+    // Process mode runs operators/<op>/dist/main.js as it is: build it first (npx turbo run build).
     if (MODE === "process") {
-      execFileSync(
-        "npx",
-        [
-          "turbo",
-          "run",
-          "build",
-          ...operators.map((o) => `--filter=@capstan/${o}-operator`),
-          "--output-logs=errors-only",
-        ],
-        {
-          stdio: "inherit",
-        },
-      );
-      for (const op of operators)
-        execFileSync(
-          kubectl,
-          [
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            "--field-manager=capstan-bench",
-            "-f",
-            join(import.meta.dirname, "..", "operators", op, "crds"),
-          ],
-          { stdio: ["ignore", "ignore", "inherit"] },
-        );
+      for (const op of operators) applyDir(join(import.meta.dirname, "..", "operators", op, "crds"));
     }
     let goBinary = "";
     if (goPeer && operators.includes("prometheus")) {

@@ -74,3 +74,38 @@ const { env } = process; // read here, not by turbo: no turbo.json entry needed
 export const CAPSTAN_NODE_FLAGS = (env.BENCH_CAPSTAN_NODE_FLAGS ?? "--max-semi-space-size=4")
   .split(" ")
   .filter(Boolean);
+
+/**
+ * A benchmark child (bench/peers/<name>.ts) bundled as an operator's process is (@capstan/cli/tsup's preset:
+ * one ESM file, what it only import()s in chunks beside it), into bench/results/<name>/main.js: the capstan peer
+ * then loads what an operator image loads, not @capstan/core's dist and its dependencies file by file from
+ * node_modules (~9 MiB more RSS at start). Rebuilt when the child or @capstan/core's dist is newer.
+ */
+export async function bundledChild(source: string): Promise<string> {
+  const name = source.split("/").at(-1)!.replace(/\.ts$/, "");
+  const outDir = join(import.meta.dirname, "..", "results", name);
+  const out = join(outDir, "main.js");
+  const core = join(import.meta.dirname, "..", "..", "packages", "core", "dist", "index.js");
+  if (
+    existsSync(out) &&
+    statSync(out).mtimeMs >= Math.max(statSync(source).mtimeMs, statSync(core).mtimeMs)
+  ) {
+    return out;
+  }
+  const [{ build }, { operatorTsupConfig }] = await Promise.all([
+    import("tsup"),
+    import("../../packages/cli/src/tsup-preset.ts"),
+  ]);
+  const bundle = operatorTsupConfig()[1]!;
+  await build({
+    ...bundle,
+    entry: { main: source },
+    outDir,
+    sourcemap: false,
+    metafile: false,
+    onSuccess: undefined,
+    silent: true,
+    config: false,
+  });
+  return out;
+}
