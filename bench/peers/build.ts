@@ -96,16 +96,8 @@ export async function bundledChild(source: string): Promise<string> {
     import("tsup"),
     import("../../packages/cli/src/tsup-preset.ts"),
   ]);
-  const bundle = operatorTsupConfig()[1]!;
-  await build({
-    ...bundle,
-    entry: { main: source },
-    outDir,
-    sourcemap: false,
-    metafile: false,
-    onSuccess: undefined,
-    silent: true,
-    config: false,
-  });
+  // The preset's bundle, without its pruning of a package's dist/ (this build has an outDir of its own).
+  const { onSuccess: _prune, metafile: _metafile, ...bundle } = operatorTsupConfig()[1]!;
+  await build({ ...bundle, entry: { main: source }, outDir, sourcemap: false, silent: true, config: false });
   return out;
 }

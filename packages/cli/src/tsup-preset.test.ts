@@ -48,13 +48,13 @@ describe("operatorTsupConfig", () => {
         join(dir, "main.ts"),
         'import { eager } from "./eager.ts";\nconst { lazy } = await import("./lazy.ts");\nprocess.stdout.write(eager + " " + lazy);\n',
       );
+      // This build's own outDir, without the preset's pruning of the package's dist/.
+      const { onSuccess: _prune, metafile: _metafile, ...options } = bundle!;
       await build({
-        ...bundle,
+        ...options,
         entry: { main: join(dir, "main.ts") },
         outDir: join(dir, "dist"),
         sourcemap: false,
-        metafile: false,
-        onSuccess: undefined,
         silent: true,
         config: false,
       });
