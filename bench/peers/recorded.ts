@@ -53,7 +53,11 @@ const TOLERANCE: Record<keyof InformerFigures, number> = {
   syncPeakRssMiB: 0.1,
 };
 
-/** Lines comparing capstan's figures (and its ratios to the peers) with the last recorded run's. */
+/**
+ * Lines comparing capstan's figures with the last recorded run's. Times and CPU depend on the machine's load as
+ * much as on the code, so where client-go ran in both runs they are judged by capstan's ratio to client-go (then ->
+ * now); RSS by its value.
+ */
 export function compareWithRecorded(now: InformerRecord, last: InformerRecord): string[] {
   const lines: string[] = [];
   for (const [size, peers] of Object.entries(now)) {
@@ -64,11 +68,18 @@ export function compareWithRecorded(now: InformerRecord, last: InformerRecord): 
       lines.push(`${size}: no recorded run at this size`);
       continue;
     }
+    const [goNow, goThen] = [peers["client-go"], last[size]?.["client-go"]];
     for (const key of Object.keys(TOLERANCE) as (keyof InformerFigures)[]) {
-      const change = capstan[key] / before[key] - 1;
+      const relative = goNow !== undefined && goThen !== undefined && !key.endsWith("RssMiB");
+      const [then, current] = relative
+        ? [before[key] / goThen[key], capstan[key] / goNow[key]]
+        : [before[key], capstan[key]];
+      const change = current / then - 1;
       const verdict = change > TOLERANCE[key] ? "REGRESSED" : change < -TOLERANCE[key] ? "improved" : "same";
+      const unit = relative ? "x client-go" : "";
       lines.push(
-        `${size} ${key.padEnd(15)} ${before[key].toFixed(2).padStart(8)} -> ${capstan[key].toFixed(2).padStart(8)} (${change >= 0 ? "+" : ""}${(change * 100).toFixed(0)}%) ${verdict}`,
+        `${size} ${key.padEnd(15)} ${then.toFixed(2).padStart(7)}${unit} -> ${current.toFixed(2).padStart(7)}${unit} (${change >= 0 ? "+" : ""}${(change * 100).toFixed(0)}%) ${verdict}` +
+          (relative ? ` (capstan ${before[key].toFixed(2)} -> ${capstan[key].toFixed(2)})` : ""),
       );
     }
   }
