@@ -208,6 +208,19 @@ async function main(): Promise<void> {
   const client = new Client({ maxAttempts: 3, requestTimeoutMs: 30_000, userAgent: "capstan-bench" });
   const runs: PeerRun[] = [];
   const addedCrds: string[] = [];
+  const out = join(
+    import.meta.dirname,
+    "results",
+    `footprint-${new Date().toISOString().replace(/[:.]/g, "-")}.json`,
+  );
+  /** Written after each peer, so a run that fails later keeps what it measured. */
+  const save = () => {
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(
+      out,
+      `${JSON.stringify({ mode: MODE, settleMs: SETTLE_MS, windowMs: WINDOW_MS, runs }, null, 2)}\n`,
+    );
+  };
   try {
     const version = (await client.raw("/version")) as { gitVersion?: string };
     console.log(
@@ -236,23 +249,15 @@ async function main(): Promise<void> {
     for (const op of operators) {
       console.log(`\n${op} operator (settle ${SETTLE_MS / 1000} s, window ${WINDOW_MS / 1000} s)`);
       runs.push(await runPeer(client, op, `${op} (capstan)`, false, goBinary));
+      save();
       if (op === "prometheus" && goBinary !== "") {
         runs.push(
           await runPeer(client, op, `prometheus-operator ${PROMETHEUS_OPERATOR_VERSION}`, true, goBinary),
         );
+        save();
       }
     }
     printTable(runs);
-    const out = join(
-      import.meta.dirname,
-      "results",
-      `footprint-${new Date().toISOString().replace(/[:.]/g, "-")}.json`,
-    );
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(
-      out,
-      `${JSON.stringify({ mode: MODE, settleMs: SETTLE_MS, windowMs: WINDOW_MS, runs }, null, 2)}\n`,
-    );
     console.log(`\nraw figures: ${out}`);
   } finally {
     // The Go peer's own CRDs (its Prometheus, Alertmanager...) go again: `kubectl get prometheus` stays unambiguous.

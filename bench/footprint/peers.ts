@@ -254,6 +254,24 @@ export function missingGoCrds(present: Set<string>): string[] {
     .map((f) => join(dir, f));
 }
 
+/**
+ * prometheus-operator's connection flags (it takes no kubeconfig: --apiserver and TLS files) from KUBECONFIG's first
+ * cluster and user, when they name files (the local clusters' kubeconfigs do).
+ */
+function goPeerConnection(): string[] {
+  const kubeconfig = readFileSync(env.KUBECONFIG ?? "", "utf8");
+  const field = (name: string) => new RegExp(`^\\s+${name}:\\s*(\\S+)\\s*$`, "m").exec(kubeconfig)?.[1];
+  const [server, ca, cert, key] = ["server", "certificate-authority", "client-certificate", "client-key"].map(
+    field,
+  );
+  if (server === undefined || ca === undefined || cert === undefined || key === undefined) {
+    throw new Error(
+      "the Go peer needs a kubeconfig with server, certificate-authority, client-certificate and client-key files",
+    );
+  }
+  return [`--apiserver=${server}`, `--ca-file=${ca}`, `--cert-file=${cert}`, `--key-file=${key}`];
+}
+
 /** prometheus-operator (Go) as a local process, watching `namespace` only. */
 export async function startGoPeer(binary: string, namespace: string): Promise<RunningPeer> {
   const web = await freePort();
@@ -261,7 +279,7 @@ export async function startGoPeer(binary: string, namespace: string): Promise<Ru
   const child = spawn(
     binary,
     [
-      `--kubeconfig=${env.KUBECONFIG}`,
+      ...goPeerConnection(),
       `--namespaces=${namespace}`,
       `--web.listen-address=127.0.0.1:${web}`,
       "--log-level=info",
