@@ -1,4 +1,5 @@
-# An operator's container image: one self-contained ESM bundle (operators/<name>/dist/main.js) on Node.js 24, no
+# An operator's container image: one self-contained ESM bundle (operators/<name>/dist/main.js, with dist/chunks/: the
+# code it loads only when first used, e.g. @kubernetes/client-node for exec plugins) on Node.js 24, no
 # node_modules. One Dockerfile for every operator; OPERATOR names the directory under operators/ (the workspace is
 # @capstan/<name>-operator). Build it from the repository root:
 #   docker build --build-arg OPERATOR=etcd -t "$(npx capstan chart image charts/etcd-operator)" .
@@ -38,6 +39,7 @@ ARG OPERATOR=etcd
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /src/operators/${OPERATOR}/dist/main.js /src/operators/${OPERATOR}/dist/main.js.map /app/
+COPY --from=build /src/operators/${OPERATOR}/dist/chunks/ /app/chunks/
 # The image's user "node" (uid 1000), numeric so the kubelet can check runAsNonRoot.
 USER 1000:1000
 EXPOSE 8080 8081

@@ -11,7 +11,7 @@ import { CustomResourceDefinition, defineKind, Namespace } from "../packages/cor
 import type { KubeObject } from "../packages/core/src/api/object.ts";
 import { Client } from "../packages/core/src/client/client.ts";
 import { isNotFound } from "../packages/core/src/client/errors.ts";
-import { buildCore, buildGoPeer } from "./peers/build.ts";
+import { buildCore, buildGoPeer, bundledChild, CAPSTAN_NODE_FLAGS } from "./peers/build.ts";
 import { median } from "./stats.ts";
 
 const HERE = import.meta.dirname;
@@ -69,6 +69,16 @@ interface Run {
   peakRssBytes: number;
   loadAverage: number;
 }
+
+/**
+ * The capstan peer's Node.js flags: the images' (CAPSTAN_NODE_FLAGS) and the old generation's bound the charts set
+ * for their default memory limit of 256Mi (NODE_OPTIONS, five eighths of the limit), as an operator pod runs;
+ * BENCH_CAPSTAN_NODE_FLAGS replaces both.
+ */
+const NODE_FLAGS =
+  env.BENCH_CAPSTAN_NODE_FLAGS === undefined
+    ? [...CAPSTAN_NODE_FLAGS, "--max-old-space-size=160"]
+    : CAPSTAN_NODE_FLAGS;
 
 if (PEERS.length === 0) throw new Error(`BENCH_PEERS must name some of ${ALL_PEERS.join(", ")}`);
 
@@ -309,6 +319,7 @@ async function runPeer(
   client: Client,
   peer: Peer,
   goPeer: string,
+  capstanChild: string,
   workers: number,
   id: string,
 ): Promise<Run> {
@@ -322,7 +333,7 @@ async function runPeer(
     const [command, args] =
       peer === "controller-runtime"
         ? [goPeer, ["controller", "-namespace", ns, "-workers", String(workers)]]
-        : [process.execPath, [join(HERE, "peers", "controller-child.ts"), ns, String(workers)]];
+        : [process.execPath, [...NODE_FLAGS, capstanChild, ns, String(workers)]];
     const spawned = performance.now();
     const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
     const exit = new Promise((resolve) => child.on("exit", resolve));
@@ -386,9 +397,13 @@ async function main(): Promise<void> {
     await deleteLeftovers(client);
     buildCore();
     const goPeer = PEERS.includes("controller-runtime") ? buildGoPeer("controller-runtime") : "";
+    const capstanChild = await bundledChild(join(HERE, "peers", "controller-child.ts"));
     await installCrd(client);
     const goVersion = execFileSync("go", ["env", "GOVERSION"], { encoding: "utf8" }).trim();
     console.log(`node ${process.version}, ${goVersion}, controller-runtime v0.22.5 (client-go v0.34.4)`);
+    console.log(
+      `capstan's Node.js flags: ${NODE_FLAGS.join(" ") || "(Node's defaults)"}; bundled: ${capstanChild}`,
+    );
     console.log(`${crs} BenchWidgets; workers ${workerCounts.join(", ")}; ${repeats} runs each, medians\n`);
 
     const runs: Record<string, Record<Peer, Run[]>> = {};
@@ -399,7 +414,14 @@ async function main(): Promise<void> {
       for (let r = 0; r < repeats; r++) {
         for (let i = 0; i < PEERS.length; i++) {
           const peer = PEERS[(i + r) % PEERS.length]!;
-          const run = await runPeer(client, peer, goPeer, workers, `${r}-${Date.now().toString(36)}`);
+          const run = await runPeer(
+            client,
+            peer,
+            goPeer,
+            capstanChild,
+            workers,
+            `${r}-${Date.now().toString(36)}`,
+          );
           byPeer[peer].push(run);
           console.log(
             `  ${workers} worker(s) #${r + 1} ${peer.padEnd(18)} converged in ${run.convergeSeconds.toFixed(2)} s, ` +

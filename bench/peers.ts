@@ -4,13 +4,12 @@
 //   (env: BENCH_SIZES=10000,50000 BENCH_REPEATS=3 BENCH_UPDATES=20000; BENCH_QUEUE=0 skips the work queue;
 //   BENCH_SIZES= runs the work queue only, without a cluster; BENCH_CAPSTAN_NODE_FLAGS, see below)
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { stripTypeScriptTypes } from "node:module";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Client } from "../packages/core/src/client/client.ts";
-import { buildCore, buildGoPeer } from "./peers/build.ts";
+import { buildCore, buildGoPeer, CAPSTAN_NODE_FLAGS, javaScriptChild } from "./peers/build.ts";
 import {
   connect,
   deleteLeftovers,
@@ -18,6 +17,7 @@ import {
   fillNamespace,
   writeUpdates,
 } from "./peers/cluster-data.ts";
+import { compareWithRecorded, type InformerRecord, lastRecorded, record, targets } from "./peers/recorded.ts";
 import { benchQueue } from "./queue.ts";
 import { median } from "./stats.ts";
 
@@ -60,30 +60,8 @@ function informerCommand(peer: Peer, goPeer: string, ns: string, expect: number)
   return [process.execPath, [...flags, informerChild(), peer, ns, String(expect), String(updates)]];
 }
 
-/**
- * Node.js flags of the capstan peer: by default the ones the operator images run with (the Dockerfile's
- * ENTRYPOINT: a 4 MiB young generation per semi-space); BENCH_CAPSTAN_NODE_FLAGS= (empty) runs it with Node's
- * defaults. client-node's peer always runs with Node's defaults, as its README shows it.
- */
-const CAPSTAN_NODE_FLAGS = (env.BENCH_CAPSTAN_NODE_FLAGS ?? "--max-semi-space-size=4")
-  .split(" ")
-  .filter(Boolean);
-
-/**
- * bench/peers/informer-child.ts as plain JavaScript (types stripped once, here): Node's TypeScript support
- * loads a WebAssembly compiler that adds ~16 MiB of RSS, which a built operator never pays, and which would
- * count against the Node peers in "RSS before start". Written under bench/results/ so that packages resolve
- * from the repository's node_modules.
- */
-function informerChild(): string {
-  const out = join(HERE, "results", "informer-child.mjs");
-  if (!existsSync(out) || statSync(out).mtimeMs < statSync(CHILD_SOURCE).mtimeMs) {
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, stripTypeScriptTypes(readFileSync(CHILD_SOURCE, "utf8")));
-  }
-  return out;
-}
-const CHILD_SOURCE = join(HERE, "peers", "informer-child.ts");
+/** bench/peers/informer-child.ts as plain JavaScript (see javaScriptChild). */
+const informerChild = () => javaScriptChild(join(HERE, "peers", "informer-child.ts"));
 
 /** Reads a child's JSON lines, one per phase; rejects if it exits before sending `phase`. */
 function phases(child: ChildProcess): (phase: string) => Promise<Record<string, number>> {
@@ -257,7 +235,7 @@ async function benchInformers(
   client: Client,
   goPeer: string,
   size: number,
-): Promise<{ rows: Row[]; raw: unknown }> {
+): Promise<{ rows: Row[]; raw: unknown; medians: InformerRecord[string] }> {
   const ns = `bench-peers-${size}-${Date.now().toString(36)}`;
   try {
     const expect = await fillNamespace(client, ns, size);
@@ -291,7 +269,18 @@ async function benchInformers(
       figure("CPU per update event", "µs", 0, (r) => (r.cpuSeconds * 1e6) / updates),
       figure("writer rate meanwhile", "writes/s", 0, (r) => r.writerPerSecond),
     ];
-    return { rows, raw: runs };
+    const medians = Object.fromEntries(
+      PEERS.map((p) => [
+        p,
+        {
+          syncSeconds: median(runs[p].map((r) => r.syncSeconds)),
+          syncCpuSeconds: median(runs[p].map((r) => r.syncCpuSeconds)),
+          baseRssMiB: median(runs[p].map((r) => mib(r.baseRssBytes))),
+          syncPeakRssMiB: median(runs[p].map((r) => mib(r.syncPeakRssBytes))),
+        },
+      ]),
+    );
+    return { rows, raw: runs, medians };
   } finally {
     await deleteNamespace(client, ns);
   }
@@ -310,6 +299,8 @@ async function main(): Promise<void> {
     console.log(`sizes ${sizes.join(", ")}; ${repeats} runs each, medians; ${updates} updates per run\n`);
 
     const results: Record<string, unknown> = {};
+    const informerMedians: InformerRecord = {};
+    const recorded = lastRecorded();
     const tables: [string, Row[]][] = [];
     if (env.BENCH_QUEUE !== "0") {
       const queue = await benchQueues(goPeer);
@@ -320,15 +311,29 @@ async function main(): Promise<void> {
     for (const size of sizes) {
       const informers = await benchInformers(client!, goPeer, size);
       results[`informer-${size}`] = informers.raw;
+      informerMedians[size] = informers.medians;
       tables.push([`informer, ${size} ConfigMaps`, informers.rows]);
       printRows(`informer, ${size} ConfigMaps (median of ${repeats})`, informers.rows);
     }
 
     console.log("\n==== summary ====");
     for (const [title, rows] of tables) printRows(title, rows);
+    if (sizes.length > 0) {
+      console.log(
+        `\ncapstan compared with the last recorded run, ${recorded?.source ?? "(none: nothing to compare)"}:`,
+      );
+      for (const line of compareWithRecorded(informerMedians, recorded?.figures ?? {}))
+        console.log(`  ${line}`);
+      console.log("\ninformer targets (issue 31):");
+      for (const line of targets(informerMedians)) console.log(`  ${line}`);
+      if (env.BENCH_RECORD === "1") {
+        record(informerMedians);
+        console.log("recorded as bench/peers/recorded-informer.json (BENCH_RECORD=1)");
+      }
+    }
     const out = join(HERE, "results", `peers-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
     mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, `${JSON.stringify({ sizes, repeats, updates, results }, null, 2)}\n`);
+    writeFileSync(out, `${JSON.stringify({ sizes, repeats, updates, informerMedians, results }, null, 2)}\n`);
     console.log(`\nraw figures: ${out}`);
   } finally {
     await client?.close();

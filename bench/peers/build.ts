@@ -2,7 +2,8 @@
 // in ~/.cache/capstan/bench by a hash of its sources. Shared by bench/peers.ts and bench/controller.ts.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { stripTypeScriptTypes } from "node:module";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -43,4 +44,60 @@ export function buildGoPeer(name: string): string {
     throw new Error(`cannot build bench/peers/${name} (is Go 1.24+ on PATH?): ${(err as Error).message}`);
   }
   return binary;
+}
+
+/**
+ * A benchmark child (bench/peers/<name>.ts) as plain JavaScript, its types stripped once: Node's TypeScript support
+ * loads a WebAssembly compiler that adds ~16 MiB of RSS and CPU at start, which a built operator never pays.
+ * Written under bench/results/ so that packages resolve from the repository's node_modules.
+ */
+export function javaScriptChild(source: string): string {
+  const out = join(
+    import.meta.dirname,
+    "..",
+    "results",
+    `${source.split("/").at(-1)!.replace(/\.ts$/, "")}.mjs`,
+  );
+  if (!existsSync(out) || statSync(out).mtimeMs < statSync(source).mtimeMs) {
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, stripTypeScriptTypes(readFileSync(source, "utf8")));
+  }
+  return out;
+}
+
+/**
+ * The Node.js flags of the operator images' entry point (e2e/images/operator-image.sh and the root Dockerfile:
+ * a 4 MiB young generation per semi-space), which the capstan peers run with; BENCH_CAPSTAN_NODE_FLAGS overrides
+ * them ("" for Node's defaults).
+ */
+const { env } = process; // read here, not by turbo: no turbo.json entry needed
+export const CAPSTAN_NODE_FLAGS = (env.BENCH_CAPSTAN_NODE_FLAGS ?? "--max-semi-space-size=4")
+  .split(" ")
+  .filter(Boolean);
+
+/**
+ * A benchmark child (bench/peers/<name>.ts) bundled as an operator's process is (@capstan/cli/tsup's preset:
+ * one ESM file, what it only import()s in chunks beside it), into bench/results/<name>/main.js: the capstan peer
+ * then loads what an operator image loads, not @capstan/core's dist and its dependencies file by file from
+ * node_modules (~9 MiB more RSS at start). Rebuilt when the child or @capstan/core's dist is newer.
+ */
+export async function bundledChild(source: string): Promise<string> {
+  const name = source.split("/").at(-1)!.replace(/\.ts$/, "");
+  const outDir = join(import.meta.dirname, "..", "results", name);
+  const out = join(outDir, "main.js");
+  const core = join(import.meta.dirname, "..", "..", "packages", "core", "dist", "index.js");
+  if (
+    existsSync(out) &&
+    statSync(out).mtimeMs >= Math.max(statSync(source).mtimeMs, statSync(core).mtimeMs)
+  ) {
+    return out;
+  }
+  const [{ build }, { operatorTsupConfig }] = await Promise.all([
+    import("tsup"),
+    import("../../packages/cli/src/tsup-preset.ts"),
+  ]);
+  // The preset's bundle, without its pruning of a package's dist/ (this build has an outDir of its own).
+  const { onSuccess: _prune, metafile: _metafile, ...bundle } = operatorTsupConfig()[1]!;
+  await build({ ...bundle, entry: { main: source }, outDir, sourcemap: false, silent: true, config: false });
+  return out;
 }

@@ -3,7 +3,8 @@
 # (`capstan chart image charts/<name>-operator`: for the three operators ghcr.io/capstan-dev/capstan/<name>-operator:
 # <appVersion>, the name each release pushes; capstan.local/<name>-operator:<package version> without a chart):
 # the capstan.local/node:24 root filesystem (node/build.sh's tarball) plus /app/main.js, the operator's
-# self-contained bundle (operators/<name>/dist/main.js, built first when missing or older than its sources),
+# self-contained bundle (operators/<name>/dist/main.js, built first when missing or older than its sources), and
+# /app/chunks/ (dist/chunks/: the code the bundle loads only when first used),
 # run as user 1000 with ENTRYPOINT ["node","--max-semi-space-size=4","/app/main.js"], like the root Dockerfile. <NAME>_OPERATOR_IMAGE
 # overrides the reference. Skips a tarball newer than its inputs (these scripts, the node tarball, the bundle).
 # Prints the tarball. Each operator's <name>-operator/build.sh calls it.
@@ -64,6 +65,8 @@ tar -xf "$base" -C "$work/image"
 layer="$(sed -n 's/.*"Layers":\["\([^"]*\)".*/\1/p' "$work/image/manifest.json")"
 tar -xf "$work/image/$layer" -C "$work/rootfs"
 install -m 0644 "$bundle" "$bundle.map" "$work/rootfs/app/"
+install -d -m 0755 "$work/rootfs/app/chunks"
+install -m 0644 "$op/dist/chunks/"* "$work/rootfs/app/chunks/"
 # Smoke test before packing (needs root for chroot): the bundle parses under the image's node.
 if [ "$(id -u)" = 0 ]; then
   chroot "$work/rootfs" /usr/bin/node --check /app/main.js || { echo "/app/main.js does not parse in the image" >&2; exit 1; }

@@ -5,6 +5,33 @@ operator's own environment variables ({name, value}), set before the user's extr
 The pod passes the Pod Security "restricted" profile with the default security contexts; both are values, with
 no fixed runAsUser (the image runs as uid 1000; OpenShift assigns its own).
 */}}
+{{/*
+A memory quantity ("256Mi", "1Gi", "300M", 268435456) in whole MiB; fails on a unit Kubernetes does not know.
+*/}}
+{{- define "capstan-operator.memoryMiB" -}}
+{{- $q := . }}
+{{- if not (kindIs "string" $q) }}{{ $q = int64 $q | toString }}{{ end }}
+{{- $n := regexFind "^[0-9]+(\\.[0-9]+)?" $q }}
+{{- $unit := trimPrefix $n $q }}
+{{- $bytes := dict "" 1.0 "k" 1e3 "Ki" 1024.0 "M" 1e6 "Mi" 1048576.0 "G" 1e9 "Gi" 1073741824.0 "T" 1e12 "Ti" 1099511627776.0 }}
+{{- if or (eq $n "") (not (hasKey $bytes $unit)) }}
+{{- fail (printf "resources.limits.memory: %q is not a memory quantity (e.g. 256Mi)" $q) }}
+{{- end }}
+{{- divf (mulf (float64 $n) (get $bytes $unit)) 1048576 | floor | int }}
+{{- end }}
+
+{{/*
+NODE_OPTIONS from the container's memory limit: V8's old generation may reach five eighths of it, the rest is left
+for Node.js itself (its code, buffers, the 4 MiB young generation: 65-80 MiB measured, docs/performance.md). V8 then
+collects before the kernel would kill the container, and grows its heap by small steps (its growth factor is lowest
+for heaps under 256 MiB). Without a limit, Node sizes the heap itself.
+*/}}
+{{- define "capstan-operator.nodeOptions" -}}
+{{- with ((.Values.resources).limits).memory }}
+{{- printf "--max-old-space-size=%d" (div (mul (include "capstan-operator.memoryMiB" . | int) 5) 8) }}
+{{- end }}
+{{- end }}
+
 {{- define "capstan-operator.deployment" -}}
 {{- $ := .ctx }}
 {{- $values := $.Values }}
@@ -85,6 +112,11 @@ spec:
             {{- if $metricsCerts }}
             - name: METRICS_CERT_DIR
               value: /etc/capstan/metrics-certs
+            {{- end }}
+            {{- with (include "capstan-operator.nodeOptions" $) }}
+            # From resources.limits.memory (an extraEnv NODE_OPTIONS, listed after it, replaces it).
+            - name: NODE_OPTIONS
+              value: {{ . | quote }}
             {{- end }}
             {{- range .env }}
             - name: {{ .name }}

@@ -149,6 +149,36 @@ describe("charts built on the capstan-operator library chart", () => {
       expect(spec.containers[0]?.args).toBeUndefined();
     });
 
+    it("sizes Node.js's heap from the memory limit (NODE_OPTIONS), and requests no more memory than the limit", () => {
+      const { resources } = parse(readFileSync(join(dir, "values.yaml"), "utf8")) as {
+        resources: { requests: { memory: string }; limits: { memory: string } };
+      };
+      const mib = (q: string) => {
+        const m = /^(\d+)(Mi|Gi)$/.exec(q);
+        if (!m) throw new Error(`${chart}: memory ${q} not in Mi or Gi`);
+        return Number(m[1]) * (m[2] === "Gi" ? 1024 : 1);
+      };
+      expect(mib(resources.requests.memory)).toBeLessThanOrEqual(mib(resources.limits.memory));
+      const nodeOptions = (objs: K8sObject[]) => envVar(objs, "NODE_OPTIONS")?.value;
+      expect(nodeOptions(render())).toBe(
+        `--max-old-space-size=${Math.floor((mib(resources.limits.memory) * 5) / 8)}`,
+      );
+      expect(nodeOptions(render(["resources.limits.memory=1Gi"]))).toBe("--max-old-space-size=640");
+      expect(nodeOptions(render(["resources.limits.memory=300M"]))).toBe("--max-old-space-size=178");
+      expect(nodeOptions(render(["resources.limits.memory=268435456"]))).toBe("--max-old-space-size=160");
+      expect(nodeOptions(render(["resources.limits=null"]))).toBeUndefined();
+      // The user's NODE_OPTIONS (extraEnv) comes later in the list, so it is the one the container gets.
+      const names = operator(
+        helmTemplate(helm!, dir, {
+          values: { extraEnv: [{ name: "NODE_OPTIONS", value: "--max-old-space-size=900" }] },
+        }),
+      ).env.map((e) => e.name);
+      expect(names.lastIndexOf("NODE_OPTIONS")).toBeGreaterThan(names.indexOf("NODE_OPTIONS"));
+      expect(refused("resources.limits.memory=12Qi")).toMatch(
+        /resources\.limits\.memory: "12Qi" is not a memory quantity/,
+      );
+    });
+
     it("takes cert-manager's set of values: registry, digest, extras, spread, contexts, globals", () => {
       const objs = helmTemplate(helm!, dir, {
         values: {

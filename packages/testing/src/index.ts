@@ -12,4 +12,5 @@ export * from "./eventually.ts";
 export * from "./helm.ts";
 export * from "./local-process.ts";
 export * from "./requests.ts";
+export * from "./startup-packages.ts";
 export * from "./wait-for.ts";
