@@ -7,7 +7,6 @@ import { createReadStream, existsSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { Agent } from "node:https";
 import { Readable } from "node:stream";
-import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { type FileOrS3, fileOrS3Flags, parseFileOrS3, parseFlags, S3_FLAGS } from "./flags.ts";
 import { TERMINATION_LOG, writeAtomically } from "./upload.ts";
 
@@ -56,6 +55,7 @@ export async function openSnapshot(
       `${cmd}: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set (from the Secret named in s3.credentialsSecret)`,
     );
   }
+  const { GetObjectCommand, S3Client } = await import("@aws-sdk/client-s3"); // on use: operators import the index
   const client = new S3Client({
     region: from.region,
     ...(from.endpoint === undefined ? {} : { endpoint: from.endpoint }),

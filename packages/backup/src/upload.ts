@@ -3,7 +3,8 @@
 // (written under a temporary name, synced, renamed, its directory synced), reads what was stored back (size and
 // sha256 of the file, or of the object downloaded again) and prints {location, size, sha256} to the termination
 // message the operator reads only once both match: Succeeded means durable and verified. Credentials come from
-// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. Also the command line's contract (builder and parser in one place).
+// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. Also the command line's contract (builder and parser in one place). The AWS SDK is
+// imported when an object is stored, not with this module: operators import the package's index at start.
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream, existsSync } from "node:fs";
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
@@ -11,8 +12,6 @@ import { Agent } from "node:https";
 import { dirname } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { Upload } from "@aws-sdk/lib-storage";
 import { type FileOrS3, fileOrS3Flags, parseFileOrS3, parseFlags, S3_FLAGS } from "./flags.ts";
 
 /** Where a PVC destination is mounted in the upload container. */
@@ -176,6 +175,10 @@ export async function storeSnapshot(
     );
   }
   const { sha256, size } = await digestFile(args.file);
+  const [{ GetObjectCommand, S3Client }, { Upload }] = await Promise.all([
+    import("@aws-sdk/client-s3"),
+    import("@aws-sdk/lib-storage"),
+  ]);
   const client = new S3Client({
     region: t.region,
     ...(t.endpoint === undefined ? {} : { endpoint: t.endpoint }),
