@@ -219,7 +219,7 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
   it("up == 1 for each operator's ServiceMonitor, with its controller-runtime metrics", async () => {
     for (const [ns, controllers, job] of [
       [etcdOpNs.name, ["etcdcluster", "etcdbackup", "etcdbackupschedule"], "etcd-operator-metrics"],
-      [vaultOpNs.name, ["vaultcluster"], "vault-operator-metrics"],
+      [vaultOpNs.name, ["vaultcluster", "vaultsnapshot"], "vault-operator-metrics"],
       [promOpNs.name, ["prometheus"], "prometheus-operator-metrics"],
     ] as const) {
       const up = await series(`up{namespace="${ns}", job="${job}"} == 1`);
