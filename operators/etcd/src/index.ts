@@ -18,7 +18,6 @@ export * from "./etcd/etcd-client.ts";
 export * from "./plan/auth.ts";
 export * from "./plan/backup.ts";
 export * from "./plan/backup-member.ts";
-export * from "./plan/backup-schedule.ts";
 export * from "./plan/etcd-version.ts";
 export * from "./plan/plan.ts";
 export * from "./reconcile/backup/controller.ts";

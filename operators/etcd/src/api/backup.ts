@@ -1,6 +1,8 @@
 // EtcdBackup (one-shot) in etcd.capstan.dev/v1alpha1: the CRD schemas, the single
 // source of truth, and their TypeScript types. Backups are separate from EtcdCluster so they outlive the cluster
 // and carry their own destination, credentials and status.
+
+import type { DeletionPolicy } from "@capstan/backup";
 import {
   type Condition,
   type CustomResourceDefinitionObject,
@@ -39,8 +41,8 @@ export {
 /** Seconds a backup Job may run before it is failed, unless `spec.activeDeadlineSeconds` says otherwise. */
 export const DEFAULT_BACKUP_DEADLINE_SECONDS = 3600;
 
-/** What happens to the stored snapshot when its EtcdBackup is deleted. */
-export type DeletionPolicy = "Retain" | "Delete";
+/** What happens to the stored snapshot when its EtcdBackup is deleted (@capstan/backup's, shared with VaultSnapshot). */
+export type { DeletionPolicy };
 /** A one-shot EtcdBackup keeps its snapshot when deleted unless `spec.deletionPolicy` says Delete. */
 export const DEFAULT_DELETION_POLICY: DeletionPolicy = "Retain";
 /** A schedule's backups delete their snapshots with them (so retention frees storage) unless the template says Retain. */

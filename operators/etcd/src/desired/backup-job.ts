@@ -5,9 +5,10 @@
 // shell: each step is one binary, run as init containers in order. Also the parsers of the Job's results (the
 // upload's contract and the snapshot's location are @capstan/backup's), and the Job that removes a PVC backup's
 // file when the EtcdBackup is deleted with deletionPolicy Delete (`backup-delete`).
-import { createHash } from "node:crypto";
 import {
+  DELETE_CONTAINER,
   DESTINATION_MOUNT,
+  deleteJobNameOf,
   joinPath,
   locationRoot,
   parseDeleteArgs,
@@ -17,6 +18,7 @@ import {
   s3CaMounts,
   s3CaVolumes,
   s3CredentialsEnv,
+  snapshotDeleteJob,
   snapshotLocation,
   snapshotPath,
   type UploadArgs,
@@ -41,7 +43,14 @@ import { backupTLS } from "./tls.ts";
 
 // The upload's and the deletion's command lines are @capstan/backup's; named here too, as before.
 export type { UploadArgs, UploadResult, UploadTarget };
-export { DESTINATION_MOUNT, parseDeleteArgs, parseUploadArgs, parseUploadResult, uploadArgs };
+export {
+  DELETE_CONTAINER,
+  DESTINATION_MOUNT,
+  parseDeleteArgs,
+  parseUploadArgs,
+  parseUploadResult,
+  uploadArgs,
+};
 
 /** A Job object. */
 export type JobObject = ObjectOf<typeof Job>;
@@ -279,14 +288,10 @@ export function backupJob(input: BackupJobInput): JobObject {
 
 /** Label on the Job (and pod) that removes a backup's file from its claim; carries the backup's name. */
 export const DELETE_LABEL = "etcd.capstan.dev/backup-delete";
-/** The container of the removal Job. */
-export const DELETE_CONTAINER = "delete";
 
 /** The Job removing a PVC backup's file: `<backup>-delete`, shortened with a hash for long names (63 at most). */
 export function deleteJobName(backup: EtcdBackup): string {
-  const { name } = backupRef(backup);
-  if (name.length <= 56) return `${name}-delete`;
-  return `${name.slice(0, 45)}-${createHash("sha256").update(name).digest("hex").slice(0, 8)}-delete`;
+  return deleteJobNameOf(backupRef(backup).name);
 }
 
 /** `backup-delete`'s command line (after the subcommand name): the file to remove, below the claim's mount. */
@@ -302,46 +307,22 @@ export function deleteJob(backup: EtcdBackup, operatorImage: string): JobObject 
   const { namespace, name } = backupRef(backup);
   const pvc = backup.spec.destination.pvc;
   if (pvc === undefined) throw new Error(`EtcdBackup ${name}: only a pvc destination is removed by a Job`);
-  const labels = {
-    "app.kubernetes.io/name": "etcd-backup-delete",
-    "app.kubernetes.io/instance": backup.spec.clusterName,
-    "app.kubernetes.io/managed-by": MANAGED_BY,
-    [CLUSTER_LABEL]: backup.spec.clusterName,
-    [DELETE_LABEL]: name,
-  };
-  const job: JobObject = {
-    apiVersion: "batch/v1",
-    kind: "Job",
-    metadata: { name: deleteJobName(backup), namespace, labels },
-    spec: {
-      backoffLimit: BACKUP_BACKOFF_LIMIT,
-      activeDeadlineSeconds: 300,
-      ttlSecondsAfterFinished: 3600,
-      template: {
-        metadata: { labels },
-        spec: {
-          restartPolicy: "Never",
-          enableServiceLinks: false,
-          automountServiceAccountToken: false,
-          // The backup Job wrote the file as etcd's user.
-          securityContext: restrictedPodSecurityContext(ETCD_UID),
-          containers: [
-            {
-              name: DELETE_CONTAINER,
-              image: operatorImage,
-              args: ["backup-delete", ...deleteArgs(backup)],
-              resources: SMALL,
-              terminationMessagePolicy: "FallbackToLogsOnError",
-              securityContext: restrictedContainerSecurityContext(),
-              volumeMounts: [{ name: "destination", mountPath: DESTINATION_MOUNT }],
-            },
-          ],
-          volumes: [{ name: "destination", persistentVolumeClaim: { claimName: pvc.claimName } }],
-        },
-      },
+  const [file] = deleteArgs(backup);
+  return snapshotDeleteJob({
+    name,
+    namespace,
+    labels: {
+      "app.kubernetes.io/name": "etcd-backup-delete",
+      "app.kubernetes.io/instance": backup.spec.clusterName,
+      "app.kubernetes.io/managed-by": MANAGED_BY,
+      [CLUSTER_LABEL]: backup.spec.clusterName,
+      [DELETE_LABEL]: name,
     },
-  };
-  // Not owned by the backup: a foreground deletion of the backup would delete it before it ran. The reconciler
-  // deletes it once it succeeded; the TTL removes one left behind.
-  return job;
+    operatorImage,
+    claimName: pvc.claimName,
+    file: (file ?? "").slice("--file=".length),
+    // The backup Job wrote the file as etcd's user.
+    runAsUser: ETCD_UID,
+    backoffLimit: BACKUP_BACKOFF_LIMIT,
+  });
 }

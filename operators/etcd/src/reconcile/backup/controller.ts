@@ -1,16 +1,18 @@
 // The EtcdBackup controller: observe the backup's cluster, destination claim, Job and the Job's results -> plan
 // (plan/backup.ts) -> create the Job -> write status, conditions, events and the backup metrics. With
-// deletionPolicy Delete, a finalizer holds a deleted backup until its snapshot is gone (plan/backup-deletion.ts):
-// the operator deletes an S3 object itself, a Job removes a file from a claim.
+// deletionPolicy Delete, a finalizer holds a deleted backup until its snapshot is gone (@capstan/backup's deletion
+// planner and reconcile, shared with the Vault operator's VaultSnapshot): the operator deletes an S3 object itself, a
+// Job removes a file from a claim.
 
 import {
-  deleteS3Object,
+  type DeletionDefinition,
+  deletionErrorAction,
   failedStepMessage,
+  reconcileBackupDeletion,
   type S3ObjectDeleter,
   s3SecretsProblem as sharedS3SecretsProblem,
 } from "@capstan/backup";
 import {
-  ApiError,
   addFinalizer,
   type Condition,
   type Controller,
@@ -24,34 +26,24 @@ import {
   type ReconcileContext,
   type ReconcileRequest,
   type Result,
-  removeFinalizer,
   Secret,
   setCondition,
   statusMergePatch,
 } from "@capstan/core";
-import {
-  DEFAULT_ACCESS_KEY_ID_KEY,
-  DEFAULT_CA_KEY,
-  DEFAULT_S3_REGION,
-  DEFAULT_SECRET_ACCESS_KEY_KEY,
-  type EtcdBackup,
-  EtcdBackupKind,
-  type EtcdBackupStatus,
-} from "../../api/backup.ts";
+import { type EtcdBackup, EtcdBackupKind, type EtcdBackupStatus } from "../../api/backup.ts";
 import { EtcdClusterKind } from "../../api/etcd-cluster.ts";
 import {
   BACKUP_LABEL,
   backupJob,
   deleteJob,
-  deleteJobName,
   parseSnapshotStatus,
   parseUploadResult,
   UPLOAD_CONTAINER,
-  uploadTarget,
   VERIFY_CONTAINER,
 } from "../../desired/backup-job.ts";
 import { CLUSTER_LABEL, MANAGED_BY } from "../../desired/names.ts";
 import {
+  BACKUP_REQUEUE,
   type BackupPlan,
   type JobResults,
   type ObservedClaim,
@@ -59,13 +51,7 @@ import {
   type PlannedCondition,
   planBackup,
 } from "../../plan/backup.ts";
-import {
-  type DeletionPlan,
-  planBackupDeletion,
-  planDeletionFailure,
-  planObjectDeleted,
-  SNAPSHOT_FINALIZER,
-} from "../../plan/backup-deletion.ts";
+import { backupDeletionSubject, planBackupDeletion, SNAPSHOT_FINALIZER } from "../../plan/backup-deletion.ts";
 import { observeBackupsInUse } from "../backup-use.ts";
 import { prepareAuth } from "../cluster/auth.ts";
 import { defaultEtcdClient, type EtcdClientFactory, observe } from "../cluster/observe.ts";
@@ -116,21 +102,12 @@ export function etcdBackupController(options: EtcdBackupControllerOptions): Cont
 }
 
 /**
- * What the controller does with a snapshot that could not be deleted (a {@link DeletionError}: its credentials gone,
- * the storage unreachable or refusing): Progressing False and Degraded with the reason, a Warning, a retry at the
- * Degraded pace; the finalizer stays. Any other error is retried with backoff.
+ * What the controller does with a snapshot that could not be deleted (@capstan/backup's DeletionError: its credentials
+ * gone, the storage unreachable or refusing): Progressing False and Degraded with the reason, a Warning, a retry at
+ * the Degraded pace; the finalizer stays. Any other error is retried with backoff.
  */
 export function etcdBackupErrorPolicy(err: Error, backup: EtcdBackup): ErrorAction | undefined {
-  if (!(err instanceof DeletionError)) return undefined;
-  const plan = planDeletionFailure(backup, err.reason, err.message);
-  const event = plan.event;
-  return {
-    conditions: plan.conditions,
-    ...(plan.requeueAfter === undefined ? {} : { requeueAfter: plan.requeueAfter }),
-    ...(event === undefined
-      ? {}
-      : { event: { type: event.type, reason: event.reason, action: "Delete", note: event.message } }),
-  };
+  return deletionErrorAction(err, backupDeletionSubject(backup), BACKUP_REQUEUE);
 }
 
 /** The API server's pods/log of `container`, the last 50 lines. */
@@ -228,7 +205,8 @@ export async function reconcileEtcdBackup(
   const observedJob = liveJob === undefined ? undefined : observeJob(liveJob);
   const job = observedJob?.failed === undefined ? observedJob : await withPodError(ctx, backup, observedJob);
 
-  if (backup.metadata.deletionTimestamp !== undefined) return reconcileDeletion(ctx, backup, job, options);
+  if (backup.metadata.deletionTimestamp !== undefined)
+    return reconcileBackupDeletion(ctx, deletionDefinition(options, ctx), backup, job);
   const deletion = planBackupDeletion({ backup, backupJob: job });
   if (deletion.action?.type === "AddFinalizer") {
     // Before the Job: no snapshot of a Delete backup is stored without the finalizer.
@@ -290,27 +268,6 @@ export async function reconcileEtcdBackup(
   return plan.requeueAfter === undefined ? undefined : { requeueAfter: plan.requeueAfter };
 }
 
-/** Reads the live claim of a PVC destination for the deletion planner (undefined: it does not exist). */
-async function observeClaimForDeletion(
-  ctx: ReconcileContext,
-  backup: EtcdBackup,
-): Promise<{ deleting?: boolean } | undefined> {
-  const pvc = backup.spec.destination.pvc;
-  if (pvc === undefined) return undefined;
-  try {
-    const claim = await ctx.client.get(
-      PersistentVolumeClaim,
-      pvc.claimName,
-      backup.metadata.namespace,
-      ctx.signal,
-    );
-    return claim.metadata?.deletionTimestamp === undefined ? {} : { deleting: true };
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
 /**
  * What the backup Job's S3 Secrets lack (the credentials and the CA bundle, read live), naming the spec field; undefined
  * when they hold every key the Job reads, or for a PVC destination.
@@ -330,172 +287,20 @@ async function s3SecretsProblem(ctx: ReconcileContext, backup: EtcdBackup): Prom
   return sharedS3SecretsProblem(read, s3, namespace, "spec.destination.s3");
 }
 
-/** A key of a Secret in the backup's namespace, read live (the cache holds no Secrets); throws naming what is missing. */
-async function secretKey(
-  ctx: ReconcileContext,
-  namespace: string,
-  name: string,
-  key: string,
-): Promise<string> {
-  let data: Record<string, string> | undefined;
-  try {
-    data = (await ctx.client.get(Secret, name, namespace, ctx.signal)).data;
-  } catch (err) {
-    if (isNotFound(err))
-      throw new DeletionError("CredentialsNotFound", `Secret ${namespace}/${name} does not exist`);
-    throw err;
-  }
-  const value = data?.[key];
-  if (value === undefined)
-    throw new DeletionError("CredentialsNotFound", `Secret ${namespace}/${name} has no key ${key}`);
-  return Buffer.from(value, "base64").toString("utf8");
-}
-
-/** A deletion failure with the reason the Degraded condition and the Event carry. */
-class DeletionError extends Error {
-  readonly reason: string;
-  constructor(reason: string, message: string) {
-    super(message);
-    this.reason = reason;
-  }
-}
-
-/** Deletes the backup's S3 object with its credentials Secret; throws a DeletionError saying why it could not. */
-async function deleteStoredObject(
-  ctx: ReconcileContext,
-  backup: EtcdBackup,
-  deleter: S3ObjectDeleter,
-): Promise<void> {
-  const s3 = backup.spec.destination.s3;
-  const target = uploadTarget(backup).target;
-  if (s3 === undefined || target.kind !== "s3") return;
-  const namespace = backup.metadata.namespace ?? "";
-  const creds = s3.credentialsSecret;
-  const accessKeyId = await secretKey(
-    ctx,
-    namespace,
-    creds.name,
-    creds.accessKeyIDKey ?? DEFAULT_ACCESS_KEY_ID_KEY,
-  );
-  const secretAccessKey = await secretKey(
-    ctx,
-    namespace,
-    creds.name,
-    creds.secretAccessKeyKey ?? DEFAULT_SECRET_ACCESS_KEY_KEY,
-  );
-  const ca =
-    s3.caSecret === undefined
-      ? undefined
-      : await secretKey(ctx, namespace, s3.caSecret.name, s3.caSecret.key ?? DEFAULT_CA_KEY);
-  try {
-    await deleter(
-      {
-        bucket: target.bucket,
-        key: target.key,
-        region: s3.region ?? DEFAULT_S3_REGION,
-        ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),
-        forcePathStyle: s3.forcePathStyle === true,
-        credentials: { accessKeyId, secretAccessKey },
-        ...(ca === undefined ? {} : { ca }),
-      },
-      ctx.signal,
-    );
-  } catch (err) {
-    const e = err as Error & { name?: string; $metadata?: { httpStatusCode?: number } };
-    const code = e.$metadata?.httpStatusCode;
-    const reason = code === 401 || code === 403 ? "StorageAccessDenied" : "StorageUnreachable";
-    throw new DeletionError(reason, `${s3.endpoint ?? "S3"}: ${e.name ?? "Error"}: ${e.message}`);
-  }
-}
-
-/** One reconcile of a backup being deleted: the deletion planner's step, its conditions and event. */
-async function reconcileDeletion(
-  ctx: ReconcileContext,
-  backup: EtcdBackup,
-  job: ObservedJob | undefined,
+/** The EtcdBackup's deletion as @capstan/backup's deletion reconcile takes it. */
+function deletionDefinition(
   options: EtcdBackupControllerOptions,
-): Promise<Result | undefined> {
-  const namespace = backup.metadata.namespace ?? "";
-  const name = backup.metadata.name ?? "";
-  const pvc = backup.spec.destination.pvc !== undefined;
-  const liveDeleteJob = pvc ? await ctx.cache.get(Job, deleteJobName(backup), namespace) : undefined;
-  const claim = pvc ? await observeClaimForDeletion(ctx, backup) : undefined;
-  const inUse = await observeBackupsInUse(ctx.cache, namespace);
-  let plan: DeletionPlan = planBackupDeletion({
-    backup,
-    backupJob: job,
-    deleteJob: liveDeleteJob === undefined ? undefined : observeJob(liveDeleteJob),
-    claim,
-    usedBy: inUse.get(name),
-  });
-  switch (plan.action?.type) {
-    case "DeleteBackupJob":
-      await ctx.client
-        .delete(Job, name, namespace, { propagationPolicy: "Background", signal: ctx.signal })
-        .catch((err: unknown) => {
-          if (!isNotFound(err)) throw err;
-        });
-      break;
-    case "DeleteObject":
-      // A DeletionError (why the object could not be deleted) is etcdBackupErrorPolicy's: Degraded, an Event.
-      await deleteStoredObject(ctx, backup, options.deleteObject ?? deleteS3Object);
-      plan = planObjectDeleted(backup);
-      break;
-    case "CreateDeleteJob":
-      try {
-        await ctx.client.create(Job, deleteJob(backup, options.operatorImage), { signal: ctx.signal });
-      } catch (err) {
-        if (isAlreadyExists(err)) break;
-        // A namespace being deleted refuses new objects: its claims, and the file with them, go too.
-        if (err instanceof ApiError && err.code === 403 && /terminat/i.test(err.message)) {
-          plan = {
-            action: { type: "RemoveFinalizer" },
-            conditions: [],
-            event: {
-              type: "Normal",
-              reason: "ClaimGone",
-              message: `namespace ${namespace} is being deleted: the snapshot goes with its claim`,
-            },
-          };
-          break;
-        }
-        throw err;
-      }
-      break;
-    case "RetryDeleteJob":
-      await ctx.client
-        .delete(Job, deleteJobName(backup), namespace, {
-          propagationPolicy: "Background",
-          signal: ctx.signal,
-        })
-        .catch((err: unknown) => {
-          if (!isNotFound(err)) throw err;
-        });
-      break;
-    default:
-      break;
-  }
-  if (plan.event !== undefined) {
-    ctx.recorder.event(backup, plan.event.type, plan.event.reason, "Delete", plan.event.message);
-  }
-  if (plan.action?.type === "RemoveFinalizer") {
-    if (liveDeleteJob !== undefined) {
-      await ctx.client
-        .delete(Job, deleteJobName(backup), namespace, {
-          propagationPolicy: "Background",
-          signal: ctx.signal,
-        })
-        .catch((err: unknown) => {
-          if (!isNotFound(err)) throw err;
-        });
-    }
-    await removeFinalizer(ctx.client, EtcdBackupKind, backup, SNAPSHOT_FINALIZER).catch((err: unknown) => {
-      if (!isNotFound(err)) throw err;
-    });
-    return undefined;
-  }
-  await writeConditions(ctx, backup, plan.conditions, new Date());
-  return plan.requeueAfter === undefined ? undefined : { requeueAfter: plan.requeueAfter };
+  ctx: ReconcileContext,
+): DeletionDefinition<EtcdBackup> {
+  return {
+    kind: EtcdBackupKind,
+    subject: backupDeletionSubject,
+    requeue: BACKUP_REQUEUE,
+    deleteJob: (backup) => deleteJob(backup, options.operatorImage),
+    inUse: (c, namespace) => observeBackupsInUse(c.cache, namespace),
+    writeConditions: (backup, conditions) => writeConditions(ctx, backup, conditions, new Date()),
+    deleteObject: options.deleteObject,
+  };
 }
 
 /** Sets `conditions` on the backup's status (nothing when they are already so). */

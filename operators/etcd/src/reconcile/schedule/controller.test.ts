@@ -8,9 +8,14 @@ import { describe, expect, it } from "vitest";
 import { type EtcdBackup, EtcdBackupKind, type EtcdBackupPhase } from "../../api/backup.ts";
 import { type EtcdBackupSchedule, EtcdBackupScheduleKind } from "../../api/backup-schedule.ts";
 import { EtcdRestoreKind } from "../../api/etcd-restore.ts";
-import { SCHEDULED_TIME_ANNOTATION, scheduledBackupName } from "../../plan/backup-schedule.ts";
 import { EtcdOperatorMetrics } from "../metrics.ts";
-import { reconcileEtcdBackupSchedule, SCHEDULE_LABEL, scheduledBackup } from "./controller.ts";
+import {
+  reconcileEtcdBackupSchedule,
+  SCHEDULE_LABEL,
+  SCHEDULED_TIME_ANNOTATION,
+  scheduledBackup,
+  scheduledBackupName,
+} from "./controller.ts";
 
 const schedule = (
   o: Partial<EtcdBackupSchedule["spec"]> = {},

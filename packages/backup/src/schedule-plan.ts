@@ -1,27 +1,57 @@
-// The backup schedule planner: from an EtcdBackupSchedule, the clock and the EtcdBackups it owns, what to do now:
-// create the backup due (named after its scheduled time, so a retry after a lost status write never makes two),
-// wait, or report a missed time; and which backups retention deletes. Pure: `now` is an input, cron times come
-// from croner (no timers are started).
+// The backup schedule planner the operators share (EtcdBackupSchedule, VaultSnapshotSchedule): from a schedule's
+// settings, the clock and the backups it owns, what to do now: create the backup due (named after its scheduled time,
+// so a retry after a lost status write never makes two), wait, or report a missed time; and which backups retention
+// deletes. Pure: `now` is an input, cron times come from croner (no timers are started).
 import { Cron } from "croner";
-import type { EtcdBackupPhase } from "../api/backup.ts";
-import {
-  DEFAULT_FAILED_HISTORY,
-  DEFAULT_KEEP_LAST,
-  type EtcdBackupScheduleSpec,
-} from "../api/backup-schedule.ts";
-import type { BackupsInUse } from "./backup-use.ts";
 
-/** Annotation on a scheduled EtcdBackup: the scheduled time it was created for (RFC 3339). */
-export const SCHEDULED_TIME_ANNOTATION = "etcd.capstan.dev/scheduled-time";
+/** Successful backups a schedule keeps when its retention is omitted. */
+export const DEFAULT_KEEP_LAST = 7;
+/** Failed backups a schedule keeps (for their status and Job logs) unless its history limit says otherwise. */
+export const DEFAULT_FAILED_HISTORY = 3;
+/** Longest schedule name: its backups are named `<schedule>-<minutes since the epoch>` (63 at most). */
+export const MAX_SCHEDULE_NAME_LENGTH = 52;
+/** A retention age: whole numbers with d, h, m or s units, e.g. "7d", "36h", "1d12h". */
+export const MAX_AGE_PATTERN = "^([0-9]+(d|h|m|s))+$";
+
+/** How many backups a schedule keeps. A successful backup is deleted once it is beyond `keepLast` or older than `maxAge`; the newest successful backup is always kept. */
+export interface BackupRetention {
+  /** Keep at most this many successful backups. */
+  keepLast?: number;
+  /** Delete successful backups older than this, e.g. "7d" or "36h". */
+  maxAge?: string;
+}
+
+/** A schedule's settings, whatever the operator calls its fields (its failed-history limit, its template). */
+export interface ScheduleSettings {
+  /** Cron expression, five fields (minute hour day-of-month month day-of-week) or @hourly, @daily... */
+  schedule: string;
+  /** IANA time zone the schedule is read in (default UTC). */
+  timeZone?: string | undefined;
+  /** A scheduled time not started within this many seconds is skipped and reported missed (default: never skipped). */
+  startingDeadlineSeconds?: number | undefined;
+  /** Create no new backups until unset (retention still applies). */
+  suspend?: boolean | undefined;
+  retention?: BackupRetention | undefined;
+  /** Failed backups kept for inspection (default 3). */
+  failedHistoryLimit?: number | undefined;
+  /** The spec field of that limit, for messages (default "failedBackupsHistoryLimit"). */
+  failedHistoryLimitField?: string | undefined;
+}
+
+/** Where one backup is in its life (the phases of an EtcdBackup and a VaultSnapshot). */
+export type BackupPhase = "Pending" | "Running" | "Succeeded" | "Failed";
+
+/** Backups a restore uses or may still use, each with who uses it (for messages): retention keeps them. */
+export type BackupsInUse = ReadonlyMap<string, string>;
 
 /** Missed scheduled times are counted up to this many (the count is only reported; a month down is not 43200 steps). */
 export const MAX_COUNTED_MISSED = 100;
 
-/** An EtcdBackup the schedule owns. */
+/** A backup the schedule owns. */
 export interface OwnedBackup {
   name: string;
   /** Unset until the backup's reconciler first writes status: counted as running. */
-  phase?: EtcdBackupPhase;
+  phase?: BackupPhase;
   /** Its scheduled time (annotation), or its creation time. */
   scheduledTime: Date;
   completionTime?: Date;
@@ -31,7 +61,7 @@ export interface OwnedBackup {
 export interface ScheduleInput {
   /** The schedule's metadata.name. */
   name: string;
-  spec: EtcdBackupScheduleSpec;
+  spec: ScheduleSettings;
   /** The schedule's creationTimestamp: times before it are never due. */
   createdAt: Date;
   /** status.lastScheduleTime. */
@@ -40,7 +70,7 @@ export interface ScheduleInput {
   lastMissedTime?: Date;
   backups: OwnedBackup[];
   now: Date;
-  /** Backups a restore uses or may still use (see backupsInUse): retention keeps them. */
+  /** Backups a restore uses or may still use: retention keeps them. */
   inUse?: BackupsInUse;
 }
 
@@ -94,7 +124,7 @@ export function parseMaxAge(text: string): number | undefined {
 
 /** The cron schedule of `spec` in its time zone, or the problem naming the field. */
 export function parseSchedule(
-  spec: Pick<EtcdBackupScheduleSpec, "schedule" | "timeZone">,
+  spec: Pick<ScheduleSettings, "schedule" | "timeZone">,
 ): Cron | { field: string; message: string } {
   const timezone = spec.timeZone ?? "UTC";
   try {
@@ -131,12 +161,12 @@ const newestFirst = (a: OwnedBackup, b: OwnedBackup) =>
 
 /**
  * The backups retention deletes: successful ones beyond `keepLast` or older than `maxAge` (their completion
- * time; the newest successful backup is always kept), and failed ones beyond `failedBackupsHistoryLimit`.
+ * time; the newest successful backup is always kept), and failed ones beyond `failedHistoryLimit`.
  * Pending and running backups are never deleted, nor one a restore uses or may still use (`inUse`: it stays, and
  * is not counted against keepLast).
  */
 export function retentionDeletes(
-  spec: Pick<EtcdBackupScheduleSpec, "retention" | "failedBackupsHistoryLimit">,
+  spec: Pick<ScheduleSettings, "retention" | "failedHistoryLimit" | "failedHistoryLimitField">,
   backups: OwnedBackup[],
   now: Date,
   inUse: BackupsInUse = new Map(),
@@ -156,13 +186,14 @@ export function retentionDeletes(
       out.push({ name: b.name, reason: `older than retention.maxAge ${retention.maxAge}` });
     }
   });
-  const failedLimit = spec.failedBackupsHistoryLimit ?? DEFAULT_FAILED_HISTORY;
+  const failedLimit = spec.failedHistoryLimit ?? DEFAULT_FAILED_HISTORY;
+  const field = spec.failedHistoryLimitField ?? "failedBackupsHistoryLimit";
   backups
     .filter((b) => b.phase === "Failed")
     .sort(newestFirst)
     .slice(failedLimit)
     .forEach((b) => {
-      out.push({ name: b.name, reason: `failed, beyond failedBackupsHistoryLimit ${failedLimit}` });
+      out.push({ name: b.name, reason: `failed, beyond ${field} ${failedLimit}` });
     });
   return out;
 }
@@ -182,7 +213,7 @@ export interface StaleBackup {
  * to have two scheduled times.
  */
 export function staleBackup(
-  spec: Pick<EtcdBackupScheduleSpec, "schedule" | "timeZone" | "suspend">,
+  spec: Pick<ScheduleSettings, "schedule" | "timeZone" | "suspend">,
   createdAt: Date,
   lastSuccess: Date | undefined,
   now: Date,
@@ -205,7 +236,7 @@ function countBetween(cron: Cron, after: Date, before: Date): number {
   return n;
 }
 
-/** Plans one reconcile of an EtcdBackupSchedule. */
+/** Plans one reconcile of a backup schedule. */
 export function planSchedule(input: ScheduleInput): SchedulePlan {
   const { spec, now, backups } = input;
   const active = backups

@@ -1,7 +1,6 @@
 // Table tests of the backup schedule planner: due or not, concurrency Forbid, missed times and starting
 // deadlines, clock skew, DST, a changed schedule, an operator down for a day, and retention.
 import { describe, expect, it } from "vitest";
-import type { EtcdBackupScheduleSpec } from "../api/backup-schedule.ts";
 import {
   MAX_COUNTED_MISSED,
   type OwnedBackup,
@@ -10,18 +9,16 @@ import {
   retentionDeletes,
   type ScheduleInput,
   type SchedulePlan,
+  type ScheduleSettings,
   scheduledBackupName,
   staleBackup,
-} from "./backup-schedule.ts";
+} from "./schedule-plan.ts";
 
 const T = (iso: string) => new Date(iso);
 const CREATED = T("2026-11-01T00:00:00Z");
 
-const spec = (o: Partial<EtcdBackupScheduleSpec> = {}): EtcdBackupScheduleSpec => ({
+const spec = (o: Partial<ScheduleSettings> = {}): ScheduleSettings => ({
   schedule: "0 * * * *",
-  backupTemplate: {
-    spec: { clusterName: "demo", destination: { pvc: { claimName: "backups" } } },
-  },
   ...o,
 });
 
@@ -363,7 +360,7 @@ describe("planSchedule", () => {
   });
 });
 
-type RetentionCase = [string, Partial<EtcdBackupScheduleSpec>, OwnedBackup[], string, string[]];
+type RetentionCase = [string, Partial<ScheduleSettings>, OwnedBackup[], string, string[]];
 
 const hourly = (n: number, phase: OwnedBackup["phase"] = "Succeeded"): OwnedBackup =>
   bk(
@@ -426,14 +423,14 @@ const retentionCases: RetentionCase[] = [
   ],
   [
     "failed backups beyond the history limit go, oldest first",
-    { failedBackupsHistoryLimit: 1 },
+    { failedHistoryLimit: 1 },
     [hourly(1, "Failed"), hourly(2, "Failed"), hourly(3, "Failed"), hourly(4)],
     "2026-11-01T12:00:00Z",
     ["b2", "b1"],
   ],
   [
     "a history limit of 0 deletes every failed backup",
-    { failedBackupsHistoryLimit: 0 },
+    { failedHistoryLimit: 0 },
     [hourly(1, "Failed")],
     "2026-11-01T12:00:00Z",
     ["b1"],
