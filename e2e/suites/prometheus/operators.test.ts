@@ -25,7 +25,12 @@ import {
   type TestNamespace,
   waitFor,
 } from "@capstan/testing";
-import { vaultClusterCrd, vaultRecoveryCrd, vaultSnapshotCrd } from "@capstan/vault-operator";
+import {
+  vaultClusterCrd,
+  vaultRecoveryCrd,
+  vaultSnapshotCrd,
+  vaultSnapshotScheduleCrd,
+} from "@capstan/vault-operator";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { bindClusterRole } from "../core/fixtures/metrics-scraper.ts";
 import { waitAvailable as etcdAvailable, etcdCluster, memberPods } from "../etcd/fixtures/etcd-cluster.ts";
@@ -104,8 +109,9 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
     await applyCrd(client, vaultClusterCrd(), "capstan-e2e-vault");
     // The Vault operator watches VaultRecoveries too: without their CRD its cache never syncs.
     await applyCrd(client, vaultRecoveryCrd(), "capstan-e2e-vault");
-    // The operator caches VaultSnapshots too: without their CRD its caches never sync.
+    // The operator caches VaultSnapshots and VaultSnapshotSchedules too: without their CRDs its caches never sync.
     await applyCrd(client, vaultSnapshotCrd(), "capstan-e2e-vault");
+    await applyCrd(client, vaultSnapshotScheduleCrd(), "capstan-e2e-vault");
     const common = {
       "crds.enabled": false,
       "serviceMonitor.enabled": true,
@@ -219,7 +225,7 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus scraping the etcd and Vaul
   it("up == 1 for each operator's ServiceMonitor, with its controller-runtime metrics", async () => {
     for (const [ns, controllers, job] of [
       [etcdOpNs.name, ["etcdcluster", "etcdbackup", "etcdbackupschedule"], "etcd-operator-metrics"],
-      [vaultOpNs.name, ["vaultcluster", "vaultsnapshot"], "vault-operator-metrics"],
+      [vaultOpNs.name, ["vaultcluster", "vaultsnapshot", "vaultsnapshotschedule"], "vault-operator-metrics"],
       [promOpNs.name, ["prometheus"], "prometheus-operator-metrics"],
     ] as const) {
       const up = await series(`up{namespace="${ns}", job="${job}"} == 1`);

@@ -2,13 +2,21 @@
 // a VaultSnapshot taken and stored (its object's size is the status's), the VaultCluster deleted with its claims (the
 // keys Secret kept, as unseal.retainKeysOnDelete does by default), then a new VaultCluster of the same name created
 // with spec.restore naming the snapshot: it restores, unseals with the kept keys, grows to three servers, serves the
-// same secret under the same cluster_id, and leaves none of the restore's temporary objects behind.
+// same secret under the same cluster_id, and leaves none of the restore's temporary objects behind. Then a
+// VaultSnapshotSchedule every minute with keepLast 1: it takes verified snapshots, and retention deletes the older
+// VaultSnapshot and, through its deletionPolicy Delete finalizer, its S3 object.
 import { type Client, Job, PersistentVolumeClaim, Secret } from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { deployS3Server, type S3Server } from "../etcd/fixtures/s3.ts";
 import { installOperator, type OperatorRelease, vaultSuitesEnabled } from "./fixtures/operator-release.ts";
-import { clusterSelector, names, VaultClusterKind, VaultSnapshotKind } from "./fixtures/vault-api.ts";
+import {
+  clusterSelector,
+  names,
+  VaultClusterKind,
+  VaultSnapshotKind,
+  VaultSnapshotScheduleKind,
+} from "./fixtures/vault-api.ts";
 import {
   printFailureReport,
   secretExists,
@@ -21,6 +29,8 @@ import {
 import { enableKv, kvGet, kvPut } from "./fixtures/vault-http.ts";
 
 const name = "snap";
+const scheduled = "sched";
+const scheduleName = "every-minute";
 const minutes = (n: number) => n * 60_000;
 
 let client: Client;
@@ -39,9 +49,20 @@ describe.skipIf(!vaultSuitesEnabled)("VaultSnapshot and a restore into a new Vau
   }, minutes(6));
 
   afterAll(async () => {
+    // The schedule's snapshots hold a finalizer until their objects are deleted: let the operator do that before it
+    // is uninstalled, so the namespace can go.
+    await deleteSchedule().catch((err) => console.warn(`cleanup: ${err}`));
     await s3?.teardown();
-    await tearDownSuite(client, [{ namespace: ns, name }], op, [nsObj]);
-  }, minutes(5));
+    await tearDownSuite(
+      client,
+      [
+        { namespace: ns, name },
+        { namespace: ns, name: scheduled },
+      ],
+      op,
+      [nsObj],
+    );
+  }, minutes(8));
 
   beforeEach(({ onTestFailed }) => {
     onTestFailed(() => printFailureReport(client, ns, name, op));
@@ -64,15 +85,7 @@ describe.skipIf(!vaultSuitesEnabled)("VaultSnapshot and a restore into a new Vau
         metadata: { name: "snap-1", namespace: ns },
         spec: {
           clusterName: name,
-          destination: {
-            s3: {
-              endpoint: server.endpoint,
-              bucket: server.bucket,
-              prefix: "vault",
-              forcePathStyle: true,
-              credentialsSecret: { name: server.credentials.secretName },
-            },
-          },
+          destination: s3Destination(server, "vault"),
         },
       });
       const taken = await eventually(
@@ -147,4 +160,120 @@ describe.skipIf(!vaultSuitesEnabled)("VaultSnapshot and a restore into a new Vau
     },
     minutes(30),
   );
+
+  it(
+    "a VaultSnapshotSchedule every minute takes verified snapshots; keepLast 1 deletes the older one and its object",
+    async () => {
+      const server = s3 as S3Server;
+      await client.create(VaultClusterKind, vaultCluster(ns, scheduled, { replicas: 1 }));
+      await waitAvailable(client, ns, scheduled, 1, minutes(6));
+      await client.create(VaultSnapshotScheduleKind, {
+        apiVersion: VaultSnapshotScheduleKind.apiVersion,
+        kind: VaultSnapshotScheduleKind.kind,
+        metadata: { name: scheduleName, namespace: ns },
+        spec: {
+          schedule: "* * * * *",
+          retention: { keepLast: 1 },
+          snapshotTemplate: {
+            spec: {
+              clusterName: scheduled,
+              destination: s3Destination(server, "scheduled"),
+            },
+          },
+        },
+      });
+      const owned = async () =>
+        (
+          await client.list(VaultSnapshotKind, {
+            namespace: ns,
+            labelSelector: `vault.capstan.dev/schedule=${scheduleName}`,
+          })
+        ).items;
+      // The first scheduled snapshot succeeds, and the schedule says so.
+      const first = await eventually(
+        async () => {
+          const sched = await client.get(VaultSnapshotScheduleKind, scheduleName, ns);
+          const last = sched.status?.lastSuccessfulSnapshot;
+          expect(last, JSON.stringify(sched.status)).toBeDefined();
+          return last as string;
+        },
+        { timeoutMs: minutes(4), intervalMs: 2_000, message: "a scheduled snapshot Succeeded" },
+      );
+      const snap = await client.get(VaultSnapshotKind, first, ns);
+      expect(snap.spec.deletionPolicy).toBe("Delete");
+      expect(snap.metadata.finalizers).toContain("vault.capstan.dev/delete-snapshot");
+      expect(snap.status?.raftIndex).toBeGreaterThan(0);
+      const firstKey = (snap.status?.location ?? "").replace(`s3://${server.bucket}/`, "");
+      expect(firstKey).toMatch(new RegExp(`^scheduled/${ns}/${scheduled}/${first}-[0-9a-f-]+\\.snap$`));
+      // A later one succeeds: the first VaultSnapshot goes, and its object with it; one object is left, the newest's.
+      await eventually(
+        async () => {
+          const sched = await client.get(VaultSnapshotScheduleKind, scheduleName, ns);
+          const last = sched.status?.lastSuccessfulSnapshot;
+          expect(last).toBeDefined();
+          expect(last).not.toBe(first);
+          const left = await owned();
+          expect(left.map((s) => s.metadata.name)).not.toContain(first);
+          const newest = await client.get(VaultSnapshotKind, last as string, ns);
+          const keys = (await server.listObjects("scheduled/")).map((o) => o.key);
+          expect(keys).not.toContain(firstKey);
+          expect(keys).toContain((newest.status?.location ?? "").replace(`s3://${server.bucket}/`, ""));
+          expect(sched.status?.conditions?.find((c) => c.type === "Available")?.status).toBe("True");
+        },
+        {
+          timeoutMs: minutes(5),
+          intervalMs: 3_000,
+          message: "retention deleted the first snapshot and its object",
+        },
+      );
+      await deleteSchedule();
+      expect(await server.listObjects("scheduled/")).toEqual([]);
+    },
+    minutes(20),
+  );
 });
+
+/** A snapshot destination in the suite's bucket, below `prefix`. */
+function s3Destination(server: S3Server, prefix: string) {
+  return {
+    s3: {
+      endpoint: server.endpoint,
+      bucket: server.bucket,
+      prefix,
+      forcePathStyle: true,
+      credentialsSecret: { name: server.credentials.secretName },
+    },
+  };
+}
+
+/**
+ * Suspends the schedule and waits until none of its snapshots runs (a deleted snapshot's running Job is stopped, but
+ * its pod may still finish an upload), then deletes it and waits until its VaultSnapshots are gone (the garbage
+ * collector deletes them; each one's finalizer holds it until its object is deleted).
+ */
+async function deleteSchedule(): Promise<void> {
+  if (client === undefined || ns === "") return;
+  try {
+    await client.patch(VaultSnapshotScheduleKind, scheduleName, ns, { spec: { suspend: true } }, "merge");
+  } catch {
+    return;
+  }
+  await eventually(
+    async () => {
+      const sched = await client.get(VaultSnapshotScheduleKind, scheduleName, ns);
+      expect(sched.status?.active).toBeUndefined();
+    },
+    { timeoutMs: minutes(3), intervalMs: 2_000, message: "no scheduled snapshot runs" },
+  );
+  await client.delete(VaultSnapshotScheduleKind, scheduleName, ns);
+  await eventually(
+    async () => {
+      const left = await client.list(VaultSnapshotKind, {
+        namespace: ns,
+        labelSelector: `vault.capstan.dev/schedule=${scheduleName}`,
+      });
+      expect(left.items.map((s) => s.metadata.name)).toEqual([]);
+    },
+    { timeoutMs: minutes(3), intervalMs: 2_000, message: "the schedule's snapshots are deleted" },
+  );
+}

@@ -78,7 +78,7 @@ const operatorGrants = [
   "/secrets: create,delete,get,list,patch,watch",
   "/serviceaccounts: create,get,list,patch,watch",
   "/services: create,get,list,patch,watch",
-  // A VaultSnapshot's Job and a restore's Job.
+  // A VaultSnapshot's Job, the Job removing a deleted one's file, and a restore's Job.
   "batch/jobs: create,delete,get,list,watch",
   "events.k8s.io/events: create,patch",
   "policy/poddisruptionbudgets: create,get,list,patch,watch",
@@ -93,7 +93,11 @@ const operatorGrants = [
   "vault.capstan.dev/vaultrecoveries: get,list,patch,watch",
   "vault.capstan.dev/vaultsnapshots/finalizers: update",
   "vault.capstan.dev/vaultsnapshots/status: get,patch,update",
-  "vault.capstan.dev/vaultsnapshots: get,list,watch",
+  // A schedule creates its snapshots and deletes them by retention; the deletionPolicy finalizer is a patch.
+  "vault.capstan.dev/vaultsnapshots: create,delete,get,list,patch,watch",
+  "vault.capstan.dev/vaultsnapshotschedules/finalizers: update",
+  "vault.capstan.dev/vaultsnapshotschedules/status: get,patch,update",
+  "vault.capstan.dev/vaultsnapshotschedules: get,list,watch",
 ];
 
 describe.skipIf(helm === undefined)("charts/vault-operator", () => {
@@ -142,6 +146,7 @@ describe.skipIf(helm === undefined)("charts/vault-operator", () => {
       "vaultclusters.vault.capstan.dev",
       "vaultrecoveries.vault.capstan.dev",
       "vaultsnapshots.vault.capstan.dev",
+      "vaultsnapshotschedules.vault.capstan.dev",
     ]);
     for (const crd of shipped) {
       expect(crd.metadata).toMatchObject({ annotations: { "helm.sh/resource-policy": "keep" } });

@@ -6,8 +6,8 @@
 // --operator-image (VAULT_OPERATOR_IMAGE): the image whose Job steps the snapshot and restore Jobs run (the chart sets
 // the operator's own). POD_NAME is the Lease identity.
 // `node main.js vault-snapshot-save ...` and `backup-upload ...` are the steps of a VaultSnapshot's Job,
-// `backup-fetch ...` and `vault-snapshot-restore ...` those of a restore Job (src/snapshot/commands.ts and
-// @capstan/backup): not the operator.
+// `backup-fetch ...` and `vault-snapshot-restore ...` those of a restore Job, `backup-delete ...` the Job removing a
+// deleted snapshot's file from its claim (src/snapshot/commands.ts and @capstan/backup): not the operator.
 import { Client, createLogger, Manager, operatorCommandLine, shutdownSignal } from "@capstan/core";
 import { DEFAULT_RELOADER_IMAGE } from "./desired/objects.ts";
 import { vaultClusterCacheSelectors, vaultClusterController } from "./reconcile/controller.ts";
@@ -15,6 +15,7 @@ import { KeysKeeper } from "./reconcile/keys-keeper.ts";
 import { VaultOperatorMetrics } from "./reconcile/metrics.ts";
 import { DEFAULT_OPERATOR_IMAGE } from "./reconcile/restore.ts";
 import { vaultSnapshotController } from "./reconcile/snapshot.ts";
+import { vaultSnapshotScheduleController } from "./reconcile/snapshot-schedule.ts";
 
 // Each Job step prints its error on stderr, which FallbackToLogsOnError makes the termination message the operator
 // reports.
@@ -26,6 +27,7 @@ const jobSteps = new Map<string, () => Promise<(argv: string[]) => Promise<unkno
   ],
   ["backup-upload", async () => (await import("@capstan/backup")).backupUploadCommand],
   ["backup-fetch", async () => (await import("@capstan/backup")).backupFetchCommand],
+  ["backup-delete", async () => (await import("@capstan/backup")).backupDeleteCommand],
 ]);
 const step = jobSteps.get(process.argv[2] ?? "");
 if (step !== undefined) {
@@ -54,7 +56,7 @@ const cli = operatorCommandLine({
       env: "VAULT_OPERATOR_IMAGE",
       default: DEFAULT_OPERATOR_IMAGE,
       description:
-        "image whose vault-snapshot-save, backup-upload, backup-fetch and vault-snapshot-restore steps the snapshot and restore Jobs run (the operator's own image)",
+        "image whose vault-snapshot-save, backup-upload, backup-fetch, vault-snapshot-restore and backup-delete steps the snapshot, restore and snapshot deletion Jobs run (the operator's own image)",
     },
   },
 });
@@ -86,6 +88,7 @@ mgr.add(
   }),
 );
 mgr.add(vaultSnapshotController({ operatorImage }));
+mgr.add(vaultSnapshotScheduleController());
 logger.info(
   {
     namespace: cli.watchNamespace ?? "(all)",

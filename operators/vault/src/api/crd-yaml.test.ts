@@ -9,6 +9,7 @@ import { crds } from "./crds.ts";
 import { vaultClusterCrd } from "./vault-cluster.ts";
 import { vaultRecoveryCrd } from "./vault-recovery.ts";
 import { vaultSnapshotCrd } from "./vault-snapshot.ts";
+import { vaultSnapshotScheduleCrd } from "./vault-snapshot-schedule.ts";
 
 const packageDir = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -18,13 +19,19 @@ describe("generated CRD files", () => {
     expect(drift.map((d) => formatDrift(d, packageDir))).toEqual([]);
   });
 
-  it("declare the VaultCluster, VaultRecovery and VaultSnapshot CRDs, and crds/ parses back to them", () => {
+  it("declare the VaultCluster, VaultRecovery, VaultSnapshot and VaultSnapshotSchedule CRDs, and crds/ parses back to them", () => {
     expect(crds.map((c) => c.metadata.name)).toEqual([
       "vaultclusters.vault.capstan.dev",
       "vaultrecoveries.vault.capstan.dev",
       "vaultsnapshots.vault.capstan.dev",
+      "vaultsnapshotschedules.vault.capstan.dev",
     ]);
-    for (const crd of [vaultClusterCrd(), vaultRecoveryCrd(), vaultSnapshotCrd()]) {
+    for (const crd of [
+      vaultClusterCrd(),
+      vaultRecoveryCrd(),
+      vaultSnapshotCrd(),
+      vaultSnapshotScheduleCrd(),
+    ]) {
       const committed = readFileSync(
         new URL(`../../crds/${crd.metadata.name}.yaml`, import.meta.url),
         "utf8",

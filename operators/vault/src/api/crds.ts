@@ -4,11 +4,13 @@ import type { CustomResourceDefinitionObject, JSONSchemaProps } from "@capstan/c
 import { vaultClusterCrd } from "./vault-cluster.ts";
 import { vaultRecoveryCrd } from "./vault-recovery.ts";
 import { vaultSnapshotCrd } from "./vault-snapshot.ts";
+import { vaultSnapshotScheduleCrd } from "./vault-snapshot-schedule.ts";
 
 export const crds: CustomResourceDefinitionObject[] = [
   vaultClusterCrd(),
   vaultRecoveryCrd(),
   vaultSnapshotCrd(),
+  vaultSnapshotScheduleCrd(),
 ];
 
 /**

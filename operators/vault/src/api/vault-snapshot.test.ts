@@ -26,6 +26,7 @@ describe("VaultSnapshot", () => {
       clusterName: true,
       destination: true,
       activeDeadlineSeconds: true,
+      deletionPolicy: true,
     };
     expect(props(spec)).toEqual(Object.keys(keys).sort());
     expect(props(spec?.properties?.destination)).toEqual(["pvc", "s3"]);

@@ -2,7 +2,7 @@
 // in S3-compatible object storage or on a PersistentVolumeClaim (the destination API is @capstan/backup's, the same
 // as an EtcdBackup's). A resource of its own, not a VaultCluster field, so it outlives the cluster (a restore into a
 // new VaultCluster reads it) and carries its own destination, credentials and status. The CRD schema and its types.
-import { type BackupDestination, destinationSchemas, NAME_RULE } from "@capstan/backup";
+import { type BackupDestination, type DeletionPolicy, destinationSchemas, NAME_RULE } from "@capstan/backup";
 import {
   type Condition,
   type CustomResourceDefinitionObject,
@@ -16,6 +16,11 @@ import { GROUP, VERSION } from "./group.ts";
 /** Seconds a snapshot may take before it is failed, unless `spec.activeDeadlineSeconds` says otherwise. */
 export const DEFAULT_SNAPSHOT_DEADLINE_SECONDS = 3600;
 
+/** A VaultSnapshot keeps its stored file when deleted unless `spec.deletionPolicy` says Delete. */
+export const DEFAULT_SNAPSHOT_DELETION_POLICY: DeletionPolicy = "Retain";
+/** A schedule's snapshots delete their files with them (so retention frees storage) unless the template says Retain. */
+export const DEFAULT_SCHEDULED_SNAPSHOT_DELETION_POLICY: DeletionPolicy = "Delete";
+
 /** The desired snapshot; immutable once created. */
 export interface VaultSnapshotSpec {
   /** The VaultCluster, in the same namespace, to snapshot. */
@@ -23,6 +28,11 @@ export interface VaultSnapshotSpec {
   destination: BackupDestination;
   /** Seconds the snapshot may take, from its creation, before it is failed (default 3600). */
   activeDeadlineSeconds?: number;
+  /**
+   * Delete: deleting the VaultSnapshot first deletes the stored file (a finalizer holds it until then); Retain: the
+   * file stays. Default Retain; Delete in a schedule's snapshotTemplate.
+   */
+  deletionPolicy?: DeletionPolicy;
 }
 
 /** The life cycle of one snapshot. */
@@ -79,9 +89,13 @@ export const snapshotDestination = destinationSchemas({
   resource: "snapshot",
 });
 
-const specSchema: JSONSchemaProps = {
+/**
+ * The schema of a VaultSnapshot's spec (also a schedule's template spec), without its immutability rule, with its
+ * deletionPolicy default.
+ */
+export const snapshotSpecSchema = (description: string, deletionPolicy: DeletionPolicy): JSONSchemaProps => ({
   type: "object",
-  description: "The snapshot to take; immutable (create another VaultSnapshot for another snapshot).",
+  description,
   required: ["clusterName", "destination"],
   properties: {
     clusterName: {
@@ -101,7 +115,21 @@ const specSchema: JSONSchemaProps = {
       minimum: 60,
       maximum: 86_400,
     },
+    deletionPolicy: {
+      type: "string",
+      enum: ["Retain", "Delete"],
+      default: deletionPolicy,
+      description:
+        "What deleting the VaultSnapshot does to the stored file: Delete removes it first (a finalizer holds the VaultSnapshot until it is gone; never while a VaultCluster's spec.restore still reads it), Retain leaves it. Default Retain for a VaultSnapshot, Delete in a schedule's snapshotTemplate (so retention frees storage).",
+    },
   },
+});
+
+const specSchema: JSONSchemaProps = {
+  ...snapshotSpecSchema(
+    "The snapshot to take; immutable (create another VaultSnapshot for another snapshot).",
+    DEFAULT_SNAPSHOT_DELETION_POLICY,
+  ),
   "x-kubernetes-validations": [
     {
       rule: "self == oldSelf",

@@ -9,6 +9,7 @@ import {
   s3CaMounts,
   s3CaVolumes,
   s3CredentialsEnv,
+  snapshotDeleteJob,
   snapshotLocation,
   uploadArgs,
   uploadTargetOf,
@@ -227,4 +228,35 @@ export function snapshotJob(input: {
   };
   setControllerReference(snapshot, VaultSnapshotKind, job);
   return job;
+}
+
+/** Label on the Job (and pod) that removes a deleted snapshot's file from its claim; carries the snapshot's name. */
+export const SNAPSHOT_DELETE_LABEL = "vault.capstan.dev/snapshot-delete";
+
+/**
+ * The Job removing a deleted PVC snapshot's file (and a leftover .partial) with the operator image's `backup-delete`,
+ * as the user the snapshot Job wrote it as. Not owned by the VaultSnapshot (a foreground deletion would delete it
+ * before it ran).
+ */
+export function snapshotFileDeleteJob(snapshot: VaultSnapshot, operatorImage: string): JobObject {
+  const { name, namespace } = snapshotName(snapshot);
+  const pvc = snapshot.spec.destination.pvc;
+  const target = uploadTargetOf(snapshotRef(snapshot), SNAPSHOT_FILE).target;
+  if (pvc === undefined || target.kind !== "file")
+    throw new Error(`VaultSnapshot ${name}: only a pvc destination is removed by a Job`);
+  return snapshotDeleteJob({
+    name,
+    namespace,
+    labels: {
+      "app.kubernetes.io/name": "vault-snapshot-delete",
+      "app.kubernetes.io/instance": snapshot.spec.clusterName,
+      "app.kubernetes.io/managed-by": MANAGED_BY,
+      [SNAPSHOT_DELETE_LABEL]: name,
+    },
+    operatorImage,
+    claimName: pvc.claimName,
+    file: target.path,
+    runAsUser: OPERATOR_UID,
+    backoffLimit: SNAPSHOT_BACKOFF_LIMIT,
+  });
 }

@@ -17,10 +17,12 @@ import {
 import { Registry } from "prom-client";
 import { VaultRecoveryKind } from "../api/vault-recovery.ts";
 import { VaultSnapshotKind } from "../api/vault-snapshot.ts";
+import { VaultSnapshotScheduleKind } from "../api/vault-snapshot-schedule.ts";
 import { vaultClusterController } from "./controller.ts";
 import { KeysKeeper } from "./keys-keeper.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";
 import { vaultSnapshotController } from "./snapshot.ts";
+import { vaultSnapshotScheduleController } from "./snapshot-schedule.ts";
 
 /** Only the controller's kinds are read here: nothing reconciles, so its keeper never writes. */
 const neverWrites = () => Promise.reject(new Error("the RBAC listing writes nothing"));
@@ -32,6 +34,7 @@ export const access: OperatorAccess = {
       keys: new KeysKeeper({ client: { patch: neverWrites, create: neverWrites } }),
     }),
     vaultSnapshotController({ operatorImage: "unused" }),
+    vaultSnapshotScheduleController(),
   ],
   rules: [
     {
@@ -61,12 +64,29 @@ export const access: OperatorAccess = {
       kind: VaultSnapshotKind,
       subresource: "finalizers",
       verbs: ["update"],
-      why: "the chart grants every CRD it ships a reconciled kind's rules (crdPermissions); no finalizer is set on a VaultSnapshot",
+      why: "the chart grants every CRD it ships a reconciled kind's rules (crdPermissions); the deletionPolicy finalizer is a metadata patch, not this subresource",
+    },
+    {
+      kind: VaultSnapshotKind,
+      verbs: ["create", "patch", "delete"],
+      why: "a VaultSnapshotSchedule creates a VaultSnapshot for each scheduled time and deletes those beyond its retention; the deletionPolicy finalizer is added and removed (JSON patch)",
+    },
+    {
+      kind: VaultSnapshotScheduleKind,
+      subresource: "status",
+      verbs: ["get", "update", "patch"],
+      why: "a VaultSnapshotSchedule's last and next scheduled times, last success and conditions",
+    },
+    {
+      kind: VaultSnapshotScheduleKind,
+      subresource: "finalizers",
+      verbs: ["update"],
+      why: "the chart grants every CRD it ships a reconciled kind's rules (crdPermissions); no finalizer is set on a VaultSnapshotSchedule",
     },
     {
       kind: Job,
       verbs: ["create", "delete"],
-      why: "a VaultSnapshot's Job takes and stores the snapshot; a restore's Job writes it into a new cluster and is deleted once the restore is confirmed",
+      why: "a VaultSnapshot's Job takes and stores the snapshot; a Job removes a deleted PVC snapshot's file; a restore's Job writes it into a new cluster and is deleted once the restore is confirmed",
     },
     {
       kind: Pod,

@@ -160,6 +160,26 @@ describe("VaultSnapshot reconcile", () => {
     expect(second.get(Pod, "s1-abcde", "ns")).toBeDefined();
   });
 
+  it("with deletionPolicy Delete, adds the finalizer before the Job; with the default Retain, none", async () => {
+    const asked: { target: VaultTarget; input: unknown }[] = [];
+    const del: VaultSnapshot = { ...snapshot, spec: { ...snapshot.spec, deletionPolicy: "Delete" } };
+    const r = await reconcileOnce(
+      (req, ctx) => reconcileVaultSnapshot(req, ctx, { operatorImage: "op:1", vaultClient: vault(asked) }),
+      { kinds, objects: [...world().filter((o) => o.kind !== "VaultSnapshot"), del], request: del },
+    );
+    r.expectNoError();
+    expect(r.get(VaultSnapshotKind, "s1", "ns")?.metadata.finalizers).toEqual([
+      "vault.capstan.dev/delete-snapshot",
+    ]);
+    const order = r.writes.map(
+      (w) => `${w.verb} ${w.kind}${w.subresource === "" ? "" : `/${w.subresource}`}`,
+    );
+    expect(order.indexOf("patch VaultSnapshot")).toBeGreaterThanOrEqual(0);
+    expect(order.indexOf("patch VaultSnapshot")).toBeLessThan(order.indexOf("create Job"));
+    const retained = await run(world(), []);
+    expect(retained.get(VaultSnapshotKind, "s1", "ns")?.metadata.finalizers).toBeUndefined();
+  });
+
   it("a token Vault refuses is Degraded SnapshotForbidden, with no Secret and no Job", async () => {
     const asked: { target: VaultTarget; input: unknown }[] = [];
     const refused = await run(

@@ -1,17 +1,24 @@
 // The VaultSnapshot controller: observe the snapshot's cluster, destination claim and S3 Secrets, its Job and what the
 // Job's containers reported -> plan (plan/snapshot.ts) -> make the Job's token through the active node (against the
 // snapshot token role, with the operator's own token) and the Job -> delete the token's Secret once the Job ended ->
-// write status, conditions and events.
+// write status, conditions and events. With deletionPolicy Delete, a finalizer holds a deleted snapshot until its
+// stored file is gone (@capstan/backup's deletion planner and reconcile, shared with the etcd operator's EtcdBackup).
 import {
+  type DeletionDefinition,
+  deletionErrorAction,
   failedStepMessage,
   jobOutcome,
   parseUploadResult,
+  reconcileBackupDeletion,
+  type S3ObjectDeleter,
   s3SecretsProblem,
   succeededPodMessages,
 } from "@capstan/backup";
 import {
+  addFinalizer,
   type Controller,
   controller,
+  type ErrorAction,
   isAlreadyExists,
   isNotFound,
   Job,
@@ -38,6 +45,7 @@ import {
   SNAPSHOT_BACKOFF_LIMIT,
   SNAPSHOT_LABEL,
   SNAPSHOT_LOCATION_ANNOTATION,
+  snapshotFileDeleteJob,
   snapshotJob,
   snapshotTokenSecret,
   snapshotTokenSecretName,
@@ -47,12 +55,19 @@ import {
   type ObservedSnapshotJob,
   planSnapshot,
   planTokenFailed,
+  SNAPSHOT_REQUEUE,
   type SnapshotJobResults,
   type SnapshotPlan,
 } from "../plan/snapshot.ts";
+import {
+  planSnapshotDeletion,
+  SNAPSHOT_FINALIZER,
+  snapshotDeletionSubject,
+} from "../plan/snapshot-deletion.ts";
 import { SNAPSHOT_ROLE } from "../vault/policy.ts";
 import { VaultError } from "../vault/vault-client.ts";
 import { defaultVaultClient, readKeys, secretData, type VaultClientFactory } from "./observe.ts";
+import { observeSnapshotsInUse } from "./snapshot-schedule.ts";
 
 /** Options of {@link vaultSnapshotController}. */
 export interface VaultSnapshotControllerOptions {
@@ -60,6 +75,8 @@ export interface VaultSnapshotControllerOptions {
   operatorImage: string;
   /** Creates Vault clients (tests replace it). */
   vaultClient?: VaultClientFactory;
+  /** Deletes S3 objects (tests replace it). */
+  deleteObject?: S3ObjectDeleter;
 }
 
 /** The controller that reconciles VaultSnapshots. */
@@ -78,7 +95,34 @@ export function vaultSnapshotController(options: VaultSnapshotControllerOptions)
     ],
     maxConcurrentReconciles: 2,
     reconcile: (req, ctx) => reconcileVaultSnapshot(req, ctx, options),
+    errorPolicy: vaultSnapshotErrorPolicy,
   });
+}
+
+/**
+ * A stored file that could not be deleted (@capstan/backup's DeletionError: its credentials gone, the storage
+ * unreachable or refusing): Progressing False and Degraded with the reason, a Warning, a retry at the Degraded pace;
+ * the finalizer stays. Any other error is retried with backoff.
+ */
+export function vaultSnapshotErrorPolicy(err: Error, snapshot: VaultSnapshot): ErrorAction | undefined {
+  return deletionErrorAction(err, snapshotDeletionSubject(snapshot), SNAPSHOT_REQUEUE);
+}
+
+/** The VaultSnapshot's deletion as @capstan/backup's deletion reconcile takes it. */
+function deletionDefinition(
+  options: VaultSnapshotControllerOptions,
+  ctx: ReconcileContext,
+): DeletionDefinition<VaultSnapshot> {
+  return {
+    kind: VaultSnapshotKind,
+    subject: snapshotDeletionSubject,
+    requeue: SNAPSHOT_REQUEUE,
+    deleteJob: (snapshot) => snapshotFileDeleteJob(snapshot, options.operatorImage),
+    inUse: (c, namespace) => observeSnapshotsInUse(c.cache, namespace),
+    writeConditions: (snapshot, conditions) =>
+      writeStatus(ctx, snapshot, { status: {}, conditions }, new Date()),
+    deleteObject: options.deleteObject,
+  };
 }
 
 /** The snapshot's Job as the planner sees it, a failure's message ending with the failed step's own words. */
@@ -210,10 +254,17 @@ export async function reconcileVaultSnapshot(
   ctx: ReconcileContext,
   options: VaultSnapshotControllerOptions,
 ): Promise<Result | undefined> {
-  const snapshot = await ctx.cache.get(VaultSnapshotKind, req.name, req.namespace);
-  if (snapshot === undefined || snapshot.metadata.deletionTimestamp !== undefined) return undefined;
+  const found = await ctx.cache.get(VaultSnapshotKind, req.name, req.namespace);
+  if (found === undefined) return undefined;
+  let snapshot = found;
   const namespace = snapshot.metadata.namespace ?? "";
   const { job, results } = await observeSnapshotJob(ctx, snapshot);
+  if (snapshot.metadata.deletionTimestamp !== undefined)
+    return reconcileBackupDeletion(ctx, deletionDefinition(options, ctx), snapshot, job);
+  if (planSnapshotDeletion({ snapshot, job }).action?.type === "AddFinalizer") {
+    // Before the Job: no file of a Delete snapshot is stored without the finalizer.
+    snapshot = await addFinalizer(ctx.client, VaultSnapshotKind, snapshot, SNAPSHOT_FINALIZER);
+  }
   const ended = snapshot.status?.phase === "Succeeded" || snapshot.status?.phase === "Failed";
   const cluster = await ctx.cache.get(VaultClusterKind, snapshot.spec.clusterName, namespace);
   const claim = job === undefined && !ended ? await observeClaim(ctx, snapshot) : undefined;

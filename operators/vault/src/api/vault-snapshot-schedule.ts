@@ -1,0 +1,99 @@
+// VaultSnapshotSchedule (vault.capstan.dev/v1alpha1): raft snapshots on a cron schedule with retention; the CRD
+// schema, the single source of truth, and its TypeScript types. Each snapshot it takes is a VaultSnapshot of its
+// template. The schedule's schema, planner and reconcile are @capstan/backup's, shared with the etcd operator's
+// EtcdBackupSchedule.
+import {
+  type ScheduleSpecBase,
+  type ScheduleStatusBase,
+  type ScheduleTemplate,
+  type ScheduleWords,
+  schedulePrinterColumns,
+  scheduleSchema,
+} from "@capstan/backup";
+import {
+  type CustomResourceDefinitionObject,
+  defineKind,
+  type JSONSchemaProps,
+  type KubeObject,
+} from "@capstan/core";
+import { GROUP, VERSION } from "./group.ts";
+import {
+  DEFAULT_SCHEDULED_SNAPSHOT_DELETION_POLICY,
+  snapshotSpecSchema,
+  type VaultSnapshotSpec,
+} from "./vault-snapshot.ts";
+
+/** The desired schedule. */
+export interface VaultSnapshotScheduleSpec extends ScheduleSpecBase {
+  /** Failed snapshots kept for inspection (default 3). */
+  failedSnapshotsHistoryLimit?: number;
+  /** What each scheduled VaultSnapshot is made from. */
+  snapshotTemplate: ScheduleTemplate<VaultSnapshotSpec>;
+}
+
+/** The observed schedule. */
+export interface VaultSnapshotScheduleStatus extends ScheduleStatusBase {
+  /** Name of the last successful snapshot. */
+  lastSuccessfulSnapshot?: string;
+}
+
+/** A VaultSnapshotSchedule object. */
+export interface VaultSnapshotSchedule extends KubeObject {
+  spec: VaultSnapshotScheduleSpec;
+  status?: VaultSnapshotScheduleStatus;
+}
+
+/** The VaultSnapshotSchedule kind descriptor. */
+export const VaultSnapshotScheduleKind = defineKind<VaultSnapshotSchedule>({
+  group: GROUP,
+  version: VERSION,
+  kind: "VaultSnapshotSchedule",
+  plural: "vaultsnapshotschedules",
+  namespaced: true,
+});
+
+/** How the schedule names what it creates: `failedSnapshotsHistoryLimit`, `snapshotTemplate`, `lastSuccessfulSnapshot`. */
+export const VAULT_SCHEDULE_WORDS: ScheduleWords = { noun: "snapshot", kind: "VaultSnapshot" };
+
+/**
+ * Longest VaultSnapshotSchedule name: its snapshots are named `<schedule>-<minutes since 1970>` (9 characters more),
+ * and a VaultSnapshot's name is at most 52 (it names the snapshot Job and its token Secret).
+ */
+export const MAX_SNAPSHOT_SCHEDULE_NAME_LENGTH = 43;
+
+/** The openAPIV3Schema of VaultSnapshotSchedule. */
+export const vaultSnapshotScheduleSchema: JSONSchemaProps = scheduleSchema(
+  VAULT_SCHEDULE_WORDS,
+  snapshotSpecSchema("The spec of each snapshot.", DEFAULT_SCHEDULED_SNAPSHOT_DELETION_POLICY),
+  MAX_SNAPSHOT_SCHEDULE_NAME_LENGTH,
+);
+
+/** The VaultSnapshotSchedule CustomResourceDefinition. */
+export function vaultSnapshotScheduleCrd(): CustomResourceDefinitionObject {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${VaultSnapshotScheduleKind.plural}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: "Namespaced",
+      names: {
+        kind: VaultSnapshotScheduleKind.kind,
+        plural: VaultSnapshotScheduleKind.plural,
+        singular: "vaultsnapshotschedule",
+        listKind: "VaultSnapshotScheduleList",
+        categories: ["capstan"],
+      },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: structuredClone(vaultSnapshotScheduleSchema) },
+          subresources: { status: {} },
+          additionalPrinterColumns: schedulePrinterColumns(VAULT_SCHEDULE_WORDS),
+        },
+      ],
+    },
+  };
+}
