@@ -1,7 +1,7 @@
 // The CEL rules and patterns of VaultCluster.spec's schema mean what their messages say (checked here with
 // JavaScript equivalents; e2e/suites/vault/crd-validation.test.ts runs the real CEL).
-import { describe, expect, it } from "vitest";
 import { GO_DURATION_PATTERN } from "@capstan/core";
+import { describe, expect, it } from "vitest";
 import { OPERATOR_OWNED_CONFIG_KEYS } from "./vault-cluster-defaults.ts";
 import type { VaultAutopilot } from "./vault-cluster-spec.ts";
 import { AUTOPILOT_MIN_QUORUM_RULES, vaultClusterSpecSchema } from "./vault-cluster-spec-schema.ts";

@@ -5,7 +5,10 @@ import { OPERATOR_OWNED_CONFIG_KEYS, type VaultClusterSpec } from "../api/vault-
 import type { Observed, Step } from "./types.ts";
 import { degraded, type View, wait } from "./view.ts";
 
-/** Rule 1: spec.paused -> Wait; spec.config with an operator-owned key (an object older than the CEL rule) -> Degraded. */
+/**
+ * Rule 1: spec.paused -> Wait; spec.config with an operator-owned key (an object older than the CEL rule) ->
+ * Degraded naming the keys.
+ */
 export function specGate(spec: VaultClusterSpec): Step | undefined {
   if (spec.paused === true) {
     return wait(
@@ -26,7 +29,9 @@ export function specGate(spec: VaultClusterSpec): Step | undefined {
 /** Rule 2: the listener certificate is not in place -> Wait, or Degraded when the user's Secret is missing. */
 export function tlsGate(tls: Observed["tls"]): Step | undefined {
   if (tls.ready) return undefined;
-  return tls.reason === "TLSSecretMissing" ? degraded(tls.reason, tls.message) : wait(tls.reason, tls.message);
+  return tls.reason === "TLSSecretMissing"
+    ? degraded(tls.reason, tls.message)
+    : wait(tls.reason, tls.message);
 }
 
 /** Rule 3: a pod answers with another cluster_id than the recorded one -> Degraded naming both ids. */

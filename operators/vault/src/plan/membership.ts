@@ -63,7 +63,8 @@ export function notAPeer(r: RaftView): Step | undefined {
   for (const p of r.live) {
     if (p.ordinal >= r.spec.replicas || r.peerIDs.has(p.name)) continue;
     if (!p.vault.reachable || !p.vault.initialized || p.vault.sealed) continue;
-    if (!p.ready || p.readySince === undefined || r.now.getTime() - p.readySince.getTime() < afterMs) continue;
+    const readyFor = p.readySince === undefined ? undefined : r.now.getTime() - p.readySince.getTime();
+    if (!p.ready || readyFor === undefined || readyFor < afterMs) continue;
     if (!quorumHolds()) return undefined;
     return {
       type: "DeletePod",

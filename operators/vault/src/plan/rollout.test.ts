@@ -1,8 +1,8 @@
 // planNext's rollout rules (12 and 13, rollout.ts): nothing moves while a pod is sick; upgrades and pod-template
 // restarts one pod at a time, standbys first (lowest ordinal), the active node last after a step-down.
 import { describe, expect, it } from "vitest";
-import { IMAGE, NOW, OLD, type Over, observed, pod, spec } from "./plan-fixtures.ts";
 import { planNext } from "./plan.ts";
+import { IMAGE, NOW, OLD, type Over, observed, pod, spec } from "./plan-fixtures.ts";
 import type { Observed, Step } from "./types.ts";
 
 describe("rolling upgrade", () => {

@@ -4,7 +4,13 @@
 // template or certificate Secret are updated one at a time, standbys first, the active node last after a step-down.
 // Pure.
 import { healStep } from "./heal.ts";
-import { servesOtherSecret, specTlsSecret, switchRestartMessage, switchStepDownMessage, untrustedStep } from "./tls-switch.ts";
+import {
+  servesOtherSecret,
+  specTlsSecret,
+  switchRestartMessage,
+  switchStepDownMessage,
+  untrustedStep,
+} from "./tls-switch.ts";
 import type { Step } from "./types.ts";
 import { healthy, quorum, type RaftView, sickness, wait } from "./view.ts";
 

@@ -3,7 +3,7 @@
 // answered the raft configuration) who is a healthy voter. The rules themselves live by concern beside plan.ts:
 // gates.ts, bootstrap.ts, quorum.ts, token.ts, membership.ts, rollout.ts and the modules they name.
 import type { VaultClusterSpec } from "../api/vault-cluster.ts";
-import { spreadHint, type StalledTimings } from "./stalled.ts";
+import { type StalledTimings, spreadHint } from "./stalled.ts";
 import type { Observed, ObservedPeer, ObservedPod, PlanOptions, Step } from "./types.ts";
 
 /** Defaults of {@link PlanOptions}. */
