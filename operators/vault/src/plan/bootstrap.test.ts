@@ -79,12 +79,4 @@ describe("after init: the keys' data, the members' pods", () => {
       { type: "CreatePod", pod: "demo-1", reason: "Restart" },
     ],
   ])("%s", (_name, o, want, s) => expect(plan(o, s)).toMatchObject(want));
-
-  it("all pods gone, claims kept: restarted on their data, never a second init", () => {
-    const o = observed([], {
-      claims: ["data-demo-0", "data-demo-1", "data-demo-2"],
-      raft: { error: "no pod" },
-    });
-    expect(plan(o)).toMatchObject({ type: "CreatePod", pod: "demo-0", reason: "Restart" });
-  });
 });
