@@ -82,6 +82,24 @@ export function observed(pods: ObservedPod[], o: Over = {}): Observed {
   } as Observed;
 }
 
+/** Just after init: the root token kept, no operator token yet (overrides in `keys` and `o`). */
+export const justInit = (pods: ObservedPod[], keys: Partial<ObservedKeys> = {}, o: Over = {}) =>
+  observed(pods, {
+    keys: { unsealKeys: 5, rootToken: true, operatorToken: false, clusterID: ID, ...keys },
+    token: undefined,
+    ...o,
+  });
+
+/** A raft configuration of `names`, `leader` leading, every one a voter but `nonVoters`. */
+export const peers = (names: string[], leader: string, nonVoters: string[] = []) => ({
+  servers: names.map((n) => ({
+    nodeID: n,
+    address: n,
+    voter: !nonVoters.includes(n),
+    leader: n === leader,
+  })),
+});
+
 export const healthy3 = () => [pod(0, "active"), pod(1, "standby"), pod(2, "standby")];
 
 export function plan(o: Observed, s: Partial<VaultClusterSpec> = {}): Step {

@@ -2,11 +2,7 @@
 // raft configuration. Pure.
 import { byOrdinal, ordinalOf } from "./ordinal.ts";
 import type { ObservedPeer, ObservedPod, Step } from "./types.ts";
-
-/** Votes needed for a quorum among `voters` (as plan.ts's quorum, kept here to avoid an import cycle). */
-function majority(voters: number): number {
-  return Math.floor(voters / 2) + 1;
-}
+import { quorum } from "./view.ts";
 
 /**
  * A Wait when removing the raft peer `victim` (scale-in) must not happen now, else undefined.
@@ -35,7 +31,7 @@ export function scaleInGate(
   return {
     type: "Wait",
     reason: "QuorumAtRisk",
-    message: `not removing ${victim} while ${down.join(", ")} ${down.length === 1 ? "is" : "are"} not healthy: ${healthyAfter} healthy of ${others.length} voters would remain (a quorum is ${majority(others.length)}), so the cluster would tolerate ${Math.max(healthyAfter - majority(others.length), 0)} more failures; scale-in goes on once every remaining voter is healthy`,
+    message: `not removing ${victim} while ${down.join(", ")} ${down.length === 1 ? "is" : "are"} not healthy: ${healthyAfter} healthy of ${others.length} voters would remain (a quorum is ${quorum(others.length)}), so the cluster would tolerate ${Math.max(healthyAfter - quorum(others.length), 0)} more failures; scale-in goes on once every remaining voter is healthy`,
   };
 }
 

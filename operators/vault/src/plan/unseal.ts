@@ -1,10 +1,25 @@
-// Judging the unseal keys: before an unseal, whether the keys Secret can unseal at all (enough keys for the
-// threshold Vault reports); after one, whether Vault's answer says the keys are wrong. Either is something only a
-// human can fix (restore the right keys into the Secret), so it is Degraded naming the pod and the counts, never
-// a wait that lasts for ever. Pure.
-import type { ObservedPod, Step } from "./types.ts";
+// Unsealing (rule 6 of the planner): the next sealed pod to unseal, and judging the unseal keys: before an unseal,
+// whether the keys Secret can unseal at all (enough keys for the threshold Vault reports); after one, whether
+// Vault's answer says the keys are wrong. Either is something only a human can fix (restore the right keys into the
+// Secret), so it is Degraded naming the pod and the counts, never a wait that lasts for ever. Pure.
+import type { ObservedKeys, ObservedPod, Step } from "./types.ts";
 
 export type { SealProgress } from "./types.ts";
+
+/**
+ * Rule 6 of the planner: the first sealed, initialized pod -> Unseal (always safe: it only lets a node that is a
+ * member serve), or Degraded when the keys Secret cannot unseal it ({@link unsealKeysStep}); else undefined.
+ */
+export function unsealStep(live: ObservedPod[], keys: ObservedKeys, specThreshold: number): Step | undefined {
+  for (const p of live) {
+    if (p.vault.reachable && p.vault.initialized && p.vault.sealed) {
+      const cannot = unsealKeysStep(p, keys.unsealKeys, specThreshold);
+      if (cannot !== undefined) return cannot;
+      return { type: "Unseal", pod: p.name, message: `unsealing ${p.name}` };
+    }
+  }
+  return undefined;
+}
 
 /**
  * Before unsealing `pod`: Degraded `UnsealKeysInsufficient` when the Secret holds fewer keys than the threshold
