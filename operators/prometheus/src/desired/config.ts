@@ -79,7 +79,6 @@ export function renderConfig(prometheus: Prometheus, selected: SelectedMonitors)
   };
 }
 
-
 function externalLabels(p: Prometheus): Obj {
   // Prometheus 3 expands $VAR and ${VAR} in external label values: the user's values are escaped ($ -> $$).
   const out: Obj = { prometheus: keyOf(p), prometheus_replica: `\${${POD_NAME_ENV}}` };

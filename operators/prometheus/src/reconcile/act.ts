@@ -21,6 +21,10 @@ import {
 } from "@capstan/core";
 import { DEFAULT_STORAGE_SIZE, type Prometheus, PrometheusKind } from "../api/prometheus.ts";
 import { clusterMetricsRbac } from "../desired/cluster-metrics.ts";
+import { discoveryRbac, discoveryScope, serviceAccount } from "../desired/objects/discovery-rbac.ts";
+import type { LastGood } from "../desired/objects/secrets.ts";
+import { clientService, governingService } from "../desired/objects/services.ts";
+import { type PodSettings, podDisruptionBudget, statefulSet } from "../desired/objects/statefulset.ts";
 import {
   ClusterRole,
   ClusterRoleBinding,
@@ -30,10 +34,6 @@ import {
   type SecretObject,
   serverName,
 } from "../desired/objects.ts";
-import { discoveryRbac, discoveryScope, serviceAccount } from "../desired/objects/discovery-rbac.ts";
-import type { LastGood } from "../desired/objects/secrets.ts";
-import { clientService, governingService } from "../desired/objects/services.ts";
-import { type PodSettings, podDisruptionBudget, statefulSet } from "../desired/objects/statefulset.ts";
 import type { Selection } from "../desired/select.ts";
 import type { ForeignRbacObject, Observation } from "./observe.ts";
 import { FIELD_MANAGER } from "./options.ts";

@@ -17,7 +17,6 @@ import {
 import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
 import { loadStateOf } from "../desired/bindings.ts";
 import { renderConfig } from "../desired/config.ts";
-import { GENERATION_ANNOTATION, RBAC_FINALIZER, type SecretObject, serverName } from "../desired/objects.ts";
 import { configSecret, lastGoodSecrets, ruleShardSecrets } from "../desired/objects/secrets.ts";
 import {
   DEFAULT_RELOADER_IMAGE,
@@ -26,6 +25,7 @@ import {
   prometheusImage,
   ruleSlots,
 } from "../desired/objects/statefulset.ts";
+import { GENERATION_ANNOTATION, RBAC_FINALIZER, type SecretObject, serverName } from "../desired/objects.ts";
 import { shardRuleFiles } from "../desired/rule-shards.ts";
 import { type Selection, selectMonitors } from "../desired/select.ts";
 import { act, deleteAll, recordLastGood } from "./act.ts";

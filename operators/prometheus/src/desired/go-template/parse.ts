@@ -15,7 +15,6 @@ export class TemplateSyntaxError extends Error {
   }
 }
 
-
 /** What the parser needs to know of a parsed piece. */
 type Node =
   | { kind: "text"; empty: boolean }
@@ -366,7 +365,6 @@ const GO_BLANK = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f
 function nonEmpty(n: Node): boolean {
   return n.kind !== "text" || !n.empty;
 }
-
 
 /** A token as Go's parser names it in "unexpected ..." messages. */
 function describe(t: Token): string {
