@@ -40,7 +40,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { crds } from "./api/crds.ts";
-import { DEFAULT_RELOADER_IMAGE } from "./desired/objects.ts";
+import { DEFAULT_RELOADER_IMAGE } from "./desired/objects/statefulset.ts";
 import { PrometheusOperatorMetrics } from "./reconcile/metrics.ts";
 
 const ownCrds = crds.filter((c) => c.spec.group === "monitoring.capstan.dev");

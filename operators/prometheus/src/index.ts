@@ -10,20 +10,24 @@ export * from "./desired/assets.ts";
 export * from "./desired/bindings.ts";
 export * from "./desired/config.ts";
 export * from "./desired/generation.ts";
+export * from "./desired/objects/discovery-rbac.ts";
+export * from "./desired/objects/secrets.ts";
+export * from "./desired/objects/services.ts";
+export * from "./desired/objects/statefulset.ts";
 export * from "./desired/objects.ts";
 export * from "./desired/reloader.ts";
+export * from "./desired/rule-file.ts";
 export * from "./desired/select.ts";
 export * from "./desired/validate.ts";
+export { prometheusCacheSelectors, prometheusController } from "./reconcile/controller.ts";
+export { MONITOR_KINDS, type MonitorKind, PrometheusOperatorMetrics } from "./reconcile/metrics.ts";
 export {
   ControllerState,
   FIELD_MANAGER,
   type PrometheusControllerOptions,
-  prometheusCacheSelectors,
-  prometheusController,
   REQUEUE,
-  reconcilePrometheus,
-} from "./reconcile/controller.ts";
-export { MONITOR_KINDS, type MonitorKind, PrometheusOperatorMetrics } from "./reconcile/metrics.ts";
+} from "./reconcile/options.ts";
+export { reconcilePrometheus } from "./reconcile/reconcile.ts";
 export {
   type GenerationVerdict,
   httpReloaderState,

@@ -5,7 +5,7 @@
 // --reloader-image (PROMETHEUS_OPERATOR_RELOADER_IMAGE): the image of the pods' config reloader sidecar.
 // POD_NAME is the Lease identity.
 import { createLogger, Manager, operatorCommandLine, shutdownSignal } from "@capstan/core";
-import { DEFAULT_RELOADER_IMAGE } from "./desired/objects.ts";
+import { DEFAULT_RELOADER_IMAGE } from "./desired/objects/statefulset.ts";
 import { prometheusCacheSelectors, prometheusController } from "./reconcile/controller.ts";
 import { PrometheusOperatorMetrics } from "./reconcile/metrics.ts";
 

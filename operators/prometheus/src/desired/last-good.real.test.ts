@@ -25,13 +25,8 @@ import {
   until,
 } from "../reloader-harness.ts";
 import { prometheus } from "./config-fixtures.ts";
-import {
-  configSecret,
-  GENERATION_ANNOTATION,
-  lastGoodSecrets,
-  ruleShardSecrets,
-  type SecretObject,
-} from "./objects.ts";
+import { configSecret, lastGoodSecrets, ruleShardSecrets } from "./objects/secrets.ts";
+import { GENERATION_ANNOTATION, type SecretObject } from "./objects.ts";
 
 const server = prometheus();
 server.metadata.uid = "9b1c0f5e-0000-4000-8000-000000000001";

@@ -10,21 +10,11 @@ import type { Prometheus, PrometheusSpec } from "../api/prometheus.ts";
 import { renderConfig } from "./config.ts";
 import { defaultSpec, none, rule } from "./config-fixtures.ts";
 import { generationId } from "./generation.ts";
-import {
-  CONFIG_KEY,
-  clientService,
-  configSecret,
-  discoveryRbac,
-  discoveryScope,
-  GENERATION_ANNOTATION,
-  governingService,
-  lastGoodSecrets,
-  podDisruptionBudget,
-  RELOADER_SCRIPT,
-  ruleShardSecrets,
-  serviceAccount,
-  statefulSet,
-} from "./objects.ts";
+import { discoveryRbac, discoveryScope, serviceAccount } from "./objects/discovery-rbac.ts";
+import { configSecret, lastGoodSecrets, ruleShardSecrets } from "./objects/secrets.ts";
+import { clientService, governingService } from "./objects/services.ts";
+import { podDisruptionBudget, statefulSet } from "./objects/statefulset.ts";
+import { CONFIG_KEY, GENERATION_ANNOTATION, RELOADER_SCRIPT } from "./objects.ts";
 
 const UPDATE = process.env.UPDATE_GOLDEN === "1";
 const TESTDATA = new URL("../../testdata/", import.meta.url);

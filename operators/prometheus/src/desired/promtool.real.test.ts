@@ -15,7 +15,7 @@ import { prometheusBinary } from "../prometheus-binaries.ts";
 import { type PromtoolResult, promtoolCheckConfig } from "../promtool-check.ts";
 import { renderConfig } from "./config.ts";
 import { GOLDEN_CASES, manyRules, none, prometheus } from "./config-fixtures.ts";
-import { ruleShardSecrets } from "./objects.ts";
+import { ruleShardSecrets } from "./objects/secrets.ts";
 import { shardRuleFiles } from "./rule-shards.ts";
 import { type SelectedMonitors, selectMonitors } from "./select.ts";
 

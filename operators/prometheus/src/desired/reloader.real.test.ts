@@ -27,14 +27,8 @@ import {
   until,
 } from "../reloader-harness.ts";
 import { prometheus } from "./config-fixtures.ts";
-import {
-  configSecret,
-  GENERATION_ANNOTATION,
-  lastGoodSecrets,
-  RELOADER_SCRIPT,
-  ruleShardSecrets,
-  type SecretObject,
-} from "./objects.ts";
+import { configSecret, lastGoodSecrets, ruleShardSecrets } from "./objects/secrets.ts";
+import { GENERATION_ANNOTATION, RELOADER_SCRIPT, type SecretObject } from "./objects.ts";
 
 const server = prometheus();
 server.metadata.uid = "9b1c0f5e-0000-4000-8000-000000000001";

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { Prometheus, PrometheusSpec } from "../api/prometheus.ts";
 import { defaultSpec } from "./config-fixtures.ts";
-import { DEFAULT_RELOADER_IMAGE, statefulSet } from "./objects.ts";
+import { DEFAULT_RELOADER_IMAGE, statefulSet } from "./objects/statefulset.ts";
 import { derivedRetentionSize, effectiveRetentionSize, quantityBytes } from "./retention.ts";
 
 describe("quantityBytes", () => {

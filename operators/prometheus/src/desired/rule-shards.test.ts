@@ -6,15 +6,9 @@ import { describe, expect, it } from "vitest";
 import type { Prometheus } from "../api/prometheus.ts";
 import { renderConfig } from "./config.ts";
 import { defaultSpec, manyRules, none } from "./config-fixtures.ts";
-import {
-  CONFIG_HASH_ANNOTATION,
-  configSecret,
-  mountedRuleSlots,
-  RULE_SLOT_BLOCK,
-  ruleShardSecrets,
-  ruleSlots,
-  statefulSet,
-} from "./objects.ts";
+import { configSecret, ruleShardSecrets } from "./objects/secrets.ts";
+import { mountedRuleSlots, RULE_SLOT_BLOCK, ruleSlots, statefulSet } from "./objects/statefulset.ts";
+import { CONFIG_HASH_ANNOTATION } from "./objects.ts";
 import { MAX_RULE_FILE_BYTES, RULE_SHARD_BYTES, ruleFileBytes, shardRuleFiles } from "./rule-shards.ts";
 
 const LIMIT = 1024 * 1024;

@@ -7,8 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { promtoolCheckConfig, promtoolCheckRules } from "../promtool-check.ts";
-import { renderConfig, renderRuleFile } from "./config.ts";
+import { renderConfig } from "./config.ts";
 import { none } from "./config-fixtures.ts";
+import { renderRuleFile } from "./rule-file.ts";
 import { RELABEL_CASES, RULE_CASES } from "./validation-cases.ts";
 import { monitorObject, ruleObject, selectingServer, verdict } from "./validation-verdicts.ts";
 

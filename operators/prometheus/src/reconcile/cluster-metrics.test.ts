@@ -9,9 +9,10 @@ import { describe, expect, it } from "vitest";
 import { type Prometheus, PrometheusKind, type PrometheusSpec } from "../api/prometheus.ts";
 import { defaultSpec } from "../desired/config-fixtures.ts";
 import { ClusterRole, ClusterRoleBinding, RBAC_FINALIZER } from "../desired/objects.ts";
-import { ControllerState, reconcilePrometheus } from "./controller.ts";
 import { PrometheusOperatorMetrics } from "./metrics.ts";
+import { ControllerState } from "./options.ts";
 import { access } from "./rbac.ts";
+import { reconcilePrometheus } from "./reconcile.ts";
 import { KINDS } from "./test-fixture.ts";
 
 const server = (spec: Partial<PrometheusSpec> = {}, generation = 1): Prometheus => ({

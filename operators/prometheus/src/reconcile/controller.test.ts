@@ -28,8 +28,9 @@ import {
   CONFIG_KEY,
   RBAC_FINALIZER,
 } from "../desired/objects.ts";
-import { ControllerState, reconcilePrometheus } from "./controller.ts";
 import { PrometheusOperatorMetrics } from "./metrics.ts";
+import { ControllerState } from "./options.ts";
+import { reconcilePrometheus } from "./reconcile.ts";
 import type { RuntimeInfo } from "./reload.ts";
 import { KINDS } from "./test-fixture.ts";
 

@@ -12,8 +12,9 @@ import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
 import { type PrometheusRule, PrometheusRuleKind } from "../api/prometheus-rule.ts";
 import { defaultSpec } from "../desired/config-fixtures.ts";
 import { GENERATION_ANNOTATION } from "../desired/objects.ts";
-import { ControllerState, reconcilePrometheus } from "./controller.ts";
 import { PrometheusOperatorMetrics } from "./metrics.ts";
+import { ControllerState } from "./options.ts";
+import { reconcilePrometheus } from "./reconcile.ts";
 import type { ReloaderState, RuntimeInfo } from "./reload.ts";
 import { KINDS } from "./test-fixture.ts";
 

@@ -16,8 +16,9 @@ import { type ServiceMonitor, ServiceMonitorKind } from "../api/service-monitor.
 import { defaultSpec } from "../desired/config-fixtures.ts";
 import { GENERATION_ANNOTATION } from "../desired/objects.ts";
 import { REPORT_REPEAT_MS, STATUS_RECHECK_MS } from "./binding-reports.ts";
-import { ControllerState, reconcilePrometheus } from "./controller.ts";
 import { PrometheusOperatorMetrics } from "./metrics.ts";
+import { ControllerState } from "./options.ts";
+import { reconcilePrometheus } from "./reconcile.ts";
 import type { ReloaderState } from "./reload.ts";
 import { KINDS } from "./test-fixture.ts";
 

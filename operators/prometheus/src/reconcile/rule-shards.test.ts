@@ -13,8 +13,9 @@ import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
 import type { PrometheusRule } from "../api/prometheus-rule.ts";
 import { defaultSpec, manyRules } from "../desired/config-fixtures.ts";
 import { CONFIG_HASH_ANNOTATION, CONFIG_KEY } from "../desired/objects.ts";
-import { ControllerState, reconcilePrometheus } from "./controller.ts";
 import { PrometheusOperatorMetrics } from "./metrics.ts";
+import { ControllerState } from "./options.ts";
+import { reconcilePrometheus } from "./reconcile.ts";
 import { KINDS } from "./test-fixture.ts";
 
 const server = (generation = 1): Prometheus => ({

@@ -1,0 +1,50 @@
+// What the Prometheus controller is given and keeps: its options (the reloader image, the clients that ask the pods,
+// the metrics), the state it keeps across reconciles, and the constants every step of a reconcile shares (the field
+// manager of its writes, when to look again).
+import type { ReconcileRequest } from "@capstan/core";
+import { MonitorStatusMemo } from "./binding-reports.ts";
+import type { PrometheusOperatorMetrics } from "./metrics.ts";
+import type { PodLogClient, ReloaderStateClient, RuntimeInfoClient } from "./reload.ts";
+
+/** The field manager of every object the operator applies. */
+export const FIELD_MANAGER = "capstan-prometheus-operator";
+
+/** When to look again (milliseconds). */
+export const REQUEUE = {
+  /** Pods starting or rolling: their reloads and readiness are worth watching closely. */
+  rollingOut: 15_000,
+  /** In sync: referenced Secret keys and the pods' reload results are not watched, so they are polled. */
+  inSync: 300_000,
+} as const;
+
+/** State a controller keeps across reconciles (in memory: lost on restart, which only repeats an Event). */
+export class ControllerState {
+  /** Servers seen, for mapping a monitor, Namespace, Service or Pod event to every server. */
+  readonly servers = new Map<string, ReconcileRequest>();
+  /** Monitor statuses the API server would not take (refused, or no status subresource), reported by Events. */
+  readonly monitorStatus = new MonitorStatusMemo();
+  /** Each server's pods' last seen lastConfigTime, by pod uid. */
+  readonly reloads = new Map<string, Map<string, string>>();
+  /**
+   * What Prometheus logged about a refused generation, by server, as "<pod>/<generation>" -> the errors: read once,
+   * so the Degraded message stays the same while the log scrolls on.
+   */
+  readonly refusals = new Map<string, Map<string, string>>();
+}
+
+/** Options of {@link prometheusController}. */
+export interface PrometheusControllerOptions {
+  metrics: PrometheusOperatorMetrics;
+  /** Image of the reloader sidecar (default busybox:1.37). */
+  reloaderImage?: string;
+  /** Default 4: different servers in parallel, one server never by two workers. */
+  maxConcurrentReconciles?: number;
+  /** Asks a pod's Prometheus for its runtimeinfo (tests replace it). */
+  runtimeInfo?: RuntimeInfoClient;
+  /** Asks a pod's reloader which generation its Prometheus accepted or refused (tests replace it). */
+  reloaderState?: ReloaderStateClient;
+  /** Reads a pod's prometheus container log, to explain a refused reload (default: the API's pods/log). */
+  podLog?: PodLogClient;
+  /** Shared state; a fresh one when omitted. */
+  state?: ControllerState;
+}
