@@ -32,6 +32,7 @@ const CORE: Record<string, readonly string[]> = {
     "ServiceAccount",
     "StatefulSet",
   ],
+  "api/crd.ts": ["customResourceDefinition"],
   "api/labels.ts": ["labelSelector"],
   "api/object.ts": ["keyOf"],
   "api/schema.ts": [
@@ -104,7 +105,9 @@ const CORE: Record<string, readonly string[]> = {
     "restrictedPodSecurityContext",
     "spreadOverNodes",
   ],
+  "helpers/quorum.ts": ["quorum"],
   "helpers/requests.ts": ["oldestOpenRequest"],
+  "helpers/secret-data.ts": ["secretData"],
   "helpers/status-patch.ts": ["statusMergePatch"],
   "manager/command-line.ts": ["operatorCommandLine", "parseCommandLine"],
   "manager/manager.ts": ["Manager", "shutdownSignal"],
