@@ -9,9 +9,9 @@ import {
   isAlreadyExists,
   isNotFound,
   Job,
+  type JobObject,
   type Kind,
   type KubeObject,
-  type ObjectOf,
   PersistentVolumeClaim,
   type ReconcileContext,
   type Result,
@@ -37,8 +37,6 @@ import {
 } from "./destination.ts";
 import { type JobOutcome, jobOutcome } from "./job-status.ts";
 import type { BackupsInUse } from "./schedule-plan.ts";
-
-type JobObject = ObjectOf<typeof Job>;
 
 /** A deletion failure with the reason the Degraded condition and the Event carry. */
 export class DeletionError extends Error {

@@ -13,6 +13,7 @@ import {
   type ReconcileRequest,
   type Result,
   removeFinalizer,
+  type SecretObject,
 } from "@capstan/core";
 import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
 import { loadStateOf } from "../desired/bindings.ts";
@@ -25,7 +26,7 @@ import {
   prometheusImage,
   ruleSlots,
 } from "../desired/objects/statefulset.ts";
-import { GENERATION_ANNOTATION, RBAC_FINALIZER, type SecretObject, serverName } from "../desired/objects.ts";
+import { GENERATION_ANNOTATION, RBAC_FINALIZER, serverName } from "../desired/objects.ts";
 import { shardRuleFiles } from "../desired/rule-shards.ts";
 import { type Selection, selectMonitors } from "../desired/select.ts";
 import { act, deleteAll, recordLastGood } from "./act.ts";

@@ -6,8 +6,11 @@ import {
   claimBelongsTo,
   isNotFound,
   PersistentVolumeClaim,
+  type PersistentVolumeClaimObject,
   Pod,
+  type PodObject,
   Secret,
+  type SecretObject,
 } from "@capstan/core";
 import type { VaultAutopilotStatus, VaultCluster } from "../api/vault-cluster.ts";
 import {
@@ -24,12 +27,9 @@ import {
   CLUSTER_ID_ANNOTATION,
   INIT_STARTED_ANNOTATION,
   mountedTlsSecret,
-  type PersistentVolumeClaimObject,
   POD_TEMPLATE_HASH_ANNOTATION,
-  type PodObject,
   type PodSettings,
   podTemplateHash,
-  type SecretObject,
 } from "../desired/objects.ts";
 import { podRegistered, podRegisters } from "../desired/service-registration.ts";
 import type { ObservedAutopilot } from "../plan/autopilot.ts";

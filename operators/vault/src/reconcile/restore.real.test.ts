@@ -8,11 +8,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { KubeObject } from "@capstan/core";
+import type { KubeObject, SecretObject } from "@capstan/core";
 import { Registry } from "prom-client";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
-import type { SecretObject } from "../desired/objects.ts";
 import { restoreSnapshot, saveSnapshot } from "../snapshot/commands.ts";
 import { LocalVault } from "../vault/local-vault.ts";
 import { SNAPSHOT_ROLE } from "../vault/policy.ts";

@@ -3,10 +3,18 @@
 // switch of the certificate's source (spec.tls.secretName set, changed or unset), the pods not yet restarted still
 // serve the Secret they mount: the operator's client trusts its CA too (and the operator keeps renewing its own
 // certificate while a pod serves it), until every pod serves spec's Secret.
-import { type Cache, type Client, isAlreadyExists, isNotFound, Pod, Secret } from "@capstan/core";
+import {
+  type Cache,
+  type Client,
+  isAlreadyExists,
+  isNotFound,
+  Pod,
+  Secret,
+  type SecretObject,
+} from "@capstan/core";
 import type { VaultCluster } from "../api/vault-cluster.ts";
 import { caSecretName, clusterRef, selectorLabels, tlsHosts, tlsSecretName } from "../desired/names.ts";
-import { mountedTlsSecret, type SecretObject, tlsSecret } from "../desired/objects.ts";
+import { mountedTlsSecret, tlsSecret } from "../desired/objects.ts";
 import {
   type CertificateInfo,
   type CertificatePair,

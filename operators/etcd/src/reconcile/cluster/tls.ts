@@ -12,14 +12,15 @@ import {
   isAlreadyExists,
   isNotFound,
   issueCertificate,
+  type PodObject,
   renewalReason,
   Secret,
+  type SecretObject,
   signedBy,
   splitPemBundle,
 } from "@capstan/core";
 import type { EtcdCluster } from "../../api/etcd-cluster.ts";
 import { usesCertManager } from "../../desired/cert-manager.ts";
-import type { PodObject } from "../../desired/member-pod.ts";
 import { CLUSTER_LABEL, clusterRef, MEMBER_LABEL } from "../../desired/names.ts";
 import {
   BACKUP_CLIENT_CN,
@@ -34,7 +35,6 @@ import {
   operatorClientSecret,
   operatorClientSecretName,
   peerTLS,
-  type SecretObject,
   type TLSSource,
   tlsSecret,
 } from "../../desired/tls.ts";
