@@ -17,6 +17,7 @@ import {
   type Result,
   removeFinalizer,
   Secret,
+  secretData,
 } from "@capstan/core";
 import { deleteS3Object, type S3ObjectDeleter } from "./delete.ts";
 import { deleteJobNameOf } from "./delete-job.ts";
@@ -76,18 +77,18 @@ async function secretKey(
   name: string,
   key: string,
 ): Promise<string> {
-  let data: Record<string, string> | undefined;
+  let data: Record<string, string>;
   try {
-    data = (await ctx.client.get(Secret, name, namespace, ctx.signal)).data;
+    data = secretData(await ctx.client.get(Secret, name, namespace, ctx.signal));
   } catch (err) {
     if (isNotFound(err))
       throw new DeletionError("CredentialsNotFound", `Secret ${namespace}/${name} does not exist`);
     throw err;
   }
-  const value = data?.[key];
+  const value = data[key];
   if (value === undefined)
     throw new DeletionError("CredentialsNotFound", `Secret ${namespace}/${name} has no key ${key}`);
-  return Buffer.from(value, "base64").toString("utf8");
+  return value;
 }
 
 /**

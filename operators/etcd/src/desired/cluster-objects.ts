@@ -3,12 +3,12 @@ import {
   type KubeObject,
   type PersistentVolumeClaimObject,
   type PodDisruptionBudgetObject,
+  quorum,
   retainedClaim,
   type ServiceObject,
   setControllerReference,
 } from "@capstan/core";
 import { DEFAULT_STORAGE_SIZE, type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
-import { quorum } from "../plan/plan.ts";
 import {
   CLAIM_UID_LABEL,
   CLIENT_PORT,

@@ -14,6 +14,7 @@ import {
   type Result,
   removeFinalizer,
   type SecretObject,
+  secretData,
 } from "@capstan/core";
 import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
 import { loadStateOf } from "../desired/bindings.ts";
@@ -271,9 +272,7 @@ function liveShardFiles(p: Prometheus, shards: readonly SecretObject[]): Record<
     const index = Number((s.metadata.name ?? "").slice(prefix.length));
     if (!Number.isInteger(index) || index < 0) continue;
     while (out.length <= index) out.push({});
-    out[index] = Object.fromEntries(
-      Object.entries(s.data ?? {}).map(([f, v]) => [f, Buffer.from(v, "base64").toString("utf8")]),
-    );
+    out[index] = secretData(s);
   }
   return out;
 }

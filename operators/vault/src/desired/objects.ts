@@ -6,6 +6,7 @@ import {
   type PersistentVolumeClaimObject,
   type PodDisruptionBudgetObject,
   type PodObject,
+  quorum,
   resourceRequirements,
   restrictedContainerSecurityContext,
   restrictedPodSecurityContext,
@@ -23,7 +24,7 @@ import {
   type VaultCluster,
   VaultClusterKind,
 } from "../api/vault-cluster.ts";
-import { quorum, vaultImage } from "../plan/plan.ts";
+import { vaultImage } from "../plan/plan.ts";
 import {
   API_PORT,
   activeServiceName,

@@ -18,6 +18,7 @@ import {
   type PersistentVolumeClaimObject,
   Pod,
   type PodObject,
+  quorum,
   type ReconcileContext,
   type Result,
   removeFinalizer,
@@ -36,7 +37,7 @@ import {
 import { claimName, clusterRef, podHost, selectorLabels } from "../desired/names.ts";
 import { CERTIFICATE_ANNOTATION, type PodSettings } from "../desired/objects.ts";
 import { RECOVERY_INIT_CONTAINER, RECOVERY_POD_ANNOTATION, recoveryPod } from "../desired/recovery-pod.ts";
-import { ordinalOf, quorum, type Step } from "../plan/plan.ts";
+import { ordinalOf, type Step } from "../plan/plan.ts";
 import {
   deletionHeld,
   planRecovery,

@@ -11,6 +11,7 @@ import {
   Pod,
   Secret,
   type SecretObject,
+  secretData,
 } from "@capstan/core";
 import type { VaultCluster } from "../api/vault-cluster.ts";
 import { caSecretName, clusterRef, selectorLabels, tlsHosts, tlsSecretName } from "../desired/names.ts";
@@ -26,7 +27,6 @@ import {
   trustBundle,
 } from "../desired/tls.ts";
 import type { Observed } from "../plan/plan.ts";
-import { secretData } from "./observe.ts";
 
 /** A Secret that pods still serve during a switch, other than spec's. */
 export interface ServedSecret {

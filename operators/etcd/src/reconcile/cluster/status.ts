@@ -1,9 +1,9 @@
 // Pure: the EtcdCluster status (phase, conditions, members) a reconcile writes, from its observation and step.
-import { type Condition, setCondition } from "@capstan/core";
+import { type Condition, quorum, setCondition } from "@capstan/core";
 import type { EtcdCluster, EtcdClusterPhase, EtcdClusterStatus } from "../../api/etcd-cluster.ts";
 import { clientEndpoint, selectorString } from "../../desired/names.ts";
 import { compareEtcdVersions, formatEtcdVersion, parseEtcdVersion } from "../../plan/etcd-version.ts";
-import { quorum, type Step } from "../../plan/plan.ts";
+import type { Step } from "../../plan/plan.ts";
 import { type Observation, podGone, podReady } from "./observe.ts";
 
 /**

@@ -5,14 +5,6 @@ import { type CertificatePair, certificateInfo, type SecretObject } from "@capst
 import type { TLSSource } from "../../desired/tls.ts";
 import type { EtcdClientTLS } from "../../etcd/etcd-client.ts";
 
-/** The PEM texts of a Secret's data. */
-export function secretData(secret: SecretObject | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(secret?.data ?? {})) out[k] = Buffer.from(v, "base64").toString("utf8");
-  for (const [k, v] of Object.entries(secret?.stringData ?? {})) out[k] = v;
-  return out;
-}
-
 /** TLS of one cluster for one reconcile. */
 export interface ClusterTLS {
   /** What the operator's etcd client uses (undefined: the client port is plain HTTP). */
