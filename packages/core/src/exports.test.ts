@@ -109,6 +109,7 @@ const CORE: Record<string, readonly string[]> = {
   "helpers/requests.ts": ["oldestOpenRequest"],
   "helpers/secret-data.ts": ["secretData"],
   "helpers/status-patch.ts": ["statusMergePatch"],
+  "helpers/step-conditions.ts": ["stepConditions"],
   "manager/command-line.ts": ["operatorCommandLine", "parseCommandLine"],
   "manager/manager.ts": ["Manager", "shutdownSignal"],
   "metrics/metrics.ts": ["CoreMetrics"],

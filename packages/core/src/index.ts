@@ -207,6 +207,7 @@ export { quorum } from "./helpers/quorum.ts";
 export { oldestOpenRequest } from "./helpers/requests.ts";
 export { secretData } from "./helpers/secret-data.ts";
 export { statusMergePatch } from "./helpers/status-patch.ts";
+export { type PlannedStep, type StepConditions, stepConditions } from "./helpers/step-conditions.ts";
 // manager: runs controllers and runnables with leader election, metrics and probes
 export {
   type CommandLine,
