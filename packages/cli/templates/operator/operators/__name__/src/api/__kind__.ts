@@ -85,7 +85,7 @@ export const __kind__Schema: JSONSchemaProps = {
       description: "What the operator observed and did.",
       properties: {
         observedGeneration: { type: "integer", format: "int64" },
-        conditions: conditionsSchema("Available (the ConfigMap holds spec.data) and Degraded."),
+        conditions: conditionsSchema("Available (the ConfigMap holds spec.data), Progressing and Degraded."),
         configMap: { type: "string", description: "The ConfigMap the operator keeps." },
       },
     },
