@@ -1,6 +1,6 @@
 // What the TLS modules share (tls.ts, cert-manager.ts, auth.ts, certificate-expiry.ts): the TLS of one cluster for one
-// reconcile, the certificates in use, why TLS is not in place, and two leaf helpers on Secrets and certificates. A
-// leaf module, so those modules never import one another for them.
+// reconcile, the certificates in use, why TLS is not in place, and a certificate's short fingerprint (a Secret's
+// values as text are core's secretData). A leaf module, so those modules never import one another for them.
 import { type CertificatePair, certificateInfo, type SecretObject } from "@capstan/core";
 import type { TLSSource } from "../../desired/tls.ts";
 import type { EtcdClientTLS } from "../../etcd/etcd-client.ts";
