@@ -2,6 +2,7 @@
 // the pods run (Debian's busybox-static, as e2e/images/busybox/build.sh packs it), with the candidate and last-good
 // generations written as the kubelet projects them (one file per Secret key, built by the operator's own builders)
 // and the live directory a temporary one. Test support, not shipped.
+
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import {
   existsSync,
@@ -15,7 +16,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { SecretObject } from "./desired/objects.ts";
+import type { SecretObject } from "@capstan/core";
 import { RELOADER_SCRIPT } from "./desired/reloader.ts";
 
 /** The busybox binary: CAPSTAN_BUSYBOX, /bin/busybox or /usr/bin/busybox; throws saying how to get it. */

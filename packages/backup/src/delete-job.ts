@@ -4,14 +4,11 @@
 // reconciler deletes it once it succeeded; the TTL removes one left behind. Pure.
 import { createHash } from "node:crypto";
 import {
-  type Job,
-  type ObjectOf,
+  type JobObject,
   restrictedContainerSecurityContext,
   restrictedPodSecurityContext,
 } from "@capstan/core";
 import { DESTINATION_MOUNT } from "./upload.ts";
-
-type JobObject = ObjectOf<typeof Job>;
 
 /** The container of the removal Job. */
 export const DELETE_CONTAINER = "delete";

@@ -9,14 +9,15 @@ import {
   isAlreadyExists,
   isNotFound,
   Job,
+  type JobObject,
   type Kind,
   type KubeObject,
-  type ObjectOf,
   PersistentVolumeClaim,
   type ReconcileContext,
   type Result,
   removeFinalizer,
   Secret,
+  secretData,
 } from "@capstan/core";
 import { deleteS3Object, type S3ObjectDeleter } from "./delete.ts";
 import { deleteJobNameOf } from "./delete-job.ts";
@@ -37,8 +38,6 @@ import {
 } from "./destination.ts";
 import { type JobOutcome, jobOutcome } from "./job-status.ts";
 import type { BackupsInUse } from "./schedule-plan.ts";
-
-type JobObject = ObjectOf<typeof Job>;
 
 /** A deletion failure with the reason the Degraded condition and the Event carry. */
 export class DeletionError extends Error {
@@ -78,18 +77,18 @@ async function secretKey(
   name: string,
   key: string,
 ): Promise<string> {
-  let data: Record<string, string> | undefined;
+  let data: Record<string, string>;
   try {
-    data = (await ctx.client.get(Secret, name, namespace, ctx.signal)).data;
+    data = secretData(await ctx.client.get(Secret, name, namespace, ctx.signal));
   } catch (err) {
     if (isNotFound(err))
       throw new DeletionError("CredentialsNotFound", `Secret ${namespace}/${name} does not exist`);
     throw err;
   }
-  const value = data?.[key];
+  const value = data[key];
   if (value === undefined)
     throw new DeletionError("CredentialsNotFound", `Secret ${namespace}/${name} has no key ${key}`);
-  return Buffer.from(value, "base64").toString("utf8");
+  return value;
 }
 
 /**

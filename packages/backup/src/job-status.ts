@@ -1,10 +1,7 @@
 // A backup or restore Job as the planners see it (done, or failed with its reason, and when), and what its pods
 // say: the failed step's own last words (its termination message, FallbackToLogsOnError: the log's tail) and the
 // results a succeeded pod left in its containers' termination messages. Pure: the reconcilers list the objects.
-import type { Job, ObjectOf, Pod } from "@capstan/core";
-
-type JobObject = ObjectOf<typeof Job>;
-type PodObject = ObjectOf<typeof Pod>;
+import type { JobObject, PodObject } from "@capstan/core";
 
 /** Whether a Job ended, and how. */
 export interface JobOutcome {

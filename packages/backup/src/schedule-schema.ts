@@ -2,7 +2,7 @@
 // (cron, time zone, starting deadline, suspend, retention, failed history, the template of each backup), its status
 // and its printer columns. The fields a schedule's reconcile reads are named after the backup kind's noun
 // (`failedBackupsHistoryLimit`, `snapshotTemplate`, `lastSuccessfulSnapshot`), as {@link scheduleFields} says.
-import type { Condition, CustomResourceDefinitionObject, JSONSchemaProps } from "@capstan/core";
+import type { Condition, JSONSchemaProps, PrinterColumn } from "@capstan/core";
 import { conditionsSchema } from "@capstan/core";
 import { NAME_RULE } from "./destination.ts";
 import {
@@ -238,12 +238,8 @@ export function scheduleSchema(
   };
 }
 
-type PrinterColumns = NonNullable<
-  CustomResourceDefinitionObject["spec"]["versions"][number]["additionalPrinterColumns"]
->;
-
 /** A schedule's printer columns: its template's cluster, the cron, suspend, the last and last successful times. */
-export function schedulePrinterColumns(words: ScheduleWords): PrinterColumns {
+export function schedulePrinterColumns(words: ScheduleWords): PrinterColumn[] {
   return [
     { name: "Cluster", type: "string", jsonPath: `.spec.${scheduleFields(words).template}.spec.clusterName` },
     { name: "Schedule", type: "string", jsonPath: ".spec.schedule" },

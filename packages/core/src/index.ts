@@ -6,9 +6,11 @@
  * @module @capstan/core
  */
 
+export { type CustomResourceOptions, customResourceDefinition, type PrinterColumn } from "./api/crd.ts";
 // api: kinds (type descriptors) and the object model
 export {
   ConfigMap,
+  type ConfigMapObject,
   CronJob,
   CustomResourceDefinition,
   type CustomResourceDefinitionObject,
@@ -16,6 +18,7 @@ export {
   defineKind,
   EndpointSlice,
   Job,
+  type JobObject,
   type JSONSchemaProps,
   type Kind,
   type KindSpec,
@@ -23,16 +26,26 @@ export {
   Lease,
   Namespace,
   NetworkPolicy,
+  type NetworkPolicyObject,
   type ObjectOf,
   PersistentVolumeClaim,
+  type PersistentVolumeClaimObject,
   Pod,
   PodDisruptionBudget,
+  type PodDisruptionBudgetObject,
+  type PodObject,
   Role,
   RoleBinding,
+  type RoleBindingObject,
+  type RoleObject,
   Secret,
+  type SecretObject,
   Service,
   ServiceAccount,
+  type ServiceAccountObject,
+  type ServiceObject,
   StatefulSet,
+  type StatefulSetObject,
 } from "./api/kinds.ts";
 export {
   type LabelMatcher,
@@ -159,7 +172,7 @@ export {
   claimRetentionSchema,
   retainedClaim,
 } from "./helpers/claim-retention.ts";
-// helpers: status conditions, finalizers, owner references, events
+// helpers: status conditions, finalizers, owner references, events, raft quorums, Secret values
 export {
   type Condition,
   type ConditionInput,
@@ -190,8 +203,11 @@ export {
   restrictedPodSecurityContext,
   spreadOverNodes,
 } from "./helpers/pod-spec.ts";
+export { quorum } from "./helpers/quorum.ts";
 export { oldestOpenRequest } from "./helpers/requests.ts";
+export { secretData } from "./helpers/secret-data.ts";
 export { statusMergePatch } from "./helpers/status-patch.ts";
+export { type PlannedStep, type StepConditions, stepConditions } from "./helpers/step-conditions.ts";
 // manager: runs controllers and runnables with leader election, metrics and probes
 export {
   type CommandLine,

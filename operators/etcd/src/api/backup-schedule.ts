@@ -16,16 +16,12 @@ import {
 } from "@capstan/backup";
 import {
   type CustomResourceDefinitionObject,
+  customResourceDefinition,
   defineKind,
   type JSONSchemaProps,
   type KubeObject,
 } from "@capstan/core";
-import {
-  backupSpecSchema,
-  crdFor,
-  DEFAULT_SCHEDULED_DELETION_POLICY,
-  type EtcdBackupSpec,
-} from "./backup.ts";
+import { backupSpecSchema, DEFAULT_SCHEDULED_DELETION_POLICY, type EtcdBackupSpec } from "./backup.ts";
 import { GROUP, VERSION } from "./group.ts";
 
 export type { BackupRetention };
@@ -73,10 +69,10 @@ export const etcdBackupScheduleSchema: JSONSchemaProps = scheduleSchema(
 
 /** The EtcdBackupSchedule CustomResourceDefinition. */
 export function etcdBackupScheduleCrd(): CustomResourceDefinitionObject {
-  return crdFor(
-    EtcdBackupScheduleKind,
-    "etcdbackupschedule",
-    etcdBackupScheduleSchema,
-    schedulePrinterColumns(ETCD_SCHEDULE_WORDS),
-  );
+  return customResourceDefinition({
+    kind: EtcdBackupScheduleKind,
+    singular: "etcdbackupschedule",
+    schema: etcdBackupScheduleSchema,
+    printerColumns: schedulePrinterColumns(ETCD_SCHEDULE_WORDS),
+  });
 }

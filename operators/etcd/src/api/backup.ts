@@ -7,6 +7,7 @@ import {
   type Condition,
   type CustomResourceDefinitionObject,
   conditionsSchema,
+  customResourceDefinition,
   defineKind,
   type JSONSchemaProps,
   type KubeObject,
@@ -208,50 +209,20 @@ export const etcdBackupSchema: JSONSchemaProps = {
   },
 };
 
-/** The CRD of one of the backup kinds (EtcdBackup, EtcdBackupSchedule), with its printer columns. */
-export const crdFor = (
-  kind: { kind: string; plural: string },
-  singular: string,
-  schema: JSONSchemaProps,
-  columns: NonNullable<
-    CustomResourceDefinitionObject["spec"]["versions"][number]["additionalPrinterColumns"]
-  >,
-): CustomResourceDefinitionObject => ({
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: `${kind.plural}.${GROUP}` },
-  spec: {
-    group: GROUP,
-    scope: "Namespaced",
-    names: {
-      kind: kind.kind,
-      plural: kind.plural,
-      singular,
-      listKind: `${kind.kind}List`,
-      categories: ["capstan"],
-    },
-    versions: [
-      {
-        name: VERSION,
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: structuredClone(schema) },
-        subresources: { status: {} },
-        additionalPrinterColumns: columns,
-      },
-    ],
-  },
-});
-
 /** The EtcdBackup CustomResourceDefinition. */
 export function etcdBackupCrd(): CustomResourceDefinitionObject {
-  return crdFor(EtcdBackupKind, "etcdbackup", etcdBackupSchema, [
-    { name: "Cluster", type: "string", jsonPath: ".spec.clusterName" },
-    { name: "Phase", type: "string", jsonPath: ".status.phase" },
-    { name: "Revision", type: "integer", jsonPath: ".status.revision" },
-    { name: "Size", type: "integer", jsonPath: ".status.size" },
-    { name: "Location", type: "string", jsonPath: ".status.location", priority: 1 },
-    { name: "Completed", type: "date", jsonPath: ".status.completionTime" },
-    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-  ]);
+  return customResourceDefinition({
+    kind: EtcdBackupKind,
+    singular: "etcdbackup",
+    schema: etcdBackupSchema,
+    printerColumns: [
+      { name: "Cluster", type: "string", jsonPath: ".spec.clusterName" },
+      { name: "Phase", type: "string", jsonPath: ".status.phase" },
+      { name: "Revision", type: "integer", jsonPath: ".status.revision" },
+      { name: "Size", type: "integer", jsonPath: ".status.size" },
+      { name: "Location", type: "string", jsonPath: ".status.location", priority: 1 },
+      { name: "Completed", type: "date", jsonPath: ".status.completionTime" },
+      { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ],
+  });
 }

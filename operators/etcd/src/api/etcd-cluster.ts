@@ -5,6 +5,7 @@ import {
   type CustomResourceDefinitionObject,
   claimRetentionSchema,
   conditionsSchema,
+  customResourceDefinition,
   defineKind,
   type JSONSchemaProps,
   type KubeObject,
@@ -544,51 +545,25 @@ export const etcdClusterSchema: JSONSchemaProps = {
 
 /** The EtcdCluster CustomResourceDefinition; `crds/etcdclusters.etcd.capstan.dev.yaml` is generated from it. */
 export function etcdClusterCrd(): CustomResourceDefinitionObject {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${EtcdClusterKind.plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: {
-        kind: EtcdClusterKind.kind,
-        plural: EtcdClusterKind.plural,
-        singular: "etcdcluster",
-        listKind: "EtcdClusterList",
-        shortNames: ["etcd"],
-        categories: ["capstan"],
+  return customResourceDefinition({
+    kind: EtcdClusterKind,
+    singular: "etcdcluster",
+    shortNames: ["etcd"],
+    schema: etcdClusterSchema,
+    scale: true,
+    printerColumns: [
+      { name: "Replicas", type: "integer", jsonPath: ".spec.replicas" },
+      { name: "Ready", type: "integer", jsonPath: ".status.readyReplicas" },
+      { name: "Version", type: "string", jsonPath: ".status.currentVersion" },
+      { name: "Leader", type: "string", jsonPath: ".status.leader" },
+      { name: "Phase", type: "string", jsonPath: ".status.phase" },
+      {
+        name: "Available",
+        type: "string",
+        jsonPath: '.status.conditions[?(@.type=="Available")].status',
+        priority: 1,
       },
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: structuredClone(etcdClusterSchema) },
-          subresources: {
-            status: {},
-            scale: {
-              specReplicasPath: ".spec.replicas",
-              statusReplicasPath: ".status.replicas",
-              labelSelectorPath: ".status.selector",
-            },
-          },
-          additionalPrinterColumns: [
-            { name: "Replicas", type: "integer", jsonPath: ".spec.replicas" },
-            { name: "Ready", type: "integer", jsonPath: ".status.readyReplicas" },
-            { name: "Version", type: "string", jsonPath: ".status.currentVersion" },
-            { name: "Leader", type: "string", jsonPath: ".status.leader" },
-            { name: "Phase", type: "string", jsonPath: ".status.phase" },
-            {
-              name: "Available",
-              type: "string",
-              jsonPath: '.status.conditions[?(@.type=="Available")].status',
-              priority: 1,
-            },
-            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-          ],
-        },
-      ],
-    },
-  };
+      { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ],
+  });
 }

@@ -6,6 +6,7 @@
 import {
   type Condition,
   type CustomResourceDefinitionObject,
+  customResourceDefinition,
   defineKind,
   type JSONSchemaProps,
   type KubeObject,
@@ -183,37 +184,17 @@ export const etcdRestoreSchema: JSONSchemaProps = {
 
 /** The EtcdRestore CustomResourceDefinition. */
 export function etcdRestoreCrd(): CustomResourceDefinitionObject {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${EtcdRestoreKind.plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: {
-        kind: EtcdRestoreKind.kind,
-        plural: EtcdRestoreKind.plural,
-        singular: "etcdrestore",
-        listKind: "EtcdRestoreList",
-        categories: ["capstan"],
-      },
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: structuredClone(etcdRestoreSchema) },
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: "Cluster", type: "string", jsonPath: ".spec.clusterName" },
-            { name: "Phase", type: "string", jsonPath: ".status.phase" },
-            { name: "From", type: "string", jsonPath: ".spec.from" },
-            { name: "Survivor", type: "string", jsonPath: ".status.survivor", priority: 1 },
-            { name: "Revision", type: "integer", jsonPath: ".status.revision" },
-            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-          ],
-        },
-      ],
-    },
-  };
+  return customResourceDefinition({
+    kind: EtcdRestoreKind,
+    singular: "etcdrestore",
+    schema: etcdRestoreSchema,
+    printerColumns: [
+      { name: "Cluster", type: "string", jsonPath: ".spec.clusterName" },
+      { name: "Phase", type: "string", jsonPath: ".status.phase" },
+      { name: "From", type: "string", jsonPath: ".spec.from" },
+      { name: "Survivor", type: "string", jsonPath: ".status.survivor", priority: 1 },
+      { name: "Revision", type: "integer", jsonPath: ".status.revision" },
+      { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ],
+  });
 }

@@ -1,10 +1,9 @@
 // etcd authentication's objects: the name of the root Secret, the Secret the operator makes when none is named
 // (random password, deliberately not owned by the cluster), and the backup Job's etcdctl credentials (environment
 // variables from the Secret, never arguments).
-import type { Job, ObjectOf } from "@capstan/core";
+import type { Job, ObjectOf, SecretObject } from "@capstan/core";
 import { type EtcdCluster, ROOT_PASSWORD_KEY, ROOT_USER } from "../api/etcd-cluster.ts";
 import { CLUSTER_LABEL, clusterRef, MANAGED_BY } from "./names.ts";
-import type { SecretObject } from "./tls.ts";
 
 type PodSpec = NonNullable<NonNullable<ObjectOf<typeof Job>["spec"]>["template"]["spec"]>;
 type Container = PodSpec["containers"][number];

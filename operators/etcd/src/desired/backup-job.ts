@@ -28,8 +28,7 @@ import {
   uploadTargetOf,
 } from "@capstan/backup";
 import {
-  type Job,
-  type ObjectOf,
+  type JobObject,
   restrictedContainerSecurityContext,
   restrictedPodSecurityContext,
   setControllerReference,
@@ -52,8 +51,6 @@ export {
   uploadArgs,
 };
 
-/** A Job object. */
-export type JobObject = ObjectOf<typeof Job>;
 type PodSpec = NonNullable<NonNullable<JobObject["spec"]>["template"]["spec"]>;
 
 /** Label carrying the EtcdBackup's name on its Job and pod. */

@@ -1,15 +1,14 @@
 // Builds the per-cluster objects: a member's data claim, the peer and client Services, and the PodDisruptionBudget.
 import {
   type KubeObject,
-  type ObjectOf,
-  type PersistentVolumeClaim,
-  type PodDisruptionBudget,
+  type PersistentVolumeClaimObject,
+  type PodDisruptionBudgetObject,
+  quorum,
   retainedClaim,
-  type Service,
+  type ServiceObject,
   setControllerReference,
 } from "@capstan/core";
 import { DEFAULT_STORAGE_SIZE, type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
-import { quorum } from "../plan/plan.ts";
 import {
   CLAIM_UID_LABEL,
   CLIENT_PORT,
@@ -23,13 +22,6 @@ import {
   SEED_CLAIM_ANNOTATION,
   selectorLabels,
 } from "./names.ts";
-
-/** A PersistentVolumeClaim object. */
-export type PersistentVolumeClaimObject = ObjectOf<typeof PersistentVolumeClaim>;
-/** A Service object. */
-export type ServiceObject = ObjectOf<typeof Service>;
-/** A PodDisruptionBudget object. */
-export type PodDisruptionBudgetObject = ObjectOf<typeof PodDisruptionBudget>;
 
 /** `obj`, controlled by the cluster. */
 function owned<T extends KubeObject>(cluster: EtcdCluster, obj: T): T {

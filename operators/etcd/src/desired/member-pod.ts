@@ -1,8 +1,7 @@
 // Builds a member's Pod: the etcd container, its flags, probes and a securityContext that passes Pod Security "restricted".
 import {
   type Affinity,
-  type ObjectOf,
-  type Pod,
+  type PodObject,
   resourceRequirements,
   restrictedContainerSecurityContext,
   restrictedPodSecurityContext,
@@ -27,8 +26,6 @@ import {
 import { quotaBackendBytes } from "./quota.ts";
 import { clientTLS, memberTLSVolumes, tlsArgs } from "./tls.ts";
 
-/** A Pod object. */
-export type PodObject = ObjectOf<typeof Pod>;
 type PodSpec = NonNullable<PodObject["spec"]>;
 
 /** Where etcd keeps its data (a sub-directory, so etcd creates it with mode 0700). */

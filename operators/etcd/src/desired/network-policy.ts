@@ -2,7 +2,7 @@
 // port only from members, the operator's pods, the cluster's backup Jobs and spec.network.clientSelectors; the
 // metrics port (probes, Prometheus) stays open. Only ingress is restricted. Enforced only where something implements
 // NetworkPolicy (the local cluster: kube-router's policy controller beside the bridge plugin; kind: kindnet).
-import { type NetworkPolicy, type ObjectOf, setControllerReference } from "@capstan/core";
+import { type NetworkPolicyObject, setControllerReference } from "@capstan/core";
 import { type EtcdCluster, EtcdClusterKind, type LabelSelectorSpec } from "../api/etcd-cluster.ts";
 import {
   CLIENT_PORT,
@@ -13,9 +13,6 @@ import {
   PEER_PORT,
   selectorLabels,
 } from "./names.ts";
-
-/** A NetworkPolicy object. */
-export type NetworkPolicyObject = ObjectOf<typeof NetworkPolicy>;
 
 /** Where the operator's pods run and their labels (the chart's selector labels). */
 export interface OperatorPods {

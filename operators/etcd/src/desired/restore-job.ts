@@ -22,6 +22,7 @@ import {
   storedSnapshotAt,
 } from "@capstan/backup";
 import {
+  type JobObject,
   restrictedContainerSecurityContext,
   restrictedPodSecurityContext,
   setControllerReference,
@@ -29,7 +30,6 @@ import {
 import type { EtcdBackup } from "../api/backup.ts";
 import { type EtcdCluster, EtcdClusterKind } from "../api/etcd-cluster.ts";
 import { DEFAULT_BUMP_REVISION, type EtcdBootstrapRestore } from "../api/restore-source.ts";
-import type { JobObject } from "./backup-job.ts";
 import { DATA_DIR, ETCD_UID, etcdImage } from "./member-pod.ts";
 import { CLUSTER_LABEL, clusterRef, dataClaimName, MANAGED_BY, memberOfDataClaim, peerURL } from "./names.ts";
 

@@ -1,12 +1,9 @@
 // TLS of an EtcdCluster: where each endpoint's certificates come from, the Secrets the operator writes (one CA per
 // cluster, a server+peer certificate per member, client certificates for the operator and the backup Jobs), the
 // names each certificate carries, the files and flags of the etcd container, and the mounts of a backup Job.
-import { type ObjectOf, parseGoDuration, type Secret, setControllerReference } from "@capstan/core";
+import { parseGoDuration, type SecretObject, setControllerReference } from "@capstan/core";
 import { type EtcdCluster, EtcdClusterKind, type EtcdTLSEndpoint } from "../api/etcd-cluster.ts";
 import { clientServiceName, clusterLabels, clusterRef, peerServiceName } from "./names.ts";
-
-/** A Secret object. */
-export type SecretObject = ObjectOf<typeof Secret>;
 
 /** Default lifetime of an operator-managed leaf certificate (90 days). */
 export const DEFAULT_VALIDITY = "2160h";

@@ -1,5 +1,6 @@
 // The membership planner: from the spec and what the operator observed, the ONE next step to take. Pure: no I/O,
 // no clock, no randomness; the reconciler performs the step and plans again from fresh observations next time.
+import { quorum } from "@capstan/core";
 import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import { authFailure, planAuth } from "./auth.ts";
 import { planUnreachable, restartOnData } from "./bootstrap.ts";
@@ -10,7 +11,7 @@ import { learners, scaleIn, scaleOut, unhealthy } from "./membership.ts";
 import { quorumLost } from "./quorum-evidence.ts";
 import { defragment, roll, upgrade } from "./rollout.ts";
 import type { Observed, PlanOptions, Step } from "./types.ts";
-import { byName, quorum, View, wait } from "./view.ts";
+import { byName, View, wait } from "./view.ts";
 
 export type {
   Observed,
@@ -31,7 +32,6 @@ export {
   DEFAULT_UNSCHEDULABLE_AFTER_MS,
   DEFRAG_MIN_DB_BYTES,
   LEARNER_READY_FRACTION,
-  quorum,
 } from "./view.ts";
 
 /**

@@ -3,6 +3,7 @@
 // look the same. Destructive recovery (automatic, or an EtcdRestore) needs the members' own readiness as their
 // kubelet probes it (/readyz fails without a quorum): a loss is confirmed only when a majority of the voting
 // members' pods is NOT Ready and the operator's failures are not authentication or TLS errors. Pure.
+import { quorum } from "@capstan/core";
 import type { EtcdFailureKind, Observed, ObservedPod, Step } from "./types.ts";
 
 export type { EtcdFailureKind } from "./types.ts";
@@ -175,9 +176,4 @@ export function quorumLost(observed: Observed): Step {
   }
   const why = judged.state === "Lost" ? judged.message : "no quorum answers";
   return { type: "QuorumLost", message: `${why}; nothing is removed until a quorum is back` };
-}
-
-/** Votes needed for a quorum among `n` voting members (as plan.ts's quorum; kept here to avoid an import cycle). */
-function quorum(n: number): number {
-  return Math.floor(n / 2) + 1;
 }

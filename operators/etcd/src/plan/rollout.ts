@@ -1,6 +1,7 @@
 // Rollout (planNext rules 14, 15 and 17): upgrade members to spec.version and restart those built from an older
 // pod template, one at a time, followers first and the leader last after moving leadership; defragment one member
 // at a time.
+import { quorum } from "@capstan/core";
 import {
   compareEtcdVersions,
   type EtcdVersion,
@@ -8,14 +9,7 @@ import {
   parseEtcdVersion,
 } from "./etcd-version.ts";
 import type { Step } from "./types.ts";
-import {
-  DEFAULT_DEFRAG_THRESHOLD_PERCENT,
-  DEFRAG_MIN_DB_BYTES,
-  names,
-  quorum,
-  type View,
-  wait,
-} from "./view.ts";
+import { DEFAULT_DEFRAG_THRESHOLD_PERCENT, DEFRAG_MIN_DB_BYTES, names, type View, wait } from "./view.ts";
 
 /** Rule 14. */
 export function upgrade(view: View, target: EtcdVersion): Step | undefined {

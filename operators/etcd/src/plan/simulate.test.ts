@@ -1,8 +1,9 @@
 // Drives the planner against a small in-memory model of an etcd cluster, one step per "reconcile", and checks
 // that it converges and never breaks the invariants the rules promise.
+import { quorum } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
-import { type Observed, planNext, quorum, type Step } from "./plan.ts";
+import { type Observed, planNext, type Step } from "./plan.ts";
 import { spec } from "./test-builders.ts";
 
 interface SimMember {

@@ -1,9 +1,10 @@
 // The planner's view: quorum arithmetic, and removals that keep a quorum of healthy voters (moving leadership
 // away first).
+import { quorum } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import { cluster, member, NOW, pod, spec } from "./test-builders.ts";
 import type { ObservedMember, Step } from "./types.ts";
-import { quorum, View } from "./view.ts";
+import { View } from "./view.ts";
 
 describe("quorum", () => {
   it.each([

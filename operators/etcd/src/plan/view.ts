@@ -1,6 +1,7 @@
 // The planner's view of one observation of a reachable cluster, and what every rule needs from it: the
 // recovery thresholds, quorum arithmetic, removals that keep a quorum (moving leadership away first), and who is
 // well. The rules themselves live by concern: member-recovery.ts, membership.ts, rollout.ts.
+import { quorum } from "@capstan/core";
 import type { EtcdClusterSpec } from "../api/etcd-cluster.ts";
 import { compareEtcdVersions, type EtcdVersion, parseEtcdVersion } from "./etcd-version.ts";
 import type { Observed, ObservedMember, ObservedPod, PlanOptions, Step } from "./types.ts";
@@ -20,11 +21,6 @@ export const DEFRAG_MIN_DB_BYTES = 64 * 1024 * 1024;
 
 /** A learner may be promoted once its raft index reaches this fraction of the leader's (etcd's own rule). */
 export const LEARNER_READY_FRACTION = 0.9;
-
-/** Votes needed for a quorum among `voters` voting members. */
-export function quorum(voters: number): number {
-  return Math.floor(voters / 2) + 1;
-}
 
 /** The rules after the gates, over one observation (see planNext). */
 export class View {

@@ -2,7 +2,12 @@
 // selectors, relabelings, TLS, authorization, Secret references and the per-server status (`status.bindings[]`),
 // as TypeScript types and CRD schema fragments. Field names are prometheus-operator's, so a chart's monitor works
 // unchanged with either operator.
-import type { CustomResourceDefinitionObject, JSONSchemaProps, LabelSelector } from "@capstan/core";
+import {
+  type CustomResourceDefinitionObject,
+  customResourceDefinition,
+  type JSONSchemaProps,
+  type LabelSelector,
+} from "@capstan/core";
 
 /** The API group of the monitor kinds, shared with prometheus-operator. */
 export const MONITORING_GROUP = "monitoring.coreos.com";
@@ -435,48 +440,31 @@ export interface MonitorCrdSpec {
  * modelled object open to unknown fields, and the install-if-absent annotation.
  */
 export function monitorCrd(s: MonitorCrdSpec): CustomResourceDefinitionObject {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: {
-      name: `${s.plural}.${MONITORING_GROUP}`,
-      annotations: { [INSTALL_IF_ABSENT_ANNOTATION]: "true" },
-    },
-    spec: {
+  return customResourceDefinition({
+    kind: {
       group: MONITORING_GROUP,
-      scope: "Namespaced",
-      names: {
-        kind: s.kind,
-        plural: s.plural,
-        singular: s.singular,
-        listKind: `${s.kind}List`,
-        shortNames: [s.shortName],
-        categories: ["prometheus-operator"],
-      },
-      versions: [
-        {
-          name: MONITORING_VERSION,
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              description: s.description,
-              required: ["spec"],
-              properties: {
-                apiVersion: { type: "string" },
-                kind: { type: "string" },
-                metadata: { type: "object" },
-                spec: keepUnknownFields(s.spec),
-                status: configResourceStatusSchema,
-              },
-            },
-          },
-          subresources: { status: {} },
-        },
-      ],
+      version: MONITORING_VERSION,
+      kind: s.kind,
+      plural: s.plural,
+      namespaced: true,
     },
-  };
+    singular: s.singular,
+    shortNames: [s.shortName],
+    categories: ["prometheus-operator"],
+    schema: {
+      type: "object",
+      description: s.description,
+      required: ["spec"],
+      properties: {
+        apiVersion: { type: "string" },
+        kind: { type: "string" },
+        metadata: { type: "object" },
+        spec: keepUnknownFields(s.spec),
+        status: configResourceStatusSchema,
+      },
+    },
+    annotations: { [INSTALL_IF_ABSENT_ANNOTATION]: "true" },
+  });
 }
 
 /** `spec.fallbackScrapeProtocol` of ServiceMonitor and PodMonitor. */

@@ -4,6 +4,7 @@ import {
   type Condition,
   type CustomResourceDefinitionObject,
   conditionsSchema,
+  customResourceDefinition,
   defineKind,
   type JSONSchemaProps,
   type KubeObject,
@@ -405,45 +406,19 @@ const conditionColumn = (type: string) => ({
 
 /** The Prometheus CustomResourceDefinition; `crds/prometheuses.monitoring.capstan.dev.yaml` is generated from it. */
 export function prometheusCrd(): CustomResourceDefinitionObject {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${PrometheusKind.plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: {
-        kind: PrometheusKind.kind,
-        plural: PrometheusKind.plural,
-        singular: "prometheus",
-        listKind: "PrometheusList",
-        shortNames: ["prom"],
-        categories: ["capstan"],
-      },
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: structuredClone(prometheusSchema) },
-          subresources: {
-            status: {},
-            scale: {
-              specReplicasPath: ".spec.replicas",
-              statusReplicasPath: ".status.replicas",
-              labelSelectorPath: ".status.selector",
-            },
-          },
-          additionalPrinterColumns: [
-            { name: "Version", type: "string", jsonPath: ".spec.version" },
-            { name: "Replicas", type: "integer", jsonPath: ".spec.replicas" },
-            { name: "Ready", type: "integer", jsonPath: ".status.readyReplicas" },
-            conditionColumn("Reconciled"),
-            conditionColumn("Available"),
-            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-          ],
-        },
-      ],
-    },
-  };
+  return customResourceDefinition({
+    kind: PrometheusKind,
+    singular: "prometheus",
+    shortNames: ["prom"],
+    schema: prometheusSchema,
+    scale: true,
+    printerColumns: [
+      { name: "Version", type: "string", jsonPath: ".spec.version" },
+      { name: "Replicas", type: "integer", jsonPath: ".spec.replicas" },
+      { name: "Ready", type: "integer", jsonPath: ".status.readyReplicas" },
+      conditionColumn("Reconciled"),
+      conditionColumn("Available"),
+      { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ],
+  });
 }

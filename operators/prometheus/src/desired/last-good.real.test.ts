@@ -5,9 +5,11 @@
 // last good one instead of crash-looping; a recreated pod (a new emptyDir) starts from the last-good copy, not the
 // refused candidate, and its reloader says so at /user/state; the fix is then loaded. The "real" project (`npm run
 // test:real`): fails without busybox or prometheus, saying how to get them.
+
 import type { ChildProcess } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import type { SecretObject } from "@capstan/core";
 import { freePort, killAll, type LoggedProcess, spawnLogged } from "@capstan/testing";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { prometheusBinary } from "../prometheus-binaries.ts";
@@ -26,7 +28,7 @@ import {
 } from "../reloader-harness.ts";
 import { prometheus } from "./config-fixtures.ts";
 import { configSecret, lastGoodSecrets, ruleShardSecrets } from "./objects/secrets.ts";
-import { GENERATION_ANNOTATION, type SecretObject } from "./objects.ts";
+import { GENERATION_ANNOTATION } from "./objects.ts";
 
 const server = prometheus();
 server.metadata.uid = "9b1c0f5e-0000-4000-8000-000000000001";

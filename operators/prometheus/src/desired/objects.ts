@@ -3,18 +3,7 @@
 // objects/: discovery-rbac.ts (ServiceAccount, Roles, ClusterRoles), secrets.ts (the config Secret, the rule shards
 // and their last-good copies), services.ts and statefulset.ts (the StatefulSet and its PodDisruptionBudget). No
 // client imports: the reconciler applies what those return.
-import {
-  defineKind,
-  type KubeObject,
-  type ObjectOf,
-  type PodDisruptionBudget,
-  type Role,
-  type RoleBinding,
-  type Secret,
-  type Service,
-  type ServiceAccount,
-  type StatefulSet,
-} from "@capstan/core";
+import { defineKind, type KubeObject, type RoleObject } from "@capstan/core";
 import type { Prometheus } from "../api/prometheus.ts";
 
 export {
@@ -24,13 +13,6 @@ export {
   WEB_PORT,
 } from "./reloader.ts";
 
-export type SecretObject = ObjectOf<typeof Secret>;
-export type ServiceObject = ObjectOf<typeof Service>;
-export type ServiceAccountObject = ObjectOf<typeof ServiceAccount>;
-export type StatefulSetObject = ObjectOf<typeof StatefulSet>;
-export type PodDisruptionBudgetObject = ObjectOf<typeof PodDisruptionBudget>;
-export type RoleObject = ObjectOf<typeof Role>;
-export type RoleBindingObject = ObjectOf<typeof RoleBinding>;
 type PolicyRule = NonNullable<RoleObject["rules"]>[number];
 
 /** A ClusterRole (rbac.authorization.k8s.io/v1), for servers whose monitors look in every namespace. */

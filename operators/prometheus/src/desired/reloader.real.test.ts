@@ -6,11 +6,13 @@
 // refused one is reported and not retried until the candidate changes, and the partial deliveries it waits out.
 // lastgood.real.test.ts runs the same script with the real Prometheus. And it ends at once on SIGTERM as its
 // container's PID 1 (run as PID 1 of a new PID namespace: unshare, as root).
+
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync, renameSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import type { SecretObject } from "@capstan/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   cleanup,
@@ -28,7 +30,7 @@ import {
 } from "../reloader-harness.ts";
 import { prometheus } from "./config-fixtures.ts";
 import { configSecret, lastGoodSecrets, ruleShardSecrets } from "./objects/secrets.ts";
-import { GENERATION_ANNOTATION, RELOADER_SCRIPT, type SecretObject } from "./objects.ts";
+import { GENERATION_ANNOTATION, RELOADER_SCRIPT } from "./objects.ts";
 
 const server = prometheus();
 server.metadata.uid = "9b1c0f5e-0000-4000-8000-000000000001";

@@ -15,6 +15,7 @@ import {
   RoleBinding,
   removeFinalizer,
   Secret,
+  type SecretObject,
   Service,
   ServiceAccount,
   StatefulSet,
@@ -31,7 +32,6 @@ import {
   CONFIG_HASH_ANNOTATION,
   GENERATION_ANNOTATION,
   RBAC_FINALIZER,
-  type SecretObject,
   serverName,
 } from "../desired/objects.ts";
 import type { Selection } from "../desired/select.ts";

@@ -5,18 +5,26 @@ import {
   type Cache,
   type Client,
   ConfigMap,
+  type ConfigMapObject,
   hasFinalizer,
   isNotFound,
   Namespace,
-  type ObjectOf,
   Pod,
   PodDisruptionBudget,
+  type PodDisruptionBudgetObject,
+  type PodObject,
   Role,
   RoleBinding,
+  type RoleBindingObject,
+  type RoleObject,
   Secret,
+  type SecretObject,
   Service,
   ServiceAccount,
+  type ServiceAccountObject,
+  type ServiceObject,
   StatefulSet,
+  type StatefulSetObject,
 } from "@capstan/core";
 import { type PodMonitor, PodMonitorKind } from "../api/pod-monitor.ts";
 import type { Prometheus } from "../api/prometheus.ts";
@@ -30,24 +38,14 @@ import {
   type ClusterRoleObject,
   LAST_GOOD_SHARD_COMPONENT,
   lastGoodName,
-  type PodDisruptionBudgetObject,
   RBAC_FINALIZER,
-  type RoleBindingObject,
-  type RoleObject,
   RULE_SHARD_COMPONENT,
   SERVER_NAME_LABEL,
   SERVER_NAMESPACE_LABEL,
-  type SecretObject,
-  type ServiceAccountObject,
-  type ServiceObject,
-  type StatefulSetObject,
   selectorLabels,
   serverName,
 } from "../desired/objects.ts";
 import type { KeyRef, MonitorObjects, NamespaceLike } from "../desired/select.ts";
-
-export type PodObject = ObjectOf<typeof Pod>;
-export type ConfigMapObject = ObjectOf<typeof ConfigMap>;
 
 /** A foreign RBAC object (other namespace, or cluster-wide) labelled as this server's. */
 export type ForeignRbacObject = RoleObject | RoleBindingObject | ClusterRoleObject | ClusterRoleBindingObject;

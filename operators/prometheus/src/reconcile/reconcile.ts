@@ -13,6 +13,8 @@ import {
   type ReconcileRequest,
   type Result,
   removeFinalizer,
+  type SecretObject,
+  secretData,
 } from "@capstan/core";
 import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
 import { loadStateOf } from "../desired/bindings.ts";
@@ -25,7 +27,7 @@ import {
   prometheusImage,
   ruleSlots,
 } from "../desired/objects/statefulset.ts";
-import { GENERATION_ANNOTATION, RBAC_FINALIZER, type SecretObject, serverName } from "../desired/objects.ts";
+import { GENERATION_ANNOTATION, RBAC_FINALIZER, serverName } from "../desired/objects.ts";
 import { shardRuleFiles } from "../desired/rule-shards.ts";
 import { type Selection, selectMonitors } from "../desired/select.ts";
 import { act, deleteAll, recordLastGood } from "./act.ts";
@@ -270,9 +272,7 @@ function liveShardFiles(p: Prometheus, shards: readonly SecretObject[]): Record<
     const index = Number((s.metadata.name ?? "").slice(prefix.length));
     if (!Number.isInteger(index) || index < 0) continue;
     while (out.length <= index) out.push({});
-    out[index] = Object.fromEntries(
-      Object.entries(s.data ?? {}).map(([f, v]) => [f, Buffer.from(v, "base64").toString("utf8")]),
-    );
+    out[index] = secretData(s);
   }
   return out;
 }

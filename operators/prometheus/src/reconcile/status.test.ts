@@ -1,10 +1,8 @@
 // Table tests of the Prometheus conditions: availability and rollout from the StatefulSet, Degraded from the first
 // problem, Reconciled from the configuration (or paused); and that the same input gives the same status.
-import type { Condition } from "@capstan/core";
+import type { Condition, PodObject, StatefulSetObject } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { Prometheus, PrometheusSpec } from "../api/prometheus.ts";
-import type { StatefulSetObject } from "../desired/objects.ts";
-import type { PodObject } from "./observe.ts";
 import { conditionsOf, podProblems, type StatusInput, statusOf } from "./status.ts";
 
 const NOW = new Date("2026-12-01T12:00:00Z");

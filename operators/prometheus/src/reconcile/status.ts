@@ -1,10 +1,9 @@
 // Pure: the Prometheus status a reconcile writes (conditions Available, Progressing, Degraded, Reconciled; replicas;
 // what the configuration holds; its hash) from what it observed and decided. Messages depend only on state, never
 // on what this reconcile wrote, so a steady state computes the same status and writes nothing.
-import { type Condition, setCondition } from "@capstan/core";
+import { type Condition, type PodObject, type StatefulSetObject, setCondition } from "@capstan/core";
 import type { Prometheus, PrometheusSelected, PrometheusStatus } from "../api/prometheus.ts";
-import { type StatefulSetObject, selectorString } from "../desired/objects.ts";
-import type { PodObject } from "./observe.ts";
+import { selectorString } from "../desired/objects.ts";
 
 /** Something only the operator can judge, or a refusal that needs a human: Degraded with this reason. */
 export interface Problem {

@@ -4,6 +4,7 @@
 // status's types and schema (vault-cluster-status.ts).
 import {
   type CustomResourceDefinitionObject,
+  customResourceDefinition,
   defineKind,
   GO_DURATION_PATTERN,
   type JSONSchemaProps,
@@ -69,46 +70,20 @@ export const vaultClusterSchema: JSONSchemaProps = {
 
 /** The VaultCluster CustomResourceDefinition; `crds/vaultclusters.vault.capstan.dev.yaml` is generated from it. */
 export function vaultClusterCrd(): CustomResourceDefinitionObject {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${VaultClusterKind.plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: {
-        kind: VaultClusterKind.kind,
-        plural: VaultClusterKind.plural,
-        singular: "vaultcluster",
-        listKind: "VaultClusterList",
-        shortNames: ["vault"],
-        categories: ["capstan"],
-      },
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: structuredClone(vaultClusterSchema) },
-          subresources: {
-            status: {},
-            scale: {
-              specReplicasPath: ".spec.replicas",
-              statusReplicasPath: ".status.replicas",
-              labelSelectorPath: ".status.selector",
-            },
-          },
-          additionalPrinterColumns: [
-            { name: "Replicas", type: "integer", jsonPath: ".spec.replicas" },
-            { name: "Ready", type: "integer", jsonPath: ".status.readyReplicas" },
-            { name: "Active", type: "string", jsonPath: ".status.active" },
-            { name: "Sealed", type: "integer", jsonPath: ".status.sealedReplicas" },
-            { name: "Version", type: "string", jsonPath: ".status.currentVersion" },
-            { name: "Phase", type: "string", jsonPath: ".status.phase" },
-            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-          ],
-        },
-      ],
-    },
-  };
+  return customResourceDefinition({
+    kind: VaultClusterKind,
+    singular: "vaultcluster",
+    shortNames: ["vault"],
+    schema: vaultClusterSchema,
+    scale: true,
+    printerColumns: [
+      { name: "Replicas", type: "integer", jsonPath: ".spec.replicas" },
+      { name: "Ready", type: "integer", jsonPath: ".status.readyReplicas" },
+      { name: "Active", type: "string", jsonPath: ".status.active" },
+      { name: "Sealed", type: "integer", jsonPath: ".status.sealedReplicas" },
+      { name: "Version", type: "string", jsonPath: ".status.currentVersion" },
+      { name: "Phase", type: "string", jsonPath: ".status.phase" },
+      { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ],
+  });
 }

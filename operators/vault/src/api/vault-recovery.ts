@@ -8,6 +8,7 @@
 import {
   type Condition,
   type CustomResourceDefinitionObject,
+  customResourceDefinition,
   defineKind,
   type JSONSchemaProps,
   type KubeObject,
@@ -190,37 +191,17 @@ export const vaultRecoverySchema: JSONSchemaProps = {
 
 /** The VaultRecovery CustomResourceDefinition. */
 export function vaultRecoveryCrd(): CustomResourceDefinitionObject {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${VaultRecoveryKind.plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: {
-        kind: VaultRecoveryKind.kind,
-        plural: VaultRecoveryKind.plural,
-        singular: "vaultrecovery",
-        listKind: "VaultRecoveryList",
-        categories: ["capstan"],
-      },
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: structuredClone(vaultRecoverySchema) },
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: "Cluster", type: "string", jsonPath: ".spec.clusterName" },
-            { name: "Phase", type: "string", jsonPath: ".status.phase" },
-            { name: "Stage", type: "string", jsonPath: ".status.stage" },
-            { name: "Survivor", type: "string", jsonPath: ".status.survivor" },
-            { name: "Index", type: "integer", jsonPath: ".status.raftIndex", priority: 1 },
-            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-          ],
-        },
-      ],
-    },
-  };
+  return customResourceDefinition({
+    kind: VaultRecoveryKind,
+    singular: "vaultrecovery",
+    schema: vaultRecoverySchema,
+    printerColumns: [
+      { name: "Cluster", type: "string", jsonPath: ".spec.clusterName" },
+      { name: "Phase", type: "string", jsonPath: ".status.phase" },
+      { name: "Stage", type: "string", jsonPath: ".status.stage" },
+      { name: "Survivor", type: "string", jsonPath: ".status.survivor" },
+      { name: "Index", type: "integer", jsonPath: ".status.raftIndex", priority: 1 },
+      { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ],
+  });
 }

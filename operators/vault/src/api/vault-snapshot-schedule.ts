@@ -12,6 +12,7 @@ import {
 } from "@capstan/backup";
 import {
   type CustomResourceDefinitionObject,
+  customResourceDefinition,
   defineKind,
   type JSONSchemaProps,
   type KubeObject,
@@ -70,30 +71,10 @@ export const vaultSnapshotScheduleSchema: JSONSchemaProps = scheduleSchema(
 
 /** The VaultSnapshotSchedule CustomResourceDefinition. */
 export function vaultSnapshotScheduleCrd(): CustomResourceDefinitionObject {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${VaultSnapshotScheduleKind.plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: {
-        kind: VaultSnapshotScheduleKind.kind,
-        plural: VaultSnapshotScheduleKind.plural,
-        singular: "vaultsnapshotschedule",
-        listKind: "VaultSnapshotScheduleList",
-        categories: ["capstan"],
-      },
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: structuredClone(vaultSnapshotScheduleSchema) },
-          subresources: { status: {} },
-          additionalPrinterColumns: schedulePrinterColumns(VAULT_SCHEDULE_WORDS),
-        },
-      ],
-    },
-  };
+  return customResourceDefinition({
+    kind: VaultSnapshotScheduleKind,
+    singular: "vaultsnapshotschedule",
+    schema: vaultSnapshotScheduleSchema,
+    printerColumns: schedulePrinterColumns(VAULT_SCHEDULE_WORDS),
+  });
 }

@@ -7,6 +7,7 @@ import {
   type Condition,
   type CustomResourceDefinitionObject,
   conditionsSchema,
+  customResourceDefinition,
   defineKind,
   type JSONSchemaProps,
   type KubeObject,
@@ -206,38 +207,18 @@ export const vaultSnapshotSchema: JSONSchemaProps = {
 
 /** The VaultSnapshot CustomResourceDefinition. */
 export function vaultSnapshotCrd(): CustomResourceDefinitionObject {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${VaultSnapshotKind.plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: {
-        kind: VaultSnapshotKind.kind,
-        plural: VaultSnapshotKind.plural,
-        singular: "vaultsnapshot",
-        listKind: "VaultSnapshotList",
-        categories: ["capstan"],
-      },
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: structuredClone(vaultSnapshotSchema) },
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: "Cluster", type: "string", jsonPath: ".spec.clusterName" },
-            { name: "Phase", type: "string", jsonPath: ".status.phase" },
-            { name: "Index", type: "integer", jsonPath: ".status.raftIndex" },
-            { name: "Size", type: "integer", jsonPath: ".status.size" },
-            { name: "Location", type: "string", jsonPath: ".status.location", priority: 1 },
-            { name: "Completed", type: "date", jsonPath: ".status.completionTime" },
-            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-          ],
-        },
-      ],
-    },
-  };
+  return customResourceDefinition({
+    kind: VaultSnapshotKind,
+    singular: "vaultsnapshot",
+    schema: vaultSnapshotSchema,
+    printerColumns: [
+      { name: "Cluster", type: "string", jsonPath: ".spec.clusterName" },
+      { name: "Phase", type: "string", jsonPath: ".status.phase" },
+      { name: "Index", type: "integer", jsonPath: ".status.raftIndex" },
+      { name: "Size", type: "integer", jsonPath: ".status.size" },
+      { name: "Location", type: "string", jsonPath: ".status.location", priority: 1 },
+      { name: "Completed", type: "date", jsonPath: ".status.completionTime" },
+      { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ],
+  });
 }

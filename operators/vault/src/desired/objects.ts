@@ -1,18 +1,18 @@
 // Pure builders of everything a VaultCluster owns: pods (restricted Pod Security, certificate reloader sidecar,
 // health probes), data claims, the three Services, the Vault JSON config, the PodDisruptionBudget and the Secrets.
 import {
-  type ConfigMap,
+  type ConfigMapObject,
   type KubeObject,
-  type ObjectOf,
-  type PersistentVolumeClaim,
-  type Pod,
-  type PodDisruptionBudget,
+  type PersistentVolumeClaimObject,
+  type PodDisruptionBudgetObject,
+  type PodObject,
+  quorum,
   resourceRequirements,
   restrictedContainerSecurityContext,
   restrictedPodSecurityContext,
   retainedClaim,
-  type Secret,
-  type Service,
+  type SecretObject,
+  type ServiceObject,
   setControllerReference,
   spreadOverNodes,
   stableHash,
@@ -24,7 +24,7 @@ import {
   type VaultCluster,
   VaultClusterKind,
 } from "../api/vault-cluster.ts";
-import { quorum, vaultImage } from "../plan/plan.ts";
+import { vaultImage } from "../plan/plan.ts";
 import {
   API_PORT,
   activeServiceName,
@@ -53,12 +53,6 @@ import {
   SERVICE_REGISTRATION_CONFIG,
 } from "./service-registration.ts";
 
-export type PodObject = ObjectOf<typeof Pod>;
-export type PersistentVolumeClaimObject = ObjectOf<typeof PersistentVolumeClaim>;
-export type ServiceObject = ObjectOf<typeof Service>;
-export type ConfigMapObject = ObjectOf<typeof ConfigMap>;
-export type SecretObject = ObjectOf<typeof Secret>;
-export type PodDisruptionBudgetObject = ObjectOf<typeof PodDisruptionBudget>;
 type PodSpec = NonNullable<PodObject["spec"]>;
 type Affinity = NonNullable<PodSpec["affinity"]>;
 

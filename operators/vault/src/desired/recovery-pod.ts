@@ -5,10 +5,10 @@
 // restarted pod (its init container runs again when its sandbox is recreated) from writing it after the others have
 // rejoined. It refuses to write into a claim without raft data. Pure.
 
-import { restrictedContainerSecurityContext } from "@capstan/core";
+import { type PodObject, restrictedContainerSecurityContext } from "@capstan/core";
 import type { VaultCluster } from "../api/vault-cluster.ts";
 import { CLUSTER_PORT, podHost } from "./names.ts";
-import { DATA_DIR, type PodObject, type PodSettings, VAULT_UID, vaultPod } from "./objects.ts";
+import { DATA_DIR, type PodSettings, VAULT_UID, vaultPod } from "./objects.ts";
 
 /** Annotation on a survivor's pod made by a recovery: the VaultRecovery's name. */
 export const RECOVERY_POD_ANNOTATION = "vault.capstan.dev/recovery";

@@ -15,18 +15,19 @@ import {
   storedSnapshotAt,
 } from "@capstan/backup";
 import {
+  type JobObject,
   restrictedContainerSecurityContext,
   restrictedPodSecurityContext,
+  type SecretObject,
   setControllerReference,
 } from "@capstan/core";
 import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
 import type { VaultRestore } from "../api/vault-restore.ts";
 import type { VaultSnapshot } from "../api/vault-snapshot.ts";
 import { API_PORT, clusterRef, keysSecretName, MANAGED_BY, podHost, podName } from "./names.ts";
-import { base64Values, type SecretObject } from "./objects.ts";
+import { base64Values } from "./objects.ts";
 import { restoreArgs } from "./snapshot-args.ts";
 import {
-  type JobObject,
   OPERATOR_UID,
   TOKEN_DIR,
   TOKEN_FILE,

@@ -1,7 +1,7 @@
 // Vault's Kubernetes service registration in what the operator builds: the config stanza, the pods' environment,
 // ServiceAccount and token volume (vault container only), the least-privilege Role, the `-active` Service's selector,
 // and the choice of selector while the pods of an older operator are rolled onto registration.
-import { stableHash } from "@capstan/core";
+import { type PodObject, stableHash } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { VaultCluster } from "../api/vault-cluster.ts";
 import { STATE_LABEL } from "./names.ts";
@@ -9,7 +9,6 @@ import {
   activeService,
   configMap,
   POD_BUILDER_VERSION,
-  type PodObject,
   podTemplateHash,
   RELOADER_SCRIPT,
   vaultConfig,

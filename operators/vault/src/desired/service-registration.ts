@@ -7,19 +7,14 @@
 // vault.capstan.dev/state) are rolled onto registration.
 import {
   type KubeObject,
-  type ObjectOf,
-  type Role,
-  type RoleBinding,
-  type ServiceAccount,
+  type RoleBindingObject,
+  type RoleObject,
+  type ServiceAccountObject,
   setControllerReference,
 } from "@capstan/core";
 import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
 import { ordinalOf } from "../plan/ordinal.ts";
 import { clusterLabels, clusterRef, podName, STATE_LABEL, selectorLabels } from "./names.ts";
-
-export type ServiceAccountObject = ObjectOf<typeof ServiceAccount>;
-export type RoleObject = ObjectOf<typeof Role>;
-export type RoleBindingObject = ObjectOf<typeof RoleBinding>;
 
 /** Pod label Vault keeps: "true" on the active node, "false" on the others. */
 export const VAULT_ACTIVE_LABEL = "vault-active";

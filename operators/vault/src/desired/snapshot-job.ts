@@ -15,10 +15,10 @@ import {
   uploadTargetOf,
 } from "@capstan/backup";
 import {
-  type Job,
-  type ObjectOf,
+  type JobObject,
   restrictedContainerSecurityContext,
   restrictedPodSecurityContext,
+  type SecretObject,
   setControllerReference,
 } from "@capstan/core";
 import type { VaultCluster } from "../api/vault-cluster.ts";
@@ -28,11 +28,8 @@ import {
   VaultSnapshotKind,
 } from "../api/vault-snapshot.ts";
 import { API_PORT, activeServiceName, clusterRef, MANAGED_BY, tlsSecretName } from "./names.ts";
-import type { SecretObject } from "./objects.ts";
 import { saveArgs } from "./snapshot-args.ts";
 
-/** A Job object. */
-export type JobObject = ObjectOf<typeof Job>;
 type PodSpec = NonNullable<NonNullable<JobObject["spec"]>["template"]["spec"]>;
 
 /** Label carrying the VaultSnapshot's name on its Job, pod and token Secret. */

@@ -2,7 +2,7 @@
 // write when they are), and what to report when it cannot be made (a spec whose minQuorum could let autopilot's
 // dead-server cleanup shrink the voters below a quorum of the cluster; a policy of an older operator that lacks the
 // path). Pure: the caller observes and writes.
-import { parseGoDuration } from "@capstan/core";
+import { parseGoDuration, quorum } from "@capstan/core";
 import {
   AUTOPILOT_DEFAULTS,
   AUTOPILOT_MIN_QUORUM_FLOOR,
@@ -29,9 +29,6 @@ const DURATIONS = new Set<keyof AutopilotConfig>([
   "last_contact_threshold",
   "server_stabilization_time",
 ]);
-
-/** Votes needed for a quorum among `voters` (the planner's rule, repeated to keep this module a leaf). */
-const quorumOf = (voters: number) => Math.floor(voters / 2) + 1;
 
 /** spec.autopilot with Vault's defaults for the fields it leaves unset. */
 export function desiredAutopilot(a: VaultAutopilot): AutopilotConfig {
@@ -78,9 +75,9 @@ export function autopilotSpecProblem(
 ): string | undefined {
   const a = spec.autopilot;
   if (a === undefined) return undefined;
-  const least = Math.max(AUTOPILOT_MIN_QUORUM_FLOOR, quorumOf(spec.replicas));
+  const least = Math.max(AUTOPILOT_MIN_QUORUM_FLOOR, quorum(spec.replicas));
   if (a.cleanupDeadServers === true && (a.minQuorum === undefined || a.minQuorum < least)) {
-    return `spec.autopilot.minQuorum is ${a.minQuorum ?? "unset"} with spec.autopilot.cleanupDeadServers on: set it to at least ${least} (Vault requires ${AUTOPILOT_MIN_QUORUM_FLOOR}, and a quorum of ${spec.replicas} replicas is ${quorumOf(spec.replicas)}), so the cleanup never leaves fewer voters than a majority of the cluster`;
+    return `spec.autopilot.minQuorum is ${a.minQuorum ?? "unset"} with spec.autopilot.cleanupDeadServers on: set it to at least ${least} (Vault requires ${AUTOPILOT_MIN_QUORUM_FLOOR}, and a quorum of ${spec.replicas} replicas is ${quorum(spec.replicas)}), so the cleanup never leaves fewer voters than a majority of the cluster`;
   }
   if (a.minQuorum !== undefined && a.minQuorum > spec.replicas) {
     return `spec.autopilot.minQuorum ${a.minQuorum} is above spec.replicas ${spec.replicas}: the cleanup could never run; lower it to at most ${spec.replicas}`;

@@ -2,10 +2,11 @@
 // voters allows it: a new or wiped pod joins through the active node (its old peer removed first), a server whose
 // claim is lost or that is no peer any more starts afresh, the scale-in takes the highest ordinal out (scale-in.ts),
 // and the scale-out makes the lowest missing one. Pure.
+import { quorum } from "@capstan/core";
 import { claimLostStep } from "./claim-lost.ts";
 import { scaleInStep } from "./scale-in.ts";
 import type { Step } from "./types.ts";
-import { quorum, type RaftView } from "./view.ts";
+import type { RaftView } from "./view.ts";
 
 /**
  * Rule 9: an uninitialized pod (a new pod, or one whose data was lost): its node ID still a raft peer -> RemovePeer

@@ -31,7 +31,7 @@ export type {
   PodVault,
   Step,
 } from "./types.ts";
-export { PLAN_DEFAULTS, quorum, runsImage, vaultImage } from "./view.ts";
+export { PLAN_DEFAULTS, runsImage, vaultImage } from "./view.ts";
 
 /**
  * Plans the next step. The rules, in order (the first that applies wins); where each lives: 1-3 gates.ts, 4-5

@@ -3,11 +3,11 @@
 // was deleted seconds after the third pod joined (still a non-voter: autopilot promotes it after server
 // stabilization), then a standby was lost with its claim. One voter of two was left, yet the operator waited "for
 // v-2 (not yet a raft voter)" and reported Available. Now: Degraded QuorumLost naming the missing voters.
+import { quorum } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { VaultClusterSpec } from "../api/vault-cluster.ts";
 import { observed, plan, pod } from "./plan-fixtures.ts";
 import type { Observed, Step } from "./types.ts";
-import { quorum } from "./view.ts";
 
 const peer = (o: number, voter: boolean, leader = false) => ({
   nodeID: `demo-${o}`,

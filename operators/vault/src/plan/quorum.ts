@@ -2,11 +2,12 @@
 // voters is unsealed; else the cluster is reported (DataLost, QuorumLost) and no membership change is made. With an
 // active node, the quorum is counted from the voters of the raft configuration it reports. Either way an outdated
 // pod that does not serve is replaced first (heal.ts: a broken pod never blocks its own fix). Pure.
+import { quorum } from "@capstan/core";
 import { healStep } from "./heal.ts";
 import { stalledStep } from "./stalled.ts";
 import { specTlsSecret, untrustedStep } from "./tls-switch.ts";
 import type { Step } from "./types.ts";
-import { degraded, quorum, type RaftView, type View, wait } from "./view.ts";
+import { degraded, type RaftView, type View, wait } from "./view.ts";
 
 /**
  * Rule 7 with no active node: a quorum of the known voters unsealed -> Wait (election); an outdated pod that does

@@ -23,7 +23,7 @@
 //  6. Rejoin: the replaced claims (those recorded at the fork, by uid) are deleted (WipeServer): their data is an
 //     older, divergent copy of the cluster; then Rejoin: the VaultCluster's own planner makes each server again on a
 //     new claim and joins it fresh (items 5 and 6), and the request succeeds once the cluster is in sync.
-import { fence } from "@capstan/core";
+import { fence, quorum } from "@capstan/core";
 import type { VaultRecoveryCandidate } from "../api/vault-recovery.ts";
 import type { RecoveryObserved, RecoveryServer, RecoveryStep } from "./recovery-types.ts";
 
@@ -34,9 +34,6 @@ export type {
   RecoveryStep,
   ReplacedClaim,
 } from "./recovery-types.ts";
-
-/** Votes needed for a quorum among `voters`. */
-const quorum = (voters: number) => Math.floor(voters / 2) + 1;
 
 const claimOf = (server: string) => `data-${server}`;
 

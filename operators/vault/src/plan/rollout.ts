@@ -3,6 +3,7 @@
 // whose certificate no trusted CA signs is reported, never restarted blindly); then pods on another image, pod
 // template or certificate Secret are updated one at a time, standbys first, the active node last after a step-down.
 // Pure.
+import { quorum } from "@capstan/core";
 import { healStep } from "./heal.ts";
 import {
   servesOtherSecret,
@@ -12,7 +13,7 @@ import {
   untrustedStep,
 } from "./tls-switch.ts";
 import type { Step } from "./types.ts";
-import { healthy, quorum, type RaftView, sickness, wait } from "./view.ts";
+import { healthy, type RaftView, sickness, wait } from "./view.ts";
 
 /**
  * Rule 10, first part: a pod below spec.replicas, built from an older spec, that the kubelet reports not Ready ->

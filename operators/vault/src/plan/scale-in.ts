@@ -1,8 +1,8 @@
 // Scale-in (rule 11 of the planner): which pod, peer or claim goes next, and when a voter may be taken out of the
 // raft configuration. Pure.
+import { quorum } from "@capstan/core";
 import { byOrdinal, ordinalOf } from "./ordinal.ts";
 import type { ObservedPeer, ObservedPod, Step } from "./types.ts";
-import { quorum } from "./view.ts";
 
 /**
  * A Wait when removing the raft peer `victim` (scale-in) must not happen now, else undefined.

@@ -16,11 +16,6 @@ export const PLAN_DEFAULTS: Required<PlanOptions> = {
   registrationAfterMs: 60_000,
 };
 
-/** Votes needed for a quorum among `voters`. */
-export function quorum(voters: number): number {
-  return Math.floor(voters / 2) + 1;
-}
-
 /** The image a VaultCluster's pods run: `<repository>:<version>`. */
 export function vaultImage(spec: Pick<VaultClusterSpec, "repository" | "version">): string {
   return `${spec.repository}:${spec.version}`;

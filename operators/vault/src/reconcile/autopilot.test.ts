@@ -2,12 +2,11 @@
 // written once through the active pod and never in the steady state; a 403 (the policy of an older operator) is
 // Degraded AutopilotForbidden with the command, holding nothing else back; status.autopilot and the gauges follow
 // autopilot's state.
-import type { KubeObject } from "@capstan/core";
+import type { KubeObject, PodObject } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { type VaultAutopilot, type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
-import type { PodObject } from "../desired/objects.ts";
 import { VaultError } from "../vault/vault-client.ts";
 import { reconcileVaultCluster } from "./controller.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";

@@ -3,13 +3,12 @@
 // scale 3 -> 5 -> 3 with peers removed before pods and claims. Only the network is faked: each pod's Vault is a
 // process on 127.0.0.1, and a raft join towards a pod's DNS name is pointed at that process (the "real"
 // test project).
-import type { KubeObject } from "@capstan/core";
+import type { KubeObject, PodObject } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { type VaultCluster, VaultClusterKind, type VaultClusterSpec } from "../api/vault-cluster.ts";
 import { STATE_LABEL } from "../desired/names.ts";
-import type { PodObject } from "../desired/objects.ts";
 import { LocalVault } from "../vault/local-vault.ts";
 import { reconcileVaultCluster } from "./controller.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";

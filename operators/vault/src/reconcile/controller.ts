@@ -16,6 +16,7 @@ import {
   PersistentVolumeClaim,
   Pod,
   PodDisruptionBudget,
+  type PodObject,
   type ReconcileContext,
   type ReconcileRequest,
   type Result,
@@ -49,7 +50,6 @@ import {
   DEFAULT_RELOADER_IMAGE,
   internalService,
   mountedTlsSecret,
-  type PodObject,
   type PodSettings,
   podDisruptionBudget,
 } from "../desired/objects.ts";

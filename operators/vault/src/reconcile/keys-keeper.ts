@@ -17,11 +17,12 @@ import {
   isNotFound,
   type Logger,
   Secret,
+  type SecretObject,
   silentLogger,
 } from "@capstan/core";
 import type { VaultCluster } from "../api/vault-cluster.ts";
 import { clusterRef, keysSecretName } from "../desired/names.ts";
-import { base64Values, keysSecret, type SecretObject } from "../desired/objects.ts";
+import { base64Values, keysSecret } from "../desired/objects.ts";
 
 /** Options of {@link KeysKeeper}. */
 export interface KeysKeeperOptions {

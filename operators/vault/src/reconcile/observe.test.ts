@@ -1,8 +1,9 @@
 // What observe reads from a pod's status for the planner: the kubelet's evidence about a vault container that
 // does not run (its waiting reason, restarts, last exit), and the seal progress of a sealed pod.
+import type { PodObject } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { VaultCluster } from "../api/vault-cluster.ts";
-import { dataClaim, type PodObject } from "../desired/objects.ts";
+import { dataClaim } from "../desired/objects.ts";
 import { claimSizes, containerFailure, observedPod } from "./observe.ts";
 
 const cluster = {

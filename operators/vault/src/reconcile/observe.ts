@@ -6,8 +6,12 @@ import {
   claimBelongsTo,
   isNotFound,
   PersistentVolumeClaim,
+  type PersistentVolumeClaimObject,
   Pod,
+  type PodObject,
   Secret,
+  type SecretObject,
+  secretData,
 } from "@capstan/core";
 import type { VaultAutopilotStatus, VaultCluster } from "../api/vault-cluster.ts";
 import {
@@ -24,12 +28,9 @@ import {
   CLUSTER_ID_ANNOTATION,
   INIT_STARTED_ANNOTATION,
   mountedTlsSecret,
-  type PersistentVolumeClaimObject,
   POD_TEMPLATE_HASH_ANNOTATION,
-  type PodObject,
   type PodSettings,
   podTemplateHash,
-  type SecretObject,
 } from "../desired/objects.ts";
 import { podRegistered, podRegisters } from "../desired/service-registration.ts";
 import type { ObservedAutopilot } from "../plan/autopilot.ts";
@@ -131,14 +132,6 @@ function settle<T>(call: () => Promise<T>): Promise<T | Error> {
       (v) => v,
       (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
     );
-}
-
-/** Decodes a Secret's data (base64) and stringData. */
-export function secretData(secret: SecretObject | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(secret?.data ?? {})) out[k] = Buffer.from(v, "base64").toString("utf8");
-  for (const [k, v] of Object.entries(secret?.stringData ?? {})) out[k] = v;
-  return out;
 }
 
 /** The keys Secret as the planner and the steps need it. */

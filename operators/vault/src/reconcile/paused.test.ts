@@ -1,11 +1,10 @@
 // A paused VaultCluster: no action on Vault or its pods, but the operator keeps observing (status, the gauges
 // the chart's alerts read) and keeps the listener certificate valid.
-import { type KubeObject, Secret } from "@capstan/core";
+import { type KubeObject, type PodObject, Secret } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
-import type { PodObject } from "../desired/objects.ts";
 import { reconcileVaultCluster } from "./controller.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";
 import { cluster, fakeVault, keysSecretWithToken, noKeys, podObjects, reconcile } from "./test-fixture.ts";

@@ -2,10 +2,9 @@
 // pod the operator creates (only the network is faked: a raft join towards a pod's DNS name is pointed at that
 // process), and reconciles run with core's in-memory API server until the cluster converges.
 import { rm } from "node:fs/promises";
-import type { Kind, KubeObject } from "@capstan/core";
+import type { Kind, KubeObject, PodObject } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { type VaultCluster, VaultClusterKind, type VaultClusterSpec } from "../api/vault-cluster.ts";
-import type { PodObject } from "../desired/objects.ts";
 import type { PlanOptions } from "../plan/plan.ts";
 import { type LocalVault, type LocalVaultNode, portsOf } from "../vault/local-vault.ts";
 import type { VaultClient } from "../vault/vault-client.ts";

@@ -6,12 +6,12 @@
 // cluster back, and the two others join fresh. The secret is read from all three voters; the request Succeeded.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import type { KubeObject } from "@capstan/core";
+import type { KubeObject, SecretObject } from "@capstan/core";
 import { Registry } from "prom-client";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
 import { type VaultRecovery, VaultRecoveryKind } from "../api/vault-recovery.ts";
-import { DATA_DIR, type SecretObject } from "../desired/objects.ts";
+import { DATA_DIR } from "../desired/objects.ts";
 import { RECOVERY_INIT_CONTAINER } from "../desired/recovery-pod.ts";
 import { LocalVault } from "../vault/local-vault.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";

@@ -2,13 +2,18 @@
 // nodes: each run starts from the objects alone (as an operator restarted after any step would), the kubelet's part
 // is played between runs. The whole path (mark, fork, survivor on peers.json, unseal, verify, replace the old claims,
 // hand back, Succeeded), refusals, calling off, a status wiped mid-way, and the cluster's planner held off meanwhile.
-import { type KubeObject, PersistentVolumeClaim, Pod } from "@capstan/core";
+import {
+  type KubeObject,
+  PersistentVolumeClaim,
+  type PersistentVolumeClaimObject,
+  Pod,
+  type PodObject,
+} from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
 import { RECOVERY_FINALIZER, type VaultRecovery, VaultRecoveryKind } from "../api/vault-recovery.ts";
-import type { PersistentVolumeClaimObject, PodObject } from "../desired/objects.ts";
 import { RECOVERY_INIT_CONTAINER, RECOVERY_POD_ANNOTATION } from "../desired/recovery-pod.ts";
 import type { VaultClient, VaultHealth } from "../vault/vault-client.ts";
 import { reconcileVaultCluster } from "./controller.ts";

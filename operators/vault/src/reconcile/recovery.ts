@@ -15,7 +15,10 @@ import {
   isNotFound,
   oldestOpenRequest,
   PersistentVolumeClaim,
+  type PersistentVolumeClaimObject,
   Pod,
+  type PodObject,
+  quorum,
   type ReconcileContext,
   type Result,
   removeFinalizer,
@@ -32,14 +35,9 @@ import {
   type VaultRecoveryStatus,
 } from "../api/vault-recovery.ts";
 import { claimName, clusterRef, podHost, selectorLabels } from "../desired/names.ts";
-import {
-  CERTIFICATE_ANNOTATION,
-  type PersistentVolumeClaimObject,
-  type PodObject,
-  type PodSettings,
-} from "../desired/objects.ts";
+import { CERTIFICATE_ANNOTATION, type PodSettings } from "../desired/objects.ts";
 import { RECOVERY_INIT_CONTAINER, RECOVERY_POD_ANNOTATION, recoveryPod } from "../desired/recovery-pod.ts";
-import { ordinalOf, quorum, type Step } from "../plan/plan.ts";
+import { ordinalOf, type Step } from "../plan/plan.ts";
 import {
   deletionHeld,
   planRecovery,

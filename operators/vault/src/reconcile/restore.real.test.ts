@@ -5,19 +5,20 @@
 // spec.restore: the operator makes the temporary Vault, its token and the restore Job (whose steps this test runs
 // as the kubelet would, with the Job's own arguments' token and file), unseals the restored server with the kept
 // keys, confirms, and grows to three servers that join and unseal with those keys, each serving the secret.
+
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { KubeObject } from "@capstan/core";
+import type { KubeObject, SecretObject } from "@capstan/core";
+import { secretData } from "@capstan/core";
 import { Registry } from "prom-client";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
-import type { SecretObject } from "../desired/objects.ts";
 import { restoreSnapshot, saveSnapshot } from "../snapshot/commands.ts";
 import { LocalVault } from "../vault/local-vault.ts";
 import { SNAPSHOT_ROLE } from "../vault/policy.ts";
 import { VaultOperatorMetrics } from "./metrics.ts";
-import { readKeys, secretData } from "./observe.ts";
+import { readKeys } from "./observe.ts";
 import { convergeReal, Pods, type RealCluster, reconcileReal } from "./real-fixture.ts";
 import { serverKeeper } from "./test-fixture.ts";
 

@@ -12,6 +12,7 @@ import {
   type ReconcileContext,
   type Result,
   Secret,
+  secretData,
   statusMergePatch,
 } from "@capstan/core";
 import { type VaultCluster, VaultClusterKind } from "../api/vault-cluster.ts";
@@ -48,7 +49,7 @@ import { planRestore, type RestoreObserved, type RestoreStep } from "../plan/res
 import { RESTORE_POLICY, RESTORE_POLICY_NAME } from "../vault/policy.ts";
 import { type VaultClient, VaultError } from "../vault/vault-client.ts";
 import type { KeysKeeper } from "./keys-keeper.ts";
-import { type Observation, readKeys, secretData, type VaultClientFactory } from "./observe.ts";
+import { type Observation, readKeys, type VaultClientFactory } from "./observe.ts";
 import { statusOf } from "./status.ts";
 
 /** Annotation on the first server's claim: the restore Job (its uid) the server was restarted after, once. */

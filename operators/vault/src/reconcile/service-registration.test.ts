@@ -2,12 +2,20 @@
 // ServiceAccount, Role and RoleBinding exist before the first pod; the -active Service of a new cluster selects
 // Vault's vault-active label; a cluster made by an older operator keeps the operator's label until every pod runs
 // with registration and Vault has labelled the active one, then switches once (an Event) and never writes again.
-import { type KubeObject, Pod, Role, RoleBinding, Service, ServiceAccount } from "@capstan/core";
+import {
+  type KubeObject,
+  Pod,
+  type PodObject,
+  Role,
+  RoleBinding,
+  Service,
+  ServiceAccount,
+} from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
 import { describe, expect, it } from "vitest";
 import { VaultClusterKind } from "../api/vault-cluster.ts";
 import { STATE_LABEL } from "../desired/names.ts";
-import { activeService, type PodObject } from "../desired/objects.ts";
+import { activeService } from "../desired/objects.ts";
 import { cluster, keysSecretWithToken, podObjects, reconcile } from "./test-fixture.ts";
 
 const selector = { "app.kubernetes.io/name": "vault", "app.kubernetes.io/instance": "demo" };

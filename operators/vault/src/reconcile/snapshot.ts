@@ -28,6 +28,7 @@ import {
   type ReconcileRequest,
   type Result,
   Secret,
+  secretData,
   setCondition,
   statusMergePatch,
 } from "@capstan/core";
@@ -66,7 +67,7 @@ import {
 } from "../plan/snapshot-deletion.ts";
 import { SNAPSHOT_ROLE } from "../vault/policy.ts";
 import { VaultError } from "../vault/vault-client.ts";
-import { defaultVaultClient, readKeys, secretData, type VaultClientFactory } from "./observe.ts";
+import { defaultVaultClient, readKeys, type VaultClientFactory } from "./observe.ts";
 import { observeSnapshotsInUse } from "./snapshot-schedule.ts";
 
 /** Options of {@link vaultSnapshotController}. */

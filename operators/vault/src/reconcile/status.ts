@@ -1,6 +1,6 @@
 // Pure: the VaultCluster status (phase, conditions, pods, raft peers) a reconcile writes, from its observation
 // and step.
-import { type Condition, setCondition } from "@capstan/core";
+import { type Condition, setCondition, stepConditions } from "@capstan/core";
 import type {
   VaultCluster,
   VaultClusterPhase,
@@ -107,24 +107,9 @@ export function conditionsOf(
   if (tls.ready) set("TLSReady", "True", tls.reason ?? "CertificateReady", tls.message);
   else set("TLSReady", "False", "CertificateNotReady", tls.message);
 
-  switch (step.type) {
-    case "InSync":
-      set("Progressing", "False", "InSync", step.message);
-      set("Degraded", "False", "AsExpected", "");
-      break;
-    case "Degraded":
-      set("Progressing", "False", step.reason, step.message);
-      set("Degraded", "True", step.reason, step.message);
-      break;
-    case "Wait":
-      if (step.reason === "Paused") set("Progressing", "False", "Paused", step.message);
-      else set("Progressing", "True", step.reason, step.message);
-      set("Degraded", "False", "AsExpected", "");
-      break;
-    default:
-      set("Progressing", "True", step.type, step.message);
-      set("Degraded", "False", "AsExpected", "");
-  }
+  const { progressing, degraded } = stepConditions(step, generation);
+  conditions = setCondition(conditions, progressing, now);
+  conditions = setCondition(conditions, degraded, now);
   return conditions;
 }
 

@@ -2,11 +2,11 @@
 // still serves the operator's own certificate (CA A, Secret demo-tls), one was restarted onto cert-manager's
 // (CA B, Secret vault-cm, spec.tls.secretName). The trust ensureTls computes from what the pods mount lets the
 // operator's client see both; spec's CA alone refuses the first, and the refusal is told apart from no answer.
-import type { Client, KubeObject } from "@capstan/core";
+import type { Client, KubeObject, SecretObject } from "@capstan/core";
 import { FakeApiServer } from "@capstan/core/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { tlsHosts } from "../desired/names.ts";
-import { base64Values, type SecretObject, tlsSecret } from "../desired/objects.ts";
+import { base64Values, tlsSecret } from "../desired/objects.ts";
 import { issueServerCertificate } from "../desired/tls.ts";
 import { LocalVault, type LocalVaultNode } from "../vault/local-vault.ts";
 import { certificateRejected } from "../vault/vault-client.ts";

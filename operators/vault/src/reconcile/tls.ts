@@ -3,10 +3,19 @@
 // switch of the certificate's source (spec.tls.secretName set, changed or unset), the pods not yet restarted still
 // serve the Secret they mount: the operator's client trusts its CA too (and the operator keeps renewing its own
 // certificate while a pod serves it), until every pod serves spec's Secret.
-import { type Cache, type Client, isAlreadyExists, isNotFound, Pod, Secret } from "@capstan/core";
+import {
+  type Cache,
+  type Client,
+  isAlreadyExists,
+  isNotFound,
+  Pod,
+  Secret,
+  type SecretObject,
+  secretData,
+} from "@capstan/core";
 import type { VaultCluster } from "../api/vault-cluster.ts";
 import { caSecretName, clusterRef, selectorLabels, tlsHosts, tlsSecretName } from "../desired/names.ts";
-import { mountedTlsSecret, type SecretObject, tlsSecret } from "../desired/objects.ts";
+import { mountedTlsSecret, tlsSecret } from "../desired/objects.ts";
 import {
   type CertificateInfo,
   type CertificatePair,
@@ -18,7 +27,6 @@ import {
   trustBundle,
 } from "../desired/tls.ts";
 import type { Observed } from "../plan/plan.ts";
-import { secretData } from "./observe.ts";
 
 /** A Secret that pods still serve during a switch, other than spec's. */
 export interface ServedSecret {

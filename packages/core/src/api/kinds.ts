@@ -218,6 +218,33 @@ export const EndpointSlice = defineKind<K<V1EndpointSlice>>({
   plural: "endpointslices",
   namespaced: true,
 });
+// The objects of the built-in kinds, as the client and the cache return them: one name each, so an operator's
+// builders and reconcilers say `PodObject`, not `ObjectOf<typeof Pod>` (nor a local alias of it).
+/** A core/v1 Pod (`ObjectOf<typeof Pod>`). */
+export type PodObject = ObjectOf<typeof Pod>;
+/** A core/v1 Service (`ObjectOf<typeof Service>`). */
+export type ServiceObject = ObjectOf<typeof Service>;
+/** A core/v1 ConfigMap (`ObjectOf<typeof ConfigMap>`). */
+export type ConfigMapObject = ObjectOf<typeof ConfigMap>;
+/** A core/v1 Secret (`ObjectOf<typeof Secret>`). */
+export type SecretObject = ObjectOf<typeof Secret>;
+/** A core/v1 PersistentVolumeClaim (`ObjectOf<typeof PersistentVolumeClaim>`). */
+export type PersistentVolumeClaimObject = ObjectOf<typeof PersistentVolumeClaim>;
+/** A core/v1 ServiceAccount (`ObjectOf<typeof ServiceAccount>`). */
+export type ServiceAccountObject = ObjectOf<typeof ServiceAccount>;
+/** A apps/v1 StatefulSet (`ObjectOf<typeof StatefulSet>`). */
+export type StatefulSetObject = ObjectOf<typeof StatefulSet>;
+/** A batch/v1 Job (`ObjectOf<typeof Job>`). */
+export type JobObject = ObjectOf<typeof Job>;
+/** A policy/v1 PodDisruptionBudget (`ObjectOf<typeof PodDisruptionBudget>`). */
+export type PodDisruptionBudgetObject = ObjectOf<typeof PodDisruptionBudget>;
+/** A networking.k8s.io/v1 NetworkPolicy (`ObjectOf<typeof NetworkPolicy>`). */
+export type NetworkPolicyObject = ObjectOf<typeof NetworkPolicy>;
+/** A rbac.authorization.k8s.io/v1 Role (`ObjectOf<typeof Role>`). */
+export type RoleObject = ObjectOf<typeof Role>;
+/** A rbac.authorization.k8s.io/v1 RoleBinding (`ObjectOf<typeof RoleBinding>`). */
+export type RoleBindingObject = ObjectOf<typeof RoleBinding>;
+
 /** A JSON schema as CRDs carry it (keys as on the wire, e.g. "x-kubernetes-validations"). */
 export type JSONSchemaProps = { [key: string]: unknown };
 

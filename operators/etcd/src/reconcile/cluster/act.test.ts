@@ -1,6 +1,6 @@
+import type { PodObject } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { EtcdCluster } from "../../api/etcd-cluster.ts";
-import type { PodObject } from "../../desired/member-pod.ts";
 import { SEED_CLAIM_ANNOTATION } from "../../desired/names.ts";
 import type { EtcdClient, EtcdMember } from "../../etcd/etcd-client.ts";
 import { recordingClient } from "../test-fixture.ts";

@@ -2,13 +2,12 @@
 // spec.auth names none), what etcd says of its auth, and the auth steps. The password goes only to etcd: never to a
 // log, an Event, status or an error message.
 import { randomBytes } from "node:crypto";
-import { type Client, isAlreadyExists, isNotFound, Secret } from "@capstan/core";
+import { type Client, isAlreadyExists, isNotFound, Secret, secretData } from "@capstan/core";
 import { type EtcdCluster, ROOT_PASSWORD_KEY, ROOT_USER } from "../../api/etcd-cluster.ts";
 import { rootSecret, rootSecretField, rootSecretName } from "../../desired/auth.ts";
 import { clusterRef } from "../../desired/names.ts";
 import type { EtcdClient, EtcdClientAuth } from "../../etcd/etcd-client.ts";
 import { type AuthStep, missingRootSecret, type ObservedAuth } from "../../plan/auth.ts";
-import { secretData } from "./tls-types.ts";
 
 /** The root credentials for one reconcile, or why they are missing. */
 export interface RootCredentials {

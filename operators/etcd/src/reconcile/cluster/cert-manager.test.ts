@@ -10,6 +10,7 @@ import {
   PersistentVolumeClaim,
   Pod,
   Secret,
+  secretData,
 } from "@capstan/core";
 import type { ReconcileRun } from "@capstan/core/testing";
 import { Registry } from "prom-client";
@@ -26,7 +27,6 @@ import { EtcdOperatorMetrics } from "../metrics.ts";
 import { etcdRecord, healthyEtcd, reconcileCluster, runningMembers, testCluster } from "../test-fixture.ts";
 import { etcdClusterController } from "./controller.ts";
 import type { EtcdClientFactory } from "./observe.ts";
-import { secretData } from "./tls.ts";
 
 const issuer = { name: "etcd-ca", kind: "ClusterIssuer" as const, group: "cert-manager.io" };
 const bothPorts: Partial<EtcdClusterSpec> = {

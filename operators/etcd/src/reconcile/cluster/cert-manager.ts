@@ -14,6 +14,7 @@ import {
   isNotFound,
   parseGoDuration,
   Secret,
+  secretData,
 } from "@capstan/core";
 import type { EtcdCluster } from "../../api/etcd-cluster.ts";
 import {
@@ -29,13 +30,7 @@ import {
 import { CLUSTER_LABEL, clusterRef, MEMBER_LABEL } from "../../desired/names.ts";
 import { CERTIFICATES_ANNOTATION, clientTLS, operatorClientSecretName } from "../../desired/tls.ts";
 import type { EtcdClientTLS } from "../../etcd/etcd-client.ts";
-import {
-  type CertificateInUse,
-  type ClusterTLS,
-  secretData,
-  shortFingerprint,
-  type TLSProblem,
-} from "./tls-types.ts";
+import { type CertificateInUse, type ClusterTLS, shortFingerprint, type TLSProblem } from "./tls-types.ts";
 
 /** The field manager of the operator's server-side applies (as the controller's). */
 const FIELD_MANAGER = "capstan-etcd-operator";

@@ -18,6 +18,7 @@ import {
   PersistentVolumeClaim,
   Pod,
   PodDisruptionBudget,
+  quorum,
   type ReconcileContext,
   type ReconcileRequest,
   type Reconciler,
@@ -37,7 +38,7 @@ import { CERTIFICATES_ANNOTATION } from "../../desired/tls.ts";
 import { EtcdError } from "../../etcd/etcd-client.ts";
 import type { AutomaticRecoveryDecision } from "../../plan/automatic-recovery.ts";
 import { automaticRecoveryMayRun, caRotationMayRun, planClusterStep } from "../../plan/cluster-step.ts";
-import { planNext, quorum, type Step } from "../../plan/plan.ts";
+import { planNext, type Step } from "../../plan/plan.ts";
 import type { EtcdOperatorMetrics } from "../metrics.ts";
 import { reconcileAutomaticRecovery } from "../restore/automatic-recovery.ts";
 import { observeRestore, restoreStatusOf } from "../restore/bootstrap-restore.ts";

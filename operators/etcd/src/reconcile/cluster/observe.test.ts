@@ -1,7 +1,7 @@
-import type { Cache, Kind, KubeObject } from "@capstan/core";
+import type { Cache, Kind, KubeObject, PodObject } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { EtcdCluster } from "../../api/etcd-cluster.ts";
-import { POD_TEMPLATE_HASH_ANNOTATION, type PodObject, podTemplateHash } from "../../desired/member-pod.ts";
+import { POD_TEMPLATE_HASH_ANNOTATION, podTemplateHash } from "../../desired/member-pod.ts";
 import { SEED_CLAIM_ANNOTATION } from "../../desired/names.ts";
 import {
   EtcdAuthError,

@@ -1,14 +1,15 @@
 // Observation: what the cache says about a cluster's pods and volumes, and what etcd says about its members.
-import { type Cache, claimBelongsTo, PersistentVolumeClaim, Pod } from "@capstan/core";
+import {
+  type Cache,
+  claimBelongsTo,
+  PersistentVolumeClaim,
+  type PersistentVolumeClaimObject,
+  Pod,
+  type PodObject,
+} from "@capstan/core";
 import type { EtcdCluster, EtcdMemberStatus } from "../../api/etcd-cluster.ts";
 import { KEPT_BY_RESTORE_LABEL } from "../../api/etcd-restore.ts";
-import type { PersistentVolumeClaimObject } from "../../desired/cluster-objects.ts";
-import {
-  etcdImage,
-  POD_TEMPLATE_HASH_ANNOTATION,
-  type PodObject,
-  podTemplateHash,
-} from "../../desired/member-pod.ts";
+import { etcdImage, POD_TEMPLATE_HASH_ANNOTATION, podTemplateHash } from "../../desired/member-pod.ts";
 import {
   CLAIM_UID_LABEL,
   CLIENT_PORT,

@@ -1,7 +1,6 @@
-import { type Condition, statusMergePatch } from "@capstan/core";
+import { type Condition, type PodObject, statusMergePatch } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { EtcdCluster, EtcdClusterStatus } from "../../api/etcd-cluster.ts";
-import type { PodObject } from "../../desired/member-pod.ts";
 import type { ObservedMember, Step } from "../../plan/plan.ts";
 import type { Observation } from "./observe.ts";
 import { conditionsOf, phaseOf, statusOf } from "./status.ts";

@@ -1,9 +1,9 @@
 // Pure: the EtcdCluster status (phase, conditions, members) a reconcile writes, from its observation and step.
-import { type Condition, setCondition } from "@capstan/core";
+import { type Condition, quorum, setCondition, stepConditions } from "@capstan/core";
 import type { EtcdCluster, EtcdClusterPhase, EtcdClusterStatus } from "../../api/etcd-cluster.ts";
 import { clientEndpoint, selectorString } from "../../desired/names.ts";
 import { compareEtcdVersions, formatEtcdVersion, parseEtcdVersion } from "../../plan/etcd-version.ts";
-import { quorum, type Step } from "../../plan/plan.ts";
+import type { Step } from "../../plan/plan.ts";
 import { type Observation, podGone, podReady } from "./observe.ts";
 
 /**
@@ -136,31 +136,16 @@ export function conditionsOf(cluster: EtcdCluster, obs: Observation, step: Step,
 
   // During an outage Degraded stays True with the reason, whatever step runs (a restart, a wait).
   const outage = outageOf(obs, step);
-  const notDegraded = () =>
-    outage === undefined
-      ? set("Degraded", "False", "AsExpected", "")
-      : set("Degraded", "True", "QuorumLost", `${outage}; nothing is removed until a quorum is back`);
-  switch (step.type) {
-    case "InSync":
-      set("Progressing", "False", "InSync", step.message);
-      set("Degraded", "False", "AsExpected", "");
-      break;
-    case "Degraded":
-      set("Progressing", "False", step.reason, step.message);
-      set("Degraded", "True", step.reason, step.message);
-      break;
-    case "QuorumLost":
-      set("Progressing", "False", "QuorumLost", step.message);
-      set("Degraded", "True", "QuorumLost", step.message);
-      break;
-    case "Wait":
-      if (step.reason === "Paused") set("Progressing", "False", "Paused", step.message);
-      else set("Progressing", "True", step.reason, step.message);
-      notDegraded();
-      break;
-    default:
-      set("Progressing", "True", step.type, step.message);
-      notDegraded();
+  const { progressing, degraded } = stepConditions(
+    step.type === "QuorumLost" ? { type: "Degraded", reason: "QuorumLost", message: step.message } : step,
+    generation,
+  );
+  conditions = setCondition(conditions, progressing, now);
+  const moving = !["InSync", "Degraded", "QuorumLost"].includes(step.type);
+  if (moving && outage !== undefined) {
+    set("Degraded", "True", "QuorumLost", `${outage}; nothing is removed until a quorum is back`);
+  } else {
+    conditions = setCondition(conditions, degraded, now);
   }
   return conditions;
 }

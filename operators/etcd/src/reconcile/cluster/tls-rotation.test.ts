@@ -8,6 +8,7 @@ import {
   type KubeObject,
   Pod,
   Secret,
+  secretData,
   signedBy,
   splitPemBundle,
 } from "@capstan/core";
@@ -29,7 +30,7 @@ import type { EtcdClient, EtcdMember } from "../../etcd/etcd-client.ts";
 import { EtcdOperatorMetrics } from "../metrics.ts";
 import { memberStatus } from "../test-fixture.ts";
 import { reconcileEtcdCluster } from "./controller.ts";
-import { secretData, shortFingerprint } from "./tls.ts";
+import { shortFingerprint } from "./tls.ts";
 
 const names = ["demo-a", "demo-b", "demo-c"];
 const ipOf = (n: string) => `10.0.0.${names.indexOf(n) + 1}`;

@@ -1,17 +1,9 @@
 // What the TLS modules share (tls.ts, cert-manager.ts, auth.ts, certificate-expiry.ts): the TLS of one cluster for one
-// reconcile, the certificates in use, why TLS is not in place, and two leaf helpers on Secrets and certificates. A
-// leaf module, so those modules never import one another for them.
-import { type CertificatePair, certificateInfo } from "@capstan/core";
-import type { SecretObject, TLSSource } from "../../desired/tls.ts";
+// reconcile, the certificates in use, why TLS is not in place, and a certificate's short fingerprint (a Secret's
+// values as text are core's secretData). A leaf module, so those modules never import one another for them.
+import { type CertificatePair, certificateInfo, type SecretObject } from "@capstan/core";
+import type { TLSSource } from "../../desired/tls.ts";
 import type { EtcdClientTLS } from "../../etcd/etcd-client.ts";
-
-/** The PEM texts of a Secret's data. */
-export function secretData(secret: SecretObject | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(secret?.data ?? {})) out[k] = Buffer.from(v, "base64").toString("utf8");
-  for (const [k, v] of Object.entries(secret?.stringData ?? {})) out[k] = v;
-  return out;
-}
 
 /** TLS of one cluster for one reconcile. */
 export interface ClusterTLS {

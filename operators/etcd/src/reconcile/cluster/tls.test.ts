@@ -9,6 +9,7 @@ import {
   NetworkPolicy,
   Pod,
   Secret,
+  secretData,
   signedBy,
 } from "@capstan/core";
 import { describe, expect, it } from "vitest";
@@ -22,7 +23,6 @@ import {
   runningMembers,
   testCluster,
 } from "../test-fixture.ts";
-import { secretData } from "./tls.ts";
 
 const managed = testCluster({ tls: { peer: {}, client: {} } });
 

@@ -12,14 +12,17 @@ import {
   isAlreadyExists,
   isNotFound,
   issueCertificate,
+  type PodObject,
+  quorum,
   renewalReason,
   Secret,
+  type SecretObject,
+  secretData,
   signedBy,
   splitPemBundle,
 } from "@capstan/core";
 import type { EtcdCluster } from "../../api/etcd-cluster.ts";
 import { usesCertManager } from "../../desired/cert-manager.ts";
-import type { PodObject } from "../../desired/member-pod.ts";
 import { CLUSTER_LABEL, clusterRef, MEMBER_LABEL } from "../../desired/names.ts";
 import {
   BACKUP_CLIENT_CN,
@@ -34,7 +37,6 @@ import {
   operatorClientSecret,
   operatorClientSecretName,
   peerTLS,
-  type SecretObject,
   type TLSSource,
   tlsSecret,
 } from "../../desired/tls.ts";
@@ -52,14 +54,13 @@ import {
   TRUSTED_CA_ANNOTATION,
 } from "../../desired/tls-rotation.ts";
 import type { EtcdClientTLS } from "../../etcd/etcd-client.ts";
-import { quorum, type Step } from "../../plan/plan.ts";
+import type { Step } from "../../plan/plan.ts";
 import { prepareCertManagerTLS } from "./cert-manager.ts";
 import { type Observation, podGone, podReady } from "./observe.ts";
 import {
   type CAState,
   type CertificateInUse,
   type ClusterTLS,
-  secretData,
   shortFingerprint,
   type TLSProblem,
 } from "./tls-types.ts";
@@ -75,7 +76,7 @@ function pairOf(secret: SecretObject | undefined): CertificatePair | undefined {
 }
 
 export type { CAState, CertificateInUse, ClusterTLS, TLSProblem } from "./tls-types.ts";
-export { secretData, shortFingerprint } from "./tls-types.ts";
+export { shortFingerprint } from "./tls-types.ts";
 
 const NO_TLS: ClusterTLS = {
   ensureMember: async () => "",

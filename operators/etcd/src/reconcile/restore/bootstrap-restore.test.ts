@@ -1,10 +1,9 @@
 // The restore's I/O: StartRestore makes the seed's claim (marked pending) and the Job, and only what is missing;
 // FinishRestore marks the claim; status.restore is built from the claim's mark and kept once set.
-import type { Client } from "@capstan/core";
+import type { Client, PersistentVolumeClaimObject } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { EtcdBackup } from "../../api/backup.ts";
 import type { EtcdCluster } from "../../api/etcd-cluster.ts";
-import type { PersistentVolumeClaimObject } from "../../desired/cluster-objects.ts";
 import { SEED_CLAIM_ANNOTATION } from "../../desired/names.ts";
 import { RESTORE_CLAIM_ANNOTATION, RESTORE_TIME_ANNOTATION } from "../../desired/restore-job.ts";
 import type { ActContext } from "../cluster/act.ts";

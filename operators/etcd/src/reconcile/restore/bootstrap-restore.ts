@@ -1,10 +1,16 @@
 // The I/O of spec.bootstrap.restore: what the planner needs (the named EtcdBackup, the restore Job, the seed's claim
 // and its mark), the two restore steps (make the claim and the Job; mark the claim restored), and status.restore.
-import { type Cache, isAlreadyExists, Job, PersistentVolumeClaim } from "@capstan/core";
+import {
+  type Cache,
+  isAlreadyExists,
+  Job,
+  PersistentVolumeClaim,
+  type PersistentVolumeClaimObject,
+} from "@capstan/core";
 import { EtcdBackupKind } from "../../api/backup.ts";
 import type { EtcdCluster, EtcdClusterRestoreStatus } from "../../api/etcd-cluster.ts";
 import { DEFAULT_BUMP_REVISION } from "../../api/restore-source.ts";
-import { memberDataClaim, type PersistentVolumeClaimObject } from "../../desired/cluster-objects.ts";
+import { memberDataClaim } from "../../desired/cluster-objects.ts";
 import { clusterRef, dataClaimName } from "../../desired/names.ts";
 import {
   RESTORE_CLAIM_ANNOTATION,

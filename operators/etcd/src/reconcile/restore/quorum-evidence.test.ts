@@ -2,7 +2,7 @@
 // three member pods Ready by their kubelet while the operator's calls are refused (a NetworkPolicy shutting it out)
 // never start automatic recovery nor a requested EtcdRestore, and an armed clock is reset; the same cluster with its
 // pods not Ready still recovers. The root Secret the operator made, lost while etcd has auth on, is never made again.
-import type { KubeObject } from "@capstan/core";
+import type { KubeObject, PodObject } from "@capstan/core";
 import { Pod, Secret } from "@capstan/core";
 import { type ReconcileRun, reconcileOnce } from "@capstan/core/testing";
 import { Registry } from "prom-client";
@@ -10,7 +10,6 @@ import { describe, expect, it } from "vitest";
 import { type EtcdBackup, EtcdBackupKind } from "../../api/backup.ts";
 import { type EtcdCluster, EtcdClusterKind } from "../../api/etcd-cluster.ts";
 import { type EtcdRestore, EtcdRestoreKind } from "../../api/etcd-restore.ts";
-import type { PodObject } from "../../desired/member-pod.ts";
 import { type EtcdClient, EtcdError } from "../../etcd/etcd-client.ts";
 import { reconcileEtcdCluster } from "../cluster/controller.ts";
 import type { EtcdClientFactory } from "../cluster/observe.ts";

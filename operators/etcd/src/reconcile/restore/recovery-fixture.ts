@@ -1,7 +1,6 @@
 // Fixtures of the recovery's observation tests (the fence, learners, the call-off): pods as the cache shows them, data
 // claims, an empty cache, an etcd answering as a voter or a learner, and one whose member answers alone.
-import type { Cache } from "@capstan/core";
-import type { PodObject } from "../../desired/member-pod.ts";
+import type { Cache, PodObject } from "@capstan/core";
 import { type EtcdClient, EtcdError } from "../../etcd/etcd-client.ts";
 import type { EtcdClientFactory } from "../cluster/observe.ts";
 

@@ -5,12 +5,11 @@
 // and never started, which is what the survivor's list holds in that case: a learner whose process is gone.
 // Skipped when the etcd binary is missing or the address cannot be bound.
 import { createServer } from "node:net";
-import type { Cache, Client } from "@capstan/core";
+import type { Cache, Client, PodObject } from "@capstan/core";
 import { waitFor } from "@capstan/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EtcdCluster } from "../../api/etcd-cluster.ts";
 import type { EtcdRestore } from "../../api/etcd-restore.ts";
-import type { PodObject } from "../../desired/member-pod.ts";
 import { EtcdClient } from "../../etcd/etcd-client.ts";
 import { haveLocalEtcd, LocalEtcd } from "../../etcd/local-etcd.ts";
 import { planRecovery } from "../../plan/recovery.ts";

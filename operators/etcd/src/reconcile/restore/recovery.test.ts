@@ -1,10 +1,10 @@
 // The recovery's actions: every step's API calls, in order; a claim is never deleted; the survivor's phase is
 // written on its claim before its pod is deleted; the flag is on the pod exactly when asked.
-import type { Client, KubeObject } from "@capstan/core";
+import type { Client, KubeObject, PodObject } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { EtcdCluster } from "../../api/etcd-cluster.ts";
 import { type EtcdRestore, KEPT_BY_RESTORE_LABEL } from "../../api/etcd-restore.ts";
-import { FORCE_NEW_CLUSTER_ANNOTATION, type PodObject } from "../../desired/member-pod.ts";
+import { FORCE_NEW_CLUSTER_ANNOTATION } from "../../desired/member-pod.ts";
 import { CLAIM_UID_LABEL } from "../../desired/names.ts";
 import { RESTORE_CLAIM_ANNOTATION, RESTORE_REQUEST_ANNOTATION } from "../../desired/restore-job.ts";
 import type { RecoveryStep } from "../../plan/recovery.ts";

@@ -16,6 +16,7 @@ import {
   oldestOpenRequest,
   PersistentVolumeClaim,
   Pod,
+  quorum,
   type ReconcileContext,
   type Result,
   removeFinalizer,
@@ -46,7 +47,7 @@ import {
 } from "../../desired/names.ts";
 import { RESTORE_REQUEST_ANNOTATION, restoreSourceName } from "../../desired/restore-job.ts";
 import { type EtcdClientTLS, memberIdToHex } from "../../etcd/etcd-client.ts";
-import { quorum, type Step } from "../../plan/plan.ts";
+import type { Step } from "../../plan/plan.ts";
 import { judgeQuorum } from "../../plan/quorum-evidence.ts";
 import {
   planRecovery,

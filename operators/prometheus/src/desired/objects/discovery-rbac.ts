@@ -1,5 +1,6 @@
 // The identity the server's pods run as and what they may read: the ServiceAccount and the Roles and RoleBindings (or
 // ClusterRole and ClusterRoleBinding) Prometheus's Kubernetes discovery needs, for the namespaces its monitors look in.
+import type { RoleBindingObject, RoleObject, ServiceAccountObject } from "@capstan/core";
 import type { Prometheus } from "../../api/prometheus.ts";
 import {
   ClusterRole,
@@ -8,9 +9,6 @@ import {
   type ClusterRoleObject,
   foreignLabels,
   foreignRbacName,
-  type RoleBindingObject,
-  type RoleObject,
-  type ServiceAccountObject,
   serverLabels,
   serverName,
   serviceAccountName,

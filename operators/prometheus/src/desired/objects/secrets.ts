@@ -1,7 +1,9 @@
 // The Secrets of a server's configuration: the config Secret (the candidate generation: prometheus.yml gzipped, the
 // asset files, the generation's checksums), the rule shards (Secrets holding the rule files, see rule-shards.ts), and
 // the last-good copies of both (what a starting pod loads: see reloader.ts).
+
 import { gzipSync } from "node:zlib";
+import type { SecretObject } from "@capstan/core";
 import type { Prometheus } from "../../api/prometheus.ts";
 import type { RenderedConfig } from "../config.ts";
 import { CHECKSUM_KEYS, generationOf } from "../generation.ts";
@@ -15,7 +17,6 @@ import {
   lastGoodShardName,
   RULE_SHARD_COMPONENT,
   ruleShardName,
-  type SecretObject,
   serverName,
 } from "../objects.ts";
 import { CONFIG_KEY, VERSION_KEY } from "../reloader.ts";

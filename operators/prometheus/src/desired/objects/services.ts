@@ -1,7 +1,8 @@
 // The Services of a server: the client Service (every ready pod) and the governing headless Service of the
 // StatefulSet (a DNS name per pod).
+import type { ServiceObject } from "@capstan/core";
 import type { Prometheus } from "../../api/prometheus.ts";
-import { governingServiceName, type ServiceObject, selectorLabels, serverName } from "../objects.ts";
+import { governingServiceName, selectorLabels, serverName } from "../objects.ts";
 import { WEB_PORT } from "../reloader.ts";
 import { meta, owned } from "./metadata.ts";
 

@@ -2,9 +2,11 @@
 // projected from the config Secret and the rule shards, a reloader sidecar that reloads Prometheus when they change:
 // see reloader.ts) and its PodDisruptionBudget, and the rule shard slots the pods mount.
 import {
+  type PodDisruptionBudgetObject,
   resourceRequirements,
   restrictedContainerSecurityContext,
   restrictedPodSecurityContext,
+  type StatefulSetObject,
   spreadOverNodes,
 } from "@capstan/core";
 import { DEFAULT_STORAGE_SIZE, type Prometheus } from "../../api/prometheus.ts";
@@ -14,9 +16,7 @@ import {
   governingServiceName,
   lastGoodName,
   lastGoodShardName,
-  type PodDisruptionBudgetObject,
   ruleShardName,
-  type StatefulSetObject,
   selectorLabels,
   serverLabels,
   serverName,

@@ -4,6 +4,7 @@ import {
   type Condition,
   type CustomResourceDefinitionObject,
   conditionsSchema,
+  customResourceDefinition,
   defineKind,
   type JSONSchemaProps,
   type KubeObject,
@@ -84,7 +85,7 @@ export const __kind__Schema: JSONSchemaProps = {
       description: "What the operator observed and did.",
       properties: {
         observedGeneration: { type: "integer", format: "int64" },
-        conditions: conditionsSchema("Available (the ConfigMap holds spec.data) and Degraded."),
+        conditions: conditionsSchema("Available (the ConfigMap holds spec.data), Progressing and Degraded."),
         configMap: { type: "string", description: "The ConfigMap the operator keeps." },
       },
     },
@@ -93,38 +94,18 @@ export const __kind__Schema: JSONSchemaProps = {
 
 /** The __Kind__ CustomResourceDefinition. */
 export function __kind__Crd(): CustomResourceDefinitionObject {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${__Kind__Kind.plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: "Namespaced",
-      names: {
-        kind: __Kind__Kind.kind,
-        plural: __Kind__Kind.plural,
-        singular: "__kind__",
-        listKind: "__Kind__List",
-        categories: ["capstan"],
+  return customResourceDefinition({
+    kind: __Kind__Kind,
+    singular: "__kind__",
+    schema: __kind__Schema,
+    printerColumns: [
+      { name: "ConfigMap", type: "string", jsonPath: ".status.configMap" },
+      {
+        name: "Available",
+        type: "string",
+        jsonPath: '.status.conditions[?(@.type=="Available")].status',
       },
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: structuredClone(__kind__Schema) },
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: "ConfigMap", type: "string", jsonPath: ".status.configMap" },
-            {
-              name: "Available",
-              type: "string",
-              jsonPath: '.status.conditions[?(@.type=="Available")].status',
-            },
-            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-          ],
-        },
-      ],
-    },
-  };
+      { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ],
+  });
 }

@@ -1,5 +1,5 @@
 // The objects a __Kind__ wants, as pure functions of it (no I/O): golden-file tested in config-map.test.ts.
-import { type ConfigMap, MANAGED_BY_LABEL, type ObjectOf, setControllerReference } from "@capstan/core";
+import { type ConfigMapObject, MANAGED_BY_LABEL, setControllerReference } from "@capstan/core";
 import { type __Kind__, __Kind__Kind } from "../api/__kind__.ts";
 
 /** The label value on everything the operator creates (its cache watches only these). */
@@ -11,8 +11,8 @@ export function configMapName(obj: __Kind__): string {
 }
 
 /** The ConfigMap `<name>-__kind__` holding spec.data, owned by the __Kind__ (deleted with it). */
-export function desiredConfigMap(obj: __Kind__): ObjectOf<typeof ConfigMap> {
-  const cm: ObjectOf<typeof ConfigMap> = {
+export function desiredConfigMap(obj: __Kind__): ConfigMapObject {
+  const cm: ConfigMapObject = {
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: {

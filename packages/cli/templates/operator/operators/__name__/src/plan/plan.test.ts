@@ -1,5 +1,5 @@
 // planNext as a table: each row an observation and the step it must give.
-import type { ConfigMap, ObjectOf } from "@capstan/core";
+import type { ConfigMapObject } from "@capstan/core";
 import { asApplied } from "@capstan/testing";
 import { describe, expect, it } from "vitest";
 import { sample } from "../api/sample.ts";
@@ -8,8 +8,8 @@ import { type Observed, planNext } from "./plan.ts";
 
 const desired = desiredConfigMap(sample);
 /** The ConfigMap as the API server holds it after an apply of `desired`: stamped with the applied hash. */
-const applied: ObjectOf<typeof ConfigMap> = asApplied(desired);
-const liveWith = (data: Record<string, string>): ObjectOf<typeof ConfigMap> => ({ ...applied, data });
+const applied: ConfigMapObject = asApplied(desired);
+const liveWith = (data: Record<string, string>): ConfigMapObject => ({ ...applied, data });
 
 const table: { name: string; observed: Partial<Observed>; step: string }[] = [
   { name: "nothing yet", observed: { live: undefined }, step: "ApplyConfigMap ConfigMapMissing" },

@@ -1,12 +1,12 @@
 // What to do next for one __Kind__, as a pure function of what was observed: table-tested in plan.test.ts. The
 // reconciler observes, asks planNext, performs the one step, and reports it in status.
-import { type ConfigMap, needsApply, type ObjectOf } from "@capstan/core";
+import { type ConfigMapObject, needsApply } from "@capstan/core";
 
 /** What the reconciler saw. */
 export interface Observed {
   paused: boolean;
-  desired: ObjectOf<typeof ConfigMap>;
-  live: ObjectOf<typeof ConfigMap> | undefined;
+  desired: ConfigMapObject;
+  live: ConfigMapObject | undefined;
   /** A ConfigMap of that name exists but another owner (or nobody) controls it. */
   foreign: boolean;
 }

@@ -22,6 +22,11 @@ describe("reconcile__Kind__", () => {
     const status = first.get(__Kind__Kind, "demo", "default")?.status;
     expect(status?.configMap).toBe("demo-__kind__");
     expect(status?.conditions?.find((c) => c.type === "Available")?.status).toBe("True");
+    // Progressing and Degraded come from core's stepConditions: an applied ConfigMap is in sync.
+    expect(status?.conditions?.find((c) => c.type === "Progressing")).toMatchObject({
+      status: "False",
+      reason: "InSync",
+    });
     expect(first.events.map((e) => e.reason)).toEqual(["ConfigMapMissing"]);
 
     const second = await run(first.objects);

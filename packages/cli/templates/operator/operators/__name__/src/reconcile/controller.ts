@@ -10,10 +10,12 @@ import {
   controller,
   generationChanged,
   managedBySelectors,
+  type PlannedStep,
   type ReconcileContext,
   type ReconcileRequest,
   type Result,
   setCondition,
+  stepConditions,
 } from "@capstan/core";
 import { type __Kind__, __Kind__Kind } from "../api/__kind__.ts";
 import { configMapName, desiredConfigMap, MANAGED_BY } from "../desired/config-map.ts";
@@ -62,6 +64,14 @@ export async function reconcile__Kind__(
   return undefined;
 }
 
+/** The step as core's stepConditions reads it: Paused is a wait, and a ConfigMap just applied is in sync. */
+function asPlanned(step: Step, configMap: string): PlannedStep {
+  if (step.type === "Paused") return { type: "Wait", reason: "Paused", message: step.message };
+  if (step.type === "ApplyConfigMap")
+    return { type: "InSync", message: `ConfigMap ${configMap} holds spec.data` };
+  return step;
+}
+
 function conditionOf(obj: __Kind__, type: string): Condition | undefined {
   return obj.status?.conditions?.find((c) => c.type === type);
 }
@@ -69,7 +79,6 @@ function conditionOf(obj: __Kind__, type: string): Condition | undefined {
 /** Writes status only when it changed (no steady-state write). */
 async function reportStatus(ctx: ReconcileContext, obj: __Kind__, step: Step): Promise<void> {
   const generation = obj.metadata.generation ?? 0;
-  const degraded = step.type === "Degraded";
   // After an apply the ConfigMap holds spec.data: reported as in sync, so the next reconcile writes nothing.
   const available = step.type === "InSync" || step.type === "ApplyConfigMap";
   let conditions = setCondition(obj.status?.conditions, {
@@ -79,13 +88,10 @@ async function reportStatus(ctx: ReconcileContext, obj: __Kind__, step: Step): P
     message: available ? `ConfigMap ${configMapName(obj)} holds spec.data` : step.message,
     observedGeneration: generation,
   });
-  conditions = setCondition(conditions, {
-    type: "Degraded",
-    status: degraded ? "True" : "False",
-    reason: degraded ? step.reason : "AsExpected",
-    message: degraded ? step.message : "nothing to report",
-    observedGeneration: generation,
-  });
+  // Progressing and Degraded as every Capstan operator maps a step; an applied ConfigMap counts as in sync.
+  const { progressing, degraded } = stepConditions(asPlanned(step, configMapName(obj)), generation);
+  conditions = setCondition(conditions, progressing);
+  conditions = setCondition(conditions, degraded);
   const configMap = configMapName(obj);
   if (
     obj.status?.observedGeneration === generation &&
