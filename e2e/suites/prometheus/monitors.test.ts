@@ -261,7 +261,11 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus following ServiceMonitors 
         ServiceMonitorKind,
         sampleServiceMonitor(appNs.name, "files", "app", {
           endpoints: [
-            { port: "http", interval: "5s", bearerTokenFile: "/etc/prometheus/assets/secret_team-a_token_token" },
+            {
+              port: "http",
+              interval: "5s",
+              bearerTokenFile: "/etc/prometheus/assets/secret_team-a_token_token",
+            },
           ],
         }),
       );

@@ -84,9 +84,17 @@ describe.skipIf(helm === undefined)("other operators' charts", () => {
     });
     const serviceMonitors = ofKind(objects, "ServiceMonitor") as unknown as ServiceMonitor[];
     for (const o of serviceMonitors) o.metadata.namespace ??= "operators";
-    const untrusting: Prometheus = { ...prometheus, spec: { ...prometheus.spec, arbitraryFSAccessThroughSMs: {} } };
-    const [f] = selectMonitors(untrusting, namespaces, { serviceMonitors, podMonitors: [], rules: [] }, [], [])
-      .feedback;
+    const untrusting: Prometheus = {
+      ...prometheus,
+      spec: { ...prometheus.spec, arbitraryFSAccessThroughSMs: {} },
+    };
+    const [f] = selectMonitors(
+      untrusting,
+      namespaces,
+      { serviceMonitors, podMonitors: [], rules: [] },
+      [],
+      [],
+    ).feedback;
     expect(f?.reason).toBe("FileAccessDenied");
     expect(f?.message).toContain("serviceAccountTokenNamespaceSelector");
   });

@@ -270,9 +270,13 @@ describe("enableFeatures", () => {
 });
 
 describe("arbitraryFSAccessThroughSMs", () => {
-  it("has prometheus-operator's shape, denying by default", () => {
+  it("has prometheus-operator's deny, denying by default, and the namespaces trusted with the token", () => {
     const field = spec.properties!.arbitraryFSAccessThroughSMs!;
-    expect(props(field)).toEqual(["deny"]);
+    expect(props(field)).toEqual(["deny", "serviceAccountTokenNamespaceSelector"]);
     expect(field.properties!.deny).toMatchObject({ type: "boolean", default: true });
+    expect(props(field.properties!.serviceAccountTokenNamespaceSelector)).toEqual([
+      "matchExpressions",
+      "matchLabels",
+    ]);
   });
 });

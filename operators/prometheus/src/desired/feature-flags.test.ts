@@ -1,7 +1,12 @@
 // spec.enableFeatures: the flags each Prometheus release knows, the one --enable-feature argument of the pods, what
 // the server is Degraded for, and that every flag the PromQL check honours is one the table knows from the release
 // that added the construct on.
-import { compareVersions, EXPERIMENTAL_FUNCTIONS_FLAG, NEWEST_KNOWN_PROMETHEUS, PROMQL_CONSTRUCTS } from "@capstan/promql";
+import {
+  compareVersions,
+  EXPERIMENTAL_FUNCTIONS_FLAG,
+  NEWEST_KNOWN_PROMETHEUS,
+  PROMQL_CONSTRUCTS,
+} from "@capstan/promql";
 import { describe, expect, it } from "vitest";
 import { defaultSpec } from "./config-fixtures.ts";
 import {
@@ -73,7 +78,10 @@ describe("Degraded for a flag the server's release does not know", () => {
   });
 
   it("says when no release has it (a misspelt flag)", () => {
-    const [problem] = featureFlagProblems({ ...defaultSpec, enableFeatures: ["promql-experimental-function"] });
+    const [problem] = featureFlagProblems({
+      ...defaultSpec,
+      enableFeatures: ["promql-experimental-function"],
+    });
     expect(problem).toContain(
       'spec.enableFeatures[0] "promql-experimental-function" is not a feature flag of any Prometheus release up to 3.16.0',
     );
@@ -82,7 +90,11 @@ describe("Degraded for a flag the server's release does not know", () => {
 
   it("is quiet for known flags, and for a release newer than the table (it may have added flags)", () => {
     expect(featureFlagProblems({ ...defaultSpec, enableFeatures: ["query-cost", "old-ui"] })).toEqual([]);
-    expect(featureFlagProblems({ ...defaultSpec, version: "3.17.0", enableFeatures: ["new-flag"] })).toEqual([]);
-    expect(featureFlagProblems({ ...defaultSpec, version: "3.16.0", enableFeatures: ["new-flag"] })).toHaveLength(1);
+    expect(featureFlagProblems({ ...defaultSpec, version: "3.17.0", enableFeatures: ["new-flag"] })).toEqual(
+      [],
+    );
+    expect(
+      featureFlagProblems({ ...defaultSpec, version: "3.16.0", enableFeatures: ["new-flag"] }),
+    ).toHaveLength(1);
   });
 });

@@ -101,16 +101,21 @@ describe("a monitor naming files of the Prometheus pods", () => {
   });
 
   it("serviceAccountTokenNamespaceSelector names the other namespaces that may send the token, and only the token", () => {
-    const trusting = server({ serviceAccountTokenNamespaceSelector: { matchLabels: { "scrape-with-token": "yes" } } });
+    const trusting = server({
+      serviceAccountTokenNamespaceSelector: { matchLabels: { "scrape-with-token": "yes" } },
+    });
     const { feedback } = judge(trusting, [
       monitor("evil", { bearerTokenFile: SERVICE_ACCOUNT_TOKEN }),
       monitor("operators", { bearerTokenFile: SERVICE_ACCOUNT_TOKEN }),
-      { ...monitor("operators", { bearerTokenFile: otherTeamsToken }), metadata: { name: "n", namespace: "operators" } },
+      {
+        ...monitor("operators", { bearerTokenFile: otherTeamsToken }),
+        metadata: { name: "n", namespace: "operators" },
+      },
     ]);
-    expect(feedback.map((f) => [f.namespace, f.name, f.reason])).toEqual([
-      ["evil", "m", "FileAccessDenied"],
-      ["operators", "m", "NoTargets"],
-      ["operators", "n", "FileAccessDenied"],
+    expect(feedback.map((f) => [f.namespace, f.name, f.inConfig, f.reason === "FileAccessDenied"])).toEqual([
+      ["evil", "m", false, true],
+      ["operators", "m", true, false],
+      ["operators", "n", false, true],
     ]);
     expect(feedback[0]!.message).toContain("serviceAccountTokenNamespaceSelector");
     // {} trusts every namespace with the token, still no other file.
@@ -124,7 +129,9 @@ describe("a monitor naming files of the Prometheus pods", () => {
     const bad = server({
       serviceAccountTokenNamespaceSelector: { matchExpressions: [{ key: "a", operator: "In", values: [] }] },
     });
-    expect(() => judge(bad, [])).toThrow(/spec\.arbitraryFSAccessThroughSMs\.serviceAccountTokenNamespaceSelector is invalid/);
+    expect(() => judge(bad, [])).toThrow(
+      /spec\.arbitraryFSAccessThroughSMs\.serviceAccountTokenNamespaceSelector is invalid/,
+    );
   });
 
   it("deny: false lets a cluster admin's monitors name any file; deny: true is the default", () => {
@@ -214,7 +221,9 @@ describe("kube-prometheus-stack's kubelet and apiserver ServiceMonitors", () => 
       );
     }
     // ...and taken when a cluster admin trusts that namespace with the token (or allows any file).
-    const trusting = server({ serviceAccountTokenNamespaceSelector: { matchLabels: { "scrape-with-token": "yes" } } });
+    const trusting = server({
+      serviceAccountTokenNamespaceSelector: { matchLabels: { "scrape-with-token": "yes" } },
+    });
     expect(judge(trusting, elsewhere, [], services).feedback.map((f) => f.reason)).toEqual([
       "Accepted",
       "Accepted",

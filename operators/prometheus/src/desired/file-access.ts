@@ -31,7 +31,9 @@ export function allowsAnyFile(p: Prometheus): boolean {
 export function fileFields(value: unknown, at: string): [field: string, path: unknown][] {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return [];
   const out: [string, unknown][] = [];
-  for (const [k, v] of Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))) {
+  for (const [k, v] of Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+    a < b ? -1 : 1,
+  )) {
     if (k.endsWith("File") && v !== undefined && v !== "") out.push([`${at}.${k}`, v]);
     else out.push(...fileFields(v, `${at}.${k}`));
   }

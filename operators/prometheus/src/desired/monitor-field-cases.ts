@@ -143,9 +143,17 @@ export const FIELD_CASES: readonly FieldCase[] = [
     without: ["port"],
     outcome: { renders: /__meta_kubernetes_pod_container_port_number\n\s+regex: "9100"/ },
   },
-  { field: "endpoint.path", sample: "/internal/metrics", outcome: { renders: "metrics_path: /internal/metrics" } },
+  {
+    field: "endpoint.path",
+    sample: "/internal/metrics",
+    outcome: { renders: "metrics_path: /internal/metrics" },
+  },
   { field: "endpoint.scheme", sample: "HTTPS", outcome: { renders: "scheme: https" } },
-  { field: "endpoint.params", sample: { format: ["prometheus"] }, outcome: { renders: /params:\n\s+format:\n\s+- prometheus/ } },
+  {
+    field: "endpoint.params",
+    sample: { format: ["prometheus"] },
+    outcome: { renders: /params:\n\s+format:\n\s+- prometheus/ },
+  },
   { field: "endpoint.interval", sample: "15s", outcome: { renders: "scrape_interval: 15s" } },
   { field: "endpoint.scrapeTimeout", sample: "5s", outcome: { renders: "scrape_timeout: 5s" } },
   { field: "endpoint.honorLabels", sample: true, outcome: { renders: "honor_labels: true" } },
@@ -186,7 +194,11 @@ export const FIELD_CASES: readonly FieldCase[] = [
     with: { "endpoint.tlsConfig.cert": { secret: secret("client", "tls.crt") } },
     outcome: { renders: "key_file: /etc/prometheus/assets/secret_app_client_tls.key" },
   },
-  { field: "endpoint.tlsConfig.serverName", sample: "api.app.svc", outcome: { renders: "server_name: api.app.svc" } },
+  {
+    field: "endpoint.tlsConfig.serverName",
+    sample: "api.app.svc",
+    outcome: { renders: "server_name: api.app.svc" },
+  },
   {
     field: "endpoint.tlsConfig.insecureSkipVerify",
     sample: true,
@@ -197,47 +209,53 @@ export const FIELD_CASES: readonly FieldCase[] = [
   {
     field: "endpoint.tlsConfig.caFile",
     kinds: SM_ONLY,
-    sample: "/etc/team/ca.crt",
+    sample: "/etc/prometheus/team/ca.crt",
     server: ALLOW_FILES,
-    outcome: { renders: "ca_file: /etc/team/ca.crt" },
+    outcome: { renders: "ca_file: /etc/prometheus/team/ca.crt" },
   },
   {
     field: "endpoint.tlsConfig.certFile",
     kinds: SM_ONLY,
-    sample: "/etc/team/tls.crt",
-    with: { "endpoint.tlsConfig.keyFile": "/etc/team/tls.key" },
+    sample: "/etc/prometheus/team/tls.crt",
+    with: { "endpoint.tlsConfig.keyFile": "/etc/prometheus/team/tls.key" },
     server: ALLOW_FILES,
-    outcome: { renders: "cert_file: /etc/team/tls.crt" },
+    outcome: { renders: "cert_file: /etc/prometheus/team/tls.crt" },
   },
   {
     field: "endpoint.tlsConfig.keyFile",
     kinds: SM_ONLY,
-    sample: "/etc/team/tls.key",
-    with: { "endpoint.tlsConfig.certFile": "/etc/team/tls.crt" },
+    sample: "/etc/prometheus/team/tls.key",
+    with: { "endpoint.tlsConfig.certFile": "/etc/prometheus/team/tls.crt" },
     server: ALLOW_FILES,
-    outcome: { renders: "key_file: /etc/team/tls.key" },
+    outcome: { renders: "key_file: /etc/prometheus/team/tls.key" },
   },
   {
     field: "endpoint.bearerTokenFile",
     kinds: SM_ONLY,
-    sample: "/etc/team/token",
+    sample: "/etc/prometheus/team/token",
     server: ALLOW_FILES,
-    outcome: { renders: "credentials_file: /etc/team/token" },
+    outcome: { renders: "credentials_file: /etc/prometheus/team/token" },
   },
   {
     field: "endpoint.authorization",
     sample: { type: "Token", credentials: secret("scrape", "token") },
-    outcome: { renders: /type: Token\n\s+credentials_file: \/etc\/prometheus\/assets\/secret_app_scrape_token/ },
+    outcome: {
+      renders: /type: Token\n\s+credentials_file: \/etc\/prometheus\/assets\/secret_app_scrape_token/,
+    },
   },
   {
     field: "endpoint.basicAuth",
     sample: { username: secret("basic", "user"), password: secret("basic", "pass") },
-    outcome: { renders: /username_file: \/etc\/prometheus\/assets\/secret_app_basic_user\n\s+password_file: / },
+    outcome: {
+      renders: /username_file: \/etc\/prometheus\/assets\/secret_app_basic_user\n\s+password_file: /,
+    },
   },
   {
     field: "endpoint.bearerTokenSecret",
     sample: secret("scrape", "token"),
-    outcome: { renders: /type: Bearer\n\s+credentials_file: \/etc\/prometheus\/assets\/secret_app_scrape_token/ },
+    outcome: {
+      renders: /type: Bearer\n\s+credentials_file: \/etc\/prometheus\/assets\/secret_app_scrape_token/,
+    },
   },
   ...[
     "endpoint.tlsConfig.ca.secret.optional",
@@ -258,10 +276,19 @@ export const FIELD_CASES: readonly FieldCase[] = [
       : selector.endsWith(".keySecret")
         ? { "endpoint.tlsConfig.cert": { secret: secret("s", "crt") } }
         : {};
-    return { field, sample: true, with: { [selector]: secret("s", "k"), ...pair }, outcome: { inert: OPTIONAL } };
+    return {
+      field,
+      sample: true,
+      with: { [selector]: secret("s", "k"), ...pair },
+      outcome: { inert: OPTIONAL },
+    };
   }),
   // ---- endpoints: what the operator cannot honour ----
-  { field: "endpoint.oauth2", sample: { clientId: { secret: secret("o", "id") } }, outcome: { refused: "UnsupportedField" } },
+  {
+    field: "endpoint.oauth2",
+    sample: { clientId: { secret: secret("o", "id") } },
+    outcome: { refused: "UnsupportedField" },
+  },
   { field: "endpoint.proxyUrl", sample: "http://proxy:3128", outcome: { refused: "UnsupportedField" } },
   { field: "endpoint.noProxy", sample: "10.0.0.0/8", outcome: { refused: "UnsupportedField" } },
   { field: "endpoint.proxyFromEnvironment", sample: true, outcome: { refused: "UnsupportedField" } },

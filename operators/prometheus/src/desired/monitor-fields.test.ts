@@ -56,15 +56,20 @@ const covers = (field: string, path: string) =>
 const rowsFor = (kind: MonitorKindName) => FIELD_CASES.filter((r) => (r.kinds ?? KINDS).includes(kind));
 
 describe("every field a monitor may carry is in the table", () => {
-  it.each(KINDS.flatMap((kind) => [
-    [kind, "Capstan's CRD schema", ours[kind]] as const,
-    [kind, "prometheus-operator's CRD", upstream[kind]] as const,
-  ]))("%s fields of %s", (kind, _source, paths) => {
+  it.each(
+    KINDS.flatMap((kind) => [
+      [kind, "Capstan's CRD schema", ours[kind]] as const,
+      [kind, "prometheus-operator's CRD", upstream[kind]] as const,
+    ]),
+  )("%s fields of %s", (kind, _source, paths) => {
     const rows = rowsFor(kind);
     const uncovered = leaves(paths)
       .map((p) => tablePath(kind, p))
       .filter((p) => !rows.some((r) => covers(r.field, p)));
-    expect(uncovered, "add a row to monitor-field-cases.ts: render the field, refuse it, or say why it changes nothing").toEqual([]);
+    expect(
+      uncovered,
+      "add a row to monitor-field-cases.ts: render the field, refuse it, or say why it changes nothing",
+    ).toEqual([]);
   });
 
   it.each(KINDS)("every %s row names a field that exists", (kind) => {
@@ -80,7 +85,8 @@ describe("every field a monitor may carry is in the table", () => {
 
 // ---- judging one row ----
 
-const server = (overrides: Partial<PrometheusSpec> = {}): Prometheus => fieldCaseServer({ server: overrides });
+const server = (overrides: Partial<PrometheusSpec> = {}): Prometheus =>
+  fieldCaseServer({ server: overrides });
 const monitor = fieldCaseMonitor;
 
 function judge(kind: MonitorKindName, p: Prometheus, m: ServiceMonitor | PodMonitor) {
@@ -133,7 +139,8 @@ const sm = (spec: Record<string, unknown>, endpoint: Record<string, unknown> = {
   metadata: { name: "m", namespace: "app", generation: 1 },
   spec: { selector: { matchLabels: { app: "web" } }, endpoints: [{ port: "web", ...endpoint }], ...spec },
 });
-const onServer = (spec: Partial<PrometheusSpec>, m: ServiceMonitor) => judge("ServiceMonitor", server(spec), m);
+const onServer = (spec: Partial<PrometheusSpec>, m: ServiceMonitor) =>
+  judge("ServiceMonitor", server(spec), m);
 
 describe("native histograms by the server's release", () => {
   it.each<[string, string[], Record<string, unknown>, string | undefined, string | RegExp | undefined]>([
@@ -141,14 +148,44 @@ describe("native histograms by the server's release", () => {
     ["3.5.0", [], { scrapeNativeHistograms: true }, "--enable-feature=native-histograms", undefined],
     ["3.5.0", ["native-histograms"], { scrapeNativeHistograms: true }, undefined, undefined],
     ["3.7.3", [], { scrapeNativeHistograms: false }, undefined, undefined],
-    ["3.7.3", ["native-histograms"], { scrapeNativeHistograms: false }, "cannot turn them off for one", undefined],
+    [
+      "3.7.3",
+      ["native-histograms"],
+      { scrapeNativeHistograms: false },
+      "cannot turn them off for one",
+      undefined,
+    ],
     // ...and without the flag, 3.0 to 3.7 drop the histograms converted to NHCB.
     ["3.0.0", [], { convertClassicHistogramsToNHCB: true }, "drops the converted histograms", undefined],
-    ["3.0.0", ["native-histograms"], { convertClassicHistogramsToNHCB: true }, undefined, "convert_classic_histograms_to_nhcb: true"],
-    ["3.0.0", [], { convertClassicHistogramsToNHCB: false }, undefined, "convert_classic_histograms_to_nhcb: false"],
+    [
+      "3.0.0",
+      ["native-histograms"],
+      { convertClassicHistogramsToNHCB: true },
+      undefined,
+      "convert_classic_histograms_to_nhcb: true",
+    ],
+    [
+      "3.0.0",
+      [],
+      { convertClassicHistogramsToNHCB: false },
+      undefined,
+      "convert_classic_histograms_to_nhcb: false",
+    ],
     ["3.8.0", [], { scrapeNativeHistograms: true }, undefined, "scrape_native_histograms: true"],
-    ["3.8.0", [], { convertClassicHistogramsToNHCB: true }, undefined, "convert_classic_histograms_to_nhcb: true"],
-    ["3.16.0", ["native-histograms"], { scrapeNativeHistograms: false }, undefined, "scrape_native_histograms: false"],
+    [
+      "3.8.0",
+      [],
+      { convertClassicHistogramsToNHCB: true },
+      undefined,
+      "convert_classic_histograms_to_nhcb: true",
+    ],
+    [
+      "3.16.0",
+      ["native-histograms"],
+      { scrapeNativeHistograms: false },
+      undefined,
+      "scrape_native_histograms: false",
+    ],
   ])("Prometheus %s %j: %j refused for %j", (version, enableFeatures, spec, refusal, renders) => {
     const { feedback, yaml } = onServer({ version, enableFeatures }, sm(spec));
     expect(feedback.inConfig, feedback.message).toBe(refusal === undefined);
@@ -196,7 +233,10 @@ describe("values Prometheus refuses", () => {
     [{ bodySizeLimit: "10mb" }, 'spec.bodySizeLimit "10mb" is not a byte size'],
     [{ bodySizeLimit: "10M" }, 'spec.bodySizeLimit "10M"'],
     [{ bodySizeLimit: "99999999999EB" }, "spec.bodySizeLimit"],
-    [{ scrapeProtocols: ["PrometheusProto", "PrometheusProto"] }, "spec.scrapeProtocols: PrometheusProto is listed twice"],
+    [
+      { scrapeProtocols: ["PrometheusProto", "PrometheusProto"] },
+      "spec.scrapeProtocols: PrometheusProto is listed twice",
+    ],
     [{ scrapeProtocols: ["Protobuf"] }, 'spec.scrapeProtocols[0] "Protobuf" is not a scrape protocol'],
     [{ fallbackScrapeProtocol: "text" }, 'spec.fallbackScrapeProtocol "text"'],
     [{ nativeHistogramBucketLimit: -1 }, "spec.nativeHistogramBucketLimit -1"],
@@ -228,9 +268,12 @@ describe("values Prometheus refuses", () => {
     ["10", undefined],
     ["-1KB", undefined],
     ["1GB512MB", undefined],
-  ])("body size %s is %s bytes (units.ParseBase2Bytes, on prometheus-operator's spellings)", (text, bytes) => {
-    expect(parseByteSize(text)).toBe(bytes);
-  });
+  ])(
+    "body size %s is %s bytes (units.ParseBase2Bytes, on prometheus-operator's spellings)",
+    (text, bytes) => {
+      expect(parseByteSize(text)).toBe(bytes);
+    },
+  );
 
   it.each<[unknown, number | undefined]>([
     [2, 2],

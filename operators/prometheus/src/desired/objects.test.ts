@@ -229,7 +229,12 @@ describe("rules the builders follow", () => {
 
   it("discovery scope reads Nodes when a monitor attaches node metadata (attachMetadata.node: true)", () => {
     const spec = (node?: boolean) => ({ spec: node === undefined ? {} : { attachMetadata: { node } } });
-    expect(discoveryScope([{ namespaces: ["a"], object: spec(false) }, { namespaces: ["b"], object: spec() }])).toEqual({
+    expect(
+      discoveryScope([
+        { namespaces: ["a"], object: spec(false) },
+        { namespaces: ["b"], object: spec() },
+      ]),
+    ).toEqual({
       all: false,
       namespaces: ["a", "b"],
     });
@@ -253,13 +258,9 @@ describe("rules the builders follow", () => {
     ]);
     const all = discoveryRbac(server(), { all: true, nodes: true });
     expect(all.owned).toEqual([]);
-    expect((all.foreign[0] as { rules: { resources: string[] }[] }).rules.flatMap((r) => r.resources)).toEqual([
-      "pods",
-      "services",
-      "endpointslices",
-      "namespaces",
-      "nodes",
-    ]);
+    expect(
+      (all.foreign[0] as { rules: { resources: string[] }[] }).rules.flatMap((r) => r.resources),
+    ).toEqual(["pods", "services", "endpointslices", "namespaces", "nodes"]);
     // Without node metadata, no ClusterRole for a namespaced scope.
     expect(discoveryRbac(server(), { all: false, namespaces: ["monitoring"] }).foreign).toEqual([]);
   });

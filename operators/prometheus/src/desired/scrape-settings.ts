@@ -39,7 +39,15 @@ const BOOLEANS = [
 
 const byteSize = new RegExp(MONITOR_BYTE_SIZE_PATTERN);
 const quantity = new RegExp(QUANTITY_PATTERN);
-const BYTE_UNITS: Record<string, number> = { "": 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30, T: 2 ** 40, P: 2 ** 50, E: 2 ** 60 };
+const BYTE_UNITS: Record<string, number> = {
+  "": 1,
+  K: 2 ** 10,
+  M: 2 ** 20,
+  G: 2 ** 30,
+  T: 2 ** 40,
+  P: 2 ** 50,
+  E: 2 ** 60,
+};
 
 /**
  * The bytes of `text` as Prometheus reads body_size_limit (units.ParseBase2Bytes: KB and KiB are both 1024), for the
@@ -140,11 +148,15 @@ export function scrapeSettingsProblem(spec: Obj, p: Prometheus): SettingProblem 
   }
   const limit = spec.nativeHistogramBucketLimit;
   if (limit !== undefined && !(Number.isSafeInteger(limit) && (limit as number) >= 0)) {
-    return invalid(`spec.nativeHistogramBucketLimit ${JSON.stringify(limit)} is not a whole number of 0 or more`);
+    return invalid(
+      `spec.nativeHistogramBucketLimit ${JSON.stringify(limit)} is not a whole number of 0 or more`,
+    );
   }
   const factor = spec.nativeHistogramMinBucketFactor;
   if (factor !== undefined && parseQuantity(factor) === undefined) {
-    return invalid(`spec.nativeHistogramMinBucketFactor ${JSON.stringify(factor)} is not a number (e.g. 1.1)`);
+    return invalid(
+      `spec.nativeHistogramMinBucketFactor ${JSON.stringify(factor)} is not a number (e.g. 1.1)`,
+    );
   }
   if (!atLeast(version, SCRAPE_NATIVE_HISTOGRAMS_SINCE)) {
     // Before 3.8.0 one flag turns native histograms on for every job, and without it none is stored.
@@ -201,7 +213,8 @@ export function scrapeSettingsKeys(spec: Obj, p: Prometheus): Obj {
   if (Array.isArray(spec.scrapeProtocols) && spec.scrapeProtocols.length > 0) {
     out.scrape_protocols = [...spec.scrapeProtocols];
   }
-  if (typeof spec.fallbackScrapeProtocol === "string") out.fallback_scrape_protocol = spec.fallbackScrapeProtocol;
+  if (typeof spec.fallbackScrapeProtocol === "string")
+    out.fallback_scrape_protocol = spec.fallbackScrapeProtocol;
   if (typeof spec.bodySizeLimit === "string") out.body_size_limit = spec.bodySizeLimit;
   return out;
 }

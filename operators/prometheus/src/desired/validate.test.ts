@@ -90,7 +90,7 @@ describe("checks by the server's Prometheus version", () => {
     ["3.16.0", ["promql-experimental-functions"], "limitk(1, up)", undefined],
     ["3.16.0", ["promql-experimental-functions"], "mad_over_time(up[5m])", undefined],
     ["3.16.0", [], "mad_over_time(up[5m])", "needs --enable-feature=promql-experimental-functions"],
-    ["3.16.0", ["exemplar-storage"], "sort_by_label(up, \"job\")", "promql-experimental-functions"],
+    ["3.16.0", ["exemplar-storage"], 'sort_by_label(up, "job")', "promql-experimental-functions"],
     ["3.13.0", ["promql-experimental-functions"], "first_over_time(up[5m])", undefined],
     ["3.5.0", ["promql-duration-expr"], "rate(up[5m+1m])", undefined],
     ["3.7.0", ["promql-extended-range-selectors"], "rate(up[5m] smoothed)", undefined],
@@ -99,7 +99,10 @@ describe("checks by the server's Prometheus version", () => {
     // A flag does not bring a function the release lacks.
     ["3.5.0", ["promql-experimental-functions"], "first_over_time(up[5m])", "it came in 3.7.0"],
   ])("Prometheus %s with %j: %s refused for: %s", (version, enableFeatures, e, refusal) => {
-    const f = verdict({ rule: expr(e) }, { ...selectingServer(version), spec: { ...selectingServer(version).spec, enableFeatures } });
+    const f = verdict(
+      { rule: expr(e) },
+      { ...selectingServer(version), spec: { ...selectingServer(version).spec, enableFeatures } },
+    );
     expect(f.inConfig, f.message).toBe(refusal === undefined);
     if (refusal !== undefined) expect(f.message).toContain(refusal);
   });

@@ -513,18 +513,23 @@ describe("reconcilePrometheus", () => {
 
   it("a feature flag the server's release does not know: Degraded naming it, one Event, and passed on to the pods", async () => {
     const h = harness();
-    const p = server({ version: "3.5.0", enableFeatures: ["promql-binop-fill-modifiers", "exemplar-storage"] });
+    const p = server({
+      version: "3.5.0",
+      enableFeatures: ["promql-binop-fill-modifiers", "exemplar-storage"],
+    });
     const first = await run(h, [...namespaces, webService(), p, monitor("web")], p);
     first.expectNoError();
     const degraded = first
       .get(PrometheusKind, "main", "monitoring")
       ?.status?.conditions?.find((c) => c.type === "Degraded");
     expect(degraded).toMatchObject({ status: "True", reason: "UnknownFeatureFlag" });
-    expect(degraded?.message).toContain('spec.enableFeatures[0] "promql-binop-fill-modifiers" came in Prometheus 3.10.0');
-    expect(first.events.map((e) => e.reason)).toContain("UnknownFeatureFlag");
-    expect(first.get(StatefulSet, "prometheus-main", "monitoring")?.spec?.template.spec?.containers[0]?.args).toContain(
-      "--enable-feature=exemplar-storage,promql-binop-fill-modifiers",
+    expect(degraded?.message).toContain(
+      'spec.enableFeatures[0] "promql-binop-fill-modifiers" came in Prometheus 3.10.0',
     );
+    expect(first.events.map((e) => e.reason)).toContain("UnknownFeatureFlag");
+    expect(
+      first.get(StatefulSet, "prometheus-main", "monitoring")?.spec?.template.spec?.containers[0]?.args,
+    ).toContain("--enable-feature=exemplar-storage,promql-binop-fill-modifiers");
     const steady = await run(h, first.objects, p);
     steady.expectNoWrites();
     expect(steady.events).toEqual([]);
