@@ -10,9 +10,9 @@ import { DEFAULT_PROMETHEUS_VERSION, type Prometheus } from "../api/prometheus.t
 import type { PrometheusRule } from "../api/prometheus-rule.ts";
 import type { Endpoint, ServiceMonitor } from "../api/service-monitor.ts";
 import { type AssetRef, endpointAssets } from "./assets.ts";
-import { renderRuleFile } from "./rule-file.ts";
 import { enabledFeatures } from "./feature-flags.ts";
 import { fileAccessError } from "./file-access.ts";
+import { renderRuleFile } from "./rule-file.ts";
 import { MAX_RULE_FILE_BYTES, ruleFileBytes } from "./rule-shards.ts";
 import { scrapeSettingsProblem } from "./scrape-settings.ts";
 import { parsePrometheusDuration, relabelError, ruleGroupError } from "./validate.ts";
