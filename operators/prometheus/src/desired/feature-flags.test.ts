@@ -1,53 +1,18 @@
-// spec.enableFeatures: the flags each Prometheus release knows, the one --enable-feature argument of the pods, what
-// the server is Degraded for, and that every flag the PromQL check honours is one the table knows from the release
-// that added the construct on.
-import {
-  compareVersions,
-  EXPERIMENTAL_FUNCTIONS_FLAG,
-  NEWEST_KNOWN_PROMETHEUS,
-  PROMQL_CONSTRUCTS,
-} from "@capstan/promql";
+// spec.enableFeatures: the one --enable-feature argument of the pods and what the server is Degraded for (which flags
+// each release knows is @capstan/promql's table, tested there: packages/promql/src/features.test.ts).
+import { knownFeatureFlags } from "@capstan/promql";
 import { describe, expect, it } from "vitest";
 import { defaultSpec } from "./config-fixtures.ts";
 import {
   enabledFeatures,
-  FEATURE_FLAGS,
   featureArgs,
   featureFlagProblems,
-  knownFeatureFlags,
+  NATIVE_HISTOGRAMS_FLAG,
 } from "./feature-flags.ts";
 
-describe("the flags of each release", () => {
-  it.each<[string, string, boolean]>([
-    ["3.0.0", "promql-experimental-functions", true],
-    ["3.0.0", "native-histograms", true],
-    ["3.3.1", "promql-duration-expr", false],
-    ["3.4.0", "promql-duration-expr", true],
-    ["3.6.0", "promql-extended-range-selectors", false],
-    ["3.7.0", "promql-extended-range-selectors", true],
-    ["3.9.1", "promql-binop-fill-modifiers", false],
-    ["3.10.0", "promql-binop-fill-modifiers", true],
-    ["3.16.0", "query-cost", true],
-    ["3.16.0", "promql-experimental-function", false],
-    ["3.16.0", "agent", false],
-  ])("Prometheus %s knows %s: %s", (version, flag, known) => {
-    expect(knownFeatureFlags(version).has(flag)).toBe(known);
-  });
-
-  it("lists releases in order, up to the newest the operator knows, each flag once", () => {
-    const releases = FEATURE_FLAGS.map(([since]) => since);
-    expect([...releases].sort(compareVersions)).toEqual(releases);
-    expect(releases.at(-1)).toBe(NEWEST_KNOWN_PROMETHEUS);
-    const flags = FEATURE_FLAGS.flatMap(([, names]) => names);
-    expect(new Set(flags).size).toBe(flags.length);
-  });
-
-  it("knows every flag the PromQL check honours, from the release that added its construct", () => {
-    const needed = [
-      { feature: EXPERIMENTAL_FUNCTIONS_FLAG, since: "3.0.0" },
-      ...Object.values(PROMQL_CONSTRUCTS).filter((c) => c.feature !== undefined),
-    ];
-    for (const c of needed) expect(knownFeatureFlags(c.since).has(c.feature!), c.feature).toBe(true);
+describe("the operator's flags", () => {
+  it("are in @capstan/promql's table of Prometheus' flags", () => {
+    expect(knownFeatureFlags("3.0.0").has(NATIVE_HISTOGRAMS_FLAG)).toBe(true);
   });
 });
 
