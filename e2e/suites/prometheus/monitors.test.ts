@@ -1,7 +1,9 @@
 // A Prometheus server under the chart-installed operator, following the ServiceMonitors and PrometheusRules of the
 // namespaces it selects: a new monitor's target is scraped without a pod restart (the time it takes is printed),
 // a deleted one's goes; a monitor that matches nothing (Accepted, reason NoTargets) and one with an invalid regex
-// (not accepted) say so in their status while the others keep being scraped; namespace labels scope what is taken; a rule's alert fires and resolves.
+// (not accepted) say so in their status while the others keep being scraped; node metadata reaches the targets (the
+// server reads Nodes) and a monitor naming a file of the Prometheus pods is refused on its own status; namespace
+// labels scope what is taken; a rule's alert fires and resolves.
 import { type Client, Namespace } from "@capstan/core";
 import {
   PrometheusKind,
@@ -19,6 +21,7 @@ import {
   createSampleApp,
   installOperator,
   minutes,
+  nodeName,
   printFailureReport,
   prometheus,
   prometheusSuitesEnabled,
@@ -224,6 +227,73 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus following ServiceMonitors 
       const degraded = p.status?.conditions?.find((c) => c.type === "Degraded");
       expect(degraded?.status).toBe("False");
       for (const n of ["nothing", "bad-regex", "app"]) await client.delete(ServiceMonitorKind, n, appNs.name);
+      await waitGone(appNs.name, "app");
+    },
+    minutes(5),
+  );
+
+  it(
+    "node metadata and the scrape settings reach the target; a monitor naming a file of the pods is refused",
+    async () => {
+      await client.create(
+        ServiceMonitorKind,
+        sampleServiceMonitor(appNs.name, "app", "app", {
+          attachMetadata: { node: true },
+          bodySizeLimit: "1MB",
+          scrapeProtocols: ["PrometheusText0.0.4", "OpenMetricsText1.0.0"],
+          endpoints: [
+            {
+              port: "http",
+              interval: "5s",
+              trackTimestampsStaleness: true,
+              relabelings: [
+                {
+                  sourceLabels: ["__meta_kubernetes_node_label_kubernetes_io_hostname"],
+                  targetLabel: "node_hostname",
+                },
+              ],
+            },
+          ],
+        }),
+      );
+      // Another team's credentials are mounted in the pods: a monitor may not point Prometheus at them.
+      await client.create(
+        ServiceMonitorKind,
+        sampleServiceMonitor(appNs.name, "files", "app", {
+          endpoints: [
+            {
+              port: "http",
+              interval: "5s",
+              bearerTokenFile: "/etc/prometheus/assets/secret_team-a_token_token",
+            },
+          ],
+        }),
+      );
+      const refused = await waitFor(
+        "Accepted=False on the monitor naming a file of the pods",
+        async () => {
+          const c = await accepted(client, ServiceMonitorKind, appNs.name, "files", server());
+          return c?.status === "False" ? c : undefined;
+        },
+        minutes(1),
+        1_000,
+      );
+      expect(refused.reason).toBe("FileAccessDenied");
+      expect(refused.message).toContain("endpoints[0].bearerTokenFile");
+      // The node's labels come through Kubernetes discovery only when the server may read Nodes.
+      await waitFor(
+        "the app's target carries its node's hostname label on every server pod",
+        async () => {
+          const perPod = await appTargets(appNs.name, "app");
+          return perPod.length > 0 &&
+            perPod.every((ts) => ts.some((t) => t.health === "up" && t.labels.node_hostname === nodeName))
+            ? true
+            : undefined;
+        },
+        minutes(2),
+        1_000,
+      );
+      for (const n of ["app", "files"]) await client.delete(ServiceMonitorKind, n, appNs.name);
       await waitGone(appNs.name, "app");
     },
     minutes(5),

@@ -79,6 +79,8 @@ const server = () =>
     podMonitorNamespaceSelector: { matchLabels: SCRAPE },
     ruleSelector: {},
     ruleNamespaceSelector: { matchLabels: SCRAPE },
+    // The charts' ServiceMonitors send the pods' ServiceAccount token (bearerTokenFile) from their own namespaces.
+    arbitraryFSAccessThroughSMs: { serviceAccountTokenNamespaceSelector: { matchLabels: SCRAPE } },
   });
 
 /** Waits for an instant query to return at least `min` series on the first ready server pod; returns them. */

@@ -78,6 +78,12 @@ describe.skipIf(!prometheusSuitesEnabled)("a Prometheus server's life", () => {
       [{ scrapeInterval: "5s", scrapeTimeout: "10s" }, /scrapeTimeout/],
       [{ storage: { ephemeral: true, size: "1Gi" } }, /ephemeral/],
       [{ replicas: -1 }, /replicas/],
+      [
+        { enableFeatures: ["otlp-deltatocumulative", "otlp-native-delta-ingestion"] },
+        /otlp-deltatocumulative and otlp-native-delta-ingestion cannot be enabled together/,
+      ],
+      [{ enableFeatures: ["a,b"] }, /enableFeatures/],
+      [{ enableFeatures: ["x", "x"] }, /enableFeatures/],
     ];
     for (const [spec, message] of cases) {
       const bad = prometheus(ns.name, "bad", spec as never);

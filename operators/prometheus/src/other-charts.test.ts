@@ -1,6 +1,8 @@
 // The etcd and Vault operator charts ship their ServiceMonitor (and Vault's chart a PrometheusRule) in
 // prometheus-operator's API: rendered by helm, unchanged, they must be Accepted by selectMonitors against the
-// chart's own metrics Service, and become scrape jobs and a rule file. Skipped where helm is not installed.
+// chart's own metrics Service, and become scrape jobs and a rule file, by a server that trusts their namespace with
+// its pods' ServiceAccount token (secure metrics send it: bearerTokenFile); one that does not says why it refuses
+// them. Skipped where helm is not installed.
 import { fileURLToPath } from "node:url";
 import { findHelm, helmTemplate, type K8sObject, ofKind } from "@capstan/cli/chart";
 import { describe, expect, it } from "vitest";
@@ -25,8 +27,15 @@ const prometheus: Prometheus = {
     serviceMonitorNamespaceSelector: {},
     ruleSelector: {},
     ruleNamespaceSelector: {},
+    arbitraryFSAccessThroughSMs: {
+      serviceAccountTokenNamespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "operators" } },
+    },
   },
 };
+const namespaces = [
+  { metadata: { name: "operators", labels: { "kubernetes.io/metadata.name": "operators" } } },
+  { metadata: { name: "monitoring", labels: { "kubernetes.io/metadata.name": "monitoring" } } },
+];
 
 describe.skipIf(helm === undefined)("other operators' charts", () => {
   it.each([
@@ -50,7 +59,7 @@ describe.skipIf(helm === undefined)("other operators' charts", () => {
 
     const selection = selectMonitors(
       prometheus,
-      [{ metadata: { name: "operators" } }, { metadata: { name: "monitoring" } }],
+      namespaces,
       { serviceMonitors, podMonitors: [], rules },
       services,
       [],
@@ -65,5 +74,28 @@ describe.skipIf(helm === undefined)("other operators' charts", () => {
     expect(config.scrape_configs.map((j) => j.job_name)).toEqual([`serviceMonitor/operators/${name}/0`]);
     expect(config.scrape_configs[0]!.scheme ?? "http").toBe(secure.endsWith("true") ? "https" : "http");
     expect(Object.keys(out.rules)).toHaveLength(rules.length);
+  });
+
+  it("secure metrics from a namespace the server does not trust with its token: FileAccessDenied, saying so", () => {
+    const objects: K8sObject[] = helmTemplate(helm!, chart("etcd-operator"), {
+      release: "etcd-operator",
+      namespace: "operators",
+      set: ["serviceMonitor.enabled=true", "metrics.secure=true"],
+    });
+    const serviceMonitors = ofKind(objects, "ServiceMonitor") as unknown as ServiceMonitor[];
+    for (const o of serviceMonitors) o.metadata.namespace ??= "operators";
+    const untrusting: Prometheus = {
+      ...prometheus,
+      spec: { ...prometheus.spec, arbitraryFSAccessThroughSMs: {} },
+    };
+    const [f] = selectMonitors(
+      untrusting,
+      namespaces,
+      { serviceMonitors, podMonitors: [], rules: [] },
+      [],
+      [],
+    ).feedback;
+    expect(f?.reason).toBe("FileAccessDenied");
+    expect(f?.message).toContain("serviceAccountTokenNamespaceSelector");
   });
 });

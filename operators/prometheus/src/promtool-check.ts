@@ -52,7 +52,8 @@ export function promtoolVersion(): string {
 
 /**
  * Writes `out` under `root`, standing in for /etc/prometheus (paths rewritten), with its rule files and a
- * placeholder file for every asset, and runs `promtool check config` on it.
+ * placeholder file for every asset and every other file under /etc/prometheus/ it names, and runs
+ * `promtool check config` on it.
  */
 export function promtoolCheckConfig(root: string, out: RenderedConfig): PromtoolResult {
   const rewrite = (text: string) => text.replaceAll("/etc/prometheus/", `${root}/`);
@@ -61,8 +62,11 @@ export function promtoolCheckConfig(root: string, out: RenderedConfig): Promtool
   mkdirSync(join(root, "assets"), { recursive: true });
   writeFileSync(join(root, "config", "prometheus.yml"), rewrite(out.yaml));
   for (const [file, text] of Object.entries(out.rules)) writeFileSync(join(root, "rules", file), text);
-  for (const a of out.assets) {
-    const path = rewrite(a.path);
+  // A placeholder for every file the configuration reads (promtool checks they exist): the assets, and files a monitor
+  // names itself (tlsConfig.certFile..., allowed by spec.arbitraryFSAccessThroughSMs), when under /etc/prometheus/.
+  const named = [...out.yaml.matchAll(/_file: (\/etc\/prometheus\/\S+)/g)].map((m) => m[1] ?? "");
+  for (const file of new Set([...out.assets.map((a) => a.path), ...named])) {
+    const path = rewrite(file);
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, "placeholder\n");
   }

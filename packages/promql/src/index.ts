@@ -13,6 +13,7 @@ export {
   type PromqlConstruct,
   type PromqlConstructName,
 } from "./constructs.ts";
+export { featureFlagSince, knownFeatureFlags, PROMETHEUS_FEATURE_FLAGS } from "./features.ts";
 export {
   EXPERIMENTAL_FUNCTIONS_FLAG,
   PROMQL_FUNCTIONS,

@@ -117,6 +117,8 @@ export interface ScrapeEndpointCommon {
   bearerTokenSecret?: SecretKeySelector;
   followRedirects?: boolean;
   enableHttp2?: boolean;
+  /** Mark the series of exposed timestamps stale when they disappear (only with honorTimestamps). */
+  trackTimestampsStaleness?: boolean;
 }
 
 /** One condition of a binding: type Accepted, as prometheus-operator writes it. */
@@ -354,6 +356,9 @@ export function scrapeEndpointProperties(): Record<string, JSONSchemaProps> {
     },
     followRedirects: bool("Follow HTTP 3xx redirects."),
     enableHttp2: bool("Allow HTTP/2."),
+    trackTimestampsStaleness: bool(
+      "Mark the series whose samples carry their own timestamp stale when they disappear (no effect unless honorTimestamps).",
+    ),
   };
 }
 

@@ -15,6 +15,7 @@ import {
 } from "./monitoring-common.ts";
 import { type PodMetricsEndpoint, type PodMonitorSpec, podMonitorCrd } from "./pod-monitor.ts";
 import { type PrometheusRuleSpec, prometheusRuleCrd, type Rule, type RuleGroup } from "./prometheus-rule.ts";
+import type { MonitorScrapeSettings } from "./scrape-settings.ts";
 import { type Endpoint, type ServiceMonitorSpec, serviceMonitorCrd } from "./service-monitor.ts";
 
 // The declared keys of a type with an index signature (the monitor specs keep unknown fields).
@@ -37,6 +38,7 @@ const common: Record<keyof ScrapeEndpointCommon, true> = {
   bearerTokenSecret: true,
   followRedirects: true,
   enableHttp2: true,
+  trackTimestampsStaleness: true,
 };
 const endpointKeys: Record<keyof Endpoint, true> = {
   ...common,
@@ -50,6 +52,22 @@ const podEndpointKeys: Record<keyof PodMetricsEndpoint, true> = {
   portNumber: true,
   targetPort: true,
 };
+const settingsKeys: Record<keyof MonitorScrapeSettings, true> = {
+  attachMetadata: true,
+  bodySizeLimit: true,
+  scrapeProtocols: true,
+  scrapeClassicHistograms: true,
+  scrapeNativeHistograms: true,
+  nativeHistogramBucketLimit: true,
+  nativeHistogramMinBucketFactor: true,
+  convertClassicHistogramsToNHCB: true,
+  targetLimit: true,
+  labelLimit: true,
+  labelNameLengthLimit: true,
+  labelValueLengthLimit: true,
+  keepDroppedTargets: true,
+  selectorMechanism: true,
+};
 const smKeys: Record<KnownKeys<ServiceMonitorSpec>, true> = {
   jobLabel: true,
   targetLabels: true,
@@ -59,6 +77,8 @@ const smKeys: Record<KnownKeys<ServiceMonitorSpec>, true> = {
   namespaceSelector: true,
   sampleLimit: true,
   fallbackScrapeProtocol: true,
+  serviceDiscoveryRole: true,
+  ...settingsKeys,
 };
 const pmKeys: Record<KnownKeys<PodMonitorSpec>, true> = {
   jobLabel: true,
@@ -68,6 +88,7 @@ const pmKeys: Record<KnownKeys<PodMonitorSpec>, true> = {
   namespaceSelector: true,
   sampleLimit: true,
   fallbackScrapeProtocol: true,
+  ...settingsKeys,
 };
 const ruleSpecKeys: Record<KnownKeys<PrometheusRuleSpec>, true> = { groups: true };
 const groupKeys: Record<keyof RuleGroup, true> = {

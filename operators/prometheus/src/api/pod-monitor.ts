@@ -15,6 +15,7 @@ import {
   type ScrapeProtocol,
   scrapeEndpointProperties,
 } from "./monitoring-common.ts";
+import { type MonitorScrapeSettings, scrapeSettingsProperties } from "./scrape-settings.ts";
 
 /** One scraped port of the selected Pods. */
 export interface PodMetricsEndpoint extends ScrapeEndpointCommon {
@@ -26,7 +27,7 @@ export interface PodMetricsEndpoint extends ScrapeEndpointCommon {
   targetPort?: string | number;
 }
 
-export interface PodMonitorSpec {
+export interface PodMonitorSpec extends MonitorScrapeSettings {
   /** Pod label whose value becomes the `job` label (default: `<namespace>/<name>` of the PodMonitor). */
   jobLabel?: string;
   /** Pod labels copied onto the targets. */
@@ -100,6 +101,7 @@ export const podMonitorSpecSchema: JSONSchemaProps = {
       description: "Samples a scrape may return before it fails.",
     },
     fallbackScrapeProtocol: fallbackScrapeProtocolSchema,
+    ...scrapeSettingsProperties(),
   },
 };
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { PROMETHEUS_DURATION_PATTERN } from "./monitoring-common.ts";
 import {
   BYTE_SIZE_PATTERN,
+  FEATURE_FLAG_PATTERN,
   OPERATOR_EXTERNAL_LABELS,
   type PrometheusClusterMetrics,
   PrometheusKind,
@@ -41,6 +42,8 @@ const specKeys: Record<keyof PrometheusSpec, true> = {
   clusterMetrics: true,
   podTemplate: true,
   paused: true,
+  enableFeatures: true,
+  arbitraryFSAccessThroughSMs: true,
 };
 const storageKeys: Record<keyof PrometheusStorage, true> = {
   size: true,
@@ -237,5 +240,43 @@ describe("externalLabels rule", () => {
   it.each(OPERATOR_EXTERNAL_LABELS)("refuses %s", (label) => {
     expect(rule.rule).toContain(`!('${label}' in self)`);
     expect(rule.message).toContain(label);
+  });
+});
+
+describe("enableFeatures", () => {
+  const field = spec.properties!.enableFeatures!;
+  const name = new RegExp(FEATURE_FLAG_PATTERN);
+  it.each(["promql-experimental-functions", "native-histograms", "st-storage", "otlp-deltatocumulative"])(
+    "accepts the flag name %s",
+    (v) => expect(name.test(v)).toBe(true),
+  );
+  // A comma would smuggle a second flag into the one --enable-feature argument the pods get.
+  it.each(["a,b", "Promql", "-x", "x-", "x y", "", "x--y"])("refuses the flag name %j", (v) =>
+    expect(name.test(v)).toBe(false),
+  );
+  it("is a bounded set of flag names", () => {
+    expect(field).toMatchObject({ type: "array", "x-kubernetes-list-type": "set", maxItems: 32 });
+    expect(field.items).toMatchObject({ pattern: FEATURE_FLAG_PATTERN, maxLength: 64 });
+  });
+  it("refuses the two OTLP delta flags together, as Prometheus refuses to start with both", () => {
+    const [rule] = rules(field);
+    const holds = (flags: string[]) =>
+      !(flags.includes("otlp-deltatocumulative") && flags.includes("otlp-native-delta-ingestion"));
+    expect(rule!.rule).toBe("!('otlp-deltatocumulative' in self && 'otlp-native-delta-ingestion' in self)");
+    expect(holds(["otlp-deltatocumulative"])).toBe(true);
+    expect(holds(["otlp-deltatocumulative", "otlp-native-delta-ingestion"])).toBe(false);
+    expect(rule!.message).toContain("Prometheus refuses to start");
+  });
+});
+
+describe("arbitraryFSAccessThroughSMs", () => {
+  it("has prometheus-operator's deny, denying by default, and the namespaces trusted with the token", () => {
+    const field = spec.properties!.arbitraryFSAccessThroughSMs!;
+    expect(props(field)).toEqual(["deny", "serviceAccountTokenNamespaceSelector"]);
+    expect(field.properties!.deny).toMatchObject({ type: "boolean", default: true });
+    expect(props(field.properties!.serviceAccountTokenNamespaceSelector)).toEqual([
+      "matchExpressions",
+      "matchLabels",
+    ]);
   });
 });

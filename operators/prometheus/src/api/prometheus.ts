@@ -47,6 +47,8 @@ export const OPERATOR_EXTERNAL_LABELS: readonly string[] = ["prometheus", "prome
 export const SCRAPE_DURATION_PATTERN = "^([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?$";
 /** A byte size as Prometheus reads `--storage.tsdb.retention.size`, e.g. "512MB", "10GiB". */
 export const BYTE_SIZE_PATTERN = "^(0|([0-9]*[.])?[0-9]+((K|M|G|T|E|P)i?)?B)$";
+/** A `--enable-feature` flag name: lowercase words joined by '-' (the pods get them joined by ','). */
+export const FEATURE_FLAG_PATTERN = "^[a-z0-9]+(-[a-z0-9]+)*$";
 
 /** The data volume of each pod. */
 export interface PrometheusStorage {
@@ -113,6 +115,24 @@ export interface PrometheusSpec {
   podTemplate?: PrometheusPodTemplate;
   /** Stop changing anything of this server until unset. */
   paused?: boolean;
+  /** Prometheus `--enable-feature` flags, e.g. ["promql-experimental-functions"]; rules are checked with them. */
+  enableFeatures?: string[];
+  /** Whether monitors may name files of the Prometheus pods (bearerTokenFile, tlsConfig.caFile...); default: deny. */
+  arbitraryFSAccessThroughSMs?: ArbitraryFSAccess;
+}
+
+/**
+ * Whether a ServiceMonitor or PodMonitor may point a `*File` field (bearerTokenFile, tlsConfig.caFile, certFile,
+ * keyFile) at a file of the Prometheus pods; prometheus-operator's field of the same name, denying by default here.
+ */
+export interface ArbitraryFSAccess {
+  /** Refuse monitors naming files of the pods (default true), except the ServiceAccount's well-known files. */
+  deny?: boolean;
+  /**
+   * Namespaces whose monitors may send the pods' ServiceAccount token (bearerTokenFile) besides the server's own;
+   * absent: none, `{}`: every namespace. Capstan's field (prometheus-operator has no such exception).
+   */
+  serviceAccountTokenNamespaceSelector?: LabelSelector;
 }
 
 /** The monitors and rules in a server's configuration, each as "namespace/name". */
@@ -333,6 +353,36 @@ const specSchema: JSONSchemaProps = {
       type: "boolean",
       description:
         "Stop changing anything of this server (configuration, pods, status of monitors) until unset.",
+    },
+    enableFeatures: {
+      type: "array",
+      description:
+        "Prometheus feature flags (--enable-feature), e.g. promql-experimental-functions; rules are checked with the ones that change PromQL. A flag the server's release does not know is passed on (Prometheus ignores it) and makes the server Degraded. Changing the list restarts the pods.",
+      maxItems: 32,
+      "x-kubernetes-list-type": "set",
+      items: { type: "string", minLength: 1, maxLength: 64, pattern: FEATURE_FLAG_PATTERN },
+      "x-kubernetes-validations": [
+        {
+          rule: "!('otlp-deltatocumulative' in self && 'otlp-native-delta-ingestion' in self)",
+          message:
+            "enableFeatures: otlp-deltatocumulative and otlp-native-delta-ingestion cannot be enabled together (Prometheus refuses to start)",
+        },
+      ],
+    },
+    arbitraryFSAccessThroughSMs: {
+      type: "object",
+      description:
+        "Whether ServiceMonitors and PodMonitors may name files of the Prometheus pods (bearerTokenFile, tlsConfig.caFile, certFile, keyFile): another team's credentials are mounted there. Denied by default: such a monitor is refused on its own status, except for the ServiceAccount's ca.crt (any monitor) and token (monitors in the server's namespace, and those serviceAccountTokenNamespaceSelector picks). deny: false allows any file (for cluster admins who write every monitor).",
+      properties: {
+        deny: {
+          type: "boolean",
+          default: true,
+          description: "Refuse monitors naming files of the pods (default true).",
+        },
+        serviceAccountTokenNamespaceSelector: labelSelectorSchema(
+          "Labels of the namespaces whose monitors may also send the pods' ServiceAccount token (bearerTokenFile /var/run/secrets/kubernetes.io/serviceaccount/token), e.g. those of trusted operators' charts. Absent: only the server's own namespace; {}: every namespace.",
+        ),
+      },
     },
   },
 };

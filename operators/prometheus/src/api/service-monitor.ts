@@ -17,6 +17,7 @@ import {
   type TLSConfig,
   tlsConfigSchema,
 } from "./monitoring-common.ts";
+import { type MonitorScrapeSettings, scrapeSettingsProperties } from "./scrape-settings.ts";
 
 /** One scraped port of the selected Services. */
 export interface Endpoint extends ScrapeEndpointCommon {
@@ -29,7 +30,7 @@ export interface Endpoint extends ScrapeEndpointCommon {
   bearerTokenFile?: string;
 }
 
-export interface ServiceMonitorSpec {
+export interface ServiceMonitorSpec extends MonitorScrapeSettings {
   /** Service label whose value becomes the `job` label (default: the Service name). */
   jobLabel?: string;
   /** Service labels copied onto the targets. */
@@ -45,6 +46,8 @@ export interface ServiceMonitorSpec {
   sampleLimit?: number;
   /** The protocol to assume when a target answers without a Content-Type. */
   fallbackScrapeProtocol?: ScrapeProtocol;
+  /** Discovery from EndpointSlices or Endpoints; Capstan reads EndpointSlices, which Kubernetes mirrors from Endpoints. */
+  serviceDiscoveryRole?: "Endpoints" | "EndpointSlice";
   /** Fields of prometheus-operator's API this operator does not read are kept as they are. */
   [field: string]: unknown;
 }
@@ -123,6 +126,13 @@ export const serviceMonitorSpecSchema: JSONSchemaProps = {
     namespaceSelector: namespaceSelectorSchema,
     sampleLimit: limit("Samples a scrape may return before it fails."),
     fallbackScrapeProtocol: fallbackScrapeProtocolSchema,
+    ...scrapeSettingsProperties(),
+    serviceDiscoveryRole: {
+      type: "string",
+      enum: ["Endpoints", "EndpointSlice"],
+      description:
+        "Discover the targets from Endpoints or EndpointSlices; Capstan reads EndpointSlices either way (Kubernetes mirrors every Endpoints object into EndpointSlices: the same targets and labels).",
+    },
   },
 };
 

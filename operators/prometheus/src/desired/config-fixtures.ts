@@ -29,7 +29,7 @@ export function prometheus(spec: Partial<PrometheusSpec> = {}): Prometheus {
 
 export const none: SelectedMonitors = { serviceMonitors: [], podMonitors: [], rules: [] };
 
-/** A ServiceMonitor with every field the operator reads (and one it only keeps). */
+/** A ServiceMonitor with every field the operator reads. */
 export const fullServiceMonitor: ServiceMonitor = {
   metadata: { name: "api", namespace: "shop", labels: { team: "shop" } },
   spec: {
@@ -83,10 +83,20 @@ export const fullServiceMonitor: ServiceMonitor = {
           password: { name: "basic", key: "pass" },
         },
         filterRunning: false,
+        trackTimestampsStaleness: true,
       },
       { targetPort: "admin", bearerTokenSecret: { name: "scrape-token", key: "token" } },
     ],
     attachMetadata: { node: true },
+    bodySizeLimit: "10MB",
+    scrapeProtocols: ["OpenMetricsText1.0.0", "PrometheusText0.0.4"],
+    scrapeClassicHistograms: true,
+    scrapeNativeHistograms: true,
+    nativeHistogramBucketLimit: 160,
+    nativeHistogramMinBucketFactor: "1.1",
+    convertClassicHistogramsToNHCB: false,
+    labelLimit: 30,
+    keepDroppedTargets: 5,
   },
 };
 

@@ -9,6 +9,7 @@ import type { Prometheus } from "../api/prometheus.ts";
 import type { Endpoint, ServiceMonitor } from "../api/service-monitor.ts";
 import { type AssetRef, endpointAssets, RULES_DIR, ruleFileName } from "./assets.ts";
 import { renderRuleFile } from "./rule-file.ts";
+import { attachMetadata, scrapeSettingsKeys } from "./scrape-settings.ts";
 import type { SelectedMonitor, SelectedMonitors } from "./select.ts";
 import { compare, keyOf, type Obj, sortedMap, toYaml } from "./yaml-output.ts";
 
@@ -44,12 +45,12 @@ export function renderConfig(prometheus: Prometheus, selected: SelectedMonitors)
   const scrapeConfigs: Obj[] = [];
   for (const m of sortSelected(selected.serviceMonitors)) {
     (m.object.spec.endpoints ?? []).forEach((ep, i) => {
-      scrapeConfigs.push(serviceMonitorJob(m, ep, i, assets));
+      scrapeConfigs.push(serviceMonitorJob(prometheus, m, ep, i, assets));
     });
   }
   for (const m of sortSelected(selected.podMonitors)) {
     (m.object.spec.podMetricsEndpoints ?? []).forEach((ep, i) => {
-      scrapeConfigs.push(podMonitorJob(m, ep, i, assets));
+      scrapeConfigs.push(podMonitorJob(prometheus, m, ep, i, assets));
     });
   }
 
@@ -92,6 +93,7 @@ function externalLabels(p: Prometheus): Obj {
 // ---- scrape jobs ----
 
 function serviceMonitorJob(
+  p: Prometheus,
   m: SelectedMonitor<ServiceMonitor>,
   ep: Endpoint,
   i: number,
@@ -99,7 +101,13 @@ function serviceMonitorJob(
 ): Obj {
   const sm = m.object;
   const ns = sm.metadata.namespace ?? "";
-  const job = jobHead(`serviceMonitor/${ns}/${sm.metadata.name}/${i}`, ep, "endpointslice", m.namespaces);
+  const job = jobHead(
+    `serviceMonitor/${ns}/${sm.metadata.name}/${i}`,
+    ep,
+    "endpointslice",
+    m.namespaces,
+    sm.spec,
+  );
   httpSettings(job, ep, ns, `endpoints[${i}]`, assets);
 
   const r: Obj[] = [relabel({ source_labels: ["job"], target_label: "__tmp_prometheus_job_name" })];
@@ -164,12 +172,13 @@ function serviceMonitorJob(
   if (endpointName !== "") r.push(relabel({ target_label: "endpoint", replacement: endpointName }));
   r.push(...userRelabelings(ep.relabelings));
   job.relabel_configs = r;
-  monitorSettings(job, sm.spec);
+  Object.assign(job, scrapeSettingsKeys(sm.spec, p));
   if (ep.metricRelabelings?.length) job.metric_relabel_configs = userRelabelings(ep.metricRelabelings);
   return job;
 }
 
 function podMonitorJob(
+  p: Prometheus,
   m: SelectedMonitor<PodMonitor>,
   ep: PodMetricsEndpoint,
   i: number,
@@ -177,7 +186,7 @@ function podMonitorJob(
 ): Obj {
   const pm = m.object;
   const ns = pm.metadata.namespace ?? "";
-  const job = jobHead(`podMonitor/${ns}/${pm.metadata.name}/${i}`, ep, "pod", m.namespaces);
+  const job = jobHead(`podMonitor/${ns}/${pm.metadata.name}/${i}`, ep, "pod", m.namespaces, pm.spec);
   httpSettings(job, ep, ns, `podMetricsEndpoints[${i}]`, assets);
 
   const r: Obj[] = [relabel({ source_labels: ["job"], target_label: "__tmp_prometheus_job_name" })];
@@ -214,7 +223,7 @@ function podMonitorJob(
   if (endpointName !== "") r.push(relabel({ target_label: "endpoint", replacement: endpointName }));
   r.push(...userRelabelings(ep.relabelings));
   job.relabel_configs = r;
-  monitorSettings(job, pm.spec);
+  Object.assign(job, scrapeSettingsKeys(pm.spec, p));
   if (ep.metricRelabelings?.length) job.metric_relabel_configs = userRelabelings(ep.metricRelabelings);
   return job;
 }
@@ -224,11 +233,15 @@ function jobHead(
   ep: ScrapeEndpointCommon,
   role: string,
   namespaces: string[] | undefined,
+  spec: Record<string, unknown>,
 ): Obj {
   const job: Obj = { job_name: name, honor_labels: ep.honorLabels === true };
   if (ep.honorTimestamps !== undefined) job.honor_timestamps = ep.honorTimestamps;
+  if (ep.trackTimestampsStaleness !== undefined) job.track_timestamps_staleness = ep.trackTimestampsStaleness;
   const sd: Obj = { role };
   if (namespaces !== undefined) sd.namespaces = { names: namespaces };
+  const attach = attachMetadata(spec);
+  if (attach !== undefined) sd.attach_metadata = attach;
   job.kubernetes_sd_configs = [sd];
   if (ep.interval) job.scrape_interval = ep.interval;
   if (ep.scrapeTimeout) job.scrape_timeout = ep.scrapeTimeout;
@@ -282,25 +295,6 @@ function httpSettings(
     if (file("basicAuth.password")) b.password_file = file("basicAuth.password");
     job.basic_auth = b;
   }
-}
-
-const LIMITS: [string, string][] = [
-  ["sampleLimit", "sample_limit"],
-  ["targetLimit", "target_limit"],
-  ["labelLimit", "label_limit"],
-  ["labelNameLengthLimit", "label_name_length_limit"],
-  ["labelValueLengthLimit", "label_value_length_limit"],
-  ["keepDroppedTargets", "keep_dropped_targets"],
-];
-
-/** A monitor's spec-level scrape settings: its limits, and the protocol to assume without a Content-Type. */
-function monitorSettings(job: Obj, spec: Record<string, unknown>): void {
-  for (const [field, key] of LIMITS) {
-    const v = spec[field];
-    if (typeof v === "number") job[key] = v;
-  }
-  if (typeof spec.fallbackScrapeProtocol === "string")
-    job.fallback_scrape_protocol = spec.fallbackScrapeProtocol;
 }
 
 // ---- relabelings ----

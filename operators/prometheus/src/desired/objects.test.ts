@@ -54,6 +54,7 @@ const full = server({
   storage: { size: "50Gi", storageClassName: "fast" },
   resources: { requests: { cpu: "500m", memory: "2Gi" }, limits: { memory: "4Gi" } },
   serviceAccountName: "custom-sa",
+  enableFeatures: ["promql-experimental-functions", "exemplar-storage"],
   podTemplate: {
     labels: { team: "observability", "app.kubernetes.io/name": "spoofed" },
     annotations: { "example.com/owner": "observability" },
@@ -75,6 +76,7 @@ describe("golden files", () => {
     ["pdb", () => podDisruptionBudget(full)],
     ["rbac-namespaces", () => discoveryRbac(server(), { all: false, namespaces: ["apps", "monitoring"] })],
     ["rbac-cluster", () => discoveryRbac(full, { all: true })],
+    ["rbac-nodes", () => discoveryRbac(server(), { all: false, namespaces: ["monitoring"], nodes: true })],
     [
       "secret",
       () =>
@@ -223,6 +225,50 @@ describe("rules the builders follow", () => {
     });
     expect(discoveryScope([{ namespaces: ["a"] }, {}])).toEqual({ all: true });
     expect(discoveryScope([])).toEqual({ all: false, namespaces: [] });
+  });
+
+  it("discovery scope reads Nodes when a monitor attaches node metadata (attachMetadata.node: true)", () => {
+    const spec = (node?: boolean) => ({ spec: node === undefined ? {} : { attachMetadata: { node } } });
+    expect(
+      discoveryScope([
+        { namespaces: ["a"], object: spec(false) },
+        { namespaces: ["b"], object: spec() },
+      ]),
+    ).toEqual({
+      all: false,
+      namespaces: ["a", "b"],
+    });
+    expect(discoveryScope([{ namespaces: ["a"], object: spec(true) }])).toEqual({
+      all: false,
+      namespaces: ["a"],
+      nodes: true,
+    });
+    expect(discoveryScope([{ object: spec(true) }])).toEqual({ all: true, nodes: true });
+  });
+
+  it("Nodes are cluster-scoped: a ClusterRole of their own beside the Roles, or in the cluster-wide one", () => {
+    const namespaced = discoveryRbac(server(), { all: false, namespaces: ["monitoring"], nodes: true });
+    expect(namespaced.owned.map((o) => o.kind)).toEqual(["Role", "RoleBinding"]);
+    expect(namespaced.foreign.map((o) => `${o.kind} ${o.metadata.name}`)).toEqual([
+      "ClusterRole prometheus-monitoring-main",
+      "ClusterRoleBinding prometheus-monitoring-main",
+    ]);
+    expect((namespaced.foreign[0] as { rules: unknown[] }).rules).toEqual([
+      { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] },
+    ]);
+    const all = discoveryRbac(server(), { all: true, nodes: true });
+    expect(all.owned).toEqual([]);
+    expect(
+      (all.foreign[0] as { rules: { resources: string[] }[] }).rules.flatMap((r) => r.resources),
+    ).toEqual(["pods", "services", "endpointslices", "namespaces", "nodes"]);
+    // Without node metadata, no ClusterRole for a namespaced scope.
+    expect(discoveryRbac(server(), { all: false, namespaces: ["monitoring"] }).foreign).toEqual([]);
+  });
+
+  it("the pods get the server's feature flags as one --enable-feature argument", () => {
+    const args = (s: Prometheus) => statefulSet(s, settings).spec?.template.spec?.containers[0]?.args ?? [];
+    expect(args(full)).toContain("--enable-feature=exemplar-storage,promql-experimental-functions");
+    expect(args(server()).some((a) => a.startsWith("--enable-feature"))).toBe(false);
   });
 
   it("RBAC in the server's namespace is owned; elsewhere it is labelled for cleanup", () => {

@@ -15,6 +15,7 @@ import { prometheusBinary } from "../prometheus-binaries.ts";
 import { type PromtoolResult, promtoolCheckConfig } from "../promtool-check.ts";
 import { renderConfig } from "./config.ts";
 import { GOLDEN_CASES, manyRules, none, prometheus } from "./config-fixtures.ts";
+import { FIELD_CASES, fieldCaseMonitor, fieldCaseServer } from "./monitor-field-cases.ts";
 import { ruleShardSecrets } from "./objects/secrets.ts";
 import { shardRuleFiles } from "./rule-shards.ts";
 import { type SelectedMonitors, selectMonitors } from "./select.ts";
@@ -25,6 +26,17 @@ let work = "";
 function check(name: string, selected: SelectedMonitors, p = prometheus()): PromtoolResult {
   return promtoolCheckConfig(join(work, name.replace(/[^a-z0-9]+/gi, "-")), renderConfig(p, selected));
 }
+
+const sm = (endpoint: Endpoint, spec: Record<string, unknown> = {}): ServiceMonitor => ({
+  metadata: { name: "bad", namespace: "app" },
+  spec: { selector: { matchLabels: { app: "web" } }, endpoints: [endpoint], ...spec },
+});
+const services = [
+  {
+    metadata: { name: "web", namespace: "app", labels: { app: "web" } },
+    spec: { ports: [{ name: "m", port: 1 }] },
+  },
+];
 
 describe("promtool check config", () => {
   beforeAll(() => {
@@ -37,17 +49,6 @@ describe("promtool check config", () => {
     expect(result.output).not.toMatch(/FAILED/);
     expect(result.ok).toBe(true);
   });
-
-  const sm = (endpoint: Endpoint): ServiceMonitor => ({
-    metadata: { name: "bad", namespace: "app" },
-    spec: { selector: { matchLabels: { app: "web" } }, endpoints: [endpoint] },
-  });
-  const services = [
-    {
-      metadata: { name: "web", namespace: "app", labels: { app: "web" } },
-      spec: { ports: [{ name: "m", port: 1 }] },
-    },
-  ];
 
   // Each monitor selectMonitors refuses; rendered anyway, promtool must refuse the configuration as well.
   it.each<[string, Endpoint]>([
@@ -107,6 +108,59 @@ describe("promtool check config", () => {
     );
     expect(selection.feedback[0]!.inConfig).toBe(false);
     expect(check(name, { ...none, rules: [rule] }).ok).toBe(false);
+  });
+});
+
+describe("promtool check config over every monitor field", () => {
+  beforeAll(() => {
+    work = mkdtempSync(join(tmpdir(), "capstan-promtool-fields-"));
+  });
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  // Each field the table says reaches the scrape job, as the operator renders it: the real Prometheus loads it.
+  const rendering = FIELD_CASES.filter((r) => !("refused" in r.outcome)).flatMap((row) =>
+    (row.kinds ?? (["ServiceMonitor", "PodMonitor"] as const)).map((kind) => ({ kind, ...row })),
+  );
+  it.each(rendering)("accepts $kind $field", ({ kind, ...row }) => {
+    const p = fieldCaseServer(row);
+    const m = fieldCaseMonitor(kind, row, true);
+    const selection = selectMonitors(
+      p,
+      [],
+      {
+        serviceMonitors: kind === "ServiceMonitor" ? [m as ServiceMonitor] : [],
+        podMonitors: kind === "PodMonitor" ? [m as never] : [],
+        rules: [],
+      },
+      [],
+      [],
+    );
+    expect(selection.feedback[0]!.inConfig, selection.feedback[0]!.message).toBe(true);
+    const result = check(`${kind}-${row.field}`, selection, p);
+    expect(result.ok, result.output).toBe(true);
+  });
+
+  // What selectMonitors refuses as a value Prometheus refuses, rendered anyway: promtool refuses it too.
+  it.each<[string, Record<string, unknown>, Record<string, unknown>]>([
+    ["a body size in lowercase", { bodySizeLimit: "10mb" }, {}],
+    ["a scrape protocol listed twice", { scrapeProtocols: ["PrometheusProto", "PrometheusProto"] }, {}],
+    ["an unknown scrape protocol", { scrapeProtocols: ["Protobuf"] }, {}],
+    ["a negative bucket limit", { nativeHistogramBucketLimit: -1 }, {}],
+    // (not "yes": Prometheus' YAML 1.1 reads a plain yes as true, and Capstan's CRD takes only booleans anyway)
+    ["a staleness flag that is not a boolean", {}, { trackTimestampsStaleness: "sometimes" }],
+  ])("refuses what selectMonitors refuses: %s", (name, spec, endpoint) => {
+    const monitor = sm({ port: "m", ...endpoint } as Endpoint, spec);
+    const selection = selectMonitors(
+      prometheus({ serviceMonitorSelector: {}, serviceMonitorNamespaceSelector: {} }),
+      [],
+      { serviceMonitors: [monitor], podMonitors: [], rules: [] },
+      services,
+      [],
+    );
+    expect(selection.feedback[0]).toMatchObject({ inConfig: false, reason: "InvalidField" });
+    expect(check(name, { ...none, serviceMonitors: [{ object: monitor, namespaces: ["app"] }] }).ok).toBe(
+      false,
+    );
   });
 });
 

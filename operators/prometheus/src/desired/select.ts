@@ -10,8 +10,11 @@ import { DEFAULT_PROMETHEUS_VERSION, type Prometheus } from "../api/prometheus.t
 import type { PrometheusRule } from "../api/prometheus-rule.ts";
 import type { Endpoint, ServiceMonitor } from "../api/service-monitor.ts";
 import { type AssetRef, endpointAssets } from "./assets.ts";
+import { enabledFeatures } from "./feature-flags.ts";
+import { fileAccessError } from "./file-access.ts";
 import { renderRuleFile } from "./rule-file.ts";
 import { MAX_RULE_FILE_BYTES, ruleFileBytes } from "./rule-shards.ts";
+import { scrapeSettingsProblem } from "./scrape-settings.ts";
 import { parsePrometheusDuration, relabelError, ruleGroupError } from "./validate.ts";
 
 /** The parts of a Namespace selection reads. */
@@ -72,6 +75,10 @@ export type FeedbackReason =
   | "InvalidAuthorization"
   | "InvalidTLS"
   | "UnsupportedField"
+  /** A scrape setting with a value Prometheus refuses (bodySizeLimit, scrapeProtocols...). */
+  | "InvalidField"
+  /** A `*File` field naming a file of the Prometheus pods the server does not allow (file-access.ts). */
+  | "FileAccessDenied"
   | "SecretNotFound"
   | "InvalidRules"
   | "RuleFileTooLarge";
@@ -144,11 +151,12 @@ const byKey = <T extends { metadata: { namespace?: string; name?: string } }>(a:
  * - An object is chosen when its labels match the server's `<kind>Selector` (absent: none are chosen; `{}`: all)
  *   and its namespace's labels match `<kind>NamespaceSelector` (absent: the server's namespace only; `{}`: all).
  * - A chosen monitor Prometheus would refuse (bad regex, relabeling, duration, auth, TLS, missing Secret key,
- *   unsupported field) is left out with its reason; a valid one whose selector or port finds nothing in
+ *   unsupported field, a scrape setting the server's release refuses or would not honour, a file of the pods the
+ *   server does not allow) is left out with its reason; a valid one whose selector or port finds nothing in
  *   `services`/`pods` stays in, reported NoTargets or PortNotFound.
  * - A chosen PrometheusRule with a rule Prometheus would refuse is left out (InvalidRules), judged by the rules of
- *   the Prometheus version the server runs (spec.version), and one whose rule file no Secret could hold
- *   (RuleFileTooLarge).
+ *   the Prometheus version the server runs (spec.version) with its feature flags (spec.enableFeatures), and one
+ *   whose rule file no Secret could hold (RuleFileTooLarge).
  *
  * Throws an Error naming the field when one of the server's own selectors is malformed (the reconciler reports it
  * as Degraded).
@@ -192,8 +200,16 @@ export function selectMonitors(
     spec.ruleNamespaceSelector,
   );
 
+  const tokenField = "arbitraryFSAccessThroughSMs.serviceAccountTokenNamespaceSelector";
+  const tokenSpaces = serverMatcher(
+    prometheus,
+    tokenField,
+    spec.arbitraryFSAccessThroughSMs?.serviceAccountTokenNamespaceSelector,
+  );
+  const mayUseToken = (ns: string) => ns === home || tokenSpaces?.matches(nsLabels.get(ns) ?? {}) === true;
+
   const out: Selection = { serviceMonitors: [], podMonitors: [], rules: [], feedback: [] };
-  const ctx: Context = { prometheus, services, pods, options };
+  const ctx: Context = { prometheus, services, pods, options, mayUseToken };
 
   for (const sm of [...monitors.serviceMonitors].filter(smChosen).sort(byKey)) {
     const verdict = judge(() => judgeServiceMonitor(sm, ctx));
@@ -206,7 +222,9 @@ export function selectMonitors(
     if (verdict.inConfig) out.podMonitors.push({ object: pm, ...scope(pm.spec.namespaceSelector, pm) });
   }
   for (const rule of [...monitors.rules].filter(ruleChosen).sort(byKey)) {
-    const verdict = judge(() => judgeRule(rule, spec.version ?? DEFAULT_PROMETHEUS_VERSION));
+    const verdict = judge(() =>
+      judgeRule(rule, spec.version ?? DEFAULT_PROMETHEUS_VERSION, enabledFeatures(spec)),
+    );
     out.feedback.push(feedback("PrometheusRule", rule, verdict));
     if (verdict.inConfig) out.rules.push(rule);
   }
@@ -218,6 +236,8 @@ interface Context {
   services: readonly ServiceLike[];
   pods: readonly PodLike[];
   options: SelectOptions;
+  /** Whether monitors in a namespace may send the pods' ServiceAccount token (file-access.ts). */
+  mayUseToken: (namespace: string) => boolean;
 }
 
 interface Verdict {
@@ -313,6 +333,14 @@ function checkEndpoint(
       );
     }
   }
+  const files = fileAccessError(ep, at, ctx.prometheus, ctx.mayUseToken(namespace));
+  if (files !== undefined) throw new Refusal("FileAccessDenied", files);
+  if (ep.trackTimestampsStaleness !== undefined && typeof ep.trackTimestampsStaleness !== "boolean") {
+    throw new Refusal(
+      "InvalidField",
+      `${at}.trackTimestampsStaleness ${JSON.stringify(ep.trackTimestampsStaleness)} is not true or false`,
+    );
+  }
   for (const list of ["relabelings", "metricRelabelings"] as const) {
     for (const [i, rc] of (ep[list] ?? []).entries()) {
       const err = relabelError(rc, `${at}.${list}[${i}]`);
@@ -395,7 +423,7 @@ function checkEndpoint(
   }
 }
 
-function checkSpecFields(spec: Record<string, unknown>): void {
+function checkSpecFields(spec: Record<string, unknown>, ctx: Context): void {
   for (const field of UNSUPPORTED_SPEC_FIELDS) {
     if (spec[field] !== undefined) {
       throw new Refusal(
@@ -404,12 +432,14 @@ function checkSpecFields(spec: Record<string, unknown>): void {
       );
     }
   }
+  const problem = scrapeSettingsProblem(spec, ctx.prometheus);
+  if (problem !== undefined) throw new Refusal(problem.reason, problem.message);
 }
 
 function judgeServiceMonitor(sm: ServiceMonitor, ctx: Context): Omit<Verdict, "inConfig"> {
   const spec = sm.spec;
   const ns = sm.metadata.namespace ?? "";
-  checkSpecFields(spec);
+  checkSpecFields(spec, ctx);
   const matcher = monitorMatcher(spec.selector);
   const endpoints: Endpoint[] = spec.endpoints ?? [];
   if (endpoints.length === 0) throw new Refusal("NoEndpoints", "spec.endpoints is empty: nothing to scrape");
@@ -465,7 +495,7 @@ function couldBeTargetPort(
 function judgePodMonitor(pm: PodMonitor, ctx: Context): Omit<Verdict, "inConfig"> {
   const spec = pm.spec;
   const ns = pm.metadata.namespace ?? "";
-  checkSpecFields(spec);
+  checkSpecFields(spec, ctx);
   const matcher = monitorMatcher(spec.selector);
   const endpoints: PodMetricsEndpoint[] = spec.podMetricsEndpoints ?? [];
   if (endpoints.length === 0) {
@@ -506,13 +536,17 @@ function judgePodMonitor(pm: PodMonitor, ctx: Context): Omit<Verdict, "inConfig"
   };
 }
 
-function judgeRule(rule: PrometheusRule, version: string): Omit<Verdict, "inConfig"> {
+function judgeRule(
+  rule: PrometheusRule,
+  version: string,
+  features: readonly string[],
+): Omit<Verdict, "inConfig"> {
   const groups = rule.spec.groups ?? [];
   const seen = new Set<string>();
   for (const g of groups) {
     if (seen.has(g.name)) throw new Refusal("InvalidRules", `group ${JSON.stringify(g.name)} appears twice`);
     seen.add(g.name);
-    const err = ruleGroupError(g, version);
+    const err = ruleGroupError(g, version, features);
     if (err !== undefined) throw new Refusal("InvalidRules", err);
   }
   // Its file goes into one Secret (a rule shard), which the API server caps at 1 MiB.

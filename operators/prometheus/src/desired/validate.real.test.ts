@@ -1,7 +1,8 @@
 // The rule and relabeling checks against the real promtool, row by row over validation-cases.ts: each rule row's
 // PrometheusRule rendered as its rule file (`promtool check rules`), each relabeling row's ServiceMonitor rendered
 // into the server's configuration (`promtool check config`); promtool, the table and selectMonitors give the same
-// verdict on every row. The "real" project (`npm run test:real`); without promtool it fails, saying how to build it.
+// verdict on every row, and on rules judged with a server's feature flags (promtool given the same flags). The
+// "real" project (`npm run test:real`); without promtool it fails, saying how to build it.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,6 +43,24 @@ describe("promtool check config and selectMonitors agree", () => {
     expect(result.ok, result.output).toBe(row.accepts);
     const f = verdict({ monitor });
     expect(f.inConfig, f.message).toBe(row.accepts);
+  });
+});
+
+describe("a server's feature flags: promtool with the same --enable-feature and selectMonitors agree", () => {
+  // Rules judged for a server with spec.enableFeatures, and promtool check rules run with those flags.
+  it.each<[string, string[]]>([
+    ["limitk(1, up)", []],
+    ["limitk(1, up)", ["promql-experimental-functions"]],
+    ["mad_over_time(up[5m])", []],
+    ["mad_over_time(up[5m])", ["promql-experimental-functions", "exemplar-storage"]],
+    ["up + fill(0) up", []],
+    ["up + fill(0) up", ["promql-binop-fill-modifiers"]],
+  ])("%s with %j", (expr, enableFeatures) => {
+    const rule = ruleObject({ name: "", accepts: true, group: { name: "g", rules: [{ alert: "A", expr }] } });
+    const result = promtoolCheckRules(join(work, `flags-${n++}.yaml`), renderRuleFile(rule), enableFeatures);
+    const server = selectingServer();
+    const f = verdict({ rule }, { ...server, spec: { ...server.spec, enableFeatures } });
+    expect(f.inConfig, `${f.message}\npromtool: ${result.output}`).toBe(result.ok);
   });
 });
 

@@ -62,7 +62,7 @@ describe("checks by the server's Prometheus version", () => {
   const expr = (e: string) =>
     ruleObject({ name: "", accepts: true, group: { name: "g", rules: [{ alert: "A", expr: e }] } });
 
-  // PromQL by the server's release, with no feature flags (the servers the operator runs set none).
+  // PromQL by the server's release, with no feature flags (spec.enableFeatures unset).
   it.each<[string, string, string | undefined]>([
     ["3.5.0", "first_over_time(up[5m])", "it came in 3.7.0"],
     ["3.5.4", "ts_of_max_over_time(up[5m])", "needs --enable-feature=promql-experimental-functions"],
@@ -83,6 +83,28 @@ describe("checks by the server's Prometheus version", () => {
       expect(f.message).toContain(`Prometheus ${version}`);
       expect(f.message).toContain(refusal);
     }
+  });
+
+  // ...and with the server's spec.enableFeatures: the flags that gate PromQL let their constructs through.
+  it.each<[string, string[], string, string | undefined]>([
+    ["3.16.0", ["promql-experimental-functions"], "limitk(1, up)", undefined],
+    ["3.16.0", ["promql-experimental-functions"], "mad_over_time(up[5m])", undefined],
+    ["3.16.0", [], "mad_over_time(up[5m])", "needs --enable-feature=promql-experimental-functions"],
+    ["3.16.0", ["exemplar-storage"], 'sort_by_label(up, "job")', "promql-experimental-functions"],
+    ["3.13.0", ["promql-experimental-functions"], "first_over_time(up[5m])", undefined],
+    ["3.5.0", ["promql-duration-expr"], "rate(up[5m+1m])", undefined],
+    ["3.7.0", ["promql-extended-range-selectors"], "rate(up[5m] smoothed)", undefined],
+    ["3.10.0", ["promql-binop-fill-modifiers"], "up + fill(0) up", undefined],
+    ["3.10.0", [], "up + fill(0) up", "promql-binop-fill-modifiers"],
+    // A flag does not bring a function the release lacks.
+    ["3.5.0", ["promql-experimental-functions"], "first_over_time(up[5m])", "it came in 3.7.0"],
+  ])("Prometheus %s with %j: %s refused for: %s", (version, enableFeatures, e, refusal) => {
+    const f = verdict(
+      { rule: expr(e) },
+      { ...selectingServer(version), spec: { ...selectingServer(version).spec, enableFeatures } },
+    );
+    expect(f.inConfig, f.message).toBe(refusal === undefined);
+    if (refusal !== undefined) expect(f.message).toContain(refusal);
   });
 
   it("one PrometheusRule, two servers of different releases: each judges it for itself, on its own binding", () => {

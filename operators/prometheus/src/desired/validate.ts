@@ -211,12 +211,6 @@ export function alertTemplateError(text: string, alert: string, version: string)
   return err === undefined ? undefined : `${err.message} at line ${err.line} (Prometheus ${version})`;
 }
 
-/**
- * The `--enable-feature` flags of the Prometheus servers the operator runs: none (the Prometheus spec has no field
- * for them), so PromQL behind a flag (experimental functions, limitk, fill modifiers...) is refused.
- */
-export const SERVER_FEATURES: readonly string[] = [];
-
 const byKey = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** What Prometheus refuses in a set of rule or group labels: the problem, or undefined. */
@@ -233,10 +227,15 @@ function labelsError(labels: Record<string, string> | undefined): string | undef
  * PrometheusRule, or undefined. Messages name the group and the rule, counted from 1, and the field
  * ('group "g" rule 2 (alert X): template annotations.summary: function "humanise" not defined at line 1
  * (Prometheus 3.16.0)'). PromQL is checked by @capstan/promql (the Prometheus project's own grammar) for that
- * version with the feature flags the operator's servers run with ({@link SERVER_FEATURES}: none), so a function
- * newer than the server's release, or one behind a flag, is refused here instead of breaking the reload.
+ * version with the server's `--enable-feature` flags (`features`, spec.enableFeatures; default none), so a function
+ * newer than the server's release, or one behind a flag the server does not run with, is refused here instead of
+ * breaking the reload.
  */
-export function ruleGroupError(group: RuleGroup, version = DEFAULT_PROMETHEUS_VERSION): string | undefined {
+export function ruleGroupError(
+  group: RuleGroup,
+  version = DEFAULT_PROMETHEUS_VERSION,
+  features: readonly string[] = [],
+): string | undefined {
   const g = `group ${JSON.stringify(group.name)}`;
   if (!group.name) return "a rule group has no name";
   if (group.interval !== undefined && !parsePrometheusDuration(group.interval)) {
@@ -248,7 +247,7 @@ export function ruleGroupError(group: RuleGroup, version = DEFAULT_PROMETHEUS_VE
   const labels = labelsError(group.labels);
   if (labels !== undefined) return `${g}: ${labels}`;
   for (const [i, rule] of (group.rules ?? []).entries()) {
-    const err = ruleError(rule, version);
+    const err = ruleError(rule, version, features);
     if (err !== undefined) {
       const name = rule.alert ? ` (alert ${rule.alert})` : rule.record ? ` (record ${rule.record})` : "";
       return err.startsWith("PromQL")
@@ -259,11 +258,11 @@ export function ruleGroupError(group: RuleGroup, version = DEFAULT_PROMETHEUS_VE
   return undefined;
 }
 
-function ruleError(rule: Rule, version: string): string | undefined {
+function ruleError(rule: Rule, version: string, features: readonly string[]): string | undefined {
   if (!rule.alert === !rule.record) return "set exactly one of alert and record";
   if (typeof rule.expr !== "number") {
     if ((rule.expr ?? "").trim() === "") return "expr is empty";
-    const err = promqlError(rule.expr ?? "", { version, features: SERVER_FEATURES });
+    const err = promqlError(rule.expr ?? "", { version, features });
     if (err !== undefined) return `PromQL: ${err}`;
   }
   for (const field of ["for", "keep_firing_for"] as const) {

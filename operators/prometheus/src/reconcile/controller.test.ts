@@ -490,6 +490,51 @@ describe("reconcilePrometheus", () => {
     expect(next.get(PrometheusKind, "main", "monitoring")?.metadata.finalizers ?? []).toEqual([]);
   });
 
+  it("a monitor attaching node metadata: a ClusterRole reading Nodes, held by the finalizer, gone with the field", async () => {
+    const h = harness();
+    const withNodes = monitor("web", { attachMetadata: { node: true } });
+    const first = await run(h, [...namespaces, webService(), server(), withNodes], server());
+    first.expectNoError();
+    expect(first.get(ClusterRole, "prometheus-monitoring-main")?.rules).toEqual([
+      { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] },
+    ]);
+    expect(first.get(Role, "prometheus-main", "monitoring")).toBeDefined();
+    expect(first.get(PrometheusKind, "main", "monitoring")?.metadata.finalizers).toEqual([RBAC_FINALIZER]);
+    expect(configYaml(first)).toMatch(/attach_metadata:\n\s+node: true/);
+    (await run(h, first.objects, server())).expectNoWrites();
+
+    const without = first.objects.map((o) => (o.kind === "ServiceMonitor" ? monitor("web") : o));
+    const next = await run(h, without, server());
+    next.expectNoError();
+    expect(next.get(ClusterRole, "prometheus-monitoring-main")).toBeUndefined();
+    expect(next.get(ClusterRoleBinding, "prometheus-monitoring-main")).toBeUndefined();
+    expect(next.get(PrometheusKind, "main", "monitoring")?.metadata.finalizers ?? []).toEqual([]);
+  });
+
+  it("a feature flag the server's release does not know: Degraded naming it, one Event, and passed on to the pods", async () => {
+    const h = harness();
+    const p = server({
+      version: "3.5.0",
+      enableFeatures: ["promql-binop-fill-modifiers", "exemplar-storage"],
+    });
+    const first = await run(h, [...namespaces, webService(), p, monitor("web")], p);
+    first.expectNoError();
+    const degraded = first
+      .get(PrometheusKind, "main", "monitoring")
+      ?.status?.conditions?.find((c) => c.type === "Degraded");
+    expect(degraded).toMatchObject({ status: "True", reason: "UnknownFeatureFlag" });
+    expect(degraded?.message).toContain(
+      'spec.enableFeatures[0] "promql-binop-fill-modifiers" came in Prometheus 3.10.0',
+    );
+    expect(first.events.map((e) => e.reason)).toContain("UnknownFeatureFlag");
+    expect(
+      first.get(StatefulSet, "prometheus-main", "monitoring")?.spec?.template.spec?.containers[0]?.args,
+    ).toContain("--enable-feature=exemplar-storage,promql-binop-fill-modifiers");
+    const steady = await run(h, first.objects, p);
+    steady.expectNoWrites();
+    expect(steady.events).toEqual([]);
+  });
+
   it("a malformed server selector: Degraded naming the field, an Event, and the configuration kept", async () => {
     const h = harness();
     const first = await run(h, [...namespaces, webService(), server(), monitor("web")], server());

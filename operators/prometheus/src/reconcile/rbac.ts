@@ -89,7 +89,7 @@ export const access: OperatorAccess = {
     {
       kind: Node,
       verbs: ["get", "list", "watch"],
-      why: "granted to a server whose spec.clusterMetrics.kubelet is set (node discovery, attachMetadata.node)",
+      why: "granted to a server whose spec.clusterMetrics.kubelet is set (node discovery), or whose monitors set attachMetadata.node",
     },
     {
       kind: Node,

@@ -19,6 +19,7 @@ import {
 import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
 import { loadStateOf } from "../desired/bindings.ts";
 import { renderConfig } from "../desired/config.ts";
+import { featureFlagProblems } from "../desired/feature-flags.ts";
 import { configSecret, lastGoodSecrets, ruleShardSecrets } from "../desired/objects/secrets.ts";
 import {
   DEFAULT_RELOADER_IMAGE,
@@ -89,7 +90,11 @@ export async function reconcilePrometheus(
   }
 
   const settings: PodSettings = { reloaderImage: options.reloaderImage ?? DEFAULT_RELOADER_IMAGE };
-  const problems: Problem[] = [];
+  // Feature flags the server's release does not know: passed on (Prometheus ignores them), and said.
+  const problems: Problem[] = featureFlagProblems(p.spec).map((message) => ({
+    reason: "UnknownFeatureFlag",
+    message,
+  }));
 
   // Compute: what the server selects and its configuration.
   let selection: Selection | undefined;

@@ -13,6 +13,7 @@ import {
   serverName,
   serviceAccountName,
 } from "../objects.ts";
+import { attachesNodeMetadata } from "../scrape-settings.ts";
 import { meta, owned } from "./metadata.ts";
 
 type PolicyRule = NonNullable<RoleObject["rules"]>[number];
@@ -22,23 +23,38 @@ export const DISCOVERY_RULES: PolicyRule[] = [
   { apiGroups: [""], resources: ["pods", "services"], verbs: ["get", "list", "watch"] },
   { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["get", "list", "watch"] },
 ];
+/** What discovery reads besides, for monitors with attachMetadata.node (cluster-scoped: always a ClusterRole). */
+export const NODE_DISCOVERY_RULES: PolicyRule[] = [
+  { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] },
+];
 /** Cluster-wide discovery also lists namespaces. */
 export const CLUSTER_DISCOVERY_RULES: PolicyRule[] = [
   ...DISCOVERY_RULES,
   { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch"] },
 ];
 
-/** The namespaces the server's discovery looks in: sorted names, or "all" when a monitor says `any`. */
-export type DiscoveryScope = { all: true } | { all: false; namespaces: string[] };
+/**
+ * The namespaces the server's discovery looks in: sorted names, or "all" when a monitor says `any`; and whether it
+ * reads Nodes (`nodes`: a monitor attaches node metadata).
+ */
+export type DiscoveryScope = ({ all: true } | { all: false; namespaces: string[] }) & { nodes?: boolean };
 
-/** The scope of a selection: the union of its monitors' namespaces (`undefined` on one of them: all). */
-export function discoveryScope(monitors: readonly { namespaces?: string[] }[]): DiscoveryScope {
+/**
+ * The scope of a selection: the union of its monitors' namespaces (`undefined` on one of them: all), and Nodes when
+ * one of them sets attachMetadata.node.
+ */
+export function discoveryScope(
+  monitors: readonly { namespaces?: string[]; object?: { spec: Record<string, unknown> } }[],
+): DiscoveryScope {
   const names = new Set<string>();
+  let all = false;
   for (const m of monitors) {
-    if (m.namespaces === undefined) return { all: true };
-    for (const n of m.namespaces) names.add(n);
+    if (m.namespaces === undefined) all = true;
+    for (const n of m.namespaces ?? []) names.add(n);
   }
-  return { all: false, namespaces: [...names].sort() };
+  const nodes = monitors.some((m) => m.object !== undefined && attachesNodeMetadata(m.object.spec));
+  const scope: DiscoveryScope = all ? { all: true } : { all: false, namespaces: [...names].sort() };
+  return nodes ? { ...scope, nodes } : scope;
 }
 
 /** The ServiceAccount `prometheus-<name>` (only when spec.serviceAccountName is unset). */
@@ -64,13 +80,15 @@ export interface DiscoveryRbac {
 /**
  * The Roles and RoleBindings (one pair per namespace the monitors look in), or one ClusterRole and
  * ClusterRoleBinding when a monitor looks in every namespace, granting the ServiceAccount exactly what discovery
- * reads. A server with a user-provided spec.serviceAccountName gets the same bindings for that account.
+ * reads; Nodes (read) in that ClusterRole, or in a ClusterRole of their own, when the scope says so. A server with a
+ * user-provided spec.serviceAccountName gets the same bindings for that account.
  */
 export function discoveryRbac(p: Prometheus, scope: DiscoveryScope): DiscoveryRbac {
   const home = p.metadata.namespace ?? "";
   const subject = { kind: "ServiceAccount", name: serviceAccountName(p), namespace: home };
   const out: DiscoveryRbac = { owned: [], foreign: [] };
-  if (scope.all) {
+  const nodeRules = scope.nodes === true ? NODE_DISCOVERY_RULES : [];
+  if (scope.all || nodeRules.length > 0) {
     const name = foreignRbacName(p);
     const labels = foreignLabels(p);
     out.foreign.push(
@@ -78,7 +96,7 @@ export function discoveryRbac(p: Prometheus, scope: DiscoveryScope): DiscoveryRb
         apiVersion: ClusterRole.apiVersion,
         kind: ClusterRole.kind,
         metadata: { name, labels },
-        rules: CLUSTER_DISCOVERY_RULES,
+        rules: [...(scope.all ? CLUSTER_DISCOVERY_RULES : []), ...nodeRules],
       },
       {
         apiVersion: ClusterRoleBinding.apiVersion,
@@ -88,7 +106,7 @@ export function discoveryRbac(p: Prometheus, scope: DiscoveryScope): DiscoveryRb
         subjects: [subject],
       },
     );
-    return out;
+    if (scope.all) return out;
   }
   for (const ns of scope.namespaces) {
     const isHome = ns === home;

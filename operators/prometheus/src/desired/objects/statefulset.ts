@@ -12,6 +12,7 @@ import {
 import { DEFAULT_STORAGE_SIZE, type Prometheus } from "../../api/prometheus.ts";
 import { CONFIG_FILE } from "../assets.ts";
 import { POD_NAME_ENV } from "../config.ts";
+import { featureArgs } from "../feature-flags.ts";
 import {
   governingServiceName,
   lastGoodName,
@@ -115,6 +116,7 @@ export function statefulSet(
     `--web.listen-address=:${WEB_PORT}`,
     // The reloader's state (which generation Prometheus accepted or refused), for the operator at /user/state.
     `--web.user-assets=${RELOADER_STATE_DIR}`,
+    ...featureArgs(spec),
   ];
   // The live emptyDir is tmpfs (credentials never reach the node's disk), charged to the container writing it: the
   // reloader holds up to three copies of the rule files (accepted, candidate, the copy being checked).
