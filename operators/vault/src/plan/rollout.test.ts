@@ -2,7 +2,7 @@
 // restarts one pod at a time, standbys first (lowest ordinal), the active node last after a step-down.
 import { describe, expect, it } from "vitest";
 import { planNext } from "./plan.ts";
-import { IMAGE, NOW, OLD, type Over, observed, pod, spec } from "./plan-fixtures.ts";
+import { ago, IMAGE, NOW, OLD, type Over, observed, peers, pod, spec } from "./plan-fixtures.ts";
 import type { Observed, Step } from "./types.ts";
 
 describe("rolling upgrade", () => {
@@ -75,6 +75,40 @@ describe("rolling upgrade", () => {
       "a single pod is upgraded in place (no standby to hand over to)",
       observed([pod(0, "active", { image: OLD })]),
       { type: "UpgradePod", pod: "demo-0" },
+    ],
+    [
+      // Seen end to end (e2e/suites/vault/broken-pods.test.ts): the reconcile right after restarting demo-1 saw it
+      // terminating, out of the live pods, and restarted demo-2 too: one voter of three left, no quorum.
+      "a changed pod template: the restarted standby still terminating holds back the next one",
+      observed(
+        [
+          pod(0, "active"),
+          pod(1, "standby", { templateOutdated: true, terminatingSince: ago(0) }),
+          pod(2, "standby", { templateOutdated: true }),
+        ],
+        { raft: peers(["demo-0", "demo-1", "demo-2"], "demo-0") },
+      ),
+      { type: "Wait", reason: "PodNotReady" },
+    ],
+    [
+      "an upgrade: the upgraded standby still terminating holds back the next one",
+      observed(
+        [
+          pod(0, "active", { image: OLD }),
+          pod(1, "standby", { image: OLD, terminatingSince: ago(1) }),
+          pod(2, "standby", { image: OLD }),
+        ],
+        { raft: peers(["demo-0", "demo-1", "demo-2"], "demo-0") },
+      ),
+      { type: "Wait", reason: "PodNotReady" },
+    ],
+    [
+      "a raft voter with no pod at all (deleted between two observations) holds back the rollout",
+      observed([pod(0, "active"), pod(2, "standby", { templateOutdated: true })], {
+        raft: peers(["demo-0", "demo-1", "demo-2"], "demo-0"),
+        claims: ["data-demo-0", "data-demo-2"],
+      }),
+      { type: "Wait", reason: "PodNotReady" },
     ],
     [
       "a changed pod template restarts standbys on their data, the claim kept",

@@ -42,6 +42,22 @@ export function sickPods(r: RaftView): Step | undefined {
 }
 
 /**
+ * Before rule 13 takes the next pod: a pod below spec.replicas still terminating, or a raft voter with no pod,
+ * is not among the live pods rule 12 checks. Both are what the very next reconcile sees of a pod the rollout just
+ * restarted (seen end to end: the next standby went too, and two voters of three down is no quorum) -> Wait.
+ * Scale-out is not held back by them: a server whose pod and claim were deleted is made again by it.
+ */
+function voterAway(r: RaftView): Step | undefined {
+  const away = r.pods
+    .filter((p) => p.terminatingSince !== undefined && p.ordinal < r.spec.replicas)
+    .map((p) => `${p.name} (terminating)`);
+  for (const s of r.servers) {
+    if (s.voter && !r.podNames.has(s.nodeID)) away.push(`${s.nodeID} (a raft voter with no pod)`);
+  }
+  return away.length === 0 ? undefined : wait("PodNotReady", `waiting for ${away.join(", ")}`);
+}
+
+/**
  * Rule 13: pods on another image or template, or mounting another certificate Secret than spec's (a switch of
  * spec.tls.secretName, during which the client trusts the old and the new CA): standbys one at a time (lowest
  * ordinal first) -> UpgradePod, or DeletePod(Restart) on their data; then StepDown of the active, which is done last
@@ -55,6 +71,8 @@ export function rollout(r: RaftView): Step | undefined {
     (p) => p.image !== image || p.templateOutdated === true || servesOtherSecret(p, tlsSecret),
   );
   if (outdated.length === 0) return undefined;
+  const away = voterAway(r);
+  if (away !== undefined) return away;
   const next = outdated.find((p) => p !== active) ?? active;
   if (next === active) {
     if (live.length > 1) {
