@@ -3,6 +3,7 @@
 // chart's own metrics Service, and become scrape jobs and a rule file, by a server that trusts their namespace with
 // its pods' ServiceAccount token (secure metrics send it: bearerTokenFile); one that does not says why it refuses
 // them. Skipped where helm is not installed.
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { findHelm, helmTemplate, type K8sObject, ofKind } from "@capstan/cli/chart";
 import { describe, expect, it } from "vitest";
@@ -75,6 +76,41 @@ describe.skipIf(helm === undefined)("other operators' charts", () => {
     expect(config.scrape_configs[0]!.scheme ?? "http").toBe(secure.endsWith("true") ? "https" : "http");
     expect(Object.keys(out.rules)).toHaveLength(rules.length);
   });
+
+  // npm start applies samples/prometheus.yaml in `default` and installs each operator's chart in a namespace of its
+  // own, monitors on: the sample must take their ServiceMonitors (it failed to once the token became opt-in).
+  it.each(["etcd-operator", "vault-operator", "prometheus-operator"])(
+    "the sample Prometheus (in default) accepts the %s chart's ServiceMonitor from the chart's namespace",
+    (name) => {
+      const sample = parse(
+        readFileSync(new URL("../samples/prometheus.yaml", import.meta.url), "utf8"),
+      ) as Prometheus;
+      sample.metadata.namespace = "default";
+      sample.spec = { ...defaultSpec, ...sample.spec };
+      const objects: K8sObject[] = helmTemplate(helm!, chart(name), {
+        release: name,
+        namespace: name,
+        set: ["serviceMonitor.enabled=true"],
+      });
+      const serviceMonitors = ofKind(objects, "ServiceMonitor") as unknown as ServiceMonitor[];
+      const services = ofKind(objects, "Service") as unknown as ServiceLike[];
+      for (const o of [...serviceMonitors, ...services]) o.metadata.namespace ??= name;
+      expect(serviceMonitors).toHaveLength(1);
+      const spaces = ["default", name].map((n) => ({
+        metadata: { name: n, labels: { "kubernetes.io/metadata.name": n } },
+      }));
+      const { feedback } = selectMonitors(
+        sample,
+        spaces,
+        { serviceMonitors, podMonitors: [], rules: [] },
+        services,
+        [],
+      );
+      expect(feedback.map((f) => [f.kind, f.reason, f.message])).toEqual([
+        ["ServiceMonitor", "Accepted", expect.stringContaining("1 Service match")],
+      ]);
+    },
+  );
 
   it("secure metrics from a namespace the server does not trust with its token: FileAccessDenied, saying so", () => {
     const objects: K8sObject[] = helmTemplate(helm!, chart("etcd-operator"), {
