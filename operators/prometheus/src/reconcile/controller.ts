@@ -1,6 +1,7 @@
-// The Prometheus controller: what it reconciles (Prometheus servers), what it owns and watches (the monitors, rules,
-// Namespaces, Services and Pods a server selects, each event mapped to every server), and what the cache holds. Each
-// reconcile is reconcilePrometheus (reconcile.ts).
+// The Prometheus controller: what it reconciles (Prometheus servers), what it owns and watches (the monitors, rules
+// and Namespaces a server selects, each event mapped to every server; the Services and Pods, each event mapped to the
+// servers whose last selection it can affect: interest.ts), and what the cache holds. Each reconcile is
+// reconcilePrometheus (reconcile.ts).
 import {
   type CacheSelector,
   type Controller,
@@ -21,6 +22,7 @@ import {
   Service,
   ServiceAccount,
   StatefulSet,
+  type Watch,
   watch,
 } from "@capstan/core";
 import { PodMonitorKind } from "../api/pod-monitor.ts";
@@ -28,6 +30,7 @@ import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
 import { PrometheusRuleKind } from "../api/prometheus-rule.ts";
 import { ServiceMonitorKind } from "../api/service-monitor.ts";
 import { ClusterRole, ClusterRoleBinding, MANAGED_BY } from "../desired/objects.ts";
+import { interestedServers } from "./interest.ts";
 import { ControllerState, type PrometheusControllerOptions } from "./options.ts";
 import { reconcilePrometheus } from "./reconcile.ts";
 
@@ -51,6 +54,18 @@ const serviceChanged: Predicate<KubeObject> = {
     JSON.stringify([n.metadata.labels, (n as { spec?: { ports?: unknown } }).spec?.ports]),
 };
 
+/**
+ * The Service and Pod watches: a Service's labels or ports, or a Pod's labels, changed (or the object added or deleted)
+ * reconcile the servers whose recorded interest (interest.ts) the old or the new object matches, and every server
+ * with none recorded.
+ */
+export function targetWatches(state: ControllerState): Watch[] {
+  return [
+    watch(Service, (s) => interestedServers(state.servers, state.interest, "Service", s), [serviceChanged]),
+    watch(Pod, (p) => interestedServers(state.servers, state.interest, "Pod", p), [labelsChanged()]),
+  ];
+}
+
 /** The controller that reconciles Prometheus servers. */
 export function prometheusController(options: PrometheusControllerOptions): Controller<Prometheus> {
   const state = options.state ?? new ControllerState();
@@ -73,8 +88,7 @@ export function prometheusController(options: PrometheusControllerOptions): Cont
       watch(PodMonitorKind, all, monitorChanged),
       watch(PrometheusRuleKind, all, monitorChanged),
       watch(Namespace, all, [labelsChanged()]),
-      watch(Service, all, [serviceChanged]),
-      watch(Pod, all, [labelsChanged()]),
+      ...targetWatches(state),
     ],
     predicates: [generationChanged()],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,

@@ -3,6 +3,7 @@
 // manager of its writes, when to look again).
 import type { ReconcileRequest } from "@capstan/core";
 import { MonitorStatusMemo } from "./binding-reports.ts";
+import type { Interest } from "./interest.ts";
 import type { PrometheusOperatorMetrics } from "./metrics.ts";
 import type { PodLogClient, ReloaderStateClient, RuntimeInfoClient } from "./reload.ts";
 
@@ -19,8 +20,14 @@ export const REQUEUE = {
 
 /** State a controller keeps across reconciles (in memory: lost on restart, which only repeats an Event). */
 export class ControllerState {
-  /** Servers seen, for mapping a monitor, Namespace, Service or Pod event to every server. */
+  /** Servers seen, for mapping a monitor or Namespace event to every server. */
   readonly servers = new Map<string, ReconcileRequest>();
+  /**
+   * The Services and Pods each server's last reconcile depends on (interest.ts), by server: a Service or Pod event
+   * maps to the servers it can affect, and to every server without an entry (a reconcile in progress, or one that
+   * failed before selecting).
+   */
+  readonly interest = new Map<string, Interest>();
   /** Monitor statuses the API server would not take (refused, or no status subresource), reported by Events. */
   readonly monitorStatus = new MonitorStatusMemo();
   /** Each server's pods' last seen lastConfigTime, by pod uid. */

@@ -33,6 +33,7 @@ import { shardRuleFiles } from "../desired/rule-shards.ts";
 import { type Selection, selectMonitors } from "../desired/select.ts";
 import { act, deleteAll, recordLastGood } from "./act.ts";
 import { type BindingsResult, syncBindings } from "./bindings.ts";
+import { interestOf } from "./interest.ts";
 import { keyId, observe, readKeys, referencedKeys } from "./observe.ts";
 import { ControllerState, type PrometheusControllerOptions, REQUEUE } from "./options.ts";
 import {
@@ -57,6 +58,9 @@ export async function reconcilePrometheus(
 ): Promise<Result | undefined> {
   const state = options.state ?? new ControllerState();
   const key = `${req.namespace}/${req.name}`;
+  // Until this reconcile has selected, every Service and Pod event maps to the server; a deleted server, or one whose
+  // reconcile fails before selecting, keeps no interest.
+  state.interest.delete(key);
   const p = await ctx.cache.get(PrometheusKind, req.name, req.namespace);
   if (p === undefined) {
     // Deleted: what it owned goes with it (owner references); foreign RBAC went before the finalizer was removed.
@@ -81,6 +85,7 @@ export async function reconcilePrometheus(
 
   const now = new Date();
   if (p.spec.paused === true) {
+    state.interest.set(key, interestOf(p, none)); // only its own pods: no configuration is written
     await writeStatus(
       ctx,
       p,
@@ -111,6 +116,9 @@ export async function reconcilePrometheus(
     problems.push(configProblem);
   }
   if (first !== undefined) {
+    // Recorded before the keys are read (the cache reads above do not wait for I/O, so no event slips between them):
+    // the final selection only leaves monitors out, so this covers it.
+    state.interest.set(key, interestOf(p, first));
     // The Secret and ConfigMap keys the chosen monitors read: a monitor whose key is missing is left out.
     const refs = referencedKeys({
       serviceMonitors: first.serviceMonitors.map((m) => m.object),
