@@ -51,19 +51,21 @@ const serviceMonitor: ServiceMonitor = {
   spec: { selector: { matchLabels: { app: "api" } }, endpoints: [{ port: "metrics" }] },
 };
 
-const pod = (labels: Record<string, string>): KubeObject => ({
-  apiVersion: "v1",
-  kind: "Pod",
-  metadata: { name: "x-0", namespace: "monitoring", labels },
-  spec: { containers: [{ name: "x", image: "x" }] },
-});
+const pod = (labels: Record<string, string>): KubeObject =>
+  ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "x-0", namespace: "monitoring", labels },
+    spec: { containers: [{ name: "x", image: "x" }] },
+  }) as KubeObject;
 
-const service = (labels: Record<string, string>): KubeObject => ({
-  apiVersion: "v1",
-  kind: "Service",
-  metadata: { name: "x", namespace: "monitoring", labels },
-  spec: { ports: [{ name: "metrics", port: 8080 }] },
-});
+const service = (labels: Record<string, string>): KubeObject =>
+  ({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "x", namespace: "monitoring", labels },
+    spec: { ports: [{ name: "metrics", port: 8080 }] },
+  }) as KubeObject;
 
 async function reconcile(state: ControllerState, objects: readonly KubeObject[], request: ReconcileRequest) {
   const run = await reconcileOnce(
