@@ -116,8 +116,8 @@ export async function reconcilePrometheus(
     problems.push(configProblem);
   }
   if (first !== undefined) {
-    // Recorded before the keys are read (the cache reads above do not wait for I/O, so no event slips between them):
-    // the final selection only leaves monitors out, so this covers it.
+    // What this server now depends on among Services and Pods; events until here mapped to it (no interest recorded).
+    // Recorded before the keys are read: the final selection only leaves monitors out, so this covers it.
     state.interest.set(key, interestOf(p, first));
     // The Secret and ConfigMap keys the chosen monitors read: a monitor whose key is missing is left out.
     const refs = referencedKeys({
