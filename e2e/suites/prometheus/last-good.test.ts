@@ -29,10 +29,10 @@ import {
   installOperator,
   minutes,
   printFailureReport,
-  promApi,
   prometheus,
   prometheusSuitesEnabled,
   restricted,
+  ruleNames,
   serverIps,
   serverPods,
   waitAvailable,
@@ -61,8 +61,7 @@ const rule = (record: string): PrometheusRule =>
 async function loadedRules(): Promise<string[]> {
   const [ip] = await serverIps(client, server());
   if (ip === undefined) throw new Error("no ready server pod");
-  const data = await promApi<{ groups: { rules: { name: string }[] }[] }>(ip, "/api/v1/rules");
-  return data.groups.flatMap((g) => g.rules.map((r) => r.name));
+  return ruleNames(ip);
 }
 
 const generationOf = async (name: string) =>

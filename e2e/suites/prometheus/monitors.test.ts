@@ -4,7 +4,7 @@
 // (not accepted) say so in their status while the others keep being scraped; node metadata reaches the targets (the
 // server reads Nodes) and a monitor naming a file of the Prometheus pods is refused on its own status; namespace
 // labels scope what is taken; a rule's alert fires and resolves.
-import { type Client, Namespace } from "@capstan/core";
+import { type Client, Namespace, Pod } from "@capstan/core";
 import {
   PrometheusKind,
   type PrometheusRule,
@@ -27,6 +27,7 @@ import {
   prometheusSuitesEnabled,
   query,
   restricted,
+  ruleNames,
   sampleServiceMonitor,
   serverIps,
   serverPods,
@@ -181,6 +182,27 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus following ServiceMonitors 
           ],
         } as Partial<ServiceMonitor["spec"]>),
       );
+      // A relabeling Prometheus' own config check refuses (lowercase takes no replacement): before issue 29.2 it was
+      // accepted, and the whole configuration failed to load for every team.
+      await client.create(
+        ServiceMonitorKind,
+        sampleServiceMonitor(appNs.name, "bad-relabel", "app", {
+          endpoints: [
+            {
+              port: "http",
+              interval: "5s",
+              relabelings: [
+                {
+                  sourceLabels: ["__meta_kubernetes_pod_name"],
+                  targetLabel: "pod_lower",
+                  action: "lowercase",
+                  replacement: "x",
+                },
+              ],
+            },
+          ],
+        } as Partial<ServiceMonitor["spec"]>),
+      );
       // A monitor that matches nothing is valid and in the configuration: Accepted, with the diagnostic as reason.
       const nothing = await waitFor(
         "Accepted=True, reason NoTargets, on the monitor that matches nothing",
@@ -205,6 +227,17 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus following ServiceMonitors 
       );
       expect(bad.reason).toBe("InvalidRegex");
       expect(bad.message).toContain("relabelings[0]");
+      const badRelabel = await waitFor(
+        "Accepted=False on the monitor with a lowercase relabeling that sets a replacement",
+        async () => {
+          const c = await accepted(client, ServiceMonitorKind, appNs.name, "bad-relabel", server());
+          return c?.status === "False" ? c : undefined;
+        },
+        minutes(1),
+        1_000,
+      );
+      expect(badRelabel.message).toContain("relabelings[0]");
+      expect(badRelabel.message).toMatch(/replacement/);
 
       // The good monitor is still scraped: a scrape after both bad ones were judged.
       const judged = Date.now();
@@ -226,7 +259,8 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus following ServiceMonitors 
       const p = await client.get(PrometheusKind, "main", serverNs.name);
       const degraded = p.status?.conditions?.find((c) => c.type === "Degraded");
       expect(degraded?.status).toBe("False");
-      for (const n of ["nothing", "bad-regex", "app"]) await client.delete(ServiceMonitorKind, n, appNs.name);
+      for (const n of ["nothing", "bad-regex", "bad-relabel", "app"])
+        await client.delete(ServiceMonitorKind, n, appNs.name);
       await waitGone(appNs.name, "app");
     },
     minutes(5),
@@ -354,6 +388,32 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus following ServiceMonitors 
         metadata: { name: "bad-rule", namespace: appNs.name },
         spec: { groups: [{ name: "bad", rules: [{ record: "x:y", expr: "sum(rate(x[5m])" }] }] },
       } as PrometheusRule);
+      // An alert whose annotation calls a template function Prometheus does not define (humanise, not humanize):
+      // its rule-file load would fail for every PrometheusRule, and a restarted pod would crash-loop on it.
+      await client.create(PrometheusRuleKind, {
+        ...rule,
+        metadata: { name: "bad-template", namespace: appNs.name },
+        spec: {
+          groups: [
+            {
+              name: "bad-template",
+              rules: [
+                { alert: "Typo", expr: "vector(1)", annotations: { summary: "{{ humanise $value }}" } },
+              ],
+            },
+          ],
+        },
+      } as PrometheusRule);
+      const badTemplate = await waitFor(
+        "Accepted=False on the rule with an undefined template function",
+        async () => {
+          const c = await accepted(client, PrometheusRuleKind, appNs.name, "bad-template", server());
+          return c?.status === "False" ? c : undefined;
+        },
+        minutes(1),
+        1_000,
+      );
+      expect(badTemplate.message).toContain('function "humanise" not defined');
       const bad = await waitFor(
         "Accepted=False on the rule with a PromQL error",
         async () => {
@@ -399,7 +459,38 @@ describe.skipIf(!prometheusSuitesEnabled)("Prometheus following ServiceMonitors 
         "merge",
       );
       await waitFor("SampleAppDown resolved", () => firing(false), minutes(2), 1_000);
-      for (const n of ["app-alerts", "bad-rule"]) await client.delete(PrometheusRuleKind, n, appNs.name);
+
+      // The server's pod goes (an eviction, a node drain) while the bad rules are still there: its successor loads
+      // the configuration and the other team's rules, and keeps running (no restart of its container).
+      const [old] = await serverPods(client, server());
+      await client.delete(Pod, old?.metadata.name ?? "", serverNs.name);
+      await waitFor(
+        "a new server pod",
+        async () =>
+          (await serverPods(client, server())).some((p) => p.metadata.uid !== old?.metadata.uid)
+            ? true
+            : undefined,
+        minutes(2),
+        2_000,
+      );
+      await waitAvailable(client, server(), 1);
+      await waitFor(
+        "the good rule loaded by the new pod (SampleAppDown known, not firing)",
+        async () => {
+          const [ip] = await serverIps(client, server());
+          if (ip === undefined) return undefined;
+          const rules = await ruleNames(ip);
+          return rules.includes("SampleAppDown") && !rules.includes("Typo") ? true : undefined;
+        },
+        minutes(2),
+        2_000,
+      );
+      await new Promise((r) => setTimeout(r, 20_000));
+      const [fresh] = await serverPods(client, server());
+      expect(fresh?.metadata.uid).not.toBe(old?.metadata.uid);
+      expect(fresh?.status?.containerStatuses?.find((c) => c.name === "prometheus")?.restartCount).toBe(0);
+      for (const n of ["app-alerts", "bad-rule", "bad-template"])
+        await client.delete(PrometheusRuleKind, n, appNs.name);
       await client.delete(ServiceMonitorKind, "app", appNs.name);
     },
     minutes(6),
