@@ -106,7 +106,7 @@ const operator = (objs: Obj[]) => deploymentPodSpec(objs).containers[0]!;
 const OWN_CLUSTER_ROLES = ["ops-ns-ops-prometheus-operator", "ops-ns-ops-prometheus-operator-cluster"];
 /** What the operator may do to its operands, in either mode. */
 const operatorGrants = [
-  "/configmaps: get",
+  "/configmaps: get,list,watch",
   "/pods/log: get",
   "/pods: get,list,patch,watch",
   "/secrets: create,delete,get,list,patch,watch",

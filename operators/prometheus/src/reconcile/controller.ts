@@ -33,6 +33,7 @@ import { ClusterRole, ClusterRoleBinding, MANAGED_BY } from "../desired/objects.
 import { interestedServers } from "./interest.ts";
 import { ControllerState, type PrometheusControllerOptions } from "./options.ts";
 import { reconcilePrometheus } from "./reconcile.ts";
+import { referencedKinds } from "./referenced.ts";
 
 /** Only the objects the operator created are cached, except Services, Pods and Namespaces: monitors select those. */
 export function prometheusCacheSelectors(): CacheSelector[] {
@@ -66,6 +67,23 @@ export function targetWatches(state: ControllerState): Watch[] {
   ];
 }
 
+/**
+ * The watches of the Secrets and ConfigMaps monitors reference (metadata only): a change of one reconciles the servers
+ * whose last reconcile read it, so a rotated password or CA reaches the configuration at once.
+ */
+export function referencedWatches(state: ControllerState): Watch[] {
+  const [secrets, configMaps] = referencedKinds;
+  const requests = (servers: string[]) =>
+    servers.flatMap((s) => {
+      const r = state.servers.get(s);
+      return r === undefined ? [] : [r];
+    });
+  return [
+    watch(secrets, (o) => requests(state.referenced.serversUsing("Secret", o))),
+    watch(configMaps, (o) => requests(state.referenced.serversUsing("ConfigMap", o))),
+  ];
+}
+
 /** The controller that reconciles Prometheus servers. */
 export function prometheusController(options: PrometheusControllerOptions): Controller<Prometheus> {
   const state = options.state ?? new ControllerState();
@@ -89,6 +107,7 @@ export function prometheusController(options: PrometheusControllerOptions): Cont
       watch(PrometheusRuleKind, all, monitorChanged),
       watch(Namespace, all, [labelsChanged()]),
       ...targetWatches(state),
+      ...referencedWatches(state),
     ],
     predicates: [generationChanged()],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,

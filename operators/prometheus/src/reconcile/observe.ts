@@ -1,13 +1,9 @@
 // Observation: what the cache holds about one Prometheus server and what it selects (namespaces, monitors, rules,
-// the Services and Pods its monitors look for, its own objects), plus the Secret and ConfigMap keys its monitors
-// reference (read through the client: the cache does not hold every Secret of the cluster).
+// the Services and Pods its monitors look for, its own objects), and which Secret and ConfigMap keys its monitors
+// reference (read by referenced.ts: the cache holds only their metadata).
 import {
   type Cache,
-  type Client,
-  ConfigMap,
-  type ConfigMapObject,
   hasFinalizer,
-  isNotFound,
   Namespace,
   Pod,
   PodDisruptionBudget,
@@ -175,55 +171,9 @@ export function referencedKeys(monitors: {
   return [...out.values()];
 }
 
-/** The values (base64) of Secret and ConfigMap keys, by "Kind/namespace/name/key"; absent keys are missing. */
-export type KeyValues = Map<string, string>;
-
 /** The map key of a referenced key. */
 export function keyId(ref: KeyRef): string {
   return `${ref.kind}/${ref.namespace}/${ref.name}/${ref.key}`;
-}
-
-/**
- * Reads every Secret and ConfigMap `refs` name, once each, through the client (a missing object or key is simply
- * absent from the answer), and returns their values base64-encoded.
- */
-export async function readKeys(
-  client: Client,
-  refs: readonly KeyRef[],
-  signal?: AbortSignal,
-): Promise<KeyValues> {
-  const objects = new Map<string, Promise<SecretObject | ConfigMapObject | undefined>>();
-  const out: KeyValues = new Map();
-  const notFound = (err: unknown) => {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  };
-  for (const ref of refs) {
-    const id = `${ref.kind}/${ref.namespace}/${ref.name}`;
-    if (!objects.has(id)) {
-      objects.set(
-        id,
-        ref.kind === "Secret"
-          ? client.get(Secret, ref.name, ref.namespace, signal).catch(notFound)
-          : client.get(ConfigMap, ref.name, ref.namespace, signal).catch(notFound),
-      );
-    }
-  }
-  for (const ref of refs) {
-    const obj = await objects.get(`${ref.kind}/${ref.namespace}/${ref.name}`);
-    if (obj === undefined) continue;
-    const b64 = (v: string | undefined) => (v === undefined ? undefined : Buffer.from(v).toString("base64"));
-    let value: string | undefined;
-    if (ref.kind === "Secret") {
-      const s = obj as SecretObject;
-      value = s.data?.[ref.key] ?? b64(s.stringData?.[ref.key]);
-    } else {
-      const c = obj as ConfigMapObject;
-      value = c.binaryData?.[ref.key] ?? b64(c.data?.[ref.key]);
-    }
-    if (value !== undefined) out.set(keyId(ref), value);
-  }
-  return out;
 }
 
 /** Type guards used by the reconciler. */

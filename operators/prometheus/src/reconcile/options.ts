@@ -5,6 +5,7 @@ import type { ReconcileRequest } from "@capstan/core";
 import { MonitorStatusMemo } from "./binding-reports.ts";
 import type { Interest } from "./interest.ts";
 import type { PrometheusOperatorMetrics } from "./metrics.ts";
+import { ReferencedObjects } from "./referenced.ts";
 import type { PodLogClient, ReloaderStateClient, RuntimeInfoClient } from "./reload.ts";
 
 /** The field manager of every object the operator applies. */
@@ -28,6 +29,8 @@ export class ControllerState {
    * failed before selecting).
    */
   readonly interest = new Map<string, Interest>();
+  /** The Secret and ConfigMap keys monitors reference, read once per change, and which server uses which. */
+  readonly referenced = new ReferencedObjects();
   /** Monitor statuses the API server would not take (refused, or no status subresource), reported by Events. */
   readonly monitorStatus = new MonitorStatusMemo();
   /** Each server's pods' last seen lastConfigTime, by pod uid. */

@@ -64,7 +64,7 @@ export const access: OperatorAccess = {
     {
       kind: ConfigMap,
       verbs: ["get"],
-      why: "ConfigMap keys monitors reference (TLS files), read one by one (Secret keys: the owned Secrets' read)",
+      why: "ConfigMap keys monitors reference (TLS files), read when their metadata says they changed (Secret keys: the owned Secrets' read)",
     },
     {
       kind: PodDisruptionBudget,

@@ -34,7 +34,7 @@ import { type Selection, selectMonitors } from "../desired/select.ts";
 import { act, deleteAll, recordLastGood } from "./act.ts";
 import { type BindingsResult, syncBindings } from "./bindings.ts";
 import { interestOf } from "./interest.ts";
-import { keyId, observe, readKeys, referencedKeys } from "./observe.ts";
+import { keyId, observe, referencedKeys } from "./observe.ts";
 import { ControllerState, type PrometheusControllerOptions, REQUEUE } from "./options.ts";
 import {
   httpReloaderState,
@@ -68,6 +68,7 @@ export async function reconcilePrometheus(
     state.reloads.delete(key);
     state.refusals.delete(key);
     state.monitorStatus.forgetServer(key);
+    state.referenced.forget(key);
     options.metrics.forget(req.namespace ?? "", req.name);
     return undefined;
   }
@@ -124,7 +125,7 @@ export async function reconcilePrometheus(
       serviceMonitors: first.serviceMonitors.map((m) => m.object),
       podMonitors: first.podMonitors.map((m) => m.object),
     });
-    const values = await readKeys(ctx.client, refs, ctx.signal);
+    const values = await state.referenced.readKeys(key, ctx.client, ctx.cache, refs, ctx.signal);
     selection = selectMonitors(p, obs.namespaces, obs.monitors, obs.services, obs.pods, {
       keyExists: (r) => values.has(keyId(r)),
     });

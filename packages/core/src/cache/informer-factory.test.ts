@@ -89,6 +89,60 @@ describe("InformerFactory", () => {
     expect(kinds.map(isMetadataOnly)).toEqual([false, true]);
   });
 
+  it("keeps no kubectl last-applied-configuration in a metadataOnly(kind) informer, and keeps it in the full kind's", async () => {
+    const applied = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: "creds",
+        namespace: "a",
+        resourceVersion: "5",
+        annotations: {
+          "kubectl.kubernetes.io/last-applied-configuration": '{"data":{"password":"c2VjcmV0"}}',
+          team: "x",
+        },
+      },
+    };
+    const f = new InformerFactory({
+      listerWatcher: <T extends KubeObject>() =>
+        new FakeListerWatcher().replyList(
+          page([structuredClone(applied)], "5"),
+        ) as unknown as FakeListerWatcher<T>,
+    });
+    const partial = f.informerFor(metadataOnly(Secret));
+    const full = f.informerFor(Secret);
+    const controller = new AbortController();
+    f.start(controller.signal);
+    expect(await f.waitForSync()).toBe(true);
+    expect(partial.store.get("a/creds")?.metadata.annotations).toEqual({ team: "x" });
+    expect(full.store.get("a/creds")?.metadata.annotations).toEqual(applied.metadata.annotations);
+    controller.abort();
+  });
+
+  it("applies a kind's selector to its full objects only, and metadataOnly(kind)'s to its metadata only", () => {
+    const scopes: [boolean, Scope][] = [];
+    const f = new InformerFactory({
+      listerWatcher: <T extends KubeObject>(kind: Kind<T>, scope: Scope) => {
+        scopes.push([isMetadataOnly(kind), scope]);
+        return new FakeListerWatcher().replyList(page([], "1")) as unknown as FakeListerWatcher<T>;
+      },
+      selectors: [
+        { kind: Secret, labelSelector: "app.kubernetes.io/managed-by=me" },
+        { kind: metadataOnly(ConfigMap), labelSelector: "watched=yes" },
+      ],
+    });
+    f.informerFor(Secret);
+    f.informerFor(metadataOnly(Secret));
+    f.informerFor(ConfigMap);
+    f.informerFor(metadataOnly(ConfigMap));
+    expect(scopes).toEqual([
+      [false, { labelSelector: "app.kubernetes.io/managed-by=me" }],
+      [true, {}],
+      [false, {}],
+      [true, { labelSelector: "watched=yes" }],
+    ]);
+  });
+
   it("starts its informers, and later ones at once; syncs; stops them all", async () => {
     const { f, made } = factory();
     const configMaps = f.informerFor(ConfigMap);

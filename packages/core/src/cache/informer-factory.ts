@@ -24,7 +24,9 @@ export interface InformerFactoryOptions {
 /**
  * Restricts what the cache holds of one kind, like controller-runtime's cache `ByObject` selectors: an operator
  * that owns Pods caches only its own (e.g. `app.kubernetes.io/managed-by=my-operator`), not every Pod in the
- * cluster. Objects outside the selector are invisible to the cache and to `owns` event handlers.
+ * cluster. Objects outside the selector are invisible to the cache and to `owns` event handlers. A selector of
+ * `Secret` applies to full Secrets only, one of `metadataOnly(Secret)` to their metadata only (as controller-runtime
+ * keys `ByObject` by type): an operator can cache its own Secrets whole and every Secret's metadata.
  */
 export interface CacheSelector {
   kind: Kind;
@@ -51,7 +53,7 @@ export class InformerFactory {
     }
     this.options = options;
     this.logger = options.logger ?? silentLogger;
-    this.selectors = new Map((options.selectors ?? []).map((s) => [kindId(s.kind), s]));
+    this.selectors = new Map((options.selectors ?? []).map((s) => [selectorKey(s.kind), s]));
   }
 
   /**
@@ -59,7 +61,7 @@ export class InformerFactory {
    * scope leaves unset comes from the kind's {@link CacheSelector}, if any.
    */
   informerFor<T extends KubeObject>(kind: Kind<T>, scope: Scope = {}): Informer<T> {
-    const defaults = this.selectors.get(kindId(kind));
+    const defaults = this.selectors.get(selectorKey(kind));
     const namespace = kind.namespaced ? (scope.namespace ?? "") : "";
     const labelSelector = scope.labelSelector ?? defaults?.labelSelector ?? "";
     const fieldSelector = scope.fieldSelector ?? defaults?.fieldSelector ?? "";
@@ -86,8 +88,13 @@ export class InformerFactory {
     ]
       .filter(Boolean)
       .join(" ");
+    const shared = this.options.informerOptions as InformerOptions<T> | undefined;
+    const custom = shared?.transform;
     const informer = new Informer<T>(lw, {
-      ...(this.options.informerOptions as InformerOptions<T> | undefined),
+      ...shared,
+      ...(metadata
+        ? { transform: (o: T) => dropLastApplied(custom === undefined ? o : custom(o)) as T }
+        : {}),
       name,
       logger: this.logger,
     });
@@ -129,4 +136,24 @@ export class InformerFactory {
       informer.start(signal).catch((err: unknown) => this.logger.error({ err }, "informer failed")),
     );
   }
+}
+
+/** The key of a kind's selector: the full kind and its metadataOnly variant are kept apart. */
+function selectorKey(kind: Kind): string {
+  return isMetadataOnly(kind) ? `${kindId(kind)} metadata-only` : kindId(kind);
+}
+
+/** kubectl's copy of the applied object: a Secret's data included. */
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+/**
+ * A metadata-only informer keeps no copy of an object's content: kubectl's last-applied-configuration annotation,
+ * which holds the whole object as applied (a Secret's data too), is dropped like managedFields.
+ */
+function dropLastApplied(obj: KubeObject): KubeObject {
+  const annotations = obj.metadata.annotations;
+  if (annotations === undefined || !(LAST_APPLIED in annotations)) return obj;
+  const { [LAST_APPLIED]: _, ...rest } = annotations;
+  obj.metadata = { ...obj.metadata, annotations: rest };
+  return obj;
 }
