@@ -144,7 +144,6 @@ export {
   and,
   annotationsChanged,
   generationChanged,
-  hasLabels,
   labelsChanged,
   or,
   type Predicate,
@@ -226,5 +225,15 @@ export {
 export type { MetricsServerOptions } from "./manager/metrics-server.ts";
 export type { Check } from "./manager/probes.ts";
 export { CoreMetrics } from "./metrics/metrics.ts";
+export {
+  type MetricObject,
+  type ObjectCounter,
+  type ObjectGauge,
+  type ObjectLabels,
+  type ObjectMetricConfig,
+  ObjectMetrics,
+  type ObjectSeries,
+  type WithObjectLabels,
+} from "./metrics/object-metrics.ts";
 export type { RateLimiter } from "./queue/rate-limiter.ts";
 export { createLogger, type Logger, type LoggerOptions, silentLogger } from "./util/logger.ts";

@@ -123,4 +123,44 @@ describe("EtcdOperatorMetrics", () => {
       expect(text).not.toMatch(/[{,](namespace|name)="/);
     }
   });
+
+  it("forgets every series of a deleted cluster and only that cluster's, never a schedule's of the same name", async () => {
+    const registry = new Registry();
+    const metrics = new EtcdOperatorMetrics(registry);
+    const notAfter = new Date("2026-12-01T10:00:00Z");
+    const warnFrom = new Date("2026-11-24T10:00:00Z");
+    for (const name of ["gone", "kept"]) {
+      metrics.observe("apps", name, { healthy: 3, unhealthy: 0, learner: 1 }, true, true);
+      metrics.countStep({ namespace: "apps", name }, "AddLearner");
+      metrics.countStep({ namespace: "apps", name }, "UpgradeMember");
+      metrics.backupSucceeded("apps", name, notAfter);
+      metrics.backupFailed("apps", name);
+      metrics.certificatesObserved("apps", name, [
+        { secret: `${name}-tls`, key: "tls.crt", source: "operatorManaged", notAfter, warnFrom },
+      ]);
+      metrics.scheduleObserved("apps", name, false);
+    }
+    metrics.forget("apps", "gone");
+    const text = await registry.metrics();
+    // An EtcdBackupSchedule is another object: a cluster's deletion leaves a schedule's series of the same name.
+    const schedule = "capstan_etcd_backup_schedule_stale";
+    expect(text).toContain(`${schedule}{object_namespace="apps",object_name="gone"} 0`);
+    expect(text.replace(`${schedule}{object_namespace="apps",object_name="gone"} 0`, "")).not.toContain(
+      'object_name="gone"',
+    );
+    for (const family of [
+      "capstan_etcd_cluster_members",
+      "capstan_etcd_cluster_quorum",
+      "capstan_etcd_cluster_has_leader",
+      "capstan_etcd_membership_changes_total",
+      "capstan_etcd_backup_last_success_timestamp_seconds",
+      "capstan_etcd_backup_failures_total",
+      "capstan_etcd_certificate_expiry_timestamp_seconds",
+      "capstan_etcd_certificate_warning_timestamp_seconds",
+    ]) {
+      expect(text).toMatch(new RegExp(`^${family}\\{object_namespace="apps",object_name="kept"`, "m"));
+    }
+    metrics.forgetSchedule("apps", "gone");
+    expect(await registry.metrics()).not.toContain('object_name="gone"');
+  });
 });

@@ -28,4 +28,21 @@ describe("PrometheusOperatorMetrics", () => {
     const after = await registry.metrics();
     expect(after).not.toContain("object_name=");
   });
+
+  it("forgets every series of a deleted server, and only that server's", async () => {
+    const registry = new Registry();
+    const metrics = new PrometheusOperatorMetrics(registry);
+    for (const name of ["gone", "kept"]) {
+      metrics.observe("monitoring", name, { ServiceMonitor: 2, PodMonitor: 1, PrometheusRule: 1 });
+      metrics.observeReplicas("monitoring", name, 2, 2);
+    }
+    metrics.forget("monitoring", "gone");
+    const text = await registry.metrics();
+    expect(text).not.toContain('object_name="gone"');
+    for (const family of ["capstan_prometheus_selected_monitors", "capstan_prometheus_server_replicas"]) {
+      expect(text).toMatch(new RegExp(`^${family}\\{object_namespace="monitoring",object_name="kept"`, "m"));
+    }
+    // The reload counter is the operator's, not a server's: forget leaves it.
+    expect(text).toContain('capstan_prometheus_config_reloads_total{result="success"} 0');
+  });
 });

@@ -26,4 +26,33 @@ describe("VaultOperatorMetrics", () => {
     metrics.forget("apps", "vault");
     expect(await registry.getSingleMetricAsString("capstan_vault_raft_peers")).not.toContain("object_name=");
   });
+
+  it("forgets every series of a deleted cluster, the steps taken on it included, and only that cluster's", async () => {
+    const registry = new Registry();
+    const metrics = new VaultOperatorMetrics(registry);
+    for (const name of ["gone", "kept"]) {
+      metrics.observe("apps", name, { active: 1, standby: 2, sealed: 0, uninitialized: 0 }, 3, {
+        healthy: true,
+        failureTolerance: 1,
+        leader: "vault-0",
+        voters: ["vault-0", "vault-1", "vault-2"],
+      });
+      metrics.countUnseal("apps", name);
+      metrics.countStep("apps", name, "JoinRaft");
+      metrics.countStep("apps", name, "RecoveryRemovePeer");
+    }
+    metrics.forget("apps", "gone");
+    const text = await registry.metrics();
+    expect(text).not.toContain('object_name="gone"');
+    for (const family of [
+      "capstan_vault_cluster_pods",
+      "capstan_vault_raft_peers",
+      "capstan_vault_autopilot_failure_tolerance",
+      "capstan_vault_autopilot_voters",
+      "capstan_vault_unseal_total",
+      "capstan_vault_steps_total",
+    ]) {
+      expect(text).toMatch(new RegExp(`^${family}\\{object_namespace="apps",object_name="kept"`, "m"));
+    }
+  });
 });

@@ -1,71 +1,69 @@
 // The Vault operator's own metrics, beside core's controller_runtime_* and workqueue_* families.
-import { Counter, Gauge, type Registry } from "prom-client";
+import { type ObjectCounter, type ObjectGauge, ObjectMetrics } from "@capstan/core";
+import type { Registry } from "prom-client";
 import type { VaultAutopilotStatus } from "../api/vault-cluster.ts";
 import { POD_STATES, type PodState } from "../desired/names.ts";
 
-/** Metrics of the VaultCluster controller, registered on the manager's registry. */
+/**
+ * Metrics of the VaultCluster controller, registered on the manager's registry. Every series is a VaultCluster's
+ * (object_namespace, object_name), made by core's ObjectMetrics, so that {@link forget} drops all of a deleted
+ * cluster's.
+ */
 export class VaultOperatorMetrics {
   /** capstan_vault_cluster_pods{object_namespace,object_name,state}: pods by Vault state. */
-  readonly pods: Gauge<"object_namespace" | "object_name" | "state">;
+  readonly pods: ObjectGauge<"state">;
   /** capstan_vault_raft_peers{object_namespace,object_name}: servers in the raft configuration. */
-  readonly raftPeers: Gauge<"object_namespace" | "object_name">;
+  readonly raftPeers: ObjectGauge<never>;
   /** capstan_vault_autopilot_failure_tolerance{object_namespace,object_name}: voters that may fail, per autopilot. */
-  readonly failureTolerance: Gauge<"object_namespace" | "object_name">;
+  readonly failureTolerance: ObjectGauge<never>;
   /** capstan_vault_autopilot_voters{object_namespace,object_name}: raft voters, per autopilot. */
-  readonly voters: Gauge<"object_namespace" | "object_name">;
+  readonly voters: ObjectGauge<never>;
   /** capstan_vault_unseal_total{object_namespace,object_name}: pods the operator unsealed. */
-  readonly unseals: Counter<"object_namespace" | "object_name">;
+  readonly unseals: ObjectCounter<never>;
   /** capstan_vault_steps_total{object_namespace,object_name,step}: steps the operator took. */
-  readonly steps: Counter<"object_namespace" | "object_name" | "step">;
+  readonly steps: ObjectCounter<"step">;
+  /** The VaultClusters' series, per cluster. */
+  readonly #clusters: ObjectMetrics;
 
   constructor(registry: Registry) {
-    const registers = [registry];
-    this.pods = new Gauge({
+    const clusters = new ObjectMetrics(registry);
+    this.#clusters = clusters;
+    this.pods = clusters.gauge({
       name: "capstan_vault_cluster_pods",
       help: "Vault pods of a VaultCluster by state (active, standby, sealed, uninitialized).",
-      labelNames: ["object_namespace", "object_name", "state"],
-      registers,
+      labelNames: ["state"],
     });
-    this.raftPeers = new Gauge({
+    this.raftPeers = clusters.gauge({
       name: "capstan_vault_raft_peers",
       help: "Servers in the VaultCluster's raft configuration, as the active node reports it.",
-      labelNames: ["object_namespace", "object_name"],
-      registers,
     });
-    this.failureTolerance = new Gauge({
+    this.failureTolerance = clusters.gauge({
       name: "capstan_vault_autopilot_failure_tolerance",
       help: "Raft voters of a VaultCluster that can fail with the cluster keeping its quorum, as autopilot reports it through the active node (absent while no node is active).",
-      labelNames: ["object_namespace", "object_name"],
-      registers,
     });
-    this.voters = new Gauge({
+    this.voters = clusters.gauge({
       name: "capstan_vault_autopilot_voters",
       help: "Raft voters of a VaultCluster, as autopilot reports them through the active node (absent while no node is active).",
-      labelNames: ["object_namespace", "object_name"],
-      registers,
     });
-    this.unseals = new Counter({
+    this.unseals = clusters.counter({
       name: "capstan_vault_unseal_total",
       help: "Vault pods the operator unsealed.",
-      labelNames: ["object_namespace", "object_name"],
-      registers,
     });
-    this.steps = new Counter({
+    this.steps = clusters.counter({
       name: "capstan_vault_steps_total",
       help: "Steps the operator took on VaultClusters (InitVault, Unseal, JoinRaft, RemovePeer, UpgradePod, ...).",
-      labelNames: ["object_namespace", "object_name", "step"],
-      registers,
+      labelNames: ["step"],
     });
   }
 
   /** Counts one step the operator took on cluster `namespace/name`. */
   countStep(namespace: string, name: string, step: string): void {
-    this.steps.inc({ object_namespace: namespace, object_name: name, step });
+    this.steps.inc({ namespace, name }, { step });
   }
 
   /** Counts one pod the operator unsealed in cluster `namespace/name`. */
   countUnseal(namespace: string, name: string): void {
-    this.unseals.inc({ object_namespace: namespace, object_name: name });
+    this.unseals.inc({ namespace, name });
   }
 
   /**
@@ -79,27 +77,21 @@ export class VaultOperatorMetrics {
     peers: number | undefined,
     autopilot?: VaultAutopilotStatus,
   ): void {
-    const labels = { object_namespace: namespace, object_name: name };
-    for (const state of POD_STATES)
-      this.pods.set({ object_namespace: namespace, object_name: name, state }, counts[state]);
-    if (peers !== undefined) this.raftPeers.set(labels, peers);
+    const cluster = { namespace, name };
+    for (const state of POD_STATES) this.pods.set(cluster, { state }, counts[state]);
+    if (peers !== undefined) this.raftPeers.set(cluster, peers);
     if (autopilot === undefined) {
-      this.failureTolerance.remove(labels);
-      this.voters.remove(labels);
+      this.failureTolerance.remove(cluster);
+      this.voters.remove(cluster);
     } else {
-      this.failureTolerance.set(labels, autopilot.failureTolerance);
-      this.voters.set(labels, autopilot.voters.length);
+      this.failureTolerance.set(cluster, autopilot.failureTolerance);
+      this.voters.set(cluster, autopilot.voters.length);
     }
-    this.unseals.inc({ object_namespace: namespace, object_name: name }, 0); // the series exists from the first observation
+    this.unseals.inc(cluster, 0); // the series exists from the first observation
   }
 
-  /** Drops every series of a deleted cluster. */
+  /** Drops every series of a deleted cluster, the steps taken on it included. */
   forget(namespace: string, name: string): void {
-    for (const state of POD_STATES)
-      this.pods.remove({ object_namespace: namespace, object_name: name, state });
-    this.raftPeers.remove({ object_namespace: namespace, object_name: name });
-    this.failureTolerance.remove({ object_namespace: namespace, object_name: name });
-    this.voters.remove({ object_namespace: namespace, object_name: name });
-    this.unseals.remove({ object_namespace: namespace, object_name: name });
+    this.#clusters.forget({ namespace, name });
   }
 }

@@ -26,7 +26,9 @@ export function annotationsChanged<T extends KubeObject>(): Predicate<T> {
 
 /**
  * Every event passes only for objects whose labels match (for updates: the new object): an equality map,
- * a selector string (`"tier in (a,b),!legacy"`) or a metav1.LabelSelector.
+ * a selector string (`"tier in (a,b),!legacy"`) or a metav1.LabelSelector. Core's own (not exported from
+ * @capstan/core, whose runtime names are budgeted: an operator writes `{ create: (o) => sel.matches(o.metadata.labels),
+ * ... }` with {@link labelSelector}, or filters in its cache selectors).
  */
 export function hasLabels<T extends KubeObject>(selector: LabelSelectorInput): Predicate<T> {
   const matcher = labelSelector(selector);
