@@ -116,7 +116,7 @@ function pod(j: number, scale: Scale): KubeObject {
 
 /**
  * ServiceMonitor i: selects Service i; scrapes `metrics` with the relabelings a chart's monitor usually carries
- * (node and pod labels, a labelmap, a drop) and drops Go runtime series; every fifth one also scrapes `http` at
+ * (node and pod labels, a labelmap, a drop) and drops Go runtime and its own debug series; every fifth one also scrapes `http` at
  * /admin/metrics every 60s.
  */
 function serviceMonitor(i: number, scale: Scale): ServiceMonitor {
@@ -134,7 +134,8 @@ function serviceMonitor(i: number, scale: Scale): ServiceMonitor {
         { sourceLabels: ["__meta_kubernetes_pod_phase"], regex: "Succeeded|Failed", action: "drop" },
       ],
       metricRelabelings: [
-        { sourceLabels: ["__name__"], regex: "go_(gc|memstats)_.*", action: "drop" },
+        // One regex of each monitor is its own (its app's debug series); the others are shared, as charts' are.
+        { sourceLabels: ["__name__"], regex: `go_(gc|memstats)_.*|app_${i}_debug_.*`, action: "drop" },
         { regex: "pod_template_hash", action: "labeldrop" },
       ],
     },
