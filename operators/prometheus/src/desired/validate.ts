@@ -35,19 +35,29 @@ export function parsePrometheusDuration(text: string): number | undefined {
   return total;
 }
 
+/** How many regexes' verdicts re2Error remembers (the oldest is forgotten first). */
+export const RE2_VERDICTS_KEPT = 4096;
+const re2Verdicts = new Map<string, string | undefined>();
+
 /**
  * Whether Prometheus (Go's regexp, RE2 syntax) accepts `regex`, which it anchors as `^(?s:regex)$`: the RE2 syntax
  * error, or undefined. JavaScript's RegExp is no judge: it takes lookaheads and backreferences RE2 refuses.
+ * Verdicts are remembered by regex: compiling is most of a selection's cost, every reconcile judges every selected
+ * monitor again, and monitors share their regexes (bench/prometheus-scale.ts).
  */
 export function re2Error(regex: string): string | undefined {
+  if (re2Verdicts.has(regex)) return re2Verdicts.get(regex);
+  let verdict: string | undefined;
   try {
     // The bare expression first, so an error quotes the user's text, not the anchored wrapper.
     RE2JS.compile(regex);
     RE2JS.compile(`^(?s:${regex})$`);
-    return undefined;
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    verdict = err instanceof Error ? err.message : String(err);
   }
+  if (re2Verdicts.size >= RE2_VERDICTS_KEPT) re2Verdicts.delete(re2Verdicts.keys().next().value as string);
+  re2Verdicts.set(regex, verdict);
+  return verdict;
 }
 
 const ACTIONS = new Set([
