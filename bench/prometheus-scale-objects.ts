@@ -29,6 +29,8 @@ export const SERVER_POD_IP = "10.0.0.7";
 
 const pad = (i: number) => String(i).padStart(4, "0");
 const nsOf = (i: number, scale: Scale) => `team-${pad(i % scale.namespaces)}`;
+/** App i of a scale: each scale's names (and so its regexes and PromQL) are its own, so no scale warms another's memos. */
+const appOf = (i: number, scale: Scale) => `app${scale.monitors}-${pad(i)}`;
 
 /** The Prometheus server: monitors and rules labelled release=main in namespaces labelled monitoring=enabled. */
 export function prometheusServer(): Prometheus {
@@ -61,18 +63,18 @@ function namespace(name: string): KubeObject {
   };
 }
 
-/** Service i: app-i in its team namespace, ports metrics (9090) and http (8080). */
+/** Service i: app i in its team namespace, ports metrics (9090) and http (8080). */
 function service(i: number, scale: Scale): KubeObject {
   return {
     apiVersion: "v1",
     kind: "Service",
     metadata: {
-      name: `app-${pad(i)}`,
+      name: appOf(i, scale),
       namespace: nsOf(i, scale),
-      labels: { app: `app-${pad(i)}`, "app.kubernetes.io/name": `app-${pad(i)}`, tier: "backend" },
+      labels: { app: appOf(i, scale), "app.kubernetes.io/name": appOf(i, scale), tier: "backend" },
     },
     spec: {
-      selector: { app: `app-${pad(i)}` },
+      selector: { app: appOf(i, scale) },
       ports: [
         { name: "metrics", port: 9090, targetPort: "metrics" },
         { name: "http", port: 8080, targetPort: 8080 },
@@ -88,10 +90,10 @@ function pod(j: number, scale: Scale): KubeObject {
     apiVersion: "v1",
     kind: "Pod",
     metadata: {
-      name: `app-${pad(i)}-${pad(j)}`,
+      name: `${appOf(i, scale)}-${pad(j)}`,
       namespace: nsOf(i, scale),
       uid: `pod-${j}`,
-      labels: { app: `app-${pad(i)}`, "pod-template-hash": "5d8f7c9b6d" },
+      labels: { app: appOf(i, scale), "pod-template-hash": "5d8f7c9b6d" },
     },
     spec: {
       nodeName: `node-${j % 20}`,
@@ -135,7 +137,11 @@ function serviceMonitor(i: number, scale: Scale): ServiceMonitor {
       ],
       metricRelabelings: [
         // One regex of each monitor is its own (its app's debug series); the others are shared, as charts' are.
-        { sourceLabels: ["__name__"], regex: `go_(gc|memstats)_.*|app_${i}_debug_.*`, action: "drop" },
+        {
+          sourceLabels: ["__name__"],
+          regex: `go_(gc|memstats)_.*|app${scale.monitors}_${i}_debug_.*`,
+          action: "drop",
+        },
         { regex: "pod_template_hash", action: "labeldrop" },
       ],
     },
@@ -145,7 +151,7 @@ function serviceMonitor(i: number, scale: Scale): ServiceMonitor {
     apiVersion: ServiceMonitorKind.apiVersion,
     kind: ServiceMonitorKind.kind,
     metadata: {
-      name: `app-${pad(i)}`,
+      name: appOf(i, scale),
       namespace: nsOf(i, scale),
       uid: `sm-${i}`,
       generation: 1,
@@ -153,7 +159,7 @@ function serviceMonitor(i: number, scale: Scale): ServiceMonitor {
     },
     spec: {
       jobLabel: "app.kubernetes.io/name",
-      selector: { matchLabels: { app: `app-${pad(i)}` } },
+      selector: { matchLabels: { app: appOf(i, scale) } },
       podTargetLabels: ["pod-template-hash"],
       endpoints,
     },
@@ -162,7 +168,7 @@ function serviceMonitor(i: number, scale: Scale): ServiceMonitor {
 
 /** PrometheusRule k: RULES_PER_OBJECT rules in groups of RULES_PER_GROUP, alternating recording and alerting. */
 function prometheusRule(k: number, scale: Scale): PrometheusRule {
-  const app = `app-${pad(k % scale.monitors)}`;
+  const app = appOf(k % scale.monitors, scale);
   const groups: RuleGroup[] = [];
   for (let g = 0; g < RULES_PER_OBJECT / RULES_PER_GROUP; g++) {
     const rules: NonNullable<RuleGroup["rules"]> = [];
