@@ -1,8 +1,10 @@
 // The rule and relabeling checks (validate.ts, through selectMonitors) over the table of validation-cases.ts: every
 // row gets the verdict Prometheus 3.16 gives it (validate.real.test.ts checks that against the real promtool), a
 // refused row says where and why; and the checks that depend on the server's Prometheus version.
-import { describe, expect, it } from "vitest";
+import { RE2JS } from "re2js";
+import { describe, expect, it, vi } from "vitest";
 import { bindingFor, withBinding } from "./bindings.ts";
+import { RE2_VERDICTS_KEPT, re2Error } from "./validate.ts";
 import { RELABEL_CASES, RULE_CASES } from "./validation-cases.ts";
 import { monitorObject, ruleObject, selectingServer, verdict } from "./validation-verdicts.ts";
 
@@ -129,5 +131,29 @@ describe("checks by the server's Prometheus version", () => {
       ["lts", "False", "InvalidRules"],
       ["current", "True", "Accepted"],
     ]);
+  });
+});
+
+describe("re2Error", () => {
+  it("compiles each regex once: a verdict, accepted or refused, is remembered, the oldest forgotten past the bound", () => {
+    const compile = vi.spyOn(RE2JS, "compile");
+    try {
+      const ok = `memo_${Date.now()}_(a|b)+`;
+      const bad = `memo_${Date.now()}_(?=lookahead)`;
+      expect(re2Error(ok)).toBeUndefined();
+      const refused = re2Error(bad);
+      expect(refused).toBeDefined();
+      const calls = compile.mock.calls.length;
+      expect(re2Error(ok)).toBeUndefined();
+      expect(re2Error(bad)).toBe(refused);
+      expect(compile.mock.calls.length).toBe(calls);
+      // Past the bound the oldest verdicts are dropped (and recomputed when asked again): memory stays bounded.
+      for (let i = 0; i < RE2_VERDICTS_KEPT; i++) re2Error(`memo_fill_${i}`);
+      const before = compile.mock.calls.length;
+      expect(re2Error(ok)).toBeUndefined();
+      expect(compile.mock.calls.length).toBeGreaterThan(before);
+    } finally {
+      compile.mockRestore();
+    }
   });
 });

@@ -35,19 +35,47 @@ export function parsePrometheusDuration(text: string): number | undefined {
   return total;
 }
 
+/** How many regexes' verdicts re2Error remembers (the oldest is forgotten first). */
+export const RE2_VERDICTS_KEPT = 4096;
+/** How many PromQL expressions' verdicts the rule checks remember, per version and feature flags. */
+export const PROMQL_VERDICTS_KEPT = 16_384;
+const re2Verdicts = new Map<string, string | undefined>();
+const promqlVerdicts = new Map<string, string | undefined>();
+
+/**
+ * `check()`, remembered in `verdicts` under `key` (at most `kept` of them, the oldest forgotten first). For the pure
+ * checks that are most of a selection's cost (compiling RE2, parsing PromQL): every reconcile judges every selected
+ * monitor and rule again, and the same ones come back each time (bench/prometheus-scale.ts).
+ */
+function remembered(
+  verdicts: Map<string, string | undefined>,
+  kept: number,
+  key: string,
+  check: () => string | undefined,
+): string | undefined {
+  if (verdicts.has(key)) return verdicts.get(key);
+  const verdict = check();
+  if (verdicts.size >= kept) verdicts.delete(verdicts.keys().next().value as string);
+  verdicts.set(key, verdict);
+  return verdict;
+}
+
 /**
  * Whether Prometheus (Go's regexp, RE2 syntax) accepts `regex`, which it anchors as `^(?s:regex)$`: the RE2 syntax
  * error, or undefined. JavaScript's RegExp is no judge: it takes lookaheads and backreferences RE2 refuses.
+ * Verdicts are remembered by regex.
  */
 export function re2Error(regex: string): string | undefined {
-  try {
-    // The bare expression first, so an error quotes the user's text, not the anchored wrapper.
-    RE2JS.compile(regex);
-    RE2JS.compile(`^(?s:${regex})$`);
-    return undefined;
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
-  }
+  return remembered(re2Verdicts, RE2_VERDICTS_KEPT, regex, () => {
+    try {
+      // The bare expression first, so an error quotes the user's text, not the anchored wrapper.
+      RE2JS.compile(regex);
+      RE2JS.compile(`^(?s:${regex})$`);
+      return undefined;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  });
 }
 
 const ACTIONS = new Set([
@@ -262,7 +290,13 @@ function ruleError(rule: Rule, version: string, features: readonly string[]): st
   if (!rule.alert === !rule.record) return "set exactly one of alert and record";
   if (typeof rule.expr !== "number") {
     if ((rule.expr ?? "").trim() === "") return "expr is empty";
-    const err = promqlError(rule.expr ?? "", { version, features });
+    const expr = rule.expr ?? "";
+    const err = remembered(
+      promqlVerdicts,
+      PROMQL_VERDICTS_KEPT,
+      `${version}\n${features.join(",")}\n${expr}`,
+      () => promqlError(expr, { version, features }),
+    );
     if (err !== undefined) return `PromQL: ${err}`;
   }
   for (const field of ["for", "keep_firing_for"] as const) {
