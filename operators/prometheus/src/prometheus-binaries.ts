@@ -1,6 +1,8 @@
 // The real Prometheus binaries the "real" tests run: built with the Prometheus image by
 // e2e/images/prometheus/build.sh and cached in $CAPSTAN_CACHE/prometheus-<version>/bin (default ~/.cache/capstan),
-// the newest version there; or the file CAPSTAN_PROMTOOL / CAPSTAN_PROMETHEUS names. Test support, not shipped.
+// the newest version there; or the file CAPSTAN_PROMTOOL / CAPSTAN_PROMETHEUS names. Older releases' promtool alone:
+// e2e/images/prometheus/build-promtool.sh, cached in $CAPSTAN_CACHE/promtool-v<version>/promtool. Test support, not
+// shipped.
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { capstanCacheDir } from "@capstan/testing";
@@ -28,4 +30,22 @@ export function prometheusBinary(name: "prometheus" | "promtool"): string {
     );
   }
   return found;
+}
+
+/**
+ * Older releases whose promtool the tests also run: 3.5.0, the first LTS release (3.0.0, the oldest the CRD accepts,
+ * is left out: each promtool is a cold build of about 8 CPU-minutes, and CI's budget is tight).
+ */
+export const OLDER_PROMTOOL_RELEASES = ["3.5.0"] as const;
+
+/** The promtool of Prometheus `release` (e.g. "3.5.0"); throws saying how to build it when there is none. */
+export function promtoolOf(release: string): string {
+  const path = join(capstanCacheDir(), `promtool-v${release}`, "promtool");
+  if (!existsSync(path)) {
+    const [, minor, patch] = release.split(".");
+    throw new Error(
+      `no promtool ${release}: build it with \`bash e2e/images/prometheus/build-promtool.sh v0.${300 + Number(minor)}.${patch}\` (cached by version)`,
+    );
+  }
+  return path;
 }

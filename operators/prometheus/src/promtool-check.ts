@@ -13,9 +13,9 @@ export interface PromtoolResult {
   output: string;
 }
 
-function run(args: string[]): PromtoolResult {
+function run(args: string[], binary = prometheusBinary("promtool")): PromtoolResult {
   try {
-    const output = execFileSync(prometheusBinary("promtool"), args, {
+    const output = execFileSync(binary, args, {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, POD_NAME: "prometheus-main-0" },
@@ -29,22 +29,31 @@ function run(args: string[]): PromtoolResult {
 
 /**
  * `promtool check rules` of the rule file text `text`, written to `file`, with `--enable-feature` for each of
- * `features` (the flags a server would run with).
+ * `features` (the flags a server would run with); by the image's promtool unless `binary` names another.
  */
 export function promtoolCheckRules(
   file: string,
   text: string,
   features: readonly string[] = [],
+  binary?: string,
 ): PromtoolResult {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, text);
   const flags = features.length === 0 ? [] : [`--enable-feature=${features.join(",")}`];
-  return run([...flags, "check", "rules", file]);
+  return run([...flags, "check", "rules", file], binary);
 }
 
-/** The Prometheus release of the promtool the tests run, from `promtool --version` (e.g. "3.16.0"). */
-export function promtoolVersion(): string {
-  const { output } = run(["--version"]);
+/** The `--enable-feature` names a promtool takes (the image's unless `binary` names another), from its `--help`. */
+export function promtoolFeatures(binary?: string): string[] {
+  const help = run(["--help"], binary).output.replace(/\s+/g, " ");
+  const m = /--enable-feature=.*? Valid options: (.*?)\. See/.exec(help);
+  if (m?.[1] === undefined) throw new Error(`cannot read the feature names from promtool --help: ${help}`);
+  return m[1].split(",").map((f) => f.trim());
+}
+
+/** The Prometheus release of a promtool (the image's unless `binary` names another), from `--version` (e.g. "3.16.0"). */
+export function promtoolVersion(binary?: string): string {
+  const { output } = run(["--version"], binary);
   const m = /version (\d+\.\d+\.\d+)/.exec(output);
   if (m?.[1] === undefined) throw new Error(`cannot read the release from promtool --version: ${output}`);
   return m[1];
