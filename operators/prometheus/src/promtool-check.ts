@@ -62,9 +62,9 @@ export function promtoolVersion(binary?: string): string {
 /**
  * Writes `out` under `root`, standing in for /etc/prometheus (paths rewritten), with its rule files and a
  * placeholder file for every asset and every other file under /etc/prometheus/ it names, and runs
- * `promtool check config` on it.
+ * `promtool check config` on it (the image's promtool unless `binary` names another).
  */
-export function promtoolCheckConfig(root: string, out: RenderedConfig): PromtoolResult {
+export function promtoolCheckConfig(root: string, out: RenderedConfig, binary?: string): PromtoolResult {
   const rewrite = (text: string) => text.replaceAll("/etc/prometheus/", `${root}/`);
   mkdirSync(join(root, "config"), { recursive: true });
   mkdirSync(join(root, "rules"), { recursive: true });
@@ -79,5 +79,5 @@ export function promtoolCheckConfig(root: string, out: RenderedConfig): Promtool
     mkdirSync(dirname(path), { recursive: true });
     writeFileSync(path, "placeholder\n");
   }
-  return run(["check", "config", join(root, "config", "prometheus.yml")]);
+  return run(["check", "config", join(root, "config", "prometheus.yml")], binary);
 }

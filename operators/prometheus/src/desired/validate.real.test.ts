@@ -1,12 +1,14 @@
 // The rule and relabeling checks against the real promtool, row by row over validation-cases.ts: each rule row's
 // PrometheusRule rendered as its rule file (`promtool check rules`), each relabeling row's ServiceMonitor rendered
 // into the server's configuration (`promtool check config`); promtool, the table and selectMonitors give the same
-// verdict on every row, and on rules judged with a server's feature flags (promtool given the same flags). The
+// verdict on every row, and on rules judged with a server's feature flags (promtool given the same flags); every
+// row again for a 3.5.0 server through promtool 3.5.0 (prometheus-binaries.ts' older releases). The
 // "real" project (`npm run test:real`); without promtool it fails, saying how to build it.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OLDER_PROMTOOL_RELEASES, promtoolOf } from "../prometheus-binaries.ts";
 import { promtoolCheckConfig, promtoolCheckRules } from "../promtool-check.ts";
 import { renderConfig } from "./config.ts";
 import { none } from "./config-fixtures.ts";
@@ -63,6 +65,34 @@ describe("a server's feature flags: promtool with the same --enable-feature and 
     expect(f.inConfig, `${f.message}\npromtool: ${result.output}`).toBe(result.ok);
   });
 });
+
+// The same rows for a server of an older release, against that release's own promtool: the rows' `accepts` are
+// 3.16's verdicts, so here the check is that selectMonitors, judging for that release, gives its promtool's verdict.
+describe.each(OLDER_PROMTOOL_RELEASES)(
+  "for a %s server, that release's promtool and selectMonitors agree",
+  (release) => {
+    const binary = promtoolOf(release);
+    const server = selectingServer(release);
+
+    it.each(RULE_CASES)("rules: $name", (row) => {
+      const rule = ruleObject(row);
+      const result = promtoolCheckRules(join(work, `rules-${n++}.yaml`), renderRuleFile(rule), [], binary);
+      const f = verdict({ rule }, server);
+      expect(f.inConfig, `${f.message}\npromtool ${release}: ${result.output}`).toBe(result.ok);
+    });
+
+    it.each(RELABEL_CASES)("relabeling: $name", (row) => {
+      const monitor = monitorObject(row);
+      const out = renderConfig(server, {
+        ...none,
+        serviceMonitors: [{ object: monitor, namespaces: ["app"] }],
+      });
+      const result = promtoolCheckConfig(join(work, `config-${n++}`), out, binary);
+      const f = verdict({ monitor }, server);
+      expect(f.inConfig, `${f.message}\npromtool ${release}: ${result.output}`).toBe(result.ok);
+    });
+  },
+);
 
 /** A seeded generator (mulberry32), so the generated templates are the same on every run. */
 function random(seed: number): (n: number) => number {
