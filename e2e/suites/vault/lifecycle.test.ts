@@ -5,7 +5,6 @@
 // own service registration (the pods label themselves), with no operator in the path.
 import {
   type Client,
-  Deployment,
   EndpointSlice,
   Namespace,
   PersistentVolumeClaim,
@@ -23,6 +22,7 @@ import {
   type OperatorRelease,
   operatorLogs,
   operatorPods,
+  scaleOperator,
   vaultSuitesEnabled,
 } from "./fixtures/operator-release.ts";
 import { startReader } from "./fixtures/traffic.ts";
@@ -250,21 +250,7 @@ describe.skipIf(!vaultSuitesEnabled)(
         };
         expect(await endpoints()).toEqual([view.active]);
 
-        // The operator's Deployment scaled to 0 (the chart's schema wants at least 1 replica: the API, not helm).
-        const [deployment] = (
-          await client.list(Deployment, {
-            namespace: op.namespace,
-            labelSelector: `app.kubernetes.io/instance=${op.release}`,
-          })
-        ).items;
-        const deploymentName = deployment?.metadata.name ?? "";
-        const scale = (replicas: number) =>
-          client.patch(Deployment, deploymentName, op!.namespace, { spec: { replicas } });
-        await scale(0);
-        await eventually(async () => (await operatorPods(client, op!)).length === 0, {
-          timeoutMs: 120_000,
-          message: "no operator pod runs",
-        });
+        await scaleOperator(client, op, 0);
         // A reader through <name>-active while it happens: how many reads fail, over how long.
         const reader = startReader({
           target: async () => activeSvc,
@@ -322,7 +308,7 @@ describe.skipIf(!vaultSuitesEnabled)(
         } finally {
           await reader.stop();
           // The operator back: it makes the deleted pod again on its claim and unseals it.
-          await scale(1);
+          await scaleOperator(client, op, 1);
         }
         await waitVault(client, ns, name, 3, minutes(5));
       },

@@ -1,13 +1,18 @@
 // A lost raft quorum recovered on request (VaultRecovery): a 3-server cluster with a secret written loses two
-// servers with their data (pods AND claims deleted at once): the cluster is QuorumLost and the operator changes no
-// membership. A VaultRecovery then fences (no other server's pod), restarts the survivor on a peers.json that names
+// servers with their data (pods AND claims deleted at once, while the operator is away): the cluster is QuorumLost and
+// the operator changes no membership. A VaultRecovery then fences (no other server's pod), restarts the survivor on a peers.json that names
 // only itself (Vault's outage recovery), unseals it, checks it leads alone, and hands the cluster back: the other two
 // are made again on new claims and join. The secret written before the loss is read from every server, three raft
 // voters, the same cluster ID, and the request Succeeded naming its survivor.
 import { type Client, PersistentVolumeClaim, Pod } from "@capstan/core";
 import { connect, createNamespace, eventually, type TestNamespace } from "@capstan/testing";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { installOperator, type OperatorRelease, vaultSuitesEnabled } from "./fixtures/operator-release.ts";
+import {
+  installOperator,
+  type OperatorRelease,
+  scaleOperator,
+  vaultSuitesEnabled,
+} from "./fixtures/operator-release.ts";
 import { names, VaultClusterKind, type VaultRecovery, VaultRecoveryKind } from "./fixtures/vault-api.ts";
 import {
   condition,
@@ -65,10 +70,24 @@ describe.skipIf(!vaultSuitesEnabled)("VaultRecovery: a lost raft quorum recovere
       await kvPut(active, before.token, "dr/before", { written: "before the loss" });
 
       // Two servers and their data gone at once (a zone with local volumes lost): the claims first (held by
-      // pvc-protection until their pods go), then the pods, without a grace period.
+      // pvc-protection until their pods go), then the pods, without a grace period. The operator is away meanwhile:
+      // with it running, a claim seen terminating while its pod still serves makes it remove that raft peer first
+      // (quorum holding), so the cluster shrinks to its survivor and never loses quorum (a rehearsal of CI saw it do
+      // exactly that; broken-pods.test.ts covers that path). Here the loss must be one it could not see coming.
+      if (op === undefined) throw new Error("no operator release");
+      await scaleOperator(client, op, 0);
       const lost = [1, 2].map(n.pod);
       for (const pod of lost) await client.delete(PersistentVolumeClaim, n.claim(pod), ns);
       for (const pod of lost) await client.delete(Pod, pod, ns, { gracePeriodSeconds: 0 });
+      await eventually(
+        async () => {
+          for (const pod of lost) {
+            await expect(client.get(PersistentVolumeClaim, n.claim(pod), ns), n.claim(pod)).rejects.toThrow();
+          }
+        },
+        { timeoutMs: minutes(2), intervalMs: 1_000, message: "the lost servers' claims are gone" },
+      );
+      await scaleOperator(client, op, 1);
       await eventually(
         async () => {
           const c = await client.get(VaultClusterKind, name, ns);
