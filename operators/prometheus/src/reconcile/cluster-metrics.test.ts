@@ -4,16 +4,13 @@
 // nothing. The operator holds what it grants: the chart's RBAC check (rbac.test.ts) fails without it.
 import type { KubeObject } from "@capstan/core";
 import { type ReconcileRun, reconcileOnce } from "@capstan/core/testing";
-import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { type Prometheus, PrometheusKind, type PrometheusSpec } from "../api/prometheus.ts";
 import { defaultSpec } from "../desired/config-fixtures.ts";
 import { ClusterRole, ClusterRoleBinding, RBAC_FINALIZER } from "../desired/objects.ts";
-import { PrometheusOperatorMetrics } from "./metrics.ts";
 import { ControllerState } from "./options.ts";
 import { access } from "./rbac.ts";
-import { reconcilePrometheus } from "./reconcile.ts";
-import { KINDS } from "./test-fixture.ts";
+import { KINDS, MONITORING_NAMESPACE, quietReconciler } from "./test-fixture.ts";
 
 const server = (spec: Partial<PrometheusSpec> = {}, generation = 1): Prometheus => ({
   apiVersion: PrometheusKind.apiVersion,
@@ -22,24 +19,9 @@ const server = (spec: Partial<PrometheusSpec> = {}, generation = 1): Prometheus 
   spec: { ...defaultSpec, serviceMonitorSelector: {}, ...spec },
 });
 
-const namespace: KubeObject = {
-  apiVersion: "v1",
-  kind: "Namespace",
-  metadata: { name: "monitoring", labels: { "kubernetes.io/metadata.name": "monitoring" } },
-};
-
 const state = new ControllerState();
 const run = (objects: readonly KubeObject[], request: Prometheus): Promise<ReconcileRun> =>
-  reconcileOnce(
-    (req, ctx) =>
-      reconcilePrometheus(req, ctx, {
-        metrics: new PrometheusOperatorMetrics(new Registry()),
-        state,
-        runtimeInfo: async () => undefined,
-        reloaderState: async () => undefined,
-      }),
-    { kinds: KINDS, objects, request },
-  );
+  reconcileOnce(quietReconciler(state), { kinds: KINDS, objects, request });
 
 /** The objects with the Prometheus replaced by `p` (its status and finalizers kept). */
 const withServer = (objects: readonly KubeObject[], p: Prometheus): KubeObject[] =>
@@ -58,7 +40,7 @@ const NAME = "prometheus-monitoring-main-cluster-metrics";
 describe("spec.clusterMetrics", () => {
   it("grants the kubelet and API server reads to the pods' ServiceAccount, then follows the spec", async () => {
     const both = server({ clusterMetrics: { kubelet: true, apiServer: true } });
-    const first = await run([namespace, both], both);
+    const first = await run([MONITORING_NAMESPACE, both], both);
     first.expectNoError();
     expect(first.get(ClusterRole, NAME)?.rules).toEqual([
       { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] },
@@ -97,7 +79,7 @@ describe("spec.clusterMetrics", () => {
 
   it("a server's own ServiceAccount (spec.serviceAccountName) is the one bound", async () => {
     const own = server({ serviceAccountName: "scraper", clusterMetrics: { kubelet: true } });
-    const r = await run([namespace, own], own);
+    const r = await run([MONITORING_NAMESPACE, own], own);
     r.expectNoError();
     expect(r.get(ClusterRoleBinding, NAME)?.subjects).toEqual([
       { kind: "ServiceAccount", name: "scraper", namespace: "monitoring" },

@@ -4,7 +4,6 @@
 // reconciled yet, deleted, or its selection failed) gets every event.
 import type { KubeObject, ReconcileRequest, Watch } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
-import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import type { PodMonitor } from "../api/pod-monitor.ts";
 import { PodMonitorKind } from "../api/pod-monitor.ts";
@@ -12,10 +11,8 @@ import { type Prometheus, PrometheusKind, type PrometheusSpec } from "../api/pro
 import { type ServiceMonitor, ServiceMonitorKind } from "../api/service-monitor.ts";
 import { defaultSpec } from "../desired/config-fixtures.ts";
 import { targetWatches } from "./controller.ts";
-import { PrometheusOperatorMetrics } from "./metrics.ts";
 import { ControllerState } from "./options.ts";
-import { reconcilePrometheus } from "./reconcile.ts";
-import { KINDS } from "./test-fixture.ts";
+import { KINDS, MONITORING_NAMESPACE, quietReconciler } from "./test-fixture.ts";
 
 const server = (name: string, spec: Partial<PrometheusSpec> = {}): Prometheus => ({
   apiVersion: PrometheusKind.apiVersion,
@@ -28,12 +25,6 @@ const server = (name: string, spec: Partial<PrometheusSpec> = {}): Prometheus =>
     ...spec,
   },
 });
-
-const namespace: KubeObject = {
-  apiVersion: "v1",
-  kind: "Namespace",
-  metadata: { name: "monitoring", labels: { "kubernetes.io/metadata.name": "monitoring" } },
-};
 
 /** Server a's PodMonitor: pods app=web (none exist: NoTargets, still in the configuration). */
 const podMonitor: PodMonitor = {
@@ -68,16 +59,7 @@ const service = (labels: Record<string, string>): KubeObject =>
   }) as KubeObject;
 
 async function reconcile(state: ControllerState, objects: readonly KubeObject[], request: ReconcileRequest) {
-  const run = await reconcileOnce(
-    (req, ctx) =>
-      reconcilePrometheus(req, ctx, {
-        metrics: new PrometheusOperatorMetrics(new Registry()),
-        state,
-        runtimeInfo: async () => undefined,
-        reloaderState: async () => undefined,
-      }),
-    { kinds: KINDS, objects, request },
-  );
+  const run = await reconcileOnce(quietReconciler(state), { kinds: KINDS, objects, request });
   run.expectNoError();
 }
 
@@ -95,7 +77,7 @@ const watchOf = (state: ControllerState, kind: string): Watch => {
 };
 
 describe("the Service and Pod watches", () => {
-  const objects = [namespace, server("a"), server("b"), podMonitor, serviceMonitor];
+  const objects = [MONITORING_NAMESPACE, server("a"), server("b"), podMonitor, serviceMonitor];
   const a = { namespace: "monitoring", name: "a" };
   const b = { namespace: "monitoring", name: "b" };
 

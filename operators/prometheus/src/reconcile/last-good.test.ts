@@ -16,7 +16,7 @@ import { PrometheusOperatorMetrics } from "./metrics.ts";
 import { ControllerState } from "./options.ts";
 import { reconcilePrometheus } from "./reconcile.ts";
 import type { ReloaderState, RuntimeInfo } from "./reload.ts";
-import { KINDS } from "./test-fixture.ts";
+import { KINDS, MONITORING_NAMESPACE } from "./test-fixture.ts";
 
 const server = (version = defaultSpec.version): Prometheus => ({
   apiVersion: PrometheusKind.apiVersion,
@@ -24,12 +24,6 @@ const server = (version = defaultSpec.version): Prometheus => ({
   metadata: { name: "main", namespace: "monitoring", uid: "p-1", generation: 1 },
   spec: { ...defaultSpec, version, replicas: 2, ruleSelector: {} },
 });
-
-const namespace: KubeObject = {
-  apiVersion: "v1",
-  kind: "Namespace",
-  metadata: { name: "monitoring", labels: { "kubernetes.io/metadata.name": "monitoring" } },
-};
 
 const promRule = (name: string, expr = "up == 0"): PrometheusRule => ({
   apiVersion: PrometheusRuleKind.apiVersion,
@@ -130,7 +124,7 @@ const rolledOut = (objects: readonly KubeObject[]): KubeObject[] =>
 async function started(h: Harness, before = "0000000000000000") {
   h.reloader.set("10.0.0.10", accepted(before));
   h.reloader.set("10.0.0.11", accepted(before));
-  const first = await run(h, [namespace, server(), promRule("a"), pod(0), pod(1)]);
+  const first = await run(h, [MONITORING_NAMESPACE, server(), promRule("a"), pod(0), pod(1)]);
   first.expectNoError();
   return first;
 }

@@ -20,7 +20,7 @@ import { PrometheusOperatorMetrics } from "./metrics.ts";
 import { ControllerState } from "./options.ts";
 import { reconcilePrometheus } from "./reconcile.ts";
 import type { ReloaderState } from "./reload.ts";
-import { KINDS } from "./test-fixture.ts";
+import { KINDS, MONITORING_NAMESPACE } from "./test-fixture.ts";
 
 const server = (): Prometheus => ({
   apiVersion: PrometheusKind.apiVersion,
@@ -28,12 +28,6 @@ const server = (): Prometheus => ({
   metadata: { name: "main", namespace: "monitoring", uid: "p-1", generation: 1 },
   spec: { ...defaultSpec, serviceMonitorSelector: {} },
 });
-
-const namespace: KubeObject = {
-  apiVersion: "v1",
-  kind: "Namespace",
-  metadata: { name: "monitoring", labels: { "kubernetes.io/metadata.name": "monitoring" } },
-};
 
 const webService = (ports = [{ name: "metrics", port: 8080, targetPort: 8080 }]): KubeObject =>
   ({
@@ -113,7 +107,14 @@ const statusRequests = (r: ReconcileRun) =>
 describe("Accepted is reported once the pods run the configuration", () => {
   it("Unknown (ReloadPending) while the pods load it, True once every pod accepted the generation; then no writes", async () => {
     const h: Harness = { state: new ControllerState() };
-    const objects = [namespace, webService(), server(), monitor("web"), monitor("nothing", "none"), pod];
+    const objects = [
+      MONITORING_NAMESPACE,
+      webService(),
+      server(),
+      monitor("web"),
+      monitor("nothing", "none"),
+      pod,
+    ];
     // The pod still runs an older generation.
     h.reloader = { accepted: "0000000000000000", refused: "", message: "" };
     const first = await run(h, objects);
@@ -159,7 +160,7 @@ describe("Accepted is reported once the pods run the configuration", () => {
   it("a change reloads only what changed: an unchanged monitor stays True, a new one waits for the reload", async () => {
     const h: Harness = { state: new ControllerState() };
     h.reloader = { accepted: "0000000000000000", refused: "", message: "" };
-    const first = await run(h, [namespace, webService(), server(), monitor("web"), pod]);
+    const first = await run(h, [MONITORING_NAMESPACE, webService(), server(), monitor("web"), pod]);
     h.reloader = { accepted: candidateId(first), refused: "", message: "" };
     const loaded = await run(h, first.objects);
     expect(acceptedOf(loaded, "web")?.status).toBe("True");
@@ -181,7 +182,7 @@ describe("Accepted is reported once the pods run the configuration", () => {
   it("a generation a pod refused leaves its new objects Unknown (ConfigRefused), naming the server", async () => {
     const h: Harness = { state: new ControllerState() };
     h.reloader = { accepted: "0000000000000000", refused: "", message: "" };
-    const first = await run(h, [namespace, webService(), server(), monitor("web"), pod]);
+    const first = await run(h, [MONITORING_NAMESPACE, webService(), server(), monitor("web"), pod]);
     const id = candidateId(first);
     h.reloader = { accepted: "0000000000000000", refused: id, message: "failed to reload config: x" };
     const refused = await run(h, first.objects);
@@ -212,7 +213,14 @@ describe("a monitor CRD without a status subresource (prometheus-operator's befo
   it("is found once, then its verdicts are Events (not a write per reconcile), and said once on the Prometheus", async () => {
     const h: Harness = { state: new ControllerState() };
     h.reloader = { accepted: "0000000000000000", refused: "", message: "" };
-    const objects = [namespace, webService(), server(), monitor("web"), monitor("nothing", "none"), pod];
+    const objects = [
+      MONITORING_NAMESPACE,
+      webService(),
+      server(),
+      monitor("web"),
+      monitor("nothing", "none"),
+      pod,
+    ];
     const first = await run(h, objects, noStatusSubresource);
     first.expectNoError();
     // One PATCH found it (404), one GET told it from a deleted monitor; the other monitor was not tried.
@@ -269,7 +277,11 @@ describe("a monitor CRD without a status subresource (prometheus-operator's befo
   it("a configuration change re-reports only the monitor that changed, not every accepted one", async () => {
     const h: Harness = { state: new ControllerState() };
     h.reloader = { accepted: "0000000000000000", refused: "", message: "" };
-    const first = await run(h, [namespace, webService(), server(), monitor("web"), pod], noStatusSubresource);
+    const first = await run(
+      h,
+      [MONITORING_NAMESPACE, webService(), server(), monitor("web"), pod],
+      noStatusSubresource,
+    );
     h.reloader = { accepted: candidateId(first), refused: "", message: "" };
     const loaded = await run(h, first.objects, noStatusSubresource);
     expect(monitorEvents(loaded)).toEqual(["web Normal Accepted"]);
@@ -285,7 +297,11 @@ describe("a monitor CRD without a status subresource (prometheus-operator's befo
   it("once the CRD has its status subresource again, the next check writes the bindings and the note goes", async () => {
     const h: Harness = { state: new ControllerState() };
     h.reloader = { accepted: "0000000000000000", refused: "", message: "" };
-    const first = await run(h, [namespace, webService(), server(), monitor("web"), pod], noStatusSubresource);
+    const first = await run(
+      h,
+      [MONITORING_NAMESPACE, webService(), server(), monitor("web"), pod],
+      noStatusSubresource,
+    );
     h.reloader = { accepted: candidateId(first), refused: "", message: "" };
     const loaded = await run(h, first.objects, noStatusSubresource);
     vi.setSystemTime(new Date(Date.now() + STATUS_RECHECK_MS));
@@ -298,7 +314,7 @@ describe("a monitor CRD without a status subresource (prometheus-operator's befo
 
   it("a 404 for a monitor that is really gone is not taken for a missing subresource", async () => {
     const h: Harness = { state: new ControllerState() };
-    const r = await run(h, [namespace, webService(), server(), monitor("web")], (s) => {
+    const r = await run(h, [MONITORING_NAMESPACE, webService(), server(), monitor("web")], (s) => {
       s.fail({ verb: "patch", kind: ServiceMonitorKind, subresource: "status" }, 404);
       s.fail({ verb: "get", kind: ServiceMonitorKind, name: "web" }, 404);
     });

@@ -4,16 +4,13 @@
 // reconciles the servers that use it and no other; what no server uses is forgotten.
 import { type KubeObject, Secret, type SecretObject, type Watch } from "@capstan/core";
 import { FakeApiServer, type ReconcileRun, reconcileOnce } from "@capstan/core/testing";
-import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
 import { type ServiceMonitor, ServiceMonitorKind } from "../api/service-monitor.ts";
 import { defaultSpec } from "../desired/config-fixtures.ts";
 import { referencedWatches } from "./controller.ts";
-import { PrometheusOperatorMetrics } from "./metrics.ts";
 import { ControllerState } from "./options.ts";
-import { reconcilePrometheus } from "./reconcile.ts";
-import { KINDS } from "./test-fixture.ts";
+import { KINDS, MONITORING_NAMESPACE, quietReconciler } from "./test-fixture.ts";
 
 const server = (name: string): Prometheus => ({
   apiVersion: PrometheusKind.apiVersion,
@@ -21,12 +18,6 @@ const server = (name: string): Prometheus => ({
   metadata: { name, namespace: "monitoring", uid: `p-${name}`, generation: 1 },
   spec: { ...defaultSpec, serviceMonitorSelector: { matchLabels: { server: name } } },
 });
-
-const namespace: KubeObject = {
-  apiVersion: "v1",
-  kind: "Namespace",
-  metadata: { name: "monitoring", labels: { "kubernetes.io/metadata.name": "monitoring" } },
-};
 
 /** Server a's monitor, with basic auth from Secret creds. */
 const monitor: ServiceMonitor = {
@@ -65,16 +56,10 @@ async function started(objects: readonly KubeObject[]): Promise<FakeApiServer> {
 }
 
 async function reconcile(state: ControllerState, name: string): Promise<ReconcileRun> {
-  const run = await reconcileOnce(
-    (req, ctx) =>
-      reconcilePrometheus(req, ctx, {
-        metrics: new PrometheusOperatorMetrics(new Registry()),
-        state,
-        runtimeInfo: async () => undefined,
-        reloaderState: async () => undefined,
-      }),
-    { server: api as FakeApiServer, request: { namespace: "monitoring", name } },
-  );
+  const run = await reconcileOnce(quietReconciler(state), {
+    server: api as FakeApiServer,
+    request: { namespace: "monitoring", name },
+  });
   run.expectNoError();
   return run;
 }
@@ -95,7 +80,7 @@ function enqueued(w: Watch, obj: KubeObject): string[] {
 
 describe("the Secrets monitors reference", () => {
   it("are read once, not again while unchanged, and again once changed (the new value reaches the config)", async () => {
-    await started([namespace, server("a"), monitor, creds("one")]);
+    await started([MONITORING_NAMESPACE, server("a"), monitor, creds("one")]);
     const state = new ControllerState();
     const first = await reconcile(state, "a");
     expect(secretGets(first)).toBe(1);
@@ -118,7 +103,7 @@ describe("the Secrets monitors reference", () => {
   });
 
   it("a change of one reconciles the servers that use it, and none once they are gone", async () => {
-    await started([namespace, server("a"), server("b"), monitor, creds("one")]);
+    await started([MONITORING_NAMESPACE, server("a"), server("b"), monitor, creds("one")]);
     const state = new ControllerState();
     await reconcile(state, "a");
     await reconcile(state, "b");
@@ -135,7 +120,7 @@ describe("the Secrets monitors reference", () => {
   });
 
   it("a Secret that does not exist is missing (its monitor left out), and read once it appears", async () => {
-    await started([namespace, server("a"), monitor]);
+    await started([MONITORING_NAMESPACE, server("a"), monitor]);
     const state = new ControllerState();
     const before = await reconcile(state, "a");
     expect(secretGets(before)).toBe(0); // its metadata says it does not exist: nothing to read

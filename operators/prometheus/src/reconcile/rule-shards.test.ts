@@ -6,17 +6,14 @@
 import { gunzipSync } from "node:zlib";
 import { type KubeObject, Secret, StatefulSet } from "@capstan/core";
 import { type ReconcileRun, reconcileOnce } from "@capstan/core/testing";
-import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { type Prometheus, PrometheusKind } from "../api/prometheus.ts";
 import type { PrometheusRule } from "../api/prometheus-rule.ts";
 import { defaultSpec, manyRules } from "../desired/config-fixtures.ts";
 import { CONFIG_HASH_ANNOTATION, CONFIG_KEY } from "../desired/objects.ts";
-import { PrometheusOperatorMetrics } from "./metrics.ts";
 import { ControllerState } from "./options.ts";
-import { reconcilePrometheus } from "./reconcile.ts";
-import { KINDS } from "./test-fixture.ts";
+import { KINDS, MONITORING_NAMESPACE, quietReconciler } from "./test-fixture.ts";
 
 const server = (generation = 1): Prometheus => ({
   apiVersion: PrometheusKind.apiVersion,
@@ -25,27 +22,17 @@ const server = (generation = 1): Prometheus => ({
   spec: { ...defaultSpec, ruleSelector: {} },
 });
 
-const namespace: KubeObject = {
-  apiVersion: "v1",
-  kind: "Namespace",
-  metadata: { name: "monitoring", labels: { "kubernetes.io/metadata.name": "monitoring" } },
-};
-
 function run(
   state: ControllerState,
   objects: readonly KubeObject[],
   setup?: Parameters<typeof reconcileOnce>[1]["setup"],
 ): Promise<ReconcileRun> {
-  return reconcileOnce(
-    (req, ctx) =>
-      reconcilePrometheus(req, ctx, {
-        metrics: new PrometheusOperatorMetrics(new Registry()),
-        state,
-        runtimeInfo: async () => undefined,
-        reloaderState: async () => undefined,
-      }),
-    { kinds: KINDS, objects, request: server(), ...(setup === undefined ? {} : { setup }) },
-  );
+  return reconcileOnce(quietReconciler(state), {
+    kinds: KINDS,
+    objects,
+    request: server(),
+    ...(setup === undefined ? {} : { setup }),
+  });
 }
 
 const secrets = (r: ReconcileRun) =>
@@ -70,7 +57,7 @@ describe("rules spread over Secrets", () => {
   it("450 rules (1.2 MB): every Secret under 1 MiB, every rule file in a shard and in rule_files, mounted", async () => {
     const state = new ControllerState();
     const rules = manyRules(450);
-    const first = await run(state, [namespace, server(), ...rules]);
+    const first = await run(state, [MONITORING_NAMESPACE, server(), ...rules]);
     first.expectNoError();
     expect(shardNames(first)).toEqual([
       "prometheus-main-rules-0",
@@ -110,7 +97,7 @@ describe("rules spread over Secrets", () => {
   it("one rule changed: only its shard and the config Secret are written", async () => {
     const state = new ControllerState();
     const rules = manyRules(450);
-    const first = await run(state, [namespace, server(), ...rules]);
+    const first = await run(state, [MONITORING_NAMESPACE, server(), ...rules]);
     first.expectNoError();
     const changed = first.objects.map((o) => {
       if (o.kind !== "PrometheusRule" || o.metadata.name !== "team-rules-0200") return o;
@@ -138,7 +125,7 @@ describe("rules spread over Secrets", () => {
 
   it("rules deleted: the empty shard goes once the pods carry the configuration without them", async () => {
     const state = new ControllerState();
-    const first = await run(state, [namespace, server(), ...manyRules(450)]);
+    const first = await run(state, [MONITORING_NAMESPACE, server(), ...manyRules(450)]);
     first.expectNoError();
     const pod: KubeObject = {
       apiVersion: "v1",
@@ -178,7 +165,7 @@ describe("rules spread over Secrets", () => {
 describe("a write the API server refuses", () => {
   it("too large: Degraded naming the Secret and the server's message, one Event, Reconciled=False, no throw", async () => {
     const state = new ControllerState();
-    const first = await run(state, [namespace, server(), ...manyRules(10)]);
+    const first = await run(state, [MONITORING_NAMESPACE, server(), ...manyRules(10)]);
     first.expectNoError();
     const hash = first.get(PrometheusKind, "main", "monitoring")?.status?.configHash;
     const more = [...first.objects, ...manyRules(450).slice(10)];
@@ -213,7 +200,7 @@ describe("a write the API server refuses", () => {
     const state = new ControllerState();
     const message =
       'secrets "prometheus-main" is forbidden: exceeded quota: secrets, requested: secrets=1, used: secrets=10, limited: secrets=10';
-    const a = await run(state, [namespace, server(), ...manyRules(3)], (s) => {
+    const a = await run(state, [MONITORING_NAMESPACE, server(), ...manyRules(3)], (s) => {
       s.fail({ verb: "apply", kind: "Secret", name: "prometheus-main" }, 403, { message });
     });
     a.expectNoError();
@@ -230,7 +217,7 @@ describe("a write the API server refuses", () => {
     const group = big.spec.groups?.[0];
     const rule = group?.rules?.[0];
     if (rule?.annotations) rule.annotations.description = "x".repeat(700 * 1024);
-    const r = await run(state, [namespace, server(), big, ...manyRules(3).slice(1)]);
+    const r = await run(state, [MONITORING_NAMESPACE, server(), big, ...manyRules(3).slice(1)]);
     r.expectNoError();
     for (const s of secrets(r)) expect(dataBytes(s)).toBeLessThan(1024 * 1024);
     expect(Object.keys(r.get(Secret, "prometheus-main-rules-0", "monitoring")?.data ?? {})).toEqual([
