@@ -14,6 +14,7 @@ import {
   Secret,
 } from "@capstan/core";
 import type { KeyRef } from "../desired/select.ts";
+import { keyId } from "./observe.ts";
 
 /** The metadata-only kinds whose events say a referenced object changed. */
 export const referencedKinds = [metadataOnly(Secret), metadataOnly(ConfigMap)] as const;
@@ -59,7 +60,7 @@ export class ReferencedObjects {
     const out = new Map<string, string>();
     for (const ref of refs) {
       const value = (await objects.get(objectId(ref.kind, ref.namespace, ref.name)))?.values.get(ref.key);
-      if (value !== undefined) out.set(`${ref.kind}/${ref.namespace}/${ref.name}/${ref.key}`, value);
+      if (value !== undefined) out.set(keyId(ref), value);
     }
     this.#use(server, new Set(objects.keys()));
     return out;
