@@ -131,7 +131,6 @@ export {
   type InFlightReconcile,
   type Owned,
   owns,
-  type ReconcileContext,
   type ReconcileRequest,
   type Reconciler,
   type Result,
@@ -148,6 +147,7 @@ export {
   or,
   type Predicate,
 } from "./controller/predicates.ts";
+export type { ReconcileContext } from "./controller/reconcile-context.ts";
 // helpers: the TLS kit (a CA, the certificates it signs, and when to renew them), claim retention
 export {
   type CertificateInfo,

@@ -15,6 +15,7 @@ import { WorkQueue } from "../queue/workqueue.ts";
 import type { Logger } from "../util/logger.ts";
 import { applyErrorPolicy, type ErrorPolicy, isPanic } from "./error-policy.ts";
 import type { Predicate } from "./predicates.ts";
+import { checkFieldManager, type ReconcileContext, reconcileContext } from "./reconcile-context.ts";
 
 /** What to reconcile: the namespace ("" when cluster-scoped) and name of one object of the `for` kind. */
 export type ReconcileRequest = ObjectKey;
@@ -25,22 +26,6 @@ export interface Result {
   requeueAfter?: number;
   /** Reconcile again soon, rate-limited (prefer requeueAfter or throwing). */
   requeue?: boolean;
-}
-
-/** Everything a reconcile may use; all reads should go through `cache`. */
-export interface ReconcileContext {
-  /**
-   * Aborted at once when leadership is lost, and when the reconcile timeout passes or the manager's
-   * graceful shutdown period ends. `client` and `cache` are bound to it: their requests and reads abort
-   * with it even where the signal is not passed on.
-   */
-  readonly signal: AbortSignal;
-  /** Carries controller, namespace, name and reconcileID. */
-  readonly log: Logger;
-  readonly reconcileID: string;
-  readonly client: Client;
-  readonly cache: Cache;
-  readonly recorder: EventRecorder;
 }
 
 /** A reconciler is a function: level-triggered, idempotent, given a key and never an event. */
@@ -110,6 +95,12 @@ export interface ControllerOptions<T extends KubeObject> {
   rateLimiter?: RateLimiter<string>;
   reconcile: Reconciler;
   /**
+   * The field manager of the controller's server-side applies (`ctx.apply`), recorded in the `managedFields` of
+   * every object it applies: one name per operator (e.g. "capstan-etcd-operator"), kept across releases (a new
+   * name leaves the old one owning the fields). Without it `ctx.apply` rejects.
+   */
+  fieldManager?: string;
+  /**
    * Maps the operator's own errors, once for every reconcile, to a requeue after a delay, conditions and an Event
    * instead of the backoff (kube-rs' error_policy; see {@link ErrorPolicy}). Errors it returns nothing for get
    * the default handling.
@@ -164,6 +155,8 @@ const OUTCOMES: Outcome[] = ["success", "error", "requeue", "requeue_after"];
  */
 export class Controller<T extends KubeObject = KubeObject> {
   readonly name: string;
+  /** The field manager of its applies (`ControllerOptions.fieldManager`), if any. */
+  readonly fieldManager: string | undefined;
   private readonly options: ControllerOptions<T>;
   private env: ControllerEnv | undefined;
   private queue: WorkQueue<string> | undefined;
@@ -183,7 +176,9 @@ export class Controller<T extends KubeObject = KubeObject> {
         `controller ${options.name}: maxConcurrentReconciles must be a positive integer, got ${workers}`,
       );
     }
+    checkFieldManager(options.name, options.fieldManager);
     this.name = options.name;
+    this.fieldManager = options.fieldManager;
     this.options = options;
   }
 
@@ -365,14 +360,16 @@ export class Controller<T extends KubeObject = KubeObject> {
     const timeoutMs = this.options.reconcileTimeoutMs;
     if (timeoutMs !== undefined) signals.push(AbortSignal.timeout(timeoutMs));
     const signal = AbortSignal.any(signals);
-    const ctx: ReconcileContext = {
+    const ctx: ReconcileContext = reconcileContext({
+      controller: this.name,
       signal,
       log,
       reconcileID,
-      client: env.client.withSignal(signal),
-      cache: env.cache.withSignal(signal),
+      client: env.client,
+      cache: env.cache,
       recorder: env.recorder,
-    };
+      fieldManager: this.fieldManager,
+    });
 
     m.activeWorkers.inc(labels);
     const started = performance.now();

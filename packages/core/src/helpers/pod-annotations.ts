@@ -8,8 +8,8 @@ import { isNotFound } from "../client/errors.ts";
 
 /** Options of {@link annotatePods}. */
 export interface AnnotatePodsOptions {
-  /** The field manager the patches are recorded under (the operator's name). */
-  fieldManager?: string;
+  /** The field manager the patches are recorded under (the operator's name, e.g. `ctx.fieldManager`). */
+  fieldManager?: string | undefined;
 }
 
 /**

@@ -7,8 +7,9 @@ import type { KubeObject, ObjectKey } from "../api/object.ts";
 import { Cache } from "../cache/cache.ts";
 import { InformerFactory } from "../cache/informer-factory.ts";
 import type { ClientOptions } from "../client/client.ts";
-import type { ReconcileContext, ReconcileRequest, Reconciler, Result } from "../controller/controller.ts";
+import type { ReconcileRequest, Reconciler, Result } from "../controller/controller.ts";
 import { applyErrorPolicy, type ErrorPolicy } from "../controller/error-policy.ts";
+import { type ReconcileContext, reconcileContext } from "../controller/reconcile-context.ts";
 import { EventRecorder } from "../helpers/event-recorder.ts";
 import { type Logger, silentLogger } from "../util/logger.ts";
 import { collectionPath, FakeApiServer, type RecordedRequest, WRITE_VERBS } from "./fake-api-server.ts";
@@ -81,6 +82,11 @@ export interface ReconcileOnceOptions {
   errorPolicy?: ErrorPolicy<any>;
   /** The kind the reconciler reconciles (the controller's `for`), for `errorPolicy`; default: `request`'s kind. */
   for?: Kind;
+  /**
+   * The controller's field manager (`controller({ fieldManager })`): what `ctx.apply` applies as and
+   * `ctx.fieldManager` says; default "reconcile-once".
+   */
+  fieldManager?: string;
 }
 
 /** What one reconcile did. */
@@ -202,15 +208,17 @@ export async function reconcileOnce(
     const request = toRequest(options.request);
     const reconcileID = randomUUID();
     const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(timeoutMs)]);
-    // As the controller does: the context's client and cache are bound to the reconcile's signal.
-    const ctx: ReconcileContext = {
+    // As the controller does: the context's client, cache and apply are bound to the reconcile's signal.
+    const ctx: ReconcileContext = reconcileContext({
+      controller: "reconcile-once",
       signal,
       log: logger.child({ controller: "reconcile-once", ...request, reconcileID }),
       reconcileID,
-      client: client.withSignal(signal),
-      cache: cache.withSignal(signal),
+      client,
+      cache,
       recorder,
-    };
+      fieldManager: options.fieldManager ?? "reconcile-once",
+    });
     const firstRequest = server.log.length;
     let result: Result | undefined;
     let error: unknown;
