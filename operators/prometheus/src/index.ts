@@ -25,12 +25,7 @@ export * from "./desired/select.ts";
 export * from "./desired/validate.ts";
 export { prometheusCacheSelectors, prometheusController } from "./reconcile/controller.ts";
 export { MONITOR_KINDS, type MonitorKind, PrometheusOperatorMetrics } from "./reconcile/metrics.ts";
-export {
-  ControllerState,
-  FIELD_MANAGER,
-  type PrometheusControllerOptions,
-  REQUEUE,
-} from "./reconcile/options.ts";
+export { ControllerState, type PrometheusControllerOptions, REQUEUE } from "./reconcile/options.ts";
 export { reconcilePrometheus } from "./reconcile/reconcile.ts";
 export {
   type GenerationVerdict,

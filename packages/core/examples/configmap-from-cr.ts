@@ -96,6 +96,7 @@ mgr.add(
     owns: [ConfigMap],
     predicates: [generationChanged()],
     reconcile: reconcileGreeting, // in greeting.ts, unit-tested in greeting.test.ts
+    fieldManager: FIELD_MANAGER, // what ctx.apply records in managedFields
     errorPolicy: greetingErrorPolicy, // an invalid spec: Degraded and a Warning naming the field
   }),
 );

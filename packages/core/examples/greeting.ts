@@ -1,7 +1,6 @@
 // The Greeting controller of configmap-from-cr.ts, importable: its kind, its pure builder and its reconciler,
 // so a unit test (greeting.test.ts) runs the reconciler with reconcileOnce from "@capstan/core/testing".
 import {
-  applyIfChanged,
   type Condition,
   ConfigMap,
   conditionsEqual,
@@ -29,6 +28,7 @@ export const Greeting = defineKind<Greeting>({
   namespaced: true,
 });
 
+/** The field manager of the controller's applies (`controller({ fieldManager })`, then `ctx.apply`). */
 export const FIELD_MANAGER = "greeting-controller";
 export const FINALIZER = "examples.capstan.dev/goodbye";
 
@@ -74,10 +74,8 @@ export const reconcileGreeting: Reconciler = async (req, ctx) => {
   // Only the operator can judge this: greetingErrorPolicy makes it Degraded with an Event naming the field; no retry.
   if (g.spec.message.includes("\n")) throw new InvalidSpec("spec.message must be a single line");
   const live = await ctx.cache.get(ConfigMap, `${g.metadata.name}-greeting`, req.namespace);
-  const { applied } = await applyIfChanged(ctx.client, ConfigMap, desiredConfigMap(g), live, {
-    fieldManager: FIELD_MANAGER,
-    force: true,
-  });
+  // Server-side apply as the controller's field manager; nothing is sent while live already matches.
+  const { applied } = await ctx.apply(ConfigMap, desiredConfigMap(g), live);
   if (applied) {
     ctx.recorder.event(
       g,

@@ -4,7 +4,6 @@
 import {
   addFinalizer,
   annotatePods,
-  applyIfChanged,
   hasFinalizer,
   isNotFound,
   type Kind,
@@ -36,7 +35,6 @@ import {
 } from "../desired/objects.ts";
 import type { Selection } from "../desired/select.ts";
 import type { ForeignRbacObject, Observation } from "./observe.ts";
-import { FIELD_MANAGER } from "./options.ts";
 import { isRefusal, refusalProblem } from "./refusals.ts";
 import type { Problem } from "./status.ts";
 
@@ -53,13 +51,12 @@ export async function recordLastGood(
   lastGood: LastGood,
   problems: Problem[],
 ): Promise<void> {
-  const opts = { fieldManager: FIELD_MANAGER, force: true };
   const live = new Map(obs.lastGoodShards.map((s) => [s.metadata.name ?? "", s]));
   try {
     for (const shard of lastGood.shards) {
-      await applyIfChanged(ctx.client, Secret, shard, live.get(shard.metadata.name ?? ""), opts);
+      await ctx.apply(Secret, shard, live.get(shard.metadata.name ?? ""));
     }
-    const applied = await applyIfChanged(ctx.client, Secret, lastGood.secret, obs.lastGood, opts);
+    const applied = await ctx.apply(Secret, lastGood.secret, obs.lastGood);
     if (applied.applied) {
       const id = lastGood.secret.metadata.annotations?.[GENERATION_ANNOTATION] ?? "";
       ctx.recorder.event(
@@ -112,7 +109,6 @@ export async function act(
   config: ConfigObjects,
 ): Promise<Problem | undefined> {
   const namespace = p.metadata.namespace ?? "";
-  const opts = { fieldManager: FIELD_MANAGER, force: true };
   const ownedLive = (kind: string, name: string) => obs.owned.get(`${kind}/${name}`) as never;
   /** Runs one write; a refusal becomes a problem (and false), anything else is thrown. */
   const attempt = async (obj: KubeObject, write: () => Promise<unknown>, reason?: string) => {
@@ -128,9 +124,7 @@ export async function act(
 
   if (p.spec.serviceAccountName === undefined) {
     const sa = serviceAccount(p);
-    await attempt(sa, () =>
-      applyIfChanged(ctx.client, ServiceAccount, sa, ownedLive("ServiceAccount", serverName(p)), opts),
-    );
+    await attempt(sa, () => ctx.apply(ServiceAccount, sa, ownedLive("ServiceAccount", serverName(p))));
   }
 
   // RBAC: exactly the namespaces the monitors look in; kept as is when the selection is unknown.
@@ -144,9 +138,7 @@ export async function act(
     for (const o of rbac.owned) {
       wanted.add(`${o.kind}/${o.metadata.name}`);
       const kind = (o.kind === "Role" ? Role : RoleBinding) as Kind;
-      await attempt(o, () =>
-        applyIfChanged(ctx.client, kind, o, ownedLive(o.kind ?? "", o.metadata.name ?? ""), opts),
-      );
+      await attempt(o, () => ctx.apply(kind, o, ownedLive(o.kind ?? "", o.metadata.name ?? "")));
     }
     for (const kind of ["Role", "RoleBinding"]) {
       const live = obs.owned.get(`${kind}/${serverName(p)}`);
@@ -156,9 +148,7 @@ export async function act(
     const foreignKey = (o: KubeObject) => `${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`;
     const liveForeign = new Map(obs.foreign.map((o) => [foreignKey(o), o]));
     for (const o of rbac.foreign) {
-      await attempt(o, () =>
-        applyIfChanged(ctx.client, rbacKind(o), o, liveForeign.get(foreignKey(o)), opts),
-      );
+      await attempt(o, () => ctx.apply(rbacKind(o), o, liveForeign.get(foreignKey(o))));
       liveForeign.delete(foreignKey(o));
     }
     await deleteAll(ctx, [...liveForeign.values()]);
@@ -172,9 +162,7 @@ export async function act(
   const liveShards = new Map(obs.ruleShards.map((s) => [s.metadata.name ?? "", s]));
   for (const shard of config.shards ?? []) {
     const name = shard.metadata.name ?? "";
-    const ok = await attempt(shard, () =>
-      applyIfChanged(ctx.client, Secret, shard, liveShards.get(name), opts),
-    );
+    const ok = await attempt(shard, () => ctx.apply(Secret, shard, liveShards.get(name)));
     if (!ok) refused ??= problems.at(-1);
   }
   const secret = config.secret;
@@ -182,7 +170,7 @@ export async function act(
     const before = obs.configSecret;
     let applied = { applied: false };
     const ok = await attempt(secret, async () => {
-      applied = await applyIfChanged(ctx.client, Secret, secret, before, opts);
+      applied = await ctx.apply(Secret, secret, before);
     });
     if (!ok) refused ??= problems.at(-1);
     if (applied.applied && before !== undefined) {
@@ -201,7 +189,7 @@ export async function act(
     // once instead of at its next periodic sync, so the reloader sees it within seconds (once per change and pod).
     const hash = secret.metadata.annotations?.[CONFIG_HASH_ANNOTATION] ?? "";
     await annotatePods(ctx.client, obs.serverPods, CONFIG_HASH_ANNOTATION, hash, {
-      fieldManager: FIELD_MANAGER,
+      fieldManager: ctx.fieldManager,
     });
   }
 
@@ -233,9 +221,7 @@ export async function act(
   }
 
   for (const svc of [governingService(p), clientService(p)]) {
-    await attempt(svc, () =>
-      applyIfChanged(ctx.client, Service, svc, ownedLive("Service", svc.metadata.name ?? ""), opts),
-    );
+    await attempt(svc, () => ctx.apply(Service, svc, ownedLive("Service", svc.metadata.name ?? "")));
   }
 
   const live = obs.statefulSet;
@@ -250,12 +236,12 @@ export async function act(
     });
   }
   const sts = statefulSet(p, settings, config.slots, liveSize ?? wantSize);
-  await attempt(sts, () => applyIfChanged(ctx.client, StatefulSet, sts, live, opts), "StatefulSetRefused");
+  await attempt(sts, () => ctx.apply(StatefulSet, sts, live), "StatefulSetRefused");
 
   const pdb = podDisruptionBudget(p);
   const livePdb = ownedLive("PodDisruptionBudget", serverName(p)) as KubeObject | undefined;
   if (pdb !== undefined) {
-    await attempt(pdb, () => applyIfChanged(ctx.client, PodDisruptionBudget, pdb, livePdb as never, opts));
+    await attempt(pdb, () => ctx.apply(PodDisruptionBudget, pdb, livePdb as never));
   } else if (livePdb !== undefined) {
     await ctx.client
       .delete(PodDisruptionBudget, serverName(p), namespace, { signal: ctx.signal })

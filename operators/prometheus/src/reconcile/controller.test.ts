@@ -28,6 +28,7 @@ import {
   CONFIG_KEY,
   RBAC_FINALIZER,
 } from "../desired/objects.ts";
+import { prometheusController } from "./controller.ts";
 import { PrometheusOperatorMetrics } from "./metrics.ts";
 import { ControllerState } from "./options.ts";
 import { reconcilePrometheus } from "./reconcile.ts";
@@ -132,6 +133,13 @@ const serverPod = (): KubeObject =>
     spec: { containers: [{ name: "prometheus", image: "x" }] },
     status: { podIP: "10.0.0.7", conditions: [{ type: "Ready", status: "True" }] },
   }) as KubeObject;
+
+describe("prometheusController", () => {
+  it("applies as capstan-prometheus-operator, the name in users' managedFields since the first release", () => {
+    const c = prometheusController({ metrics: new PrometheusOperatorMetrics(new Registry()) });
+    expect(c.fieldManager).toBe("capstan-prometheus-operator");
+  });
+});
 
 describe("reconcilePrometheus", () => {
   it("first run creates the server's objects and statuses; the second run writes nothing", async () => {

@@ -92,6 +92,8 @@ export function prometheusController(options: PrometheusControllerOptions): Cont
   return controller({
     name: "prometheus",
     for: PrometheusKind,
+    // The field manager of every object the operator applies (in users' managedFields: never renamed).
+    fieldManager: "capstan-prometheus-operator",
     owns: [
       StatefulSet,
       Service,

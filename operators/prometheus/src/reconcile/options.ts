@@ -1,15 +1,11 @@
 // What the Prometheus controller is given and keeps: its options (the reloader image, the clients that ask the pods,
-// the metrics), the state it keeps across reconciles, and the constants every step of a reconcile shares (the field
-// manager of its writes, when to look again).
+// the metrics), the state it keeps across reconciles, and when to look again.
 import type { ReconcileRequest } from "@capstan/core";
 import { MonitorStatusMemo } from "./binding-reports.ts";
 import type { Interest } from "./interest.ts";
 import type { PrometheusOperatorMetrics } from "./metrics.ts";
 import { ReferencedObjects } from "./referenced.ts";
 import type { PodLogClient, ReloaderStateClient, RuntimeInfoClient } from "./reload.ts";
-
-/** The field manager of every object the operator applies. */
-export const FIELD_MANAGER = "capstan-prometheus-operator";
 
 /** When to look again (milliseconds). */
 export const REQUEUE = {

@@ -4,6 +4,7 @@
 
 import { type KubeObject, PersistentVolumeClaim, Pod, Secret } from "@capstan/core";
 import { reconcileOnce } from "@capstan/core/testing";
+import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { VaultClusterKind } from "../api/vault-cluster.ts";
 import { STATE_LABEL, tlsHosts } from "../desired/names.ts";
@@ -16,7 +17,16 @@ import {
 } from "../desired/objects.ts";
 import { certificateInfo, issueServerCertificate } from "../desired/tls.ts";
 import { VaultError } from "../vault/vault-client.ts";
-import { cluster, keysSecretWithToken, podObjects, reconcile } from "./test-fixture.ts";
+import { vaultClusterController } from "./controller.ts";
+import { VaultOperatorMetrics } from "./metrics.ts";
+import { cluster, keysSecretWithToken, noKeys, podObjects, reconcile } from "./test-fixture.ts";
+
+describe("vaultClusterController", () => {
+  it("applies as capstan-vault-operator, the name in users' managedFields since the first release", () => {
+    const c = vaultClusterController({ metrics: new VaultOperatorMetrics(new Registry()), keys: noKeys() });
+    expect(c.fieldManager).toBe("capstan-vault-operator");
+  });
+});
 
 describe("reconcileVaultCluster", () => {
   it("first reconcile: TLS Secrets, Services, ConfigMap, then pod 0 and its claim", async () => {

@@ -3,7 +3,6 @@
 import {
   annotatePods,
   applyClaimRetention,
-  applyIfChanged,
   type CacheSelector,
   ConfigMap,
   type Controller,
@@ -79,9 +78,6 @@ import { DEFAULT_OPERATOR_IMAGE, reconcileRestore, restoring } from "./restore.t
 import { podState, statusOf } from "./status.ts";
 import { ensureTls, servedTlsSecrets, TLS_SWITCHING, type TlsState, tlsSwitchStatus } from "./tls.ts";
 
-/** The field manager of every object the operator applies. */
-export const FIELD_MANAGER = "capstan-vault-operator";
-
 /** When to look again (milliseconds). */
 export const REQUEUE = {
   /** After a step: soon, to take the next one. */
@@ -134,6 +130,8 @@ export function vaultClusterController(options: VaultClusterControllerOptions): 
   return controller({
     name: "vaultcluster",
     for: VaultClusterKind,
+    // The field manager of every object the operator applies (in users' managedFields: never renamed).
+    fieldManager: "capstan-vault-operator",
     owns: [Pod, Service, PodDisruptionBudget, ConfigMap, ServiceAccount, Role, RoleBinding],
     // Claims kept when the cluster is deleted (storage.whenDeleted Retain) have no owner reference: their events
     // reach the cluster their instance label names (owned ones carry it too).
@@ -248,16 +246,8 @@ export async function reconcileVaultCluster(
     if (!restoring(cluster, obs)) await recordClusterID(ctx, cluster, obs);
     const voters =
       "servers" in obs.observed.raft ? obs.observed.raft.servers.filter((s) => s.voter).length : 0;
-    await applyIfChanged(
-      ctx.client,
-      PodDisruptionBudget,
-      podDisruptionBudget(cluster, voters),
-      await ctx.cache.get(PodDisruptionBudget, name, namespace),
-      {
-        fieldManager: FIELD_MANAGER,
-        force: true,
-      },
-    );
+    const pdb = podDisruptionBudget(cluster, voters);
+    await ctx.apply(PodDisruptionBudget, pdb, await ctx.cache.get(PodDisruptionBudget, name, namespace));
   }
   recordMetrics(options.metrics, cluster, obs);
 
@@ -351,7 +341,9 @@ export async function reconcileVaultCluster(
         step.type === "Unseal"
           ? unsealJudged(cluster, obs, step.pod, { error: { status: err.status, errors: err.errors } })
           : undefined;
-      // Vault refused or did not answer: not a bug, so no backoff storm; report it and look again shortly.
+      // Vault refused or did not answer: not a bug, so no backoff storm; report it and look again shortly. Caught
+      // here, not by an error policy: the reconcile goes on to write the status of what it just observed (and keys
+      // Vault refuses are judged Degraded from it), and to end a recovery handed back.
       const message = `${step.message}: Vault answered: ${err.message}`;
       if (judged === undefined) {
         ctx.log.warn({ step: step.type, err: err.message }, "Vault step failed; will retry");
@@ -440,7 +432,6 @@ function unsealJudged(
  */
 async function applyFixedObjects(ctx: ReconcileContext, cluster: VaultCluster): Promise<string | undefined> {
   const { namespace } = clusterRef(cluster);
-  const apply = { fieldManager: FIELD_MANAGER, force: true };
   const uid = cluster.metadata.uid;
   const pods = (await ctx.cache.list(Pod, { namespace, labels: selectorLabels(cluster) })).filter(
     (p: PodObject) =>
@@ -449,12 +440,10 @@ async function applyFixedObjects(ctx: ReconcileContext, cluster: VaultCluster): 
   let refused: string | undefined;
   try {
     const sa = serviceAccount(cluster);
-    await applyIfChanged(
-      ctx.client,
+    await ctx.apply(
       ServiceAccount,
       sa,
       await ctx.cache.get(ServiceAccount, sa.metadata.name ?? "", namespace),
-      apply,
     );
     const role = registrationRole(
       cluster,
@@ -463,20 +452,12 @@ async function applyFixedObjects(ctx: ReconcileContext, cluster: VaultCluster): 
         pods.map((p) => p.metadata.name ?? ""),
       ),
     );
-    await applyIfChanged(
-      ctx.client,
-      Role,
-      role,
-      await ctx.cache.get(Role, role.metadata.name ?? "", namespace),
-      apply,
-    );
+    await ctx.apply(Role, role, await ctx.cache.get(Role, role.metadata.name ?? "", namespace));
     const binding = registrationRoleBinding(cluster);
-    await applyIfChanged(
-      ctx.client,
+    await ctx.apply(
       RoleBinding,
       binding,
       await ctx.cache.get(RoleBinding, binding.metadata.name ?? "", namespace),
-      apply,
     );
   } catch (err) {
     // Refused, not failed: RBAC (the operator's own grants lag its version) or an admission policy. Anything else
@@ -493,13 +474,7 @@ async function applyFixedObjects(ctx: ReconcileContext, cluster: VaultCluster): 
     ctx.recorder.event(cluster, "Normal", "ActiveServiceFollowsVault", "ApplyService", message);
   }
   for (const svc of [internalService(cluster), clientService(cluster), activeService(cluster, by)]) {
-    await applyIfChanged(
-      ctx.client,
-      Service,
-      svc,
-      await ctx.cache.get(Service, svc.metadata.name ?? "", namespace),
-      apply,
-    );
+    await ctx.apply(Service, svc, await ctx.cache.get(Service, svc.metadata.name ?? "", namespace));
   }
   let cm: ReturnType<typeof configMap> | undefined;
   try {
@@ -508,13 +483,7 @@ async function applyFixedObjects(ctx: ReconcileContext, cluster: VaultCluster): 
     cm = undefined; // an operator-owned key in spec.config: the planner reports it as Degraded
   }
   if (cm !== undefined) {
-    await applyIfChanged(
-      ctx.client,
-      ConfigMap,
-      cm,
-      await ctx.cache.get(ConfigMap, cm.metadata.name ?? "", namespace),
-      apply,
-    );
+    await ctx.apply(ConfigMap, cm, await ctx.cache.get(ConfigMap, cm.metadata.name ?? "", namespace));
   }
   return refused;
 }

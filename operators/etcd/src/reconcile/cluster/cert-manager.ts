@@ -5,17 +5,8 @@
 //
 // Plain reads and writes through the client, no informer: an informer on cert-manager's kinds would never sync in a
 // cluster without cert-manager (its CRD missing), and would hold up the operator even when no cluster uses it. A
-// reconcile waiting for cert-manager looks again after REQUEUE.waiting.
-import {
-  type ApiError,
-  applyIfChanged,
-  type Client,
-  isApiError,
-  isNotFound,
-  parseGoDuration,
-  Secret,
-  secretData,
-} from "@capstan/core";
+// reconcile waiting for cert-manager looks again shortly (the controller's waiting requeue).
+import { type ApiError, isApiError, isNotFound, parseGoDuration, Secret, secretData } from "@capstan/core";
 import type { EtcdCluster } from "../../api/etcd-cluster.ts";
 import {
   type Certificate,
@@ -30,10 +21,13 @@ import {
 import { CLUSTER_LABEL, clusterRef, MEMBER_LABEL } from "../../desired/names.ts";
 import { CERTIFICATES_ANNOTATION, clientTLS, operatorClientSecretName } from "../../desired/tls.ts";
 import type { EtcdClientTLS } from "../../etcd/etcd-client.ts";
-import { type CertificateInUse, type ClusterTLS, shortFingerprint, type TLSProblem } from "./tls-types.ts";
-
-/** The field manager of the operator's server-side applies (as the controller's). */
-const FIELD_MANAGER = "capstan-etcd-operator";
+import {
+  type CertificateInUse,
+  type ClusterTLS,
+  shortFingerprint,
+  type TLSContext,
+  type TLSProblem,
+} from "./tls-types.ts";
 
 /** A Certificate whose Secret is not issued yet: the member (or the operator's client) waits for it. */
 export interface CertificateWait {
@@ -91,11 +85,11 @@ function issued(data: Record<string, string>): EtcdClientTLS | undefined {
  * issued yet (nothing can be asked of etcd without it).
  */
 export async function prepareCertManagerTLS(
-  client: Client,
+  ctx: TLSContext,
   cluster: EtcdCluster,
   userSecrets: ReadonlyMap<string, Record<string, string>>,
-  signal?: AbortSignal,
 ): Promise<ClusterTLS | TLSProblem> {
+  const { client, signal } = ctx;
   const { name, namespace } = clusterRef(cluster);
   const call = signal === undefined ? {} : { signal };
   const events: { reason: string; message: string }[] = [];
@@ -133,10 +127,7 @@ export async function prepareCertManagerTLS(
     const before = live.get(certName);
     let current = before;
     try {
-      const result = await applyIfChanged(client, CertificateKind, certificate, before, {
-        fieldManager: FIELD_MANAGER,
-        force: true,
-      });
+      const result = await ctx.apply(CertificateKind, certificate, before);
       current = result.object;
       if (result.applied) {
         live.set(certName, current);

@@ -4,7 +4,6 @@ import {
   annotatePods,
   annotationsChanged,
   applyClaimRetention,
-  applyIfChanged,
   type CacheSelector,
   Controller,
   type ControllerOptions,
@@ -50,9 +49,6 @@ import { judgeClusterCertificates, withCertificatesCondition } from "./certifica
 import { defaultEtcdClient, type EtcdClientFactory, type Observation, observe } from "./observe.ts";
 import { statusOf } from "./status.ts";
 import { type ClusterTLS, isTLSProblem, prepareTLS, rotateCA, type TLSProblem } from "./tls.ts";
-
-/** The field manager of every object the operator applies. */
-export const FIELD_MANAGER = "capstan-etcd-operator";
 
 /** When to look again, by what the reconcile found (milliseconds). */
 export const REQUEUE = {
@@ -143,6 +139,8 @@ export function etcdClusterController(options: EtcdClusterControllerOptions): Co
     {
       name: "etcdcluster",
       for: EtcdClusterKind,
+      // The field manager of every object the operator applies (in users' managedFields: never renamed).
+      fieldManager: "capstan-etcd-operator",
       owns: [Pod, Service, PodDisruptionBudget, Job, NetworkPolicy],
       watches: [
         // Members' claims kept when the cluster is deleted (storage.whenDeleted Retain) have no owner reference:
@@ -184,7 +182,7 @@ export async function reconcileEtcdCluster(
   await applyNetworkPolicy(ctx, cluster, options.operatorPods);
 
   // Certificates first: the operator's client certificate is needed to observe a TLS cluster.
-  const tls = await prepareTLS(ctx.client, cluster, new Date(), signal);
+  const tls = await prepareTLS(ctx, cluster, new Date());
   const clientTLS = isTLSProblem(tls) ? undefined : tls.client;
   // The root password (spec.auth), read (or its Secret made) before etcd is asked anything.
   const auth = await prepareAuth(ctx.client, cluster, { create: true, signal });
@@ -291,7 +289,8 @@ export async function reconcileEtcdCluster(
     } catch (err) {
       if (!(err instanceof EtcdError)) throw err;
       // etcd refused or did not answer (e.g. "unhealthy cluster" right after a member started, a learner not
-      // yet in sync): not a bug, so no backoff storm; report it and look again shortly.
+      // yet in sync): not a bug, so no backoff storm; report it and look again shortly. Caught here, not by an error
+      // policy: the reconcile goes on to write the status (members, conditions) of what it just observed.
       const message = `${step.message}: etcd answered: ${err.message}`;
       ctx.log.warn({ step: step.type, err: err.message }, "etcd step failed; will retry");
       ctx.recorder.event(cluster, "Warning", `${step.type}Failed`, step.type, message);
@@ -370,7 +369,7 @@ async function refreshCertificates(
   ]);
   for (const [member, pod] of obs.pods) {
     const value = await tls.ensureMember(member);
-    await annotatePods(ctx.client, [pod], CERTIFICATES_ANNOTATION, value, { fieldManager: FIELD_MANAGER });
+    await annotatePods(ctx.client, [pod], CERTIFICATES_ANNOTATION, value, { fieldManager: ctx.fieldManager });
   }
   await tls.forgetMembersExcept(members);
   for (const { reason, message } of tls.issued.splice(0)) {
@@ -398,17 +397,14 @@ async function applyNetworkPolicy(
     }
     return;
   }
-  const apply = { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal };
-  await applyIfChanged(ctx.client, NetworkPolicy, networkPolicy(cluster, operatorPods), live, apply);
+  await ctx.apply(NetworkPolicy, networkPolicy(cluster, operatorPods), live);
 }
 
 /** The peer and client Services; no request when they already match. */
 async function applyServices(ctx: ReconcileContext, cluster: EtcdCluster): Promise<void> {
   const { namespace } = clusterRef(cluster);
-  const apply = { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal };
   for (const svc of [peerService(cluster), clientService(cluster)]) {
-    const live = await ctx.cache.get(Service, svc.metadata.name ?? "", namespace);
-    await applyIfChanged(ctx.client, Service, svc, live, apply);
+    await ctx.apply(Service, svc, await ctx.cache.get(Service, svc.metadata.name ?? "", namespace));
   }
 }
 
@@ -419,10 +415,12 @@ async function applyDisruptionBudget(
   voters: number,
 ): Promise<void> {
   const { namespace } = clusterRef(cluster);
-  const apply = { fieldManager: FIELD_MANAGER, force: true, signal: ctx.signal };
   const pdb = podDisruptionBudget(cluster, voters);
-  const live = await ctx.cache.get(PodDisruptionBudget, pdb.metadata.name ?? "", namespace);
-  await applyIfChanged(ctx.client, PodDisruptionBudget, pdb, live, apply);
+  await ctx.apply(
+    PodDisruptionBudget,
+    pdb,
+    await ctx.cache.get(PodDisruptionBudget, pdb.metadata.name ?? "", namespace),
+  );
 }
 
 /** Voting members that exist: etcd's list, or (when etcd does not answer) the ones status last saw. */

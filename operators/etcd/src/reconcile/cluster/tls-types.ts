@@ -1,9 +1,17 @@
 // What the TLS modules share (tls.ts, cert-manager.ts, auth.ts, certificate-expiry.ts): the TLS of one cluster for one
 // reconcile, the certificates in use, why TLS is not in place, and a certificate's short fingerprint (a Secret's
 // values as text are core's secretData). A leaf module, so those modules never import one another for them.
-import { type CertificatePair, certificateInfo, type SecretObject } from "@capstan/core";
+import {
+  type CertificatePair,
+  certificateInfo,
+  type ReconcileContext,
+  type SecretObject,
+} from "@capstan/core";
 import type { TLSSource } from "../../desired/tls.ts";
 import type { EtcdClientTLS } from "../../etcd/etcd-client.ts";
+
+/** What preparing TLS uses of the reconcile: its client, its server-side apply (cert-manager's kinds) and signal. */
+export type TLSContext = Pick<ReconcileContext, "client" | "apply" | "signal">;
 
 /** TLS of one cluster for one reconcile. */
 export interface ClusterTLS {

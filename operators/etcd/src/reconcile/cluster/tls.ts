@@ -62,6 +62,7 @@ import {
   type CertificateInUse,
   type ClusterTLS,
   shortFingerprint,
+  type TLSContext,
   type TLSProblem,
 } from "./tls-types.ts";
 
@@ -91,11 +92,11 @@ const REQUIRED_KEYS = ["ca.crt", "tls.crt", "tls.key"];
 
 /** Reads, issues and renews what the cluster's spec.tls asks for; a problem with a user's Secret is returned. */
 export async function prepareTLS(
-  client: Client,
+  ctx: TLSContext,
   cluster: EtcdCluster,
   now: Date,
-  signal?: AbortSignal,
 ): Promise<ClusterTLS | TLSProblem> {
+  const { client, signal } = ctx;
   const peer = peerTLS(cluster);
   const clientSource = clientTLS(cluster);
   if (peer === undefined && clientSource === undefined) return NO_TLS;
@@ -138,7 +139,7 @@ export async function prepareTLS(
     });
   }
   if (usesCertManager(cluster)) {
-    const tls = await prepareCertManagerTLS(client, cluster, userSecrets, signal);
+    const tls = await prepareCertManagerTLS(ctx, cluster, userSecrets);
     if (isTLSProblem(tls)) return tls;
     return { ...tls, inUse: () => [...userInUse.values(), ...tls.inUse()] };
   }

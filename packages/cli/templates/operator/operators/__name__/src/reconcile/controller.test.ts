@@ -5,10 +5,16 @@ import { reconcileOnce } from "@capstan/testing";
 import { describe, expect, it } from "vitest";
 import { __Kind__Kind } from "../api/__kind__.ts";
 import { sample } from "../api/sample.ts";
-import { reconcile__Kind__ } from "./controller.ts";
+import { __kind__Controller, reconcile__Kind__ } from "./controller.ts";
 
 const run = (objects: KubeObject[]) =>
   reconcileOnce(reconcile__Kind__, { kinds: [__Kind__Kind], objects, request: sample });
+
+describe("__kind__Controller", () => {
+  it("applies as capstan-__name__-operator (the name in managedFields: never rename it)", () => {
+    expect(__kind__Controller().fieldManager).toBe("capstan-__name__-operator");
+  });
+});
 
 describe("reconcile__Kind__", () => {
   it("creates the ConfigMap and reports it; then the steady state writes nothing", async () => {

@@ -1,7 +1,6 @@
 // The __Kind__ controller: observe (the cache), plan (pure), act (one step), report (status and Events). A
 // steady-state reconcile writes nothing to the API server.
 import {
-  applyIfChanged,
   type CacheSelector,
   type Condition,
   ConfigMap,
@@ -21,9 +20,6 @@ import { type __Kind__, __Kind__Kind } from "../api/__kind__.ts";
 import { configMapName, desiredConfigMap, MANAGED_BY } from "../desired/config-map.ts";
 import { planNext, type Step } from "../plan/plan.ts";
 
-/** The field manager of the operator's server-side applies. */
-export const FIELD_MANAGER = "capstan-__name__-operator";
-
 /** Only the ConfigMaps the operator created are cached, not every one in the cluster. */
 export function __kind__CacheSelectors(): CacheSelector[] {
   return managedBySelectors(MANAGED_BY, [ConfigMap]);
@@ -34,6 +30,8 @@ export function __kind__Controller(options: { maxConcurrentReconciles?: number }
   return controller({
     name: "__kind__",
     for: __Kind__Kind,
+    // The field manager of ctx.apply, recorded in the managedFields of what the operator applies: never rename it.
+    fieldManager: "capstan-__name__-operator",
     owns: [ConfigMap],
     predicates: [generationChanged()],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 4,
@@ -55,7 +53,7 @@ export async function reconcile__Kind__(
   const step = planNext({ paused: obj.spec.paused === true, desired, live, foreign });
 
   if (step.type === "ApplyConfigMap") {
-    await applyIfChanged(ctx.client, ConfigMap, desired, live, { fieldManager: FIELD_MANAGER, force: true });
+    await ctx.apply(ConfigMap, desired, live);
     ctx.recorder.event(obj, "Normal", step.reason, "ApplyConfigMap", step.message);
   } else if (step.type === "Degraded" && conditionOf(obj, "Degraded")?.reason !== step.reason) {
     ctx.recorder.event(obj, "Warning", step.reason, "Reconcile", step.message);
