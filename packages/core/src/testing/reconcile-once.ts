@@ -9,7 +9,11 @@ import { InformerFactory } from "../cache/informer-factory.ts";
 import type { ClientOptions } from "../client/client.ts";
 import type { ReconcileRequest, Reconciler, Result } from "../controller/controller.ts";
 import { applyErrorPolicy, type ErrorPolicy } from "../controller/error-policy.ts";
-import { type ReconcileContext, reconcileContext } from "../controller/reconcile-context.ts";
+import {
+  checkFieldManager,
+  type ReconcileContext,
+  reconcileContext,
+} from "../controller/reconcile-context.ts";
 import { EventRecorder } from "../helpers/event-recorder.ts";
 import { type Logger, silentLogger } from "../util/logger.ts";
 import { collectionPath, FakeApiServer, type RecordedRequest, WRITE_VERBS } from "./fake-api-server.ts";
@@ -168,6 +172,7 @@ export async function reconcileOnce(
   reconciler: Reconciler,
   options: ReconcileOnceOptions,
 ): Promise<ReconcileRun> {
+  checkFieldManager("reconcile-once", options.fieldManager);
   const server = options.server ?? new FakeApiServer();
   const ownServer = options.server === undefined;
   server.register(...(options.kinds ?? []));
