@@ -191,6 +191,9 @@ function printTable(runs: PeerRun[]): void {
     ["loaded: peak RSS (MiB)", (r) => r.loaded.peakRssMiB, 0],
     ["loaded: heap used (MiB)", (r) => r.loaded.heapUsedMiB, 1],
     ["loaded: CPU (s per minute)", (r) => r.loaded.cpuSecondsPerMinute, 2],
+    // The machine's 1-minute load average (median of the window): other work on the node moves every figure above.
+    ["idle: load average (1 min)", (r) => r.idle.loadAverage, 1],
+    ["loaded: load average (1 min)", (r) => r.loaded.loadAverage, 1],
   ];
   const width = Math.max(...rows.map((r) => r[0].length));
   console.log(`\n${"".padEnd(width)}  ${runs.map((r) => r.peer.padStart(22)).join("  ")}`);
