@@ -126,9 +126,13 @@ export async function reconcilePrometheus(
       podMonitors: first.podMonitors.map((m) => m.object),
     });
     const values = await state.referenced.readKeys(key, ctx.client, ctx.cache, refs, ctx.signal);
-    selection = selectMonitors(p, obs.namespaces, obs.monitors, obs.services, obs.pods, {
-      keyExists: (r) => values.has(keyId(r)),
-    });
+    // Every key read exists (the usual case): the first selection stands, as a second with keyExists would give
+    // the same. Else select again, leaving out each monitor whose key is missing (named on its status).
+    selection = refs.every((r) => values.has(keyId(r)))
+      ? first
+      : selectMonitors(p, obs.namespaces, obs.monitors, obs.services, obs.pods, {
+          keyExists: (r) => values.has(keyId(r)),
+        });
     const config = renderConfig(p, selection);
     configHash = config.hash;
     const assets: Record<string, string> = {};
