@@ -1,7 +1,9 @@
 // Tests of customResourceDefinition: the exact object (and so key order, which capstan crd's YAML follows) with
 // and without the optional parts, and that the CRD never shares the caller's schema or columns.
+
+import * as Type from "typebox/type";
 import { describe, expect, it } from "vitest";
-import { customResourceDefinition } from "./crd.ts";
+import { canonicalSchema, customResourceDefinition, SCHEMA_KEY_ORDER } from "./crd.ts";
 import { defineKind } from "./kinds.ts";
 
 const Widget = defineKind({
@@ -112,5 +114,73 @@ describe("customResourceDefinition", () => {
     version?.additionalPrinterColumns?.pop();
     expect(schema.type).toBe("object");
     expect(columns).toHaveLength(1);
+  });
+});
+
+describe("canonicalSchema", () => {
+  const rules = [{ rule: "self.a != ''", message: "a must not be empty" }];
+  const built = Type.Object(
+    {
+      b: Type.Optional(Type.Integer({ description: "B.", minimum: 0, format: "int64" })),
+      a: Type.String({ maxLength: 3, description: "A." }),
+      list: Type.Array(Type.String(), { description: "L.", maxItems: 2 }),
+    },
+    { description: "Obj.", "x-kubernetes-validations": rules },
+  );
+
+  it("writes a TypeBox object's keys as a hand-written schema has them: what it is, its rules, then its fields", () => {
+    // TypeBox puts `required` and `properties` before the options (description, rules) it is given.
+    expect(Object.keys(built)).toEqual([
+      "type",
+      "required",
+      "properties",
+      "description",
+      "x-kubernetes-validations",
+    ]);
+    const out = canonicalSchema(built);
+    expect(JSON.stringify(out)).toBe(
+      JSON.stringify({
+        type: "object",
+        description: "Obj.",
+        required: ["a", "list"],
+        "x-kubernetes-validations": rules,
+        properties: {
+          b: { type: "integer", description: "B.", format: "int64", minimum: 0 },
+          a: { type: "string", description: "A.", maxLength: 3 },
+          list: { type: "array", description: "L.", maxItems: 2, items: { type: "string" } },
+        },
+      }),
+    );
+  });
+
+  it("is the same schema: every key and value kept, fields in their order, required in the fields' order", () => {
+    const hand = {
+      properties: { z: { type: "string" }, y: { anyOf: [{ type: "integer" }, { type: "string" }] } },
+      required: ["y", "z"],
+      type: "object",
+      additionalProperties: false,
+      "x-custom": 1,
+    };
+    const out = canonicalSchema(hand);
+    expect(out).toEqual({ ...hand, required: ["z", "y"] });
+    expect(Object.keys(out)).toEqual(["type", "required", "properties", "additionalProperties", "x-custom"]);
+    expect(Object.keys(out.properties as object)).toEqual(["z", "y"]);
+    expect(out.properties).not.toBe(hand.properties);
+  });
+
+  it("shares nothing with its input, and keeps TypeBox's hidden markers out", () => {
+    const out = canonicalSchema(built);
+    for (const rule of out["x-kubernetes-validations"] as { rule: string }[]) rule.rule = "changed";
+    expect(rules).toEqual([{ rule: "self.a != ''", message: "a must not be empty" }]);
+    const b = (out.properties as Record<string, object>).b as object;
+    expect(Object.getOwnPropertyNames(b)).toEqual(Object.keys(b));
+  });
+
+  it("is what customResourceDefinition stores, and lists every key Kubernetes' structural schemas use once", () => {
+    const crd = customResourceDefinition({ kind: Widget, singular: "widget", schema: built });
+    expect(JSON.stringify(crd.spec.versions[0]?.schema?.openAPIV3Schema)).toBe(
+      JSON.stringify(canonicalSchema(built)),
+    );
+    expect(new Set(SCHEMA_KEY_ORDER).size).toBe(SCHEMA_KEY_ORDER.length);
   });
 });

@@ -1,6 +1,8 @@
 // Tests of the shared CRD schema fragments: the patterns against values the API server accepts and refuses,
 // and the fragments' exact shape (the generated CRD YAML of every operator depends on it).
-import { describe, expect, it } from "vitest";
+import * as Type from "typebox/type";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { Condition } from "../helpers/conditions.ts";
 import {
   conditionSchema,
   conditionsSchema,
@@ -8,12 +10,15 @@ import {
   goDurationSchema,
   parseGoDuration,
   passThroughObjectSchema,
+  podPlacementProperties,
   QUANTITY_PATTERN,
   quantitySchema,
+  type ResourceQuantities,
   resourcesSchema,
   STORAGE_SIZE_PATTERN,
   storageSizeBytes,
   stringMapSchema,
+  type Toleration,
 } from "./schema.ts";
 
 describe("patterns", () => {
@@ -92,19 +97,33 @@ describe("fragments", () => {
       "x-kubernetes-list-type": "map",
       "x-kubernetes-list-map-keys": ["type"],
     });
-    expect(conditionSchema.required).toEqual(["type", "status", "reason", "message", "lastTransitionTime"]);
+    expect((conditionSchema as { required?: unknown }).required).toEqual([
+      "type",
+      "status",
+      "reason",
+      "message",
+      "lastTransitionTime",
+    ]);
   });
 
-  it("keeps the key order the generated YAML is written in", () => {
-    expect(Object.keys(resourcesSchema("R."))).toEqual(["type", "description", "properties"]);
-    expect(Object.keys(stringMapSchema("M."))).toEqual(["type", "additionalProperties", "description"]);
-    expect(Object.keys(conditionsSchema("C."))).toEqual([
-      "type",
-      "description",
-      "items",
-      "x-kubernetes-list-type",
-      "x-kubernetes-list-map-keys",
-    ]);
+  it("types what a TypeBox object built from them holds", () => {
+    const schema = Type.Object({
+      resources: Type.Optional(resourcesSchema("R.")),
+      conditions: conditionsSchema("C."),
+      timeout: goDurationSchema("T.", "5s"),
+      ...podPlacementProperties(),
+    });
+    expectTypeOf<Type.Static<typeof schema>>().toEqualTypeOf<{
+      resources?: ResourceQuantities;
+      conditions: Condition[];
+      timeout: string;
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+      affinity?: Record<string, unknown>;
+      tolerations?: Toleration[];
+      nodeSelector?: Record<string, string>;
+    }>();
+    expect(schema.required).toEqual(["conditions", "timeout"]);
   });
 });
 

@@ -1,7 +1,9 @@
 // CRD schema building blocks every operator's src/api/ repeats: string maps, Kubernetes quantities, compute
 // resources, pass-through core/v1 objects, status conditions (metav1.Condition) and Go durations, as
-// openAPIV3Schema fragments, with the TypeScript shapes they validate.
-import type { JSONSchemaProps } from "./kinds.ts";
+// openAPIV3Schema fragments, with the TypeScript shapes they validate. Each is a TypeBox schema (`Type.Unsafe` of
+// the exact JSON a CRD needs), so an operator's `Type.Object({...})` built from them infers the field's type.
+import * as Type from "typebox/type";
+import type { Condition } from "../helpers/conditions.ts";
 
 /** A Kubernetes resource quantity as the API server's own types accept it, e.g. "500m", "1Gi", 2. */
 export const QUANTITY_PATTERN =
@@ -57,41 +59,49 @@ export function parseGoDuration(text: string): number {
 }
 
 /** A quantity (int-or-string), as a field of `resources.limits` is. */
-export const quantitySchema: JSONSchemaProps = {
+export const quantitySchema: Type.TUnsafe<string | number> = Type.Unsafe<string | number>({
   anyOf: [{ type: "integer" }, { type: "string" }],
   pattern: QUANTITY_PATTERN,
   "x-kubernetes-int-or-string": true,
-};
+});
 
 /** A map of strings (labels, annotations, a nodeSelector). */
-export function stringMapSchema(description: string): JSONSchemaProps {
-  return { type: "object", additionalProperties: { type: "string" }, description };
+export function stringMapSchema(description: string): Type.TUnsafe<Record<string, string>> {
+  return Type.Unsafe<Record<string, string>>({
+    type: "object",
+    additionalProperties: { type: "string" },
+    description,
+  });
 }
 
 /** Compute resources of a container: `limits` and `requests`, maps of quantities. */
-export function resourcesSchema(description: string): JSONSchemaProps {
-  return {
+export function resourcesSchema(description: string): Type.TUnsafe<ResourceQuantities> {
+  return Type.Unsafe<ResourceQuantities>({
     type: "object",
     description,
     properties: {
       limits: { type: "object", additionalProperties: quantitySchema },
       requests: { type: "object", additionalProperties: quantitySchema },
     },
-  };
+  });
 }
 
 /** A core/v1 object (an Affinity, a TopologySpreadConstraint...) passed through unvalidated. */
-export function passThroughObjectSchema(description: string): JSONSchemaProps {
-  return { type: "object", description, "x-kubernetes-preserve-unknown-fields": true };
+export function passThroughObjectSchema(description: string): Type.TUnsafe<Record<string, unknown>> {
+  return Type.Unsafe<Record<string, unknown>>({
+    type: "object",
+    description,
+    "x-kubernetes-preserve-unknown-fields": true,
+  });
 }
 
 /** A Go duration string with a default, at most 32 characters. */
-export function goDurationSchema(description: string, dflt: string): JSONSchemaProps {
-  return { type: "string", description, default: dflt, maxLength: 32, pattern: GO_DURATION_PATTERN };
+export function goDurationSchema(description: string, dflt: string): Type.TString {
+  return Type.String({ description, default: dflt, maxLength: 32, pattern: GO_DURATION_PATTERN });
 }
 
 /** One metav1.Condition, with the API server's bounds. */
-export const conditionSchema: JSONSchemaProps = {
+export const conditionSchema: Type.TUnsafe<Condition> = Type.Unsafe<Condition>({
   type: "object",
   required: ["type", "status", "reason", "message", "lastTransitionTime"],
   properties: {
@@ -102,22 +112,22 @@ export const conditionSchema: JSONSchemaProps = {
     lastTransitionTime: { type: "string", format: "date-time" },
     observedGeneration: { type: "integer", format: "int64", minimum: 0 },
   },
-};
+});
 
 /** `status.conditions`: a list of conditions keyed by type (server-side apply merges them per type). */
-export function conditionsSchema(description: string): JSONSchemaProps {
-  return {
+export function conditionsSchema(description: string): Type.TUnsafe<Condition[]> {
+  return Type.Unsafe<Condition[]>({
     type: "array",
     description,
     items: conditionSchema,
     "x-kubernetes-list-type": "map",
     "x-kubernetes-list-map-keys": ["type"],
-  };
+  });
 }
 
 /** An array of core/v1 Tolerations (the fields of {@link Toleration}, with their enums). */
-export function tolerationsSchema(description: string): JSONSchemaProps {
-  return {
+export function tolerationsSchema(description: string): Type.TUnsafe<Toleration[]> {
+  return Type.Unsafe<Toleration[]>({
     type: "array",
     description,
     items: {
@@ -138,7 +148,7 @@ export function tolerationsSchema(description: string): JSONSchemaProps {
         },
       },
     },
-  };
+  });
 }
 
 /** Where and how an operand's pods are placed and labelled: the part of a `spec.podTemplate` every operator has. */
@@ -161,14 +171,27 @@ export interface PodPlacement {
 export function podPlacementProperties(
   pods = "pods",
   defaultAffinity = "one pod per node, preferred",
-): Record<string, JSONSchemaProps> {
+): PodPlacementProperties {
   return {
-    labels: stringMapSchema(`Extra labels on the ${pods}; the operator's own labels win on a clash.`),
-    annotations: stringMapSchema(`Extra annotations on the ${pods}.`),
-    affinity: passThroughObjectSchema(`A core/v1 Affinity for the ${pods} (default: ${defaultAffinity}).`),
-    tolerations: tolerationsSchema(`Tolerations of the ${pods}.`),
-    nodeSelector: stringMapSchema(`Node labels the ${pods} must match.`),
+    labels: Type.Optional(
+      stringMapSchema(`Extra labels on the ${pods}; the operator's own labels win on a clash.`),
+    ),
+    annotations: Type.Optional(stringMapSchema(`Extra annotations on the ${pods}.`)),
+    affinity: Type.Optional(
+      passThroughObjectSchema(`A core/v1 Affinity for the ${pods} (default: ${defaultAffinity}).`),
+    ),
+    tolerations: Type.Optional(tolerationsSchema(`Tolerations of the ${pods}.`)),
+    nodeSelector: Type.Optional(stringMapSchema(`Node labels the ${pods} must match.`)),
   };
+}
+
+/** The schemas {@link podPlacementProperties} returns, typed so `Type.Object({...})` infers {@link PodPlacement}. */
+export interface PodPlacementProperties {
+  labels: Type.TOptional<Type.TUnsafe<Record<string, string>>>;
+  annotations: Type.TOptional<Type.TUnsafe<Record<string, string>>>;
+  affinity: Type.TOptional<Type.TUnsafe<Record<string, unknown>>>;
+  tolerations: Type.TOptional<Type.TUnsafe<Toleration[]>>;
+  nodeSelector: Type.TOptional<Type.TUnsafe<Record<string, string>>>;
 }
 
 /** Compute resources of a container as a CRD accepts them (quantities as numbers or strings). */

@@ -1,7 +1,7 @@
 // The __Kind__ schema: what the API server will accept, checked on the schema itself (the CEL rules run on a
 // real API server in the e2e suite).
-import { describe, expect, it } from "vitest";
-import { __Kind__Kind, __kind__Crd, GROUP } from "./__kind__.ts";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { __Kind__Kind, type __Kind__Spec, __kind__Crd, GROUP } from "./__kind__.ts";
 
 /** The parts of a JSON schema node these tests read. */
 interface SchemaNode {
@@ -30,5 +30,11 @@ describe("the __Kind__ CRD", () => {
     expect(spec?.required).toEqual(["data"]);
     expect(spec?.properties?.data?.additionalProperties).toEqual({ type: "string" });
     expect(spec?.properties?.data?.["x-kubernetes-validations"]?.[0]?.rule).toContain("matches");
+  });
+
+  it("gives the TypeScript type of spec from the schema (a field the schema lacks is a type error)", () => {
+    expectTypeOf<__Kind__Spec>().toEqualTypeOf<{ data: Record<string, string>; paused?: boolean }>();
+    // @ts-expect-error: spec has no field `replicas` until the schema adds one.
+    const _replicas: __Kind__Spec["replicas"] = undefined;
   });
 });
