@@ -8,7 +8,7 @@ import { AUTOPILOT_MIN_QUORUM_RULES, vaultClusterSpecSchema } from "./vault-clus
 
 type Schema = { properties?: Record<string, Schema>; items?: Schema; [key: string]: unknown };
 type Rule = { rule: string; message: string };
-const spec = vaultClusterSpecSchema as Schema;
+const spec = vaultClusterSpecSchema as unknown as Schema;
 const rules = (s: Schema | undefined) => (s?.["x-kubernetes-validations"] ?? []) as Rule[];
 
 describe("version rule", () => {

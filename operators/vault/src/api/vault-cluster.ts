@@ -1,15 +1,16 @@
-// VaultCluster (vault.capstan.dev/v1alpha1): the kind, its openAPIV3Schema (the single source of truth) and CRD.
-// The parts live by concept beside it and are re-exported from here: the spec's types (vault-cluster-spec.ts), their
-// defaults (vault-cluster-defaults.ts), the spec's schema and CEL rules (vault-cluster-spec-schema.ts), and the
-// status's types and schema (vault-cluster-status.ts).
+// VaultCluster (vault.capstan.dev/v1alpha1): the kind, its openAPIV3Schema (the one source: the types are derived
+// from it) and CRD. The parts live by concept beside it and are re-exported from here: the spec's types
+// (vault-cluster-spec.ts), their defaults (vault-cluster-defaults.ts), the spec's schema and CEL rules
+// (vault-cluster-spec-schema.ts), and the status's schema and types (vault-cluster-status.ts).
 import {
   type CustomResourceDefinitionObject,
   customResourceDefinition,
   defineKind,
   GO_DURATION_PATTERN,
-  type JSONSchemaProps,
   type KubeObject,
+  type ObjectMeta,
 } from "@capstan/core";
+import * as Type from "typebox/type";
 import { GROUP, VERSION } from "./group.ts";
 import type { VaultClusterSpec } from "./vault-cluster-spec.ts";
 import { vaultClusterSpecSchema } from "./vault-cluster-spec-schema.ts";
@@ -46,27 +47,27 @@ export const VaultClusterKind = defineKind<VaultCluster>({
 export { GO_DURATION_PATTERN };
 
 /** The openAPIV3Schema of VaultCluster. */
-export const vaultClusterSchema: JSONSchemaProps = {
-  type: "object",
-  description:
-    "A Vault (or OpenBao) cluster on raft storage that the operator initializes, unseals, scales and upgrades.",
-  required: ["spec"],
-  "x-kubernetes-validations": [
-    {
-      // Pods are <name>-<ordinal>, reachable as <pod>.<name>-internal.<ns>.svc (DNS labels: 63 at most).
-      rule: "self.metadata.name.size() <= 45 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
-      message:
-        "metadata.name must be at most 45 characters of lowercase letters, digits and '-', starting with a letter (it names the pods and Services)",
-    },
-  ],
-  properties: {
-    apiVersion: { type: "string" },
-    kind: { type: "string" },
-    metadata: { type: "object" },
+export const vaultClusterSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    metadata: Type.Optional(Type.Unsafe<ObjectMeta>({ type: "object" })),
     spec: vaultClusterSpecSchema,
-    status: vaultClusterStatusSchema,
+    status: Type.Optional(vaultClusterStatusSchema),
   },
-};
+  {
+    description:
+      "A Vault (or OpenBao) cluster on raft storage that the operator initializes, unseals, scales and upgrades.",
+    "x-kubernetes-validations": [
+      {
+        // Pods are <name>-<ordinal>, reachable as <pod>.<name>-internal.<ns>.svc (DNS labels: 63 at most).
+        rule: "self.metadata.name.size() <= 45 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+        message:
+          "metadata.name must be at most 45 characters of lowercase letters, digits and '-', starting with a letter (it names the pods and Services)",
+      },
+    ],
+  },
+);
 
 /** The VaultCluster CustomResourceDefinition; `crds/vaultclusters.vault.capstan.dev.yaml` is generated from it. */
 export function vaultClusterCrd(): CustomResourceDefinitionObject {

@@ -2,9 +2,17 @@
 // patterns, the CEL rules' JavaScript equivalents), and samples/vaultrecovery.yaml is one of those. The real CEL runs
 // against the API server in the e2e suite that creates one (e2e/suites/vault/quorum-recovery.test.ts).
 import { readFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { parse } from "yaml";
-import { type VaultRecovery, vaultRecoveryCrd, vaultRecoverySchema } from "./vault-recovery.ts";
+import {
+  type VaultRecovery,
+  type VaultRecoveryCandidate,
+  type VaultRecoveryPhase,
+  type VaultRecoverySpec,
+  type VaultRecoveryStatus,
+  vaultRecoveryCrd,
+  vaultRecoverySchema,
+} from "./vault-recovery.ts";
 
 type Props = Record<string, { pattern?: string; maxLength?: number }>;
 const specSchema = (vaultRecoverySchema.properties as Record<string, unknown>).spec as {
@@ -50,5 +58,21 @@ describe("VaultRecovery schema", () => {
     const crd = vaultRecoveryCrd();
     expect(crd.spec.versions[0]?.subresources).toEqual({ status: {} });
     expect(crd.spec.names.categories).toEqual(["capstan"]);
+  });
+});
+
+describe("VaultRecovery types, derived from the schema", () => {
+  it("have the fields and optionality the reconcile reads", () => {
+    expectTypeOf<VaultRecoverySpec["clusterName"]>().toEqualTypeOf<string>();
+    expectTypeOf<VaultRecoverySpec["survivor"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<VaultRecoveryPhase>().toEqualTypeOf<
+      "Pending" | "Running" | "Succeeded" | "Failed" | "Cancelled"
+    >();
+    expectTypeOf<VaultRecoveryStatus["raftIndex"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<VaultRecoveryCandidate["server"]>().toEqualTypeOf<string>();
+    expectTypeOf<VaultRecoveryCandidate["appliedIndex"]>().toEqualTypeOf<number | undefined>();
+    // @ts-expect-error the schema has no spec.force: the API server would prune it
+    const spec: VaultRecoverySpec = { clusterName: "demo", force: true };
+    expect(spec.clusterName).toBe("demo");
   });
 });

@@ -9,85 +9,78 @@ import {
   SHA256_PATTERN,
   s3SourceSchema,
 } from "@capstan/backup";
-import type { JSONSchemaProps } from "@capstan/core";
+import * as Type from "typebox/type";
 import { snapshotDestination } from "./vault-snapshot.ts";
 
-/** Where the snapshot comes from (exactly one of snapshot, s3, pvc), and the keys that open it. */
-export interface VaultRestore {
-  /** A VaultSnapshot in this namespace whose phase is Succeeded. */
-  snapshot?: { name: string };
-  s3?: S3Source;
-  pvc?: PVCSource;
-  /** The snapshot's expected SHA-256 (hexadecimal); a VaultSnapshot's status.sha256 when restoring from one. */
-  sha256?: string;
-  /**
-   * The Secret, in this namespace, holding the unseal keys (unseal-key-0..) of the cluster the snapshot was taken
-   * from; default `<name>-unseal-keys` (what a deleted VaultCluster of this name left, unseal.retainKeysOnDelete).
-   */
-  unsealKeysSecret?: string;
-}
-
-/** What a restore did (status.restore). */
-export interface VaultRestoreStatus {
-  /** The snapshot restored: snapshot/<name>, s3://<bucket>/<key> or pvc://<claim>/<path>. */
-  source: string;
-  /** When the restored data was first unsealed and served. */
-  completionTime?: string;
-  /** The restored cluster's cluster_id (the snapshot's). */
-  clusterID?: string;
-}
-
-const restoreSchemaProps: JSONSchemaProps = {
-  type: "object",
-  description:
-    "Start the new cluster from a raft snapshot: exactly one of snapshot, s3 or pvc. A temporary Vault is initialized on the first server, the snapshot is force-restored into it, and the server is unsealed with the keys of the cluster the snapshot was taken from (unsealKeysSecret); the other servers join after. Never over existing data claims. Immutable.",
-  properties: {
-    snapshot: {
-      type: "object",
-      description: "A VaultSnapshot in this namespace whose phase is Succeeded.",
-      required: ["name"],
-      properties: { name: { type: "string", minLength: 1, maxLength: 253 } },
-    },
-    s3: s3SourceSchema(
-      snapshotDestination.s3,
-      "restore",
-      "An S3 object holding the snapshot (as a VaultSnapshot's status.location names it).",
-      "ns/demo/snap-1.snap",
-    ),
-    pvc: pvcSourceSchema(
-      "restore",
-      "A snapshot file on a PersistentVolumeClaim no VaultCluster owns, mounted read-only.",
-      "ns/demo/snap-1.snap",
-    ),
-    sha256: {
-      type: "string",
-      description:
-        "Expected SHA-256 of the snapshot file (hexadecimal): the download is refused when it differs. With snapshot: checked against its status.sha256 too.",
-      pattern: SHA256_PATTERN,
-    },
-    unsealKeysSecret: {
-      type: "string",
-      description:
-        "The Secret, in this namespace, holding the unseal keys (unseal-key-0..) of the cluster the snapshot was taken from: once restored, the data opens with those keys only. Default <name>-unseal-keys, the Secret a deleted VaultCluster of this name left behind. Another Secret's keys (and operator-token) are copied into <name>-unseal-keys; it is never written over other keys.",
-      minLength: 1,
-      maxLength: 253,
-    },
-  },
-  "x-kubernetes-validations": [
-    {
-      rule: "(has(self.snapshot) ? 1 : 0) + (has(self.s3) ? 1 : 0) + (has(self.pvc) ? 1 : 0) == 1",
-      message: "restore: set exactly one of snapshot, s3 or pvc",
-    },
-    {
-      rule: "self == oldSelf",
-      message:
-        "spec.restore is immutable: it says how the cluster started; create a new VaultCluster to restore another snapshot",
-    },
-  ],
-};
-
 /** The schema of spec.restore. */
-export const restoreSchema: JSONSchemaProps = restoreSchemaProps;
+export const restoreSchema = Type.Object(
+  {
+    snapshot: Type.Optional(
+      Type.Object(
+        { name: Type.String({ minLength: 1, maxLength: 253 }) },
+        { description: "A VaultSnapshot in this namespace whose phase is Succeeded." },
+      ),
+    ),
+    s3: Type.Optional(
+      // typed by @capstan/backup once converted
+      Type.Unsafe<S3Source>(
+        s3SourceSchema(
+          snapshotDestination.s3,
+          "restore",
+          "An S3 object holding the snapshot (as a VaultSnapshot's status.location names it).",
+          "ns/demo/snap-1.snap",
+        ),
+      ),
+    ),
+    pvc: Type.Optional(
+      // typed by @capstan/backup once converted
+      Type.Unsafe<PVCSource>(
+        pvcSourceSchema(
+          "restore",
+          "A snapshot file on a PersistentVolumeClaim no VaultCluster owns, mounted read-only.",
+          "ns/demo/snap-1.snap",
+        ),
+      ),
+    ),
+    // A VaultSnapshot's status.sha256 when restoring from one.
+    sha256: Type.Optional(
+      Type.String({
+        description:
+          "Expected SHA-256 of the snapshot file (hexadecimal): the download is refused when it differs. With snapshot: checked against its status.sha256 too.",
+        pattern: SHA256_PATTERN,
+      }),
+    ),
+    unsealKeysSecret: Type.Optional(
+      Type.String({
+        description:
+          "The Secret, in this namespace, holding the unseal keys (unseal-key-0..) of the cluster the snapshot was taken from: once restored, the data opens with those keys only. Default <name>-unseal-keys, the Secret a deleted VaultCluster of this name left behind. Another Secret's keys (and operator-token) are copied into <name>-unseal-keys; it is never written over other keys.",
+        minLength: 1,
+        maxLength: 253,
+      }),
+    ),
+  },
+  {
+    description:
+      "Start the new cluster from a raft snapshot: exactly one of snapshot, s3 or pvc. A temporary Vault is initialized on the first server, the snapshot is force-restored into it, and the server is unsealed with the keys of the cluster the snapshot was taken from (unsealKeysSecret); the other servers join after. Never over existing data claims. Immutable.",
+    "x-kubernetes-validations": [
+      {
+        rule: "(has(self.snapshot) ? 1 : 0) + (has(self.s3) ? 1 : 0) + (has(self.pvc) ? 1 : 0) == 1",
+        message: "restore: set exactly one of snapshot, s3 or pvc",
+      },
+      {
+        rule: "self == oldSelf",
+        message:
+          "spec.restore is immutable: it says how the cluster started; create a new VaultCluster to restore another snapshot",
+      },
+    ],
+  },
+);
+
+/**
+ * Where the snapshot comes from (exactly one of snapshot, s3, pvc), and the keys that open it: `unsealKeysSecret`,
+ * default `<name>-unseal-keys` (what a deleted VaultCluster of this name left, unseal.retainKeysOnDelete).
+ */
+export type VaultRestore = Type.Static<typeof restoreSchema>;
 
 /** CEL rules on spec: spec.restore cannot be added to or removed from an existing cluster. */
 export const RESTORE_RULES: { rule: string; message: string; fieldPath?: string }[] = [
@@ -99,17 +92,19 @@ export const RESTORE_RULES: { rule: string; message: string; fieldPath?: string 
 ];
 
 /** The schema of status.restore. */
-export const restoreStatusSchema: JSONSchemaProps = {
-  type: "object",
-  description: "What the restore from spec.restore did.",
-  required: ["source"],
-  properties: {
-    source: { type: "string", description: "snapshot/<name>, s3://<bucket>/<key> or pvc://<claim>/<path>." },
-    completionTime: {
-      type: "string",
-      format: "date-time",
-      description: "When the restored data was first unsealed and served.",
-    },
-    clusterID: { type: "string", description: "The restored cluster_id (the snapshot's)." },
+export const restoreStatusSchema = Type.Object(
+  {
+    source: Type.String({ description: "snapshot/<name>, s3://<bucket>/<key> or pvc://<claim>/<path>." }),
+    completionTime: Type.Optional(
+      Type.String({
+        format: "date-time",
+        description: "When the restored data was first unsealed and served.",
+      }),
+    ),
+    clusterID: Type.Optional(Type.String({ description: "The restored cluster_id (the snapshot's)." })),
   },
-};
+  { description: "What the restore from spec.restore did." },
+);
+
+/** What a restore did (status.restore). */
+export type VaultRestoreStatus = Type.Static<typeof restoreStatusSchema>;

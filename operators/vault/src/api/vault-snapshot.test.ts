@@ -2,14 +2,18 @@
 // schema's properties, the samples use only declared fields, the exactly-one and immutability rules are there. (The
 // real CEL runs against the API server in e2e/suites/vault/snapshot.test.ts.)
 import { readFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
+import type { BackupDestination, DeletionPolicy } from "@capstan/backup";
+import type { Condition } from "@capstan/core";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { parse } from "yaml";
 import type { VaultCluster } from "./vault-cluster.ts";
 import { vaultClusterSchema } from "./vault-cluster.ts";
 import { restoreSchema, type VaultRestore } from "./vault-restore.ts";
 import {
   type VaultSnapshot,
+  type VaultSnapshotPhase,
   type VaultSnapshotSpec,
+  type VaultSnapshotStatus,
   vaultSnapshotCrd,
   vaultSnapshotSchema,
 } from "./vault-snapshot.ts";
@@ -40,6 +44,21 @@ describe("VaultSnapshot", () => {
     const crd = vaultSnapshotCrd();
     expect(crd.spec.versions[0]?.subresources).toEqual({ status: {} });
     expect(crd.spec.names.categories).toEqual(["capstan"]);
+  });
+});
+
+describe("VaultSnapshot types, derived from the schema", () => {
+  it("have the fields and optionality the reconcile reads", () => {
+    expectTypeOf<VaultSnapshotSpec["clusterName"]>().toEqualTypeOf<string>();
+    expectTypeOf<VaultSnapshotSpec["destination"]>().toEqualTypeOf<BackupDestination>();
+    expectTypeOf<VaultSnapshotSpec["activeDeadlineSeconds"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<VaultSnapshotSpec["deletionPolicy"]>().toEqualTypeOf<DeletionPolicy | undefined>();
+    expectTypeOf<VaultSnapshotPhase>().toEqualTypeOf<"Pending" | "Running" | "Succeeded" | "Failed">();
+    expectTypeOf<VaultSnapshotStatus["size"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<VaultSnapshotStatus["conditions"]>().toEqualTypeOf<Condition[] | undefined>();
+    // @ts-expect-error the schema has no status.bytes: the API server would prune it
+    const status: VaultSnapshotStatus = { bytes: 1 };
+    expect(status).toEqual({ bytes: 1 });
   });
 });
 

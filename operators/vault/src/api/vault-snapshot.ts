@@ -4,14 +4,14 @@
 // new VaultCluster reads it) and carries its own destination, credentials and status. The CRD schema and its types.
 import { type BackupDestination, type DeletionPolicy, destinationSchemas, NAME_RULE } from "@capstan/backup";
 import {
-  type Condition,
   type CustomResourceDefinitionObject,
   conditionsSchema,
   customResourceDefinition,
   defineKind,
-  type JSONSchemaProps,
   type KubeObject,
+  type ObjectMeta,
 } from "@capstan/core";
+import * as Type from "typebox/type";
 import { GROUP, VERSION } from "./group.ts";
 
 /** Seconds a snapshot may take before it is failed, unless `spec.activeDeadlineSeconds` says otherwise. */
@@ -22,50 +22,134 @@ export const DEFAULT_SNAPSHOT_DELETION_POLICY: DeletionPolicy = "Retain";
 /** A schedule's snapshots delete their files with them (so retention frees storage) unless the template says Retain. */
 export const DEFAULT_SCHEDULED_SNAPSHOT_DELETION_POLICY: DeletionPolicy = "Delete";
 
-/** The desired snapshot; immutable once created. */
-export interface VaultSnapshotSpec {
-  /** The VaultCluster, in the same namespace, to snapshot. */
-  clusterName: string;
-  destination: BackupDestination;
-  /** Seconds the snapshot may take, from its creation, before it is failed (default 3600). */
-  activeDeadlineSeconds?: number;
-  /**
-   * Delete: deleting the VaultSnapshot first deletes the stored file (a finalizer holds it until then); Retain: the
-   * file stays. Default Retain; Delete in a schedule's snapshotTemplate.
-   */
-  deletionPolicy?: DeletionPolicy;
-}
+/** The destination schemas in the Vault operator's words. */
+export const snapshotDestination = destinationSchemas({
+  path: "<namespace>/<cluster>/<snapshot>-<snapshot uid>.snap",
+  owner: "VaultCluster",
+  prefixExample: "vault/prod",
+  resource: "snapshot",
+});
+
+/**
+ * The schema of a VaultSnapshot's spec (also a schedule's template spec), with its deletionPolicy default and the
+ * CEL rules given (a VaultSnapshot's immutability).
+ */
+export const snapshotSpecSchema = (
+  description: string,
+  deletionPolicy: DeletionPolicy,
+  rules?: { rule: string; message: string }[],
+) =>
+  Type.Object(
+    {
+      clusterName: Type.String({
+        description: "The VaultCluster, in the same namespace, to snapshot.",
+        minLength: 1,
+        maxLength: 45,
+        pattern: "^[a-z]([-a-z0-9]*[a-z0-9])?$",
+      }),
+      // typed by @capstan/backup once converted
+      destination: Type.Unsafe<BackupDestination>(snapshotDestination.destination),
+      activeDeadlineSeconds: Type.Optional(
+        Type.Integer({
+          format: "int64",
+          description:
+            "Seconds the snapshot may take, from its creation, before it is failed: the wait for what it needs (the cluster, an active node), then its Job's run. Also the lifetime of the Job's Vault token.",
+          default: DEFAULT_SNAPSHOT_DEADLINE_SECONDS,
+          minimum: 60,
+          maximum: 86_400,
+        }),
+      ),
+      deletionPolicy: Type.Optional(
+        Type.Enum(["Retain", "Delete"], {
+          type: "string",
+          default: deletionPolicy,
+          description:
+            "What deleting the VaultSnapshot does to the stored file: Delete removes it first (a finalizer holds the VaultSnapshot until it is gone; never while a VaultCluster's spec.restore still reads it), Retain leaves it. Default Retain for a VaultSnapshot, Delete in a schedule's snapshotTemplate (so retention frees storage).",
+        }),
+      ),
+    },
+    { description, ...(rules === undefined ? {} : { "x-kubernetes-validations": rules }) },
+  );
+
+const specSchema = snapshotSpecSchema(
+  "The snapshot to take; immutable (create another VaultSnapshot for another snapshot).",
+  DEFAULT_SNAPSHOT_DELETION_POLICY,
+  [
+    {
+      rule: "self == oldSelf",
+      message: "spec is immutable: create another VaultSnapshot for another snapshot",
+    },
+  ],
+);
+
+/**
+ * The desired snapshot; immutable once created. `activeDeadlineSeconds`: default 3600. `deletionPolicy`: Delete
+ * deletes the stored file first (a finalizer holds the VaultSnapshot until then), Retain leaves it; default Retain,
+ * Delete in a schedule's snapshotTemplate.
+ */
+export type VaultSnapshotSpec = Type.Static<typeof specSchema>;
+
+const phaseSchema = Type.Enum(["Pending", "Running", "Succeeded", "Failed"], {
+  type: "string",
+  description: "Where the snapshot is in its life.",
+});
 
 /** The life cycle of one snapshot. */
-export type VaultSnapshotPhase = "Pending" | "Running" | "Succeeded" | "Failed";
+export type VaultSnapshotPhase = Type.Static<typeof phaseSchema>;
 
 /** All phases, in the order the schema lists them. */
-export const SNAPSHOT_PHASES: readonly VaultSnapshotPhase[] = ["Pending", "Running", "Succeeded", "Failed"];
+export const SNAPSHOT_PHASES: readonly VaultSnapshotPhase[] = phaseSchema.enum;
+
+const statusSchema = Type.Object(
+  {
+    observedGeneration: Type.Optional(
+      Type.Integer({
+        format: "int64",
+        description: "The metadata.generation this status was computed from.",
+      }),
+    ),
+    phase: Type.Optional(phaseSchema),
+    conditions: Type.Optional(
+      conditionsSchema(
+        "Available (the snapshot is stored and verified), Progressing (the Job runs), Degraded (refused spec, forbidden or failed).",
+      ),
+    ),
+    jobName: Type.Optional(Type.String({ description: "The Job taking the snapshot." })),
+    size: Type.Optional(
+      Type.Integer({ format: "int64", description: "Size of the snapshot file in bytes." }),
+    ),
+    sha256: Type.Optional(Type.String({ description: "SHA-256 of the snapshot file, hexadecimal." })),
+    location: Type.Optional(
+      Type.String({
+        description: "Where the snapshot is stored: s3://<bucket>/<key> or pvc://<claim>/<path>.",
+      }),
+    ),
+    raftIndex: Type.Optional(
+      Type.Integer({ format: "int64", description: "The snapshot's raft index (its meta.json)." }),
+    ),
+    raftTerm: Type.Optional(Type.Integer({ format: "int64", description: "The snapshot's raft term." })),
+    // status.currentVersion of the cluster when the Job was made
+    vaultVersion: Type.Optional(
+      Type.String({
+        description:
+          "The cluster's Vault version when the snapshot was taken: a restore needs this or newer.",
+      }),
+    ),
+    clusterID: Type.Optional(
+      Type.String({
+        description: "The cluster_id of the cluster snapshotted: its unseal keys open a restore of it.",
+      }),
+    ),
+    startTime: Type.Optional(Type.String({ format: "date-time", description: "When the Job was created." })),
+    completionTime: Type.Optional(
+      Type.String({ format: "date-time", description: "When the snapshot was stored (or failed)." }),
+    ),
+  },
+  { description: "The observed snapshot." },
+);
 
 /** The observed snapshot. */
-export interface VaultSnapshotStatus {
-  observedGeneration?: number;
-  phase?: VaultSnapshotPhase;
-  /** Available (stored and verified), Progressing (the Job runs), Degraded (refused or failed). */
-  conditions?: Condition[];
-  /** The Job taking the snapshot. */
-  jobName?: string;
-  /** Size of the snapshot file in bytes. */
-  size?: number;
-  /** SHA-256 of the snapshot file, hexadecimal. */
-  sha256?: string;
-  /** Where it is stored: s3://<bucket>/<key> or pvc://<claim>/<path>. */
-  location?: string;
-  /** The raft index and term of the snapshot (its meta.json). */
-  raftIndex?: number;
-  raftTerm?: number;
-  /** The cluster's Vault version when the Job was made (status.currentVersion). */
-  vaultVersion?: string;
-  /** The cluster's cluster_id (the keys that open it are that cluster's). */
-  clusterID?: string;
-  startTime?: string;
-  completionTime?: string;
-}
+export type VaultSnapshotStatus = Type.Static<typeof statusSchema>;
 
 /** A VaultSnapshot object. */
 export interface VaultSnapshot extends KubeObject {
@@ -82,128 +166,28 @@ export const VaultSnapshotKind = defineKind<VaultSnapshot>({
   namespaced: true,
 });
 
-/** The destination schemas in the Vault operator's words. */
-export const snapshotDestination = destinationSchemas({
-  path: "<namespace>/<cluster>/<snapshot>-<snapshot uid>.snap",
-  owner: "VaultCluster",
-  prefixExample: "vault/prod",
-  resource: "snapshot",
-});
-
-/**
- * The schema of a VaultSnapshot's spec (also a schedule's template spec), without its immutability rule, with its
- * deletionPolicy default.
- */
-export const snapshotSpecSchema = (description: string, deletionPolicy: DeletionPolicy): JSONSchemaProps => ({
-  type: "object",
-  description,
-  required: ["clusterName", "destination"],
-  properties: {
-    clusterName: {
-      type: "string",
-      description: "The VaultCluster, in the same namespace, to snapshot.",
-      minLength: 1,
-      maxLength: 45,
-      pattern: "^[a-z]([-a-z0-9]*[a-z0-9])?$",
-    },
-    destination: snapshotDestination.destination,
-    activeDeadlineSeconds: {
-      type: "integer",
-      format: "int64",
-      description:
-        "Seconds the snapshot may take, from its creation, before it is failed: the wait for what it needs (the cluster, an active node), then its Job's run. Also the lifetime of the Job's Vault token.",
-      default: DEFAULT_SNAPSHOT_DEADLINE_SECONDS,
-      minimum: 60,
-      maximum: 86_400,
-    },
-    deletionPolicy: {
-      type: "string",
-      enum: ["Retain", "Delete"],
-      default: deletionPolicy,
-      description:
-        "What deleting the VaultSnapshot does to the stored file: Delete removes it first (a finalizer holds the VaultSnapshot until it is gone; never while a VaultCluster's spec.restore still reads it), Retain leaves it. Default Retain for a VaultSnapshot, Delete in a schedule's snapshotTemplate (so retention frees storage).",
-    },
-  },
-});
-
-const specSchema: JSONSchemaProps = {
-  ...snapshotSpecSchema(
-    "The snapshot to take; immutable (create another VaultSnapshot for another snapshot).",
-    DEFAULT_SNAPSHOT_DELETION_POLICY,
-  ),
-  "x-kubernetes-validations": [
-    {
-      rule: "self == oldSelf",
-      message: "spec is immutable: create another VaultSnapshot for another snapshot",
-    },
-  ],
-};
-
-const statusSchema: JSONSchemaProps = {
-  type: "object",
-  description: "The observed snapshot.",
-  properties: {
-    observedGeneration: {
-      type: "integer",
-      format: "int64",
-      description: "The metadata.generation this status was computed from.",
-    },
-    phase: { type: "string", enum: [...SNAPSHOT_PHASES], description: "Where the snapshot is in its life." },
-    conditions: conditionsSchema(
-      "Available (the snapshot is stored and verified), Progressing (the Job runs), Degraded (refused spec, forbidden or failed).",
-    ),
-    jobName: { type: "string", description: "The Job taking the snapshot." },
-    size: { type: "integer", format: "int64", description: "Size of the snapshot file in bytes." },
-    sha256: { type: "string", description: "SHA-256 of the snapshot file, hexadecimal." },
-    location: {
-      type: "string",
-      description: "Where the snapshot is stored: s3://<bucket>/<key> or pvc://<claim>/<path>.",
-    },
-    raftIndex: {
-      type: "integer",
-      format: "int64",
-      description: "The snapshot's raft index (its meta.json).",
-    },
-    raftTerm: { type: "integer", format: "int64", description: "The snapshot's raft term." },
-    vaultVersion: {
-      type: "string",
-      description: "The cluster's Vault version when the snapshot was taken: a restore needs this or newer.",
-    },
-    clusterID: {
-      type: "string",
-      description: "The cluster_id of the cluster snapshotted: its unseal keys open a restore of it.",
-    },
-    startTime: { type: "string", format: "date-time", description: "When the Job was created." },
-    completionTime: {
-      type: "string",
-      format: "date-time",
-      description: "When the snapshot was stored (or failed).",
-    },
-  },
-};
-
 /** The openAPIV3Schema of VaultSnapshot. */
-export const vaultSnapshotSchema: JSONSchemaProps = {
-  type: "object",
-  description:
-    "One raft snapshot of a VaultCluster, taken with a token that may only read snapshots, verified (its SHA256SUMS), and stored in S3-compatible object storage or on a PersistentVolumeClaim. A restore into a new VaultCluster reads it (spec.restore.snapshot), with the unseal keys of the cluster it was taken from.",
-  required: ["spec"],
-  "x-kubernetes-validations": [
-    {
-      // The Job is named after the snapshot, and its token Secret `<name>-vault-token` (label values: 63 at most).
-      rule: `self.metadata.name.size() <= 52 && self.metadata.name.matches('${NAME_RULE}')`,
-      message:
-        "metadata.name must be at most 52 characters of lowercase letters, digits and '-' (it names the snapshot Job and its token Secret)",
-    },
-  ],
-  properties: {
-    apiVersion: { type: "string" },
-    kind: { type: "string" },
-    metadata: { type: "object" },
+export const vaultSnapshotSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    metadata: Type.Optional(Type.Unsafe<ObjectMeta>({ type: "object" })),
     spec: specSchema,
-    status: statusSchema,
+    status: Type.Optional(statusSchema),
   },
-};
+  {
+    description:
+      "One raft snapshot of a VaultCluster, taken with a token that may only read snapshots, verified (its SHA256SUMS), and stored in S3-compatible object storage or on a PersistentVolumeClaim. A restore into a new VaultCluster reads it (spec.restore.snapshot), with the unseal keys of the cluster it was taken from.",
+    "x-kubernetes-validations": [
+      {
+        // The Job is named after the snapshot, and its token Secret `<name>-vault-token` (label values: 63 at most).
+        rule: `self.metadata.name.size() <= 52 && self.metadata.name.matches('${NAME_RULE}')`,
+        message:
+          "metadata.name must be at most 52 characters of lowercase letters, digits and '-' (it names the snapshot Job and its token Secret)",
+      },
+    ],
+  },
+);
 
 /** The VaultSnapshot CustomResourceDefinition. */
 export function vaultSnapshotCrd(): CustomResourceDefinitionObject {

@@ -85,7 +85,7 @@ export class VaultOperatorMetrics {
       this.voters.remove(cluster);
     } else {
       this.failureTolerance.set(cluster, autopilot.failureTolerance);
-      this.voters.set(cluster, autopilot.voters.length);
+      this.voters.set(cluster, autopilot.voters?.length ?? 0);
     }
     this.unseals.inc(cluster, 0); // the series exists from the first observation
   }
