@@ -3,10 +3,10 @@
 // child process per variant, which reports its CPU time over the timed requests (after a warm-up). Variants run in
 // a rotating order, each in a fresh process; no test asserts these figures.
 // Run: KUBECONFIG=... node bench/request-cost.ts   (env: BENCH_REQUESTS=1500 BENCH_REPEATS=3 BENCH_CONCURRENCY=1,4)
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { ConfigMap, Namespace } from "../packages/core/src/api/kinds.ts";
+import { Namespace } from "../packages/core/src/api/kinds.ts";
 import { Client } from "../packages/core/src/client/client.ts";
 import { isNotFound } from "../packages/core/src/client/errors.ts";
 import { buildCore, CAPSTAN_NODE_FLAGS } from "./peers/build.ts";
@@ -148,7 +148,6 @@ async function main(): Promise<void> {
     } catch {}
     await client.close();
   }
-  void execFileSync;
 }
 
 main().catch((err: unknown) => {

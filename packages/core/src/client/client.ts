@@ -432,13 +432,13 @@ export class Client {
    * (docs/performance.md).
    */
   private target(path: string, query: Send["query"] = {}): { origin: string; path: string } {
-    let search: URLSearchParams | undefined;
+    const search = new URLSearchParams();
     for (const k in query) {
       const v = query[k];
-      if (v !== undefined && v !== "") (search ??= new URLSearchParams()).set(k, String(v));
+      if (v !== undefined && v !== "") search.set(k, String(v));
     }
     const full = this.basePath + path;
-    return { origin: this.server.origin, path: search === undefined ? full : `${full}?${search}` };
+    return { origin: this.server.origin, path: search.size === 0 ? full : `${full}?${search}` };
   }
 
   private async headers(): Promise<Record<string, string>> {
