@@ -16,8 +16,8 @@ const { env } = process;
 
 /** What the child runs: each variant names the Client options it is built with. */
 const VARIANTS: Record<string, Record<string, unknown>> = {
-  "http2 (requests and watches)": { http2: true },
-  "http/1.1 keep-alive": { http2: false },
+  "http2 (requests and watches)": { requestsHttp2: true },
+  "http/1.1 keep-alive": { requestsHttp2: false },
   ...(env.BENCH_VARIANTS_JSON ? (JSON.parse(env.BENCH_VARIANTS_JSON) as Record<string, never>) : {}),
 };
 

@@ -1,6 +1,6 @@
 // A typed client for any kind: get, list, watch, create, update, patch, server-side apply, status, delete.
-// Raw JSON over undici (HTTP/2 where the server offers it, else HTTP/1.1 keep-alive), with watches on a
-// connection pool of their own; authenticated from the kubeconfig (./kubeconfig.ts: KUBECONFIG, in-cluster,
+// Raw JSON over undici (HTTP/1.1 keep-alive for requests; watches on a connection pool of their own, over HTTP/2
+// where the server offers it); authenticated from the kubeconfig (./kubeconfig.ts: KUBECONFIG, in-cluster,
 // ~/.kube/config; exec and OIDC plugins through client-node, imported only then). Retries 429 and 5xx with
 // backoff; records rest_client_* metrics.
 import type { Readable } from "node:stream";
@@ -79,6 +79,7 @@ export class Client {
   private readonly requestTimeoutMs: number;
   private readonly maxConnections: number;
   private readonly http2: boolean;
+  private readonly requestsHttp2: boolean;
   private auth: { headers: Record<string, string>; expires: number } | undefined;
   /** Set on views made by withSignal(): every request of the view also aborts with it. */
   private boundSignal: AbortSignal | undefined;
@@ -101,6 +102,7 @@ export class Client {
       );
     }
     this.http2 = options.http2 ?? true;
+    this.requestsHttp2 = options.requestsHttp2 ?? false;
   }
 
   /**
@@ -133,6 +135,7 @@ export class Client {
   private dispatchers(): Promise<Transport> {
     this.transport.ready ??= openTransport(this.kubeConfig, {
       http2: this.http2,
+      requestsHttp2: this.requestsHttp2,
       maxConnections: this.maxConnections,
     });
     return this.transport.ready;
