@@ -99,7 +99,7 @@ export interface ClientOptions {
   /**
    * Offer HTTP/2 for requests other than watches too (with `http2`); default false: they go over HTTP/1.1
    * keep-alive connections (at most `maxConnections`, one request each at a time). Node.js spends less CPU
-   * per request over undici's HTTP/1.1 than over its HTTP/2 streams (0.6-0.75x in the controller benchmark's
+   * per request over undici's HTTP/1.1 than over its HTTP/2 streams (0.65-0.98x in the controller benchmark's
    * request mix on a loaded machine, docs/performance.md), and lists arrive faster without HTTP/2's flow
    * control.
    */
