@@ -187,10 +187,7 @@ describe("protocols", () => {
   afterEach(async () => {
     const s = server;
     server = undefined;
-    if (s) {
-      s.closeAllConnections?.();
-      await new Promise<void>((resolve) => s.close(() => resolve()));
-    }
+    if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
   });
 
   /** A TLS server that speaks both protocols and records the one each call came over, by path and query. */
