@@ -21,8 +21,16 @@ interface BenchWidget extends KubeObject {
 type ConfigMap = ObjectOf<typeof ConfigMapKind>;
 
 // Module loading is not timed (the Go peer's binary is loaded too): the runner times from "starting".
-const { ConfigMap, CoreMetrics, controller, defineKind, Manager, setControllerReference, silentLogger } =
-  await import("@capstan/core");
+const {
+  Client,
+  ConfigMap,
+  CoreMetrics,
+  controller,
+  defineKind,
+  Manager,
+  setControllerReference,
+  silentLogger,
+} = await import("@capstan/core");
 
 const BenchWidget = defineKind<BenchWidget>({
   group: "bench.capstan.dev",
@@ -43,10 +51,14 @@ function upToDate(live: ConfigMap, data: Record<string, string>, owner: BenchWid
 }
 
 const metrics = new CoreMetrics();
+/** BENCH_CAPSTAN_CLIENT_OPTIONS (JSON ClientOptions, e.g. {"requestsHttp2":true}): one lever at a time. */
+const { env } = process; // read here, not by turbo: no turbo.json entry needed
+const clientOptions = JSON.parse(env.BENCH_CAPSTAN_CLIENT_OPTIONS || "{}") as Record<string, unknown>;
 const mgr = new Manager({
   name: "bench-controller",
   namespace,
   metrics,
+  client: new Client({ ...clientOptions, metrics, userAgent: "bench-controller (capstan)" }),
   logger: silentLogger,
   metricsPort: null,
   healthPort: null,

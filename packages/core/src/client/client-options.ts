@@ -91,8 +91,17 @@ export interface ClientOptions {
    */
   maxConnections?: number;
   /**
-   * Offer HTTP/2 when connecting over TLS (the server chooses; kube-apiserver picks it); default true.
-   * false keeps to HTTP/1.1, as client-go's DISABLE_HTTP2 does.
+   * Offer HTTP/2 for watches when connecting over TLS (the server chooses; kube-apiserver picks it), so that many
+   * watches share few connections; default true. false keeps everything to HTTP/1.1, as client-go's DISABLE_HTTP2
+   * does.
    */
   http2?: boolean;
+  /**
+   * Offer HTTP/2 for requests other than watches too (with `http2`); default false: they go over HTTP/1.1
+   * keep-alive connections (at most `maxConnections`, one request each at a time). Node.js spends less CPU
+   * per request over undici's HTTP/1.1 than over its HTTP/2 streams (0.65-0.98x in the controller benchmark's
+   * request mix on a loaded machine, docs/performance.md), and lists arrive faster without HTTP/2's flow
+   * control.
+   */
+  requestsHttp2?: boolean;
 }

@@ -168,7 +168,10 @@ describe("HTTP/2 flow control", () => {
     h2 = server;
     server.on("session", (session) => sessions.push(session));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const client = newClient({}, `https://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const client = newClient(
+      { requestsHttp2: true },
+      `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    );
     expect((await client.get(ConfigMap, "c", "ns")).metadata.name).toBe("c");
     expect(sessions).toHaveLength(1); // one HTTP/2 session, not HTTP/1.1
     const session = sessions[0] as ServerHttp2Session;
@@ -176,5 +179,49 @@ describe("HTTP/2 flow control", () => {
     // The client's connection window as the server sees it: 16 MiB less what it has sent and not yet had
     // acknowledged (the small answer above).
     await vi.waitFor(() => expect(session.state.remoteWindowSize).toBeGreaterThan((16 << 20) - 65_536));
+  });
+});
+
+describe("protocols", () => {
+  let server: Http2SecureServer | undefined;
+  afterEach(async () => {
+    const s = server;
+    server = undefined;
+    if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
+  });
+
+  /** A TLS server that speaks both protocols and records the one each call came over, by path and query. */
+  async function bothProtocols(): Promise<{ url: string; seen: string[] }> {
+    const pair = await selfSignedCertificate({ hosts: ["127.0.0.1"], validityMs: 3_600_000 });
+    const seen: string[] = [];
+    const s = createSecureServer({ cert: pair.cert, key: pair.key, allowHTTP1: true }, (req, res) => {
+      const watch = new URL(req.url ?? "/", "https://x").searchParams.get("watch") === "true";
+      seen.push(`${watch ? "watch" : req.method} HTTP/${req.httpVersion}`);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(watch ? "" : JSON.stringify({ kind: "ConfigMap", metadata: { name: "c", namespace: "ns" } }));
+    });
+    server = s;
+    await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
+    return { url: `https://127.0.0.1:${(s.address() as AddressInfo).port}`, seen };
+  }
+
+  async function getAndWatch(client: Client): Promise<void> {
+    await client.get(ConfigMap, "c", "ns");
+    for await (const _ of client.watch(ConfigMap, { namespace: "ns" })) {
+      // the server ends the watch at once
+    }
+  }
+
+  it("sends requests over HTTP/1.1 and watches over HTTP/2 by default", async () => {
+    const { url, seen } = await bothProtocols();
+    await getAndWatch(newClient({}, url));
+    expect(seen).toEqual(["GET HTTP/1.1", "watch HTTP/2.0"]);
+  });
+
+  it("sends requests over HTTP/2 too with requestsHttp2, and everything over HTTP/1.1 with http2: false", async () => {
+    const { url, seen } = await bothProtocols();
+    await getAndWatch(newClient({ requestsHttp2: true }, url));
+    await getAndWatch(newClient({ http2: false, requestsHttp2: true }, url));
+    expect(seen).toEqual(["GET HTTP/2.0", "watch HTTP/2.0", "GET HTTP/1.1", "watch HTTP/1.1"]);
   });
 });

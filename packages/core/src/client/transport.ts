@@ -1,5 +1,6 @@
-// The Client's connections: two undici keep-alive pools (requests, capped; watches, uncapped) with the
-// kubeconfig's TLS material, HTTP/2 when the server picks it, and flow-control windows sized like Go's.
+// The Client's connections: two undici keep-alive pools (requests, capped, HTTP/1.1 unless asked; watches,
+// uncapped, HTTP/2 when the server picks it) with the kubeconfig's TLS material, and HTTP/2 flow-control windows
+// sized like Go's.
 import { Agent, type Dispatcher } from "undici";
 import type { KubeConfigLike } from "./kubeconfig.ts";
 
@@ -33,14 +34,16 @@ export interface Transport {
  * and every proxy on the way pick it through ALPN (never over plain HTTP), and a connection's streams are
  * capped too (undici's 100, less if the server advertises less; kube-apiserver advertises 1000). A
  * separate pool for watches does not depend on the protocol: a request never queues behind a watch.
- * Both pools still use HTTP/2 when the server picks it, so many watches share few connections (the watch
- * pool opens another when one is full). A watch whose consumer is slow does not stall the others on its
- * connection: Node.js returns the connection-level flow-control window as data arrives; only the slow
- * stream's own window fills.
+ * The watch pool uses HTTP/2 when the server picks it, so many watches share few connections (it opens another
+ * when one is full). The request pool keeps to HTTP/1.1 unless `requestsHttp2`: a request over Node's HTTP/2
+ * streams cost more CPU than one over undici's HTTP/1.1 (bench/request-cost.ts, docs/performance.md), and
+ * `maxConnections` keep-alive connections carry an operator's requests. A watch whose consumer is slow does not
+ * stall the others on its connection: Node.js returns the connection-level flow-control window as data arrives;
+ * only the slow stream's own window fills.
  */
 export async function openTransport(
   kubeConfig: KubeConfigLike,
-  options: { http2: boolean; maxConnections: number },
+  options: { http2: boolean; requestsHttp2: boolean; maxConnections: number },
 ): Promise<Transport> {
   const tls: {
     ca?: Buffer;
@@ -57,14 +60,17 @@ export async function openTransport(
   const common = {
     connect,
     keepAliveTimeout: 30_000,
-    allowH2: options.http2,
     // undici 8.13 reads the stream window from this option only (its typings point to
     // h2Options.settings.initialWindowSize, which it does not apply); a test checks what the server gets.
     initialWindowSize: H2_STREAM_WINDOW,
     h2Options: { connectionWindowSize: H2_CONNECTION_WINDOW },
   };
   return {
-    requests: new Agent({ ...common, connections: options.maxConnections }),
-    watches: new Agent(common),
+    requests: new Agent({
+      ...common,
+      allowH2: options.http2 && options.requestsHttp2,
+      connections: options.maxConnections,
+    }),
+    watches: new Agent({ ...common, allowH2: options.http2 }),
   };
 }
