@@ -1,8 +1,10 @@
 // Where a snapshot is stored and read from: an S3 bucket (with its credentials Secret, endpoint and CA) or a
 // PersistentVolumeClaim. The types, and the schema builders every backup kind uses (an EtcdBackup's and a
 // VaultSnapshot's destination, a restore's source): the words that differ per operator (the owner kind, the path
-// of a file, an example prefix) are parameters, the fields and rules are the same.
+// of a file, an example prefix) are parameters, the fields and rules are the same. The schemas are TypeBox's, and
+// the types are derived from them: one source for each field.
 import type { JSONSchemaProps } from "@capstan/core";
+import * as Type from "typebox/type";
 
 /** The S3 region used unless `s3.region` says otherwise. */
 export const DEFAULT_S3_REGION = "us-east-1";
@@ -11,68 +13,6 @@ export const DEFAULT_ACCESS_KEY_ID_KEY = "AWS_ACCESS_KEY_ID";
 export const DEFAULT_SECRET_ACCESS_KEY_KEY = "AWS_SECRET_ACCESS_KEY";
 /** Key of the CA Secret read unless `s3.caSecret.key` names another. */
 export const DEFAULT_CA_KEY = "ca.crt";
-
-/** A Secret holding S3 credentials, in the backup's namespace. */
-export interface S3CredentialsSecret {
-  name: string;
-  /** Key of the access key ID (default AWS_ACCESS_KEY_ID). */
-  accessKeyIDKey?: string;
-  /** Key of the secret access key (default AWS_SECRET_ACCESS_KEY). */
-  secretAccessKeyKey?: string;
-}
-
-/** A key of a Secret in the backup's namespace. */
-export interface SecretKeyRef {
-  name: string;
-  key?: string;
-}
-
-/** An S3-compatible bucket; the object key is `<prefix>/<namespace>/<cluster>/<backup>-<backup uid>.<ext>`. */
-export interface S3Destination {
-  /** Endpoint URL, e.g. "https://minio.storage.svc:9000" (default: AWS S3 for the region). */
-  endpoint?: string;
-  bucket: string;
-  /** Key prefix, without a leading or trailing "/". */
-  prefix?: string;
-  region?: string;
-  /** Address the bucket as <endpoint>/<bucket> instead of <bucket>.<endpoint> (most S3-compatible servers). */
-  forcePathStyle?: boolean;
-  credentialsSecret: S3CredentialsSecret;
-  /** PEM CA bundle to trust for the endpoint (default: the system's CAs). */
-  caSecret?: SecretKeyRef;
-}
-
-/** A PersistentVolumeClaim that no cluster owns; the file is `<directory>/<namespace>/<cluster>/<backup>-<uid>.<ext>`. */
-export interface PVCDestination {
-  claimName: string;
-  /** Directory inside the volume, without a leading "/" (default: the volume's root). */
-  directory?: string;
-}
-
-/** Where a snapshot goes: exactly one of `s3` or `pvc`. */
-export interface BackupDestination {
-  s3?: S3Destination;
-  pvc?: PVCDestination;
-}
-
-/** An S3 object holding a snapshot (a restore's source). */
-export interface S3Source {
-  endpoint?: string;
-  bucket: string;
-  /** The object's key, e.g. "etcd/prod/ns/demo/demo-1.db". */
-  key: string;
-  region?: string;
-  forcePathStyle?: boolean;
-  credentialsSecret: S3CredentialsSecret;
-  caSecret?: SecretKeyRef;
-}
-
-/** A snapshot file on a PersistentVolumeClaim no cluster owns (mounted read-only). */
-export interface PVCSource {
-  claimName: string;
-  /** The file's path inside the volume, without a leading "/". */
-  path: string;
-}
 
 /** A Kubernetes object name (DNS label). */
 export const NAME_RULE = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
@@ -89,130 +29,174 @@ export interface DestinationNaming {
   resource: string;
 }
 
-/** The schemas of a destination, from one operator's words. */
-export interface DestinationSchemas {
-  /** destination.s3. */
-  s3: JSONSchemaProps;
-  /** destination.pvc. */
-  pvc: JSONSchemaProps;
-  /** spec.destination: exactly one of s3 or pvc. */
-  destination: JSONSchemaProps;
+const secretName = (description: string) => Type.String({ description, minLength: 1, maxLength: 253 });
+
+function credentialsSecretSchema(resource: string) {
+  return Type.Object(
+    {
+      name: secretName("Secret name."),
+      accessKeyIDKey: Type.Optional(
+        Type.String({
+          description: "Key of the access key ID.",
+          default: DEFAULT_ACCESS_KEY_ID_KEY,
+          maxLength: 253,
+        }),
+      ),
+      secretAccessKeyKey: Type.Optional(
+        Type.String({
+          description: "Key of the secret access key.",
+          default: DEFAULT_SECRET_ACCESS_KEY_KEY,
+          maxLength: 253,
+        }),
+      ),
+    },
+    { description: `Secret, in the ${resource}'s namespace, holding the access key.` },
+  );
 }
 
-const secretName = (description: string): JSONSchemaProps => ({
-  type: "string",
-  description,
-  minLength: 1,
-  maxLength: 253,
-});
+function caSecretSchema(resource: string) {
+  return Type.Object(
+    {
+      name: secretName("Secret name."),
+      key: Type.Optional(
+        Type.String({ description: "Key of the bundle.", default: DEFAULT_CA_KEY, maxLength: 253 }),
+      ),
+    },
+    {
+      description: `Secret, in the ${resource}'s namespace, holding a PEM CA bundle to trust for the endpoint.`,
+    },
+  );
+}
 
-/** The destination schemas with `naming`'s words. */
-export function destinationSchemas(naming: DestinationNaming): DestinationSchemas {
-  const s3: JSONSchemaProps = {
-    type: "object",
-    description: `An S3-compatible bucket; the object key is <prefix>/${naming.path} (the uid keeps it unique when several Kubernetes clusters share a bucket), uploaded in parts.`,
-    required: ["bucket", "credentialsSecret"],
-    properties: {
-      endpoint: {
-        type: "string",
-        description: "Endpoint URL, e.g. https://minio.storage.svc:9000 (default: AWS S3 for the region).",
-        maxLength: 2048,
-        "x-kubernetes-validations": [
-          {
-            rule: "isURL(self) && url(self).getScheme() in ['http', 'https']",
-            message: "destination.s3.endpoint must be an http:// or https:// URL",
-          },
-        ],
-      },
-      bucket: {
-        type: "string",
+function s3DestinationSchema(naming: DestinationNaming) {
+  return Type.Object(
+    {
+      endpoint: Type.Optional(
+        Type.String({
+          description: "Endpoint URL, e.g. https://minio.storage.svc:9000 (default: AWS S3 for the region).",
+          maxLength: 2048,
+          "x-kubernetes-validations": [
+            {
+              rule: "isURL(self) && url(self).getScheme() in ['http', 'https']",
+              message: "destination.s3.endpoint must be an http:// or https:// URL",
+            },
+          ],
+        }),
+      ),
+      bucket: Type.String({
         description: "Bucket name.",
         minLength: 3,
         maxLength: 63,
         pattern: "^[a-z0-9][a-z0-9.-]*[a-z0-9]$",
-      },
-      prefix: {
-        type: "string",
-        description: `Key prefix, without a leading or trailing "/" (e.g. ${naming.prefixExample}).`,
-        maxLength: 512,
-        "x-kubernetes-validations": [
-          {
-            rule: "!self.startsWith('/') && !self.endsWith('/')",
-            message: 'destination.s3.prefix must not start or end with "/"',
-          },
-        ],
-      },
-      region: { type: "string", description: "Region.", default: DEFAULT_S3_REGION, maxLength: 64 },
-      forcePathStyle: {
-        type: "boolean",
-        description:
-          "Address the bucket as <endpoint>/<bucket> rather than <bucket>.<endpoint> (what most S3-compatible servers need).",
-      },
-      credentialsSecret: {
-        type: "object",
-        description: `Secret, in the ${naming.resource}'s namespace, holding the access key.`,
-        required: ["name"],
-        properties: {
-          name: secretName("Secret name."),
-          accessKeyIDKey: {
-            type: "string",
-            description: "Key of the access key ID.",
-            default: DEFAULT_ACCESS_KEY_ID_KEY,
-            maxLength: 253,
-          },
-          secretAccessKeyKey: {
-            type: "string",
-            description: "Key of the secret access key.",
-            default: DEFAULT_SECRET_ACCESS_KEY_KEY,
-            maxLength: 253,
-          },
-        },
-      },
-      caSecret: {
-        type: "object",
-        description: `Secret, in the ${naming.resource}'s namespace, holding a PEM CA bundle to trust for the endpoint.`,
-        required: ["name"],
-        properties: {
-          name: secretName("Secret name."),
-          key: { type: "string", description: "Key of the bundle.", default: DEFAULT_CA_KEY, maxLength: 253 },
-        },
-      },
+      }),
+      prefix: Type.Optional(
+        Type.String({
+          description: `Key prefix, without a leading or trailing "/" (e.g. ${naming.prefixExample}).`,
+          maxLength: 512,
+          "x-kubernetes-validations": [
+            {
+              rule: "!self.startsWith('/') && !self.endsWith('/')",
+              message: 'destination.s3.prefix must not start or end with "/"',
+            },
+          ],
+        }),
+      ),
+      region: Type.Optional(
+        Type.String({ description: "Region.", default: DEFAULT_S3_REGION, maxLength: 64 }),
+      ),
+      forcePathStyle: Type.Optional(
+        Type.Boolean({
+          description:
+            "Address the bucket as <endpoint>/<bucket> rather than <bucket>.<endpoint> (what most S3-compatible servers need).",
+        }),
+      ),
+      credentialsSecret: credentialsSecretSchema(naming.resource),
+      caSecret: Type.Optional(caSecretSchema(naming.resource)),
     },
-  };
-  const pvc: JSONSchemaProps = {
-    type: "object",
-    description: `A PersistentVolumeClaim no ${naming.owner} owns, in the ${naming.resource}'s namespace; the file is <directory>/${naming.path}.`,
-    required: ["claimName"],
-    properties: {
+    {
+      description: `An S3-compatible bucket; the object key is <prefix>/${naming.path} (the uid keeps it unique when several Kubernetes clusters share a bucket), uploaded in parts.`,
+    },
+  );
+}
+
+function pvcDestinationSchema(naming: DestinationNaming) {
+  return Type.Object(
+    {
       claimName: secretName("Claim name."),
-      directory: {
-        type: "string",
-        description: 'Directory inside the volume, without a leading "/" (default: the root).',
-        maxLength: 512,
-        "x-kubernetes-validations": [
-          {
-            rule: "!self.startsWith('/') && !self.split('/').exists(p, p == '..')",
-            message: 'destination.pvc.directory must be a relative path without ".."',
-          },
-        ],
-      },
+      directory: Type.Optional(
+        Type.String({
+          description: 'Directory inside the volume, without a leading "/" (default: the root).',
+          maxLength: 512,
+          "x-kubernetes-validations": [
+            {
+              rule: "!self.startsWith('/') && !self.split('/').exists(p, p == '..')",
+              message: 'destination.pvc.directory must be a relative path without ".."',
+            },
+          ],
+        }),
+      ),
     },
-  };
-  return {
-    s3,
-    pvc,
-    destination: {
-      type: "object",
+    {
+      description: `A PersistentVolumeClaim no ${naming.owner} owns, in the ${naming.resource}'s namespace; the file is <directory>/${naming.path}.`,
+    },
+  );
+}
+
+function backupDestinationSchema(s3: S3DestinationSchema, pvc: PVCDestinationSchema) {
+  return Type.Object(
+    { s3: Type.Optional(s3), pvc: Type.Optional(pvc) },
+    {
       description: "Where the snapshot goes: exactly one of s3 or pvc.",
-      properties: { s3, pvc },
       "x-kubernetes-validations": [
-        {
-          rule: "has(self.s3) != has(self.pvc)",
-          message: "destination: set exactly one of s3 or pvc",
-        },
+        { rule: "has(self.s3) != has(self.pvc)", message: "destination: set exactly one of s3 or pvc" },
       ],
     },
-  };
+  );
+}
+
+/** The schema of destination.s3. */
+export type S3DestinationSchema = ReturnType<typeof s3DestinationSchema>;
+/** The schema of destination.pvc. */
+export type PVCDestinationSchema = ReturnType<typeof pvcDestinationSchema>;
+/** The schema of spec.destination. */
+export type BackupDestinationSchema = ReturnType<typeof backupDestinationSchema>;
+
+/** A Secret holding S3 credentials, in the backup's namespace (keys default to AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY). */
+export type S3CredentialsSecret = Type.Static<ReturnType<typeof credentialsSecretSchema>>;
+
+/** A key of a Secret in the backup's namespace. */
+export type SecretKeyRef = Type.Static<ReturnType<typeof caSecretSchema>>;
+
+/** An S3-compatible bucket; the object key is `<prefix>/<namespace>/<cluster>/<backup>-<backup uid>.<ext>`. */
+export type S3Destination = Type.Static<S3DestinationSchema>;
+
+/** A PersistentVolumeClaim that no cluster owns; the file is `<directory>/<namespace>/<cluster>/<backup>-<uid>.<ext>`. */
+export type PVCDestination = Type.Static<PVCDestinationSchema>;
+
+/** Where a snapshot goes: exactly one of `s3` or `pvc`. */
+export type BackupDestination = Type.Static<BackupDestinationSchema>;
+
+/** An S3 object holding a snapshot (a restore's source): the destination's fields without `prefix`, with `key`. */
+export type S3Source = Type.Static<S3SourceSchema>;
+
+/** A snapshot file on a PersistentVolumeClaim no cluster owns (mounted read-only). */
+export type PVCSource = Type.Static<PVCSourceSchema>;
+
+/** The schemas of a destination, from one operator's words. */
+export interface DestinationSchemas {
+  /** destination.s3. */
+  s3: S3DestinationSchema;
+  /** destination.pvc. */
+  pvc: PVCDestinationSchema;
+  /** spec.destination: exactly one of s3 or pvc. */
+  destination: BackupDestinationSchema;
+}
+
+/** The destination schemas with `naming`'s words. */
+export function destinationSchemas(naming: DestinationNaming): DestinationSchemas {
+  const s3 = s3DestinationSchema(naming);
+  const pvc = pvcDestinationSchema(naming);
+  return { s3, pvc, destination: backupDestinationSchema(s3, pvc) };
 }
 
 /** The SHA-256 of a snapshot, as status and specs write it. */
@@ -235,45 +219,40 @@ export function relativeFileRule(
  * The schema of a restore's S3 source: the destination's S3 fields without `prefix`, with the object's `key`.
  * `field` is how messages name it (e.g. "bootstrap.restore"), `example` an example key.
  */
-export function s3SourceSchema(
-  s3: JSONSchemaProps,
-  field: string,
-  description: string,
-  example: string,
-): JSONSchemaProps {
-  const { prefix: _prefix, ...properties } = (s3.properties ?? {}) as Record<string, JSONSchemaProps>;
-  return {
-    ...s3,
-    description,
-    required: ["bucket", "key", "credentialsSecret"],
-    properties: {
+export function s3SourceSchema(s3: S3DestinationSchema, field: string, description: string, example: string) {
+  const { prefix: _prefix, ...properties } = s3.properties;
+  return Type.Object(
+    {
       ...properties,
-      key: {
-        type: "string",
+      key: Type.String({
         description: "The object's key.",
         minLength: 1,
         maxLength: 1024,
         "x-kubernetes-validations": relativeFileRule(`${field}.s3.key`, example),
-      },
+      }),
     },
-  };
+    { description },
+  );
 }
 
+/** The schema of a restore's S3 source. */
+export type S3SourceSchema = ReturnType<typeof s3SourceSchema>;
+
 /** The schema of a restore's claim source: `{claimName, path}`, mounted read-only. */
-export function pvcSourceSchema(field: string, description: string, example: string): JSONSchemaProps {
-  return {
-    type: "object",
-    description,
-    required: ["claimName", "path"],
-    properties: {
-      claimName: { type: "string", minLength: 1, maxLength: 253 },
-      path: {
-        type: "string",
+export function pvcSourceSchema(field: string, description: string, example: string) {
+  return Type.Object(
+    {
+      claimName: Type.String({ minLength: 1, maxLength: 253 }),
+      path: Type.String({
         description: 'The file inside the volume, without a leading "/".',
         minLength: 1,
         maxLength: 1024,
         "x-kubernetes-validations": relativeFileRule(`${field}.pvc.path`, example),
-      },
+      }),
     },
-  };
+    { description },
+  );
 }
+
+/** The schema of a restore's claim source. */
+export type PVCSourceSchema = ReturnType<typeof pvcSourceSchema>;

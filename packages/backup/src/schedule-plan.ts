@@ -3,6 +3,7 @@
 // so a retry after a lost status write never makes two), wait, or report a missed time; and which backups retention
 // deletes. Pure: `now` is an input, cron times come from croner (no timers are started).
 import { Cron } from "croner";
+import * as Type from "typebox/type";
 
 /** Successful backups a schedule keeps when its retention is omitted. */
 export const DEFAULT_KEEP_LAST = 7;
@@ -13,13 +14,44 @@ export const MAX_SCHEDULE_NAME_LENGTH = 52;
 /** A retention age: whole numbers with d, h, m or s units, e.g. "7d", "36h", "1d12h". */
 export const MAX_AGE_PATTERN = "^([0-9]+(d|h|m|s))+$";
 
-/** How many backups a schedule keeps. A successful backup is deleted once it is beyond `keepLast` or older than `maxAge`; the newest successful backup is always kept. */
-export interface BackupRetention {
-  /** Keep at most this many successful backups. */
-  keepLast?: number;
-  /** Delete successful backups older than this, e.g. "7d" or "36h". */
-  maxAge?: string;
+/** The schema of a schedule's `retention`, worded with the backup kind's `noun` ("backup", "snapshot"). */
+export function retentionSchema(noun: string) {
+  return Type.Object(
+    {
+      keepLast: Type.Optional(
+        Type.Integer({
+          format: "int32",
+          description: `Keep at most this many successful ${noun}s.`,
+          minimum: 1,
+          maximum: 1000,
+        }),
+      ),
+      maxAge: Type.Optional(
+        Type.String({
+          description: `Delete successful ${noun}s older than this: whole numbers with d, h, m or s, e.g. 7d or 36h.`,
+          maxLength: 32,
+          pattern: MAX_AGE_PATTERN,
+        }),
+      ),
+    },
+    {
+      description: `Which successful ${noun}s to keep: a ${noun} beyond keepLast or older than maxAge is deleted, but never the newest successful one, one still running, nor one a restore uses or may still use.`,
+      default: { keepLast: DEFAULT_KEEP_LAST },
+      "x-kubernetes-validations": [
+        {
+          rule: "has(self.keepLast) || has(self.maxAge)",
+          message: "retention: set keepLast, maxAge or both (omit retention for the default keepLast)",
+        },
+      ],
+    },
+  );
 }
+
+/**
+ * How many backups a schedule keeps. A successful backup is deleted once it is beyond `keepLast` or older than
+ * `maxAge` (e.g. "7d" or "36h"); the newest successful backup is always kept.
+ */
+export type BackupRetention = Type.Static<ReturnType<typeof retentionSchema>>;
 
 /** A schedule's settings, whatever the operator calls its fields (its failed-history limit, its template). */
 export interface ScheduleSettings {

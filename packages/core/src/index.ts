@@ -166,6 +166,7 @@ export {
 export {
   applyClaimRetention,
   type ClaimRetention,
+  type ClaimRetentionSchema,
   claimBelongsTo,
   claimRetentionPatch,
   claimRetentionSchema,

@@ -19,7 +19,7 @@ type Schema = {
   "x-kubernetes-validations"?: { rule: string; message: string }[];
   [key: string]: unknown;
 };
-const destination = destinationSchema as Schema;
+const destination = destinationSchema as unknown as Schema;
 const propertyNames = (s: Schema | undefined) => Object.keys(s?.properties ?? {}).sort();
 
 describe("destination types match the schema", () => {

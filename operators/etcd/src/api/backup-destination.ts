@@ -3,7 +3,6 @@
 // EtcdRestore's source. The fields and rules are @capstan/backup's (the Vault operator's VaultSnapshot has the same);
 // here are etcd's words for them.
 import { destinationSchemas } from "@capstan/backup";
-import type { JSONSchemaProps } from "@capstan/core";
 
 export {
   type BackupDestination,
@@ -25,7 +24,7 @@ const schemas = destinationSchemas({
   resource: "backup",
 });
 
-export const s3Schema: JSONSchemaProps = schemas.s3;
+export const s3Schema = schemas.s3;
 
 /** The schema of spec.destination. */
-export const destinationSchema: JSONSchemaProps = schemas.destination;
+export const destinationSchema = schemas.destination;

@@ -1,11 +1,12 @@
 // EtcdBackupSchedule: the hand-written types name the schema's properties, the CRD is shaped as the conventions
 // ask, and the CEL rules' intent holds on sample values (the real CEL runs against an API server).
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import type { EtcdBackupSpec } from "./backup.ts";
 import {
   type BackupRetention,
   type EtcdBackupScheduleSpec,
   type EtcdBackupScheduleStatus,
+  type EtcdBackupTemplate,
   etcdBackupScheduleCrd,
   etcdBackupScheduleSchema,
   MAX_AGE_PATTERN,
@@ -45,7 +46,7 @@ type Schema = {
   "x-kubernetes-validations"?: Rule[];
   [key: string]: unknown;
 };
-const schedule = etcdBackupScheduleSchema as Schema;
+const schedule = etcdBackupScheduleSchema as unknown as Schema;
 const sSpec = schedule.properties!.spec!;
 const propertyNames = (s: Schema | undefined) => Object.keys(s?.properties ?? {}).sort();
 
@@ -103,5 +104,21 @@ describe("schedule name rule", () => {
     expect(rule.rule).toContain("size() <= 52");
     // Minutes since 1970 stay 8 digits until the year 2160.
     expect(`${"s".repeat(52)}-${Math.floor(Date.UTC(2150, 0, 1) / 60_000)}`.length).toBeLessThanOrEqual(63);
+  });
+});
+
+describe("EtcdBackupSchedule types derived from the schema", () => {
+  it("names the noun's fields and types them", () => {
+    expectTypeOf<EtcdBackupScheduleSpec["schedule"]>().toEqualTypeOf<string>();
+    expectTypeOf<EtcdBackupScheduleSpec["backupTemplate"]>().toEqualTypeOf<EtcdBackupTemplate>();
+    expectTypeOf<EtcdBackupTemplate["spec"]>().toEqualTypeOf<EtcdBackupSpec>();
+    expectTypeOf<EtcdBackupScheduleSpec["failedBackupsHistoryLimit"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<EtcdBackupScheduleSpec["retention"]>().toEqualTypeOf<BackupRetention | undefined>();
+    expectTypeOf<EtcdBackupScheduleStatus["lastSuccessfulBackup"]>().toEqualTypeOf<string | undefined>();
+  });
+  it("refuses another operator's noun", () => {
+    // @ts-expect-error an EtcdBackupSchedule's template is backupTemplate, not snapshotTemplate
+    const spec: EtcdBackupScheduleSpec["snapshotTemplate"] = undefined;
+    expect(spec).toBeUndefined();
   });
 });

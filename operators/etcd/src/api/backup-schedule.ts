@@ -7,8 +7,6 @@ import {
   DEFAULT_KEEP_LAST,
   MAX_AGE_PATTERN,
   MAX_SCHEDULE_NAME_LENGTH,
-  type ScheduleSpecBase,
-  type ScheduleStatusBase,
   type ScheduleTemplate,
   type ScheduleWords,
   schedulePrinterColumns,
@@ -18,9 +16,9 @@ import {
   type CustomResourceDefinitionObject,
   customResourceDefinition,
   defineKind,
-  type JSONSchemaProps,
   type KubeObject,
 } from "@capstan/core";
+import type * as Type from "typebox/type";
 import { backupSpecSchema, DEFAULT_SCHEDULED_DELETION_POLICY, type EtcdBackupSpec } from "./backup.ts";
 import { GROUP, VERSION } from "./group.ts";
 
@@ -29,19 +27,6 @@ export { DEFAULT_FAILED_HISTORY, DEFAULT_KEEP_LAST, MAX_AGE_PATTERN, MAX_SCHEDUL
 
 /** What each scheduled backup is made from. */
 export type EtcdBackupTemplate = ScheduleTemplate<EtcdBackupSpec>;
-
-/** The desired schedule. */
-export interface EtcdBackupScheduleSpec extends ScheduleSpecBase {
-  /** Failed backups kept for inspection (default 3). */
-  failedBackupsHistoryLimit?: number;
-  backupTemplate: EtcdBackupTemplate;
-}
-
-/** The observed schedule. */
-export interface EtcdBackupScheduleStatus extends ScheduleStatusBase {
-  /** Name of the last successful backup. */
-  lastSuccessfulBackup?: string;
-}
 
 /** An EtcdBackupSchedule object. */
 export interface EtcdBackupSchedule extends KubeObject {
@@ -59,13 +44,19 @@ export const EtcdBackupScheduleKind = defineKind<EtcdBackupSchedule>({
 });
 
 /** How the schedule names what it creates: `failedBackupsHistoryLimit`, `backupTemplate`, `lastSuccessfulBackup`. */
-export const ETCD_SCHEDULE_WORDS: ScheduleWords = { noun: "backup", kind: "EtcdBackup" };
+export const ETCD_SCHEDULE_WORDS: ScheduleWords<"backup"> = { noun: "backup", kind: "EtcdBackup" };
 
 /** The openAPIV3Schema of EtcdBackupSchedule. */
-export const etcdBackupScheduleSchema: JSONSchemaProps = scheduleSchema(
+export const etcdBackupScheduleSchema = scheduleSchema(
   ETCD_SCHEDULE_WORDS,
   backupSpecSchema("The spec of each backup.", DEFAULT_SCHEDULED_DELETION_POLICY),
 );
+
+/** The desired schedule: @capstan/backup's fields, failedBackupsHistoryLimit (default 3) and backupTemplate. */
+export type EtcdBackupScheduleSpec = Type.Static<typeof etcdBackupScheduleSchema.properties.spec>;
+
+/** The observed schedule, with the name of the last successful backup. */
+export type EtcdBackupScheduleStatus = Type.Static<typeof etcdBackupScheduleSchema.properties.status>;
 
 /** The EtcdBackupSchedule CustomResourceDefinition. */
 export function etcdBackupScheduleCrd(): CustomResourceDefinitionObject {

@@ -1,7 +1,8 @@
 // EtcdBackup: the hand-written types name the schema's properties, the CRD is shaped as the conventions ask, and
 // its spec is immutable. (The destination is tested in backup-destination.test.ts, EtcdBackupSchedule in
 // backup-schedule.test.ts.)
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { BackupDestination, DeletionPolicy, EtcdBackupPhase } from "./backup.ts";
 import { type EtcdBackupSpec, type EtcdBackupStatus, etcdBackupCrd, etcdBackupSchema } from "./backup.ts";
 
 // Each record must name every key of its type and nothing else (the compiler checks that side).
@@ -32,7 +33,7 @@ type Schema = {
   "x-kubernetes-validations"?: { rule: string; message: string }[];
   [key: string]: unknown;
 };
-const backup = etcdBackupSchema as Schema;
+const backup = etcdBackupSchema as unknown as Schema;
 const bSpec = backup.properties!.spec!;
 const propertyNames = (s: Schema | undefined) => Object.keys(s?.properties ?? {}).sort();
 
@@ -74,5 +75,22 @@ describe("the EtcdBackup CRD", () => {
     expect(bSpec["x-kubernetes-validations"]).toContainEqual(
       expect.objectContaining({ rule: "self == oldSelf" }),
     );
+  });
+});
+
+describe("EtcdBackup types derived from the schema", () => {
+  it("types the fields the code reads as the schema has them", () => {
+    expectTypeOf<EtcdBackupSpec["clusterName"]>().toEqualTypeOf<string>();
+    expectTypeOf<EtcdBackupSpec["destination"]>().toEqualTypeOf<BackupDestination>();
+    expectTypeOf<EtcdBackupSpec["activeDeadlineSeconds"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<EtcdBackupSpec["deletionPolicy"]>().toEqualTypeOf<DeletionPolicy | undefined>();
+    expectTypeOf<EtcdBackupStatus["phase"]>().toEqualTypeOf<EtcdBackupPhase | undefined>();
+    expectTypeOf<EtcdBackupPhase>().toEqualTypeOf<"Pending" | "Running" | "Succeeded" | "Failed">();
+    expectTypeOf<EtcdBackupStatus["revision"]>().toEqualTypeOf<number | undefined>();
+  });
+  it("refuses a field the schema lacks", () => {
+    // @ts-expect-error the CRD has no spec.memberName: the API server would prune it
+    const spec: EtcdBackupSpec = { clusterName: "demo", destination: {}, memberName: "demo-0" };
+    expect(spec.clusterName).toBe("demo");
   });
 });

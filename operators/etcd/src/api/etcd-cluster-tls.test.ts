@@ -1,5 +1,5 @@
-// spec.tls: the hand-written types name the same properties as the schema, section by section.
-import { describe, expect, it } from "vitest";
+// spec.tls: the types derived from the schema are what the code reads, section by section.
+import { describe, expect, expectTypeOf, it } from "vitest";
 import type {
   EtcdCertManagerIssuerRef,
   EtcdCertManagerTLS,
@@ -11,7 +11,7 @@ import { tlsSchema } from "./etcd-cluster-tls.ts";
 
 type Schema = { properties?: Record<string, Schema>; [key: string]: unknown };
 const names = (s: Schema | undefined) => Object.keys(s?.properties ?? {}).sort();
-const tls = tlsSchema as Schema;
+const tls = tlsSchema as unknown as Schema;
 const peer = tls.properties!.peer!;
 
 const tlsKeys: Record<keyof EtcdTLS, true> = { peer: true, client: true };
@@ -38,5 +38,21 @@ describe("EtcdCluster spec.tls types match the schema", () => {
     ["tls.peer.certManager.issuerRef", issuerKeys, peer.properties!.certManager!.properties!.issuerRef],
   ] as const)("%s", (_path, keys, schema) => {
     expect(names(schema)).toEqual(Object.keys(keys).sort());
+  });
+});
+
+describe("spec.tls types derived from the schema", () => {
+  it("types the sources the code reads", () => {
+    expectTypeOf<EtcdTLS["peer"]>().toEqualTypeOf<EtcdTLSEndpoint | undefined>();
+    expectTypeOf<EtcdTLSEndpoint["secretRef"]>().toEqualTypeOf<{ name: string } | undefined>();
+    expectTypeOf<EtcdTLSEndpoint["certManager"]>().toEqualTypeOf<EtcdCertManagerTLS | undefined>();
+    expectTypeOf<EtcdCertManagerTLS["issuerRef"]>().toEqualTypeOf<EtcdCertManagerIssuerRef>();
+    expectTypeOf<EtcdCertManagerIssuerRef["kind"]>().toEqualTypeOf<"Issuer" | "ClusterIssuer" | undefined>();
+    expectTypeOf<EtcdOperatorManagedTLS["validity"]>().toEqualTypeOf<string | undefined>();
+  });
+  it("refuses a field the schema lacks", () => {
+    // @ts-expect-error the CRD has no tls.peer.acme
+    const endpoint: EtcdTLSEndpoint = { acme: {} };
+    expect(endpoint).toBeDefined();
   });
 });

@@ -1,6 +1,6 @@
-// spec.recovery and spec.maintenance: the hand-written types name the same properties as the schema, and the
+// spec.recovery and spec.maintenance: the types derived from the schema are what the code reads, and the
 // waits have the documented defaults and floors.
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import {
   type EtcdAutomaticRecovery,
   type EtcdMaintenance,
@@ -16,7 +16,7 @@ type Schema = {
   [key: string]: unknown;
 };
 const names = (s: Schema | undefined) => Object.keys(s?.properties ?? {}).sort();
-const recovery = recoverySchema as Schema;
+const recovery = recoverySchema as unknown as Schema;
 
 const recoveryKeys: Record<keyof EtcdRecovery, true> = {
   memberNotReadySeconds: true,
@@ -36,7 +36,7 @@ describe("EtcdCluster spec.recovery and spec.maintenance types match the schema"
   it.each([
     ["recovery", recoveryKeys, recovery],
     ["recovery.automatic", automaticKeys, recovery.properties!.automatic],
-    ["maintenance", maintenanceKeys, maintenanceSchema as Schema],
+    ["maintenance", maintenanceKeys, maintenanceSchema as unknown as Schema],
   ] as const)("%s", (_path, keys, schema) => {
     expect(names(schema)).toEqual(Object.keys(keys).sort());
   });
@@ -60,5 +60,22 @@ describe("recovery waits", () => {
       automatic.afterSeconds!.default,
       automatic.afterSeconds!.minimum,
     ]).toEqual([false, 900, 300]);
+  });
+});
+
+describe("upkeep types derived from the schema", () => {
+  it("types the waits, the automatic recovery and the compaction mode", () => {
+    expectTypeOf<EtcdRecovery["memberNotReadySeconds"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<EtcdRecovery["automatic"]>().toEqualTypeOf<EtcdAutomaticRecovery | undefined>();
+    expectTypeOf<EtcdAutomaticRecovery["enabled"]>().toEqualTypeOf<boolean | undefined>();
+    expectTypeOf<EtcdMaintenance["autoCompactionMode"]>().toEqualTypeOf<
+      "periodic" | "revision" | undefined
+    >();
+    expectTypeOf<EtcdMaintenance["defragThresholdPercent"]>().toEqualTypeOf<number | undefined>();
+  });
+  it("refuses a field the schema lacks", () => {
+    // @ts-expect-error the CRD has no spec.recovery.memberReadySeconds
+    const recovery: EtcdRecovery = { memberReadySeconds: 60 };
+    expect(recovery).toBeDefined();
   });
 });

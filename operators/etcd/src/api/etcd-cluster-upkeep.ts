@@ -1,124 +1,111 @@
 // spec.recovery and spec.maintenance of an EtcdCluster: how long a stuck member may wait before it is replaced,
 // opt-in automatic recovery after quorum loss, and disk upkeep (compaction, defragmentation); types and schemas.
-import type { JSONSchemaProps } from "@capstan/core";
+import * as Type from "typebox/type";
 
-/** How long the operator waits before it replaces a member that cannot come back (seconds). */
-export interface EtcdRecovery {
-  /** A voting member whose pod stays not ready this long is replaced (default 300). */
-  memberNotReadySeconds?: number;
-  /** A member whose pod finds no node this long is replaced (default 300). */
-  unschedulableSeconds?: number;
-  /** A member whose pod stays terminating this long (e.g. on an unreachable node) is replaced (default 300). */
-  terminatingSeconds?: number;
-  /** A learner whose raft index does not advance this long is replaced (default 600). */
-  learnerStallSeconds?: number;
-  /** Opt-in recovery from the newest backup after quorum has been lost for a while (an EtcdRestore it creates). */
-  automatic?: EtcdAutomaticRecovery;
-}
+const seconds = (description: string, dflt: number, minimum: number) =>
+  Type.Integer({ format: "int32", description, default: dflt, minimum, maximum: 86_400 });
 
-/** spec.recovery.automatic. */
-export interface EtcdAutomaticRecovery {
-  /** Off unless true. */
-  enabled?: boolean;
-  /**
-   * How long quorum must have been lost (measured from status.quorumLostSince) before recovering (default 900; never
-   * less than the operator's floor, 900 s unless its admin lowered it).
-   */
-  afterSeconds?: number;
-}
+const automaticRecoverySchema = Type.Object(
+  {
+    enabled: Type.Optional(
+      Type.Boolean({ default: false, description: "Recover automatically; off by default." }),
+    ),
+    afterSeconds: Type.Optional(
+      seconds(
+        "How long quorum must have been lost before recovering. Never less than the operator's floor (--automatic-recovery-floor-seconds, 900 by default: eviction of a lost node's pods after 300 s, force-detach of its volumes 360 s later, and time to start again elsewhere).",
+        900,
+        300,
+      ),
+    ),
+  },
+  {
+    description:
+      "Opt-in disaster recovery: when quorum has been lost for afterSeconds (measured from status.quorumLostSince, so an operator restart neither resets nor shortens it; the clock does not run while a member's pod is being deleted, so Kubernetes' node failover comes first), the operator creates ONE EtcdRestore: from: Survivor when a voting member still answers with this cluster's data at least as new as the newest backup, else from: Backup of this cluster's newest Succeeded EtcdBackup taken from its own data (by cluster ID; it loses the writes made since that backup); never another while one is running or after one failed. With neither: Degraded and an Event.",
+  },
+);
 
-/** Disk upkeep: compaction and defragmentation. */
-export interface EtcdMaintenance {
-  /** --auto-compaction-mode (default periodic). */
-  autoCompactionMode?: "periodic" | "revision";
-  /** --auto-compaction-retention (default "1h" for periodic; a revision count for revision). */
-  autoCompactionRetention?: string;
-  /** A member whose free pages reach this share of its database file is defragmented (default 50). */
-  defragThresholdPercent?: number;
-}
-
-const seconds = (description: string, dflt: number, minimum: number): JSONSchemaProps => ({
-  type: "integer",
-  format: "int32",
-  description,
-  default: dflt,
-  minimum,
-  maximum: 86_400,
-});
+/** spec.recovery.automatic: off unless enabled; afterSeconds defaults to 900 (never below the operator's floor). */
+export type EtcdAutomaticRecovery = Type.Static<typeof automaticRecoverySchema>;
 
 /** The schema of spec.recovery. */
-export const recoverySchema: JSONSchemaProps = {
-  type: "object",
-  description:
-    "How long a member may stay stuck before it is replaced by a fresh one (only while quorum holds), and opt-in automatic recovery from a backup after quorum is lost (automatic).",
-  default: {},
-  properties: {
-    memberNotReadySeconds: seconds(
-      "A voting member whose pod stays not ready this long is replaced.",
-      300,
-      30,
+export const recoverySchema = Type.Object(
+  {
+    memberNotReadySeconds: Type.Optional(
+      seconds("A voting member whose pod stays not ready this long is replaced.", 300, 30),
     ),
-    unschedulableSeconds: seconds("A member whose pod finds no node this long is replaced.", 300, 30),
-    terminatingSeconds: seconds(
-      "A member whose pod stays terminating this long (e.g. on an unreachable node) is replaced.",
-      300,
-      30,
+    unschedulableSeconds: Type.Optional(
+      seconds("A member whose pod finds no node this long is replaced.", 300, 30),
     ),
-    learnerStallSeconds: seconds(
-      "A learner whose raft index does not advance this long is replaced (a learner is judged by progress, not age).",
-      600,
-      60,
+    terminatingSeconds: Type.Optional(
+      seconds(
+        "A member whose pod stays terminating this long (e.g. on an unreachable node) is replaced.",
+        300,
+        30,
+      ),
     ),
-    automatic: {
-      type: "object",
-      description:
-        "Opt-in disaster recovery: when quorum has been lost for afterSeconds (measured from status.quorumLostSince, so an operator restart neither resets nor shortens it; the clock does not run while a member's pod is being deleted, so Kubernetes' node failover comes first), the operator creates ONE EtcdRestore: from: Survivor when a voting member still answers with this cluster's data at least as new as the newest backup, else from: Backup of this cluster's newest Succeeded EtcdBackup taken from its own data (by cluster ID; it loses the writes made since that backup); never another while one is running or after one failed. With neither: Degraded and an Event.",
-      properties: {
-        enabled: { type: "boolean", default: false, description: "Recover automatically; off by default." },
-        afterSeconds: seconds(
-          "How long quorum must have been lost before recovering. Never less than the operator's floor (--automatic-recovery-floor-seconds, 900 by default: eviction of a lost node's pods after 300 s, force-detach of its volumes 360 s later, and time to start again elsewhere).",
-          900,
-          300,
-        ),
-      },
-    },
+    learnerStallSeconds: Type.Optional(
+      seconds(
+        "A learner whose raft index does not advance this long is replaced (a learner is judged by progress, not age).",
+        600,
+        60,
+      ),
+    ),
+    automatic: Type.Optional(automaticRecoverySchema),
   },
-};
+  {
+    description:
+      "How long a member may stay stuck before it is replaced by a fresh one (only while quorum holds), and opt-in automatic recovery from a backup after quorum is lost (automatic).",
+    default: {},
+  },
+);
+
+/**
+ * How long the operator waits before it replaces a member that cannot come back (seconds: memberNotReady,
+ * unschedulable and terminating default to 300, learnerStall to 600), and opt-in automatic recovery.
+ */
+export type EtcdRecovery = Type.Static<typeof recoverySchema>;
 
 /** The schema of spec.maintenance. */
-export const maintenanceSchema: JSONSchemaProps = {
-  type: "object",
-  description: "Disk upkeep: etcd's automatic compaction and the operator's defragmentation.",
-  default: {},
-  properties: {
-    autoCompactionMode: {
-      type: "string",
-      enum: ["periodic", "revision"],
-      default: "periodic",
-      description: "--auto-compaction-mode.",
-    },
-    autoCompactionRetention: {
-      type: "string",
-      default: "1h",
-      maxLength: 32,
-      description:
-        "--auto-compaction-retention: a duration for periodic (e.g. 1h, 30m), a revision count for revision.",
-      "x-kubernetes-validations": [
-        {
-          rule: "self.matches('^[0-9]+(h|m|s)?$')",
-          message:
-            "maintenance.autoCompactionRetention must be a number (revisions or hours) or a duration like 30m or 1h",
-        },
-      ],
-    },
-    defragThresholdPercent: {
-      type: "integer",
-      format: "int32",
-      default: 50,
-      minimum: 10,
-      maximum: 90,
-      description:
-        "A member whose free pages reach this share of its database file (dbSize - dbSizeInUse) is defragmented, one member at a time, the leader last.",
-    },
+export const maintenanceSchema = Type.Object(
+  {
+    autoCompactionMode: Type.Optional(
+      Type.Enum(["periodic", "revision"], {
+        type: "string",
+        default: "periodic",
+        description: "--auto-compaction-mode.",
+      }),
+    ),
+    autoCompactionRetention: Type.Optional(
+      Type.String({
+        default: "1h",
+        maxLength: 32,
+        description:
+          "--auto-compaction-retention: a duration for periodic (e.g. 1h, 30m), a revision count for revision.",
+        "x-kubernetes-validations": [
+          {
+            rule: "self.matches('^[0-9]+(h|m|s)?$')",
+            message:
+              "maintenance.autoCompactionRetention must be a number (revisions or hours) or a duration like 30m or 1h",
+          },
+        ],
+      }),
+    ),
+    defragThresholdPercent: Type.Optional(
+      Type.Integer({
+        format: "int32",
+        default: 50,
+        minimum: 10,
+        maximum: 90,
+        description:
+          "A member whose free pages reach this share of its database file (dbSize - dbSizeInUse) is defragmented, one member at a time, the leader last.",
+      }),
+    ),
   },
-};
+  {
+    description: "Disk upkeep: etcd's automatic compaction and the operator's defragmentation.",
+    default: {},
+  },
+);
+
+/** Disk upkeep: compaction and defragmentation. */
+export type EtcdMaintenance = Type.Static<typeof maintenanceSchema>;

@@ -1,8 +1,11 @@
-import { describe, expect, it } from "vitest";
+import type { ClaimRetention, Condition, PodPlacement } from "@capstan/core";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import {
   EtcdClusterKind,
+  type EtcdClusterPhase,
   type EtcdClusterSpec,
   type EtcdClusterStatus,
+  type EtcdEnvVar,
   type EtcdMemberStatus,
   type EtcdPodTemplate,
   type EtcdStorage,
@@ -11,7 +14,7 @@ import {
 } from "./etcd-cluster.ts";
 
 // Each record must name every key of its type and nothing else (the compiler checks that side); the tests
-// check the schema names the same properties, so the hand-written types and the schema cannot drift.
+// check the schema names the same properties (the types are derived from the schema; these catch a key lost on the way).
 const specKeys: Record<keyof EtcdClusterSpec, true> = {
   replicas: true,
   version: true,
@@ -75,7 +78,7 @@ const memberKeys: Record<keyof EtcdMemberStatus, true> = {
 };
 
 type Schema = { properties?: Record<string, Schema>; items?: Schema; [key: string]: unknown };
-const root = etcdClusterSchema as Schema;
+const root = etcdClusterSchema as unknown as Schema;
 const spec = root.properties!.spec!;
 const status = root.properties!.status!;
 
@@ -149,5 +152,31 @@ describe("version rule", () => {
   );
   it("names the field's format in its message", () => {
     expect(rule.message).toMatch(/MAJOR\.MINOR\.PATCH/);
+  });
+});
+
+describe("EtcdCluster types derived from the schema", () => {
+  it("types the fields the code reads", () => {
+    // Defaulted by the API server, so always present on a read object.
+    expectTypeOf<EtcdClusterSpec["replicas"]>().toEqualTypeOf<number>();
+    expectTypeOf<EtcdClusterSpec["version"]>().toEqualTypeOf<string>();
+    expectTypeOf<EtcdClusterSpec["storage"]>().toEqualTypeOf<EtcdStorage>();
+    expectTypeOf<EtcdClusterSpec["paused"]>().toEqualTypeOf<boolean | undefined>();
+    expectTypeOf<EtcdClusterSpec["extraArgs"]>().toEqualTypeOf<Record<string, string> | undefined>();
+    expectTypeOf<EtcdClusterSpec["extraEnv"]>().toEqualTypeOf<EtcdEnvVar[] | undefined>();
+    expectTypeOf<EtcdStorage["whenDeleted"]>().toEqualTypeOf<ClaimRetention | undefined>();
+    expectTypeOf<EtcdPodTemplate["antiAffinity"]>().toEqualTypeOf<"Preferred" | "Required" | undefined>();
+    expectTypeOf<EtcdPodTemplate>().toExtend<PodPlacement>();
+    expectTypeOf<EtcdClusterStatus["phase"]>().toEqualTypeOf<EtcdClusterPhase | undefined>();
+    expectTypeOf<EtcdClusterStatus["conditions"]>().toEqualTypeOf<Condition[] | undefined>();
+    expectTypeOf<EtcdClusterStatus["members"]>().toEqualTypeOf<EtcdMemberStatus[] | undefined>();
+    expectTypeOf<EtcdClusterStatus["auth"]>().toEqualTypeOf<"Enabled" | "Disabled" | undefined>();
+    expectTypeOf<EtcdMemberStatus["healthy"]>().toEqualTypeOf<boolean>();
+    expectTypeOf<EtcdMemberStatus["raftIndex"]>().toEqualTypeOf<number | undefined>();
+  });
+  it("refuses a field the schema lacks", () => {
+    // @ts-expect-error the CRD has no spec.size (it is spec.storage.size): the API server would prune it
+    const size: EtcdClusterSpec["size"] = "8Gi";
+    expect(size).toBe("8Gi");
   });
 });

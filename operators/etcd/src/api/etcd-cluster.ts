@@ -1,21 +1,18 @@
 // EtcdCluster (etcd.capstan.dev/v1alpha1): the CRD schema, the single source of truth, and its TypeScript types.
 import {
-  type ClaimRetention,
-  type Condition,
   type CustomResourceDefinitionObject,
   claimRetentionSchema,
   conditionsSchema,
   customResourceDefinition,
   defineKind,
-  type JSONSchemaProps,
   type KubeObject,
-  type PodPlacement,
   podPlacementProperties,
   type ResourceQuantities,
   resourcesSchema,
   STORAGE_SIZE_PATTERN,
   type Toleration,
 } from "@capstan/core";
+import * as Type from "typebox/type";
 import {
   authSchema,
   type EtcdAuth,
@@ -119,142 +116,6 @@ export function flagEnvName(flag: string): string {
   return `ETCD_${flag.toUpperCase().replaceAll("-", "_")}`;
 }
 
-/** Where members keep their data: a PersistentVolumeClaim of `size`, or an emptyDir when `ephemeral`. */
-export interface EtcdStorage {
-  /** Size of each member's PersistentVolumeClaim, a quantity such as "8Gi". */
-  size?: string;
-  /** StorageClass of the members' claims; immutable once set. */
-  storageClassName?: string;
-  /** Keep data in an emptyDir: a member whose pod is lost is replaced, never restarted. */
-  ephemeral?: boolean;
-  /**
-   * What deleting the EtcdCluster does to the members' claims (default Retain: they stay, with no owner reference;
-   * Delete: garbage-collected with it).
-   */
-  whenDeleted?: ClaimRetention;
-}
-
-/** A toleration, as in a Pod spec. */
-export type EtcdToleration = Toleration;
-
-/** Compute resources of the etcd container (quantities). */
-export type EtcdResources = ResourceQuantities;
-
-/** What users may set on member pods. */
-export interface EtcdPodTemplate extends PodPlacement {
-  resources?: EtcdResources;
-  priorityClassName?: string;
-  /**
-   * One member per node: "Preferred" (default, the scheduler may co-locate when it must) or "Required" (a
-   * member stays Pending rather than share a node). Ignored when `affinity` is set.
-   */
-  antiAffinity?: "Preferred" | "Required";
-  /** core/v1 TopologySpreadConstraints; default: spread members across nodes and zones (ScheduleAnyway). */
-  topologySpreadConstraints?: Record<string, unknown>[];
-}
-
-/** An environment variable of the etcd container. */
-export interface EtcdEnvVar {
-  name: string;
-  value: string;
-}
-
-/** The desired state of an etcd cluster; defaulted fields are always present on objects read from the API server. */
-export interface EtcdClusterSpec {
-  /** Number of voting members, 1 to 9. */
-  replicas: number;
-  /** etcd release, e.g. "3.6.15" (3.5.x or 3.6.x). */
-  version: string;
-  /** Image repository; the image is `<repository>:v<version>`. */
-  repository: string;
-  storage: EtcdStorage;
-  podTemplate?: EtcdPodTemplate;
-  /** Stop all membership changes and pod updates until unset. */
-  paused?: boolean;
-  recovery?: EtcdRecovery;
-  maintenance?: EtcdMaintenance;
-  /** Extra etcd flags, name (without "--") to value; the flags the operator sets are refused. */
-  extraArgs?: Record<string, string>;
-  /** Extra environment variables of the etcd container; ETCD_* forms of the operator's flags are refused. */
-  extraEnv?: EtcdEnvVar[];
-  /** How a new cluster starts (e.g. restored from a snapshot); immutable. */
-  bootstrap?: EtcdBootstrap;
-  tls?: EtcdTLS;
-  network?: EtcdNetwork;
-  auth?: EtcdAuth;
-}
-
-/** The life-cycle phase shown in `kubectl get etcd`. */
-export type EtcdClusterPhase =
-  | "Creating"
-  | "Running"
-  | "Scaling"
-  | "Upgrading"
-  | "Updating"
-  | "Recovering"
-  | "Degraded"
-  | "QuorumLost"
-  | "Paused";
-
-/** All phases, in the order the schema lists them. */
-export const PHASES: readonly EtcdClusterPhase[] = [
-  "Creating",
-  "Running",
-  "Scaling",
-  "Upgrading",
-  "Updating",
-  "Recovering",
-  "Degraded",
-  "QuorumLost",
-  "Paused",
-];
-
-/** One etcd member as the operator last observed it. */
-export interface EtcdMemberStatus {
-  name: string;
-  /** Member ID in hexadecimal (etcd IDs are 64-bit, beyond JavaScript's safe integers). */
-  id: string;
-  peerURL: string;
-  clientURLs: string[];
-  version?: string;
-  healthy: boolean;
-  learner: boolean;
-  leader: boolean;
-  /** A learner's raft index when last seen to advance. */
-  raftIndex?: number;
-  /** When a learner's raft index was last seen to advance (or when it was first seen). */
-  progressTime?: string;
-}
-
-/** The observed state of an etcd cluster. */
-export interface EtcdClusterStatus {
-  observedGeneration?: number;
-  phase?: EtcdClusterPhase;
-  /** Available, Progressing and Degraded. */
-  conditions?: Condition[];
-  /** Number of members (voters and learners). */
-  replicas?: number;
-  /** Number of members whose pod is ready. */
-  readyReplicas?: number;
-  members?: EtcdMemberStatus[];
-  /** Name of the leader member. */
-  leader?: string;
-  /** Lowest etcd version among the members. */
-  currentVersion?: string;
-  /** Cluster ID in hexadecimal; set once the cluster has been bootstrapped. */
-  clusterID?: string;
-  /** Label selector of the member pods (for the scale subresource). */
-  selector?: string;
-  /** URL clients use to reach the cluster, e.g. "http://demo-client.ns.svc:2379". */
-  clientEndpoint?: string;
-  /** What the restore from spec.bootstrap.restore (or the last recovery from a backup) did. */
-  restore?: EtcdClusterRestoreStatus;
-  /** Whether etcd authentication is on, as etcd last answered (absent until known). */
-  auth?: "Enabled" | "Disabled";
-  /** Since when no quorum answers (RFC 3339); unset while one does. Read by spec.recovery.automatic. */
-  quorumLostSince?: string;
-}
-
 /** An EtcdCluster object. */
 export interface EtcdCluster extends KubeObject {
   spec: EtcdClusterSpec;
@@ -270,96 +131,121 @@ export const EtcdClusterKind = defineKind<EtcdCluster>({
   namespaced: true,
 });
 
-const claimRetention = claimRetentionSchema("the members' claims data-<member>");
-const storageSchema: JSONSchemaProps = {
-  type: "object",
-  description:
-    "Member data: a PersistentVolumeClaim of `size` per member, or `ephemeral: true` for an emptyDir.",
-  default: { size: DEFAULT_STORAGE_SIZE },
-  properties: {
-    size: {
-      type: "string",
-      description: "Size of each member's PersistentVolumeClaim, e.g. 8Gi.",
-      pattern: STORAGE_SIZE_PATTERN,
-      maxLength: 32,
-    },
-    storageClassName: {
-      type: "string",
-      description: "StorageClass of the members' claims (default: the cluster's default class). Immutable.",
-      maxLength: 253,
-    },
-    ephemeral: {
-      type: "boolean",
-      description: "Keep data in an emptyDir; a member whose pod is lost is replaced by a new member.",
-    },
-    whenDeleted: {
-      ...claimRetention,
-      description: `${claimRetention.description} A kept claim is never taken over by another EtcdCluster, even one of the same name (a new cluster starts with new members): it stays for you to recover its data from or delete by hand. No effect with ephemeral storage.`,
-    },
+const storageSchema = Type.Object(
+  {
+    size: Type.Optional(
+      Type.String({
+        description: "Size of each member's PersistentVolumeClaim, e.g. 8Gi.",
+        pattern: STORAGE_SIZE_PATTERN,
+        maxLength: 32,
+      }),
+    ),
+    storageClassName: Type.Optional(
+      Type.String({
+        description: "StorageClass of the members' claims (default: the cluster's default class). Immutable.",
+        maxLength: 253,
+      }),
+    ),
+    // A member whose pod is lost is replaced, never restarted.
+    ephemeral: Type.Optional(
+      Type.Boolean({
+        description: "Keep data in an emptyDir; a member whose pod is lost is replaced by a new member.",
+      }),
+    ),
+    whenDeleted: Type.Optional(
+      claimRetentionSchema(
+        "the members' claims data-<member>",
+        "A kept claim is never taken over by another EtcdCluster, even one of the same name (a new cluster starts with new members): it stays for you to recover its data from or delete by hand. No effect with ephemeral storage.",
+      ),
+    ),
   },
-  "x-kubernetes-validations": [
-    {
-      rule: "has(self.size) != (has(self.ephemeral) && self.ephemeral)",
-      message: "storage: set exactly one of size (a PersistentVolumeClaim per member) or ephemeral: true",
-    },
-    {
-      rule: `!has(self.size) || quantity(self.size).compareTo(quantity('${MIN_STORAGE_SIZE}')) >= 0`,
-      message: `storage.size must be at least ${MIN_STORAGE_SIZE}: etcd needs room for its database (the quota is derived from the size), a copy of it and its WAL`,
-      fieldPath: ".size",
-    },
-    {
-      rule: "!(has(self.ephemeral) && self.ephemeral) || !has(self.storageClassName)",
-      message: "storage.storageClassName applies only to persistent storage (storage.size), not ephemeral",
-      fieldPath: ".storageClassName",
-    },
-    {
-      rule: "has(self.size) == has(oldSelf.size) && (!has(self.size) || self.size == oldSelf.size)",
-      message:
-        "storage.size is immutable: existing claims are not resized and etcd's quota (--quota-backend-bytes) is derived from it",
-      fieldPath: ".size",
-    },
-    {
-      rule: "has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",
-      message: "storage.storageClassName is immutable: create a new EtcdCluster to move to another class",
-      fieldPath: ".storageClassName",
-    },
-    {
-      rule: "(has(self.ephemeral) && self.ephemeral) == (has(oldSelf.ephemeral) && oldSelf.ephemeral)",
-      message:
-        "storage.ephemeral is immutable: create a new EtcdCluster to switch between persistent and ephemeral storage",
-      fieldPath: ".ephemeral",
-    },
-  ],
-};
+  {
+    description:
+      "Member data: a PersistentVolumeClaim of `size` per member, or `ephemeral: true` for an emptyDir.",
+    default: { size: DEFAULT_STORAGE_SIZE },
+    "x-kubernetes-validations": [
+      {
+        rule: "has(self.size) != (has(self.ephemeral) && self.ephemeral)",
+        message: "storage: set exactly one of size (a PersistentVolumeClaim per member) or ephemeral: true",
+      },
+      {
+        rule: `!has(self.size) || quantity(self.size).compareTo(quantity('${MIN_STORAGE_SIZE}')) >= 0`,
+        message: `storage.size must be at least ${MIN_STORAGE_SIZE}: etcd needs room for its database (the quota is derived from the size), a copy of it and its WAL`,
+        fieldPath: ".size",
+      },
+      {
+        rule: "!(has(self.ephemeral) && self.ephemeral) || !has(self.storageClassName)",
+        message: "storage.storageClassName applies only to persistent storage (storage.size), not ephemeral",
+        fieldPath: ".storageClassName",
+      },
+      {
+        rule: "has(self.size) == has(oldSelf.size) && (!has(self.size) || self.size == oldSelf.size)",
+        message:
+          "storage.size is immutable: existing claims are not resized and etcd's quota (--quota-backend-bytes) is derived from it",
+        fieldPath: ".size",
+      },
+      {
+        rule: "has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",
+        message: "storage.storageClassName is immutable: create a new EtcdCluster to move to another class",
+        fieldPath: ".storageClassName",
+      },
+      {
+        rule: "(has(self.ephemeral) && self.ephemeral) == (has(oldSelf.ephemeral) && oldSelf.ephemeral)",
+        message:
+          "storage.ephemeral is immutable: create a new EtcdCluster to switch between persistent and ephemeral storage",
+        fieldPath: ".ephemeral",
+      },
+    ],
+  },
+);
 
-const podTemplateSchema: JSONSchemaProps = {
-  type: "object",
-  description: "Settings applied to every member pod.",
-  properties: {
+/**
+ * Where members keep their data: a PersistentVolumeClaim of `size` (a quantity such as "8Gi"), or an emptyDir when
+ * `ephemeral`; `whenDeleted` says what deleting the EtcdCluster does to the claims (default Retain).
+ */
+export type EtcdStorage = Type.Static<typeof storageSchema>;
+
+/** A toleration, as in a Pod spec. */
+export type EtcdToleration = Toleration;
+
+/** Compute resources of the etcd container (quantities). */
+export type EtcdResources = ResourceQuantities;
+
+const podTemplateSchema = Type.Object(
+  {
     ...podPlacementProperties("member pods"),
-    resources: resourcesSchema("Compute resources of the etcd container."),
-    priorityClassName: { type: "string", description: "PriorityClass of the member pods.", maxLength: 253 },
-    antiAffinity: {
-      type: "string",
-      enum: ["Preferred", "Required"],
-      default: "Preferred",
-      description:
-        "One member per node: Preferred (co-located only when no other node fits) or Required (a member stays Pending rather than share a node). Ignored when affinity is set.",
-    },
-    topologySpreadConstraints: {
-      type: "array",
-      description:
-        "core/v1 TopologySpreadConstraints of the member pods; default: spread across nodes and zones with maxSkew 1, ScheduleAnyway.",
-      maxItems: 8,
-      items: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-    },
+    resources: Type.Optional(resourcesSchema("Compute resources of the etcd container.")),
+    priorityClassName: Type.Optional(
+      Type.String({ description: "PriorityClass of the member pods.", maxLength: 253 }),
+    ),
+    antiAffinity: Type.Optional(
+      Type.Enum(["Preferred", "Required"], {
+        type: "string",
+        default: "Preferred",
+        description:
+          "One member per node: Preferred (co-located only when no other node fits) or Required (a member stays Pending rather than share a node). Ignored when affinity is set.",
+      }),
+    ),
+    topologySpreadConstraints: Type.Optional(
+      Type.Unsafe<Record<string, unknown>[]>({
+        type: "array",
+        description:
+          "core/v1 TopologySpreadConstraints of the member pods; default: spread across nodes and zones with maxSkew 1, ScheduleAnyway.",
+        maxItems: 8,
+        items: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+      }),
+    ),
   },
-};
+  { description: "Settings applied to every member pod." },
+);
+
+/** What users may set on member pods: core's placement fields, resources, priority class, anti-affinity, spread. */
+export type EtcdPodTemplate = Type.Static<typeof podTemplateSchema>;
 
 const ownedFlagList = OPERATOR_OWNED_FLAGS.map((f) => `'${f}'`).join(", ");
 const ownedEnvList = OPERATOR_OWNED_FLAGS.map((f) => `'${flagEnvName(f)}'`).join(", ");
 
-const extraArgsSchema: JSONSchemaProps = {
+const extraArgsSchema = Type.Unsafe<Record<string, string>>({
   type: "object",
   description:
     'Extra etcd flags, name without the leading -- to value (e.g. snapshot-count: "10000"). The flags the operator sets are refused.',
@@ -375,20 +261,19 @@ const extraArgsSchema: JSONSchemaProps = {
       message: `extraArgs: these flags are set by the operator and cannot be overridden: ${OPERATOR_OWNED_FLAGS.join(", ")} (compaction: use spec.maintenance)`,
     },
   ],
-};
+});
 
-const extraEnvSchema: JSONSchemaProps = {
-  type: "array",
+const envVarSchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 256 }),
+  value: Type.String({ maxLength: 4096 }),
+});
+
+/** An environment variable of the etcd container. */
+export type EtcdEnvVar = Type.Static<typeof envVarSchema>;
+
+const extraEnvSchema = Type.Array(envVarSchema, {
   description: "Extra environment variables of the etcd container (name and value).",
   maxItems: 64,
-  items: {
-    type: "object",
-    required: ["name", "value"],
-    properties: {
-      name: { type: "string", minLength: 1, maxLength: 256 },
-      value: { type: "string", maxLength: 4096 },
-    },
-  },
   "x-kubernetes-list-type": "map",
   "x-kubernetes-list-map-keys": ["name"],
   "x-kubernetes-validations": [
@@ -398,150 +283,204 @@ const extraEnvSchema: JSONSchemaProps = {
         "extraEnv: ETCD_* variables of the flags the operator sets (see extraArgs) cannot be overridden",
     },
   ],
-};
+});
 
-const specSchema: JSONSchemaProps = {
-  type: "object",
-  description: "The desired etcd cluster.",
-  properties: {
-    replicas: {
-      type: "integer",
-      format: "int32",
-      description: "Number of voting members (odd numbers tolerate the same failures with fewer members).",
-      default: 3,
-      minimum: 1,
-      maximum: 9,
-    },
-    version: {
-      type: "string",
-      description: "etcd release to run, MAJOR.MINOR.PATCH without a leading v (3.5.x or 3.6.x).",
-      default: DEFAULT_ETCD_VERSION,
-      maxLength: 32,
-      "x-kubernetes-validations": [
-        {
-          rule: "self.matches('^3[.](5|6)[.][0-9]+$')",
-          message: `version must be an etcd 3.5 or 3.6 release written MAJOR.MINOR.PATCH without a leading v, e.g. ${DEFAULT_ETCD_VERSION}`,
-        },
-      ],
-    },
-    repository: {
-      type: "string",
-      description: "Image repository; the image is <repository>:v<version>.",
-      default: DEFAULT_REPOSITORY,
-      minLength: 1,
-      maxLength: 512,
-    },
-    storage: storageSchema,
-    podTemplate: podTemplateSchema,
-    paused: { type: "boolean", description: "Stop all membership changes and pod updates until unset." },
-    recovery: recoverySchema,
-    maintenance: maintenanceSchema,
-    extraArgs: extraArgsSchema,
-    extraEnv: extraEnvSchema,
-    bootstrap: bootstrapSchema,
-    tls: tlsSchema,
-    network: networkSchema,
-    auth: authSchema,
+const specSchema = Type.Object(
+  {
+    replicas: Type.Optional(
+      Type.Integer({
+        format: "int32",
+        description: "Number of voting members (odd numbers tolerate the same failures with fewer members).",
+        default: 3,
+        minimum: 1,
+        maximum: 9,
+      }),
+    ),
+    version: Type.Optional(
+      Type.String({
+        description: "etcd release to run, MAJOR.MINOR.PATCH without a leading v (3.5.x or 3.6.x).",
+        default: DEFAULT_ETCD_VERSION,
+        maxLength: 32,
+        "x-kubernetes-validations": [
+          {
+            rule: "self.matches('^3[.](5|6)[.][0-9]+$')",
+            message: `version must be an etcd 3.5 or 3.6 release written MAJOR.MINOR.PATCH without a leading v, e.g. ${DEFAULT_ETCD_VERSION}`,
+          },
+        ],
+      }),
+    ),
+    repository: Type.Optional(
+      Type.String({
+        description: "Image repository; the image is <repository>:v<version>.",
+        default: DEFAULT_REPOSITORY,
+        minLength: 1,
+        maxLength: 512,
+      }),
+    ),
+    storage: Type.Optional(storageSchema),
+    podTemplate: Type.Optional(podTemplateSchema),
+    paused: Type.Optional(
+      Type.Boolean({ description: "Stop all membership changes and pod updates until unset." }),
+    ),
+    recovery: Type.Optional(recoverySchema),
+    maintenance: Type.Optional(maintenanceSchema),
+    extraArgs: Type.Optional(extraArgsSchema),
+    extraEnv: Type.Optional(extraEnvSchema),
+    bootstrap: Type.Optional(bootstrapSchema),
+    tls: Type.Optional(tlsSchema),
+    network: Type.Optional(networkSchema),
+    auth: Type.Optional(authSchema),
   },
-  "x-kubernetes-validations": [
-    ...RESTORE_BOOTSTRAP_RULES,
-    {
-      rule: "has(self.tls) == has(oldSelf.tls) && (!has(self.tls) || (has(self.tls.peer) == has(oldSelf.tls.peer) && has(self.tls.client) == has(oldSelf.tls.client)))",
-      message:
-        "tls: peer and client TLS are set when the cluster is created and cannot be turned on or off later (not supported yet)",
-    },
-  ],
-};
+  {
+    description: "The desired etcd cluster.",
+    "x-kubernetes-validations": [
+      ...RESTORE_BOOTSTRAP_RULES,
+      {
+        rule: "has(self.tls) == has(oldSelf.tls) && (!has(self.tls) || (has(self.tls.peer) == has(oldSelf.tls.peer) && has(self.tls.client) == has(oldSelf.tls.client)))",
+        message:
+          "tls: peer and client TLS are set when the cluster is created and cannot be turned on or off later (not supported yet)",
+      },
+    ],
+  },
+);
 
-const memberSchema: JSONSchemaProps = {
-  type: "object",
-  required: ["name", "id"],
-  properties: {
-    name: {
-      type: "string",
-      description: "Member name, also the name of its pod and (with -data) its claim.",
-    },
-    id: { type: "string", description: "Member ID in hexadecimal." },
-    peerURL: { type: "string", description: "URL other members reach it at." },
-    clientURLs: {
-      type: "array",
-      items: { type: "string" },
-      description: "URLs it serves clients at (empty until it has started).",
-    },
-    version: { type: "string", description: "etcd version the member runs." },
-    healthy: { type: "boolean", description: "It answers /readyz (a learner: its status)." },
-    learner: { type: "boolean", description: "A non-voting member catching up before promotion." },
-    leader: { type: "boolean", description: "The member is the raft leader." },
-    raftIndex: {
-      type: "integer",
-      format: "int64",
-      description: "A learner's raft index when last seen to advance.",
-    },
-    progressTime: {
-      type: "string",
+/** The spec fields the schema defaults: the API server fills them in, so an object read from it always has them. */
+type DefaultedSpecField = "replicas" | "version" | "repository" | "storage";
+type SchemaSpec = Type.Static<typeof specSchema>;
+
+/**
+ * The desired state of an etcd cluster, as read from the API server: the defaulted fields (replicas 1 to 9, version
+ * e.g. "3.6.15", repository of the image `<repository>:v<version>`, storage) are always present.
+ */
+export type EtcdClusterSpec = Omit<SchemaSpec, DefaultedSpecField> &
+  Required<Pick<SchemaSpec, DefaultedSpecField>>;
+
+/** All phases, in the order the schema lists them. */
+export const PHASES = [
+  "Creating",
+  "Running",
+  "Scaling",
+  "Upgrading",
+  "Updating",
+  "Recovering",
+  "Degraded",
+  "QuorumLost",
+  "Paused",
+] as const;
+
+const memberSchema = Type.Object({
+  name: Type.String({ description: "Member name, also the name of its pod and (with -data) its claim." }),
+  // etcd IDs are 64-bit, beyond JavaScript's safe integers.
+  id: Type.String({ description: "Member ID in hexadecimal." }),
+  peerURL: Type.Optional(Type.String({ description: "URL other members reach it at." })),
+  clientURLs: Type.Optional(
+    Type.Array(Type.String(), { description: "URLs it serves clients at (empty until it has started)." }),
+  ),
+  version: Type.Optional(Type.String({ description: "etcd version the member runs." })),
+  healthy: Type.Optional(Type.Boolean({ description: "It answers /readyz (a learner: its status)." })),
+  learner: Type.Optional(Type.Boolean({ description: "A non-voting member catching up before promotion." })),
+  leader: Type.Optional(Type.Boolean({ description: "The member is the raft leader." })),
+  raftIndex: Type.Optional(
+    Type.Integer({ format: "int64", description: "A learner's raft index when last seen to advance." }),
+  ),
+  // Or when it was first seen.
+  progressTime: Type.Optional(
+    Type.String({
       format: "date-time",
       description: "When a learner's raft index was last seen to advance.",
-    },
-  },
-};
+    }),
+  ),
+});
 
-const statusSchema: JSONSchemaProps = {
-  type: "object",
-  description: "The observed etcd cluster.",
-  properties: {
-    observedGeneration: {
-      type: "integer",
-      format: "int64",
-      description: "The metadata.generation this status was computed from.",
-    },
-    phase: { type: "string", enum: [...PHASES], description: "What the operator is doing with the cluster." },
-    conditions: conditionsSchema(
-      "Available (a quorum is healthy), Progressing (a step is under way), Degraded (refused spec or quorum lost).",
+type SchemaMember = Type.Static<typeof memberSchema>;
+/** The member fields the operator always writes (the schema requires only name and id). */
+type WrittenMemberField = "peerURL" | "clientURLs" | "healthy" | "learner" | "leader";
+
+/** One etcd member as the operator last observed it (it always writes peerURL, clientURLs, healthy, learner, leader). */
+export type EtcdMemberStatus = Omit<SchemaMember, WrittenMemberField> &
+  Required<Pick<SchemaMember, WrittenMemberField>>;
+
+const statusSchema = Type.Object(
+  {
+    observedGeneration: Type.Optional(
+      Type.Integer({
+        format: "int64",
+        description: "The metadata.generation this status was computed from.",
+      }),
     ),
-    replicas: { type: "integer", format: "int32", description: "Number of members, voters and learners." },
-    readyReplicas: { type: "integer", format: "int32", description: "Number of member pods that are ready." },
-    members: { type: "array", items: memberSchema, description: "The members as last observed." },
-    leader: { type: "string", description: "Name of the leader member." },
-    currentVersion: { type: "string", description: "Lowest etcd version among the members." },
-    clusterID: { type: "string", description: "Cluster ID in hexadecimal." },
-    selector: { type: "string", description: "Label selector of the member pods." },
-    clientEndpoint: { type: "string", description: "URL clients use to reach the cluster." },
-    restore: restoreStatusSchema,
-    auth: {
-      type: "string",
-      enum: ["Enabled", "Disabled"],
-      description: "Whether etcd authentication is on, as etcd last answered.",
-    },
-    quorumLostSince: {
-      type: "string",
-      format: "date-time",
-      description:
-        "Since when no quorum answers; unset while one does (spec.recovery.automatic counts from it).",
-    },
+    phase: Type.Optional(
+      Type.Enum([...PHASES], { type: "string", description: "What the operator is doing with the cluster." }),
+    ),
+    conditions: Type.Optional(
+      conditionsSchema(
+        "Available (a quorum is healthy), Progressing (a step is under way), Degraded (refused spec or quorum lost).",
+      ),
+    ),
+    replicas: Type.Optional(
+      Type.Integer({ format: "int32", description: "Number of members, voters and learners." }),
+    ),
+    readyReplicas: Type.Optional(
+      Type.Integer({ format: "int32", description: "Number of member pods that are ready." }),
+    ),
+    members: Type.Optional(
+      Type.Unsafe<EtcdMemberStatus[]>(
+        Type.Array(memberSchema, { description: "The members as last observed." }),
+      ),
+    ),
+    leader: Type.Optional(Type.String({ description: "Name of the leader member." })),
+    currentVersion: Type.Optional(Type.String({ description: "Lowest etcd version among the members." })),
+    // Set once the cluster has been bootstrapped.
+    clusterID: Type.Optional(Type.String({ description: "Cluster ID in hexadecimal." })),
+    // For the scale subresource.
+    selector: Type.Optional(Type.String({ description: "Label selector of the member pods." })),
+    // e.g. "http://demo-client.ns.svc:2379".
+    clientEndpoint: Type.Optional(Type.String({ description: "URL clients use to reach the cluster." })),
+    restore: Type.Optional(restoreStatusSchema),
+    // Absent until known.
+    auth: Type.Optional(
+      Type.Enum(["Enabled", "Disabled"], {
+        type: "string",
+        description: "Whether etcd authentication is on, as etcd last answered.",
+      }),
+    ),
+    quorumLostSince: Type.Optional(
+      Type.String({
+        format: "date-time",
+        description:
+          "Since when no quorum answers; unset while one does (spec.recovery.automatic counts from it).",
+      }),
+    ),
   },
-};
+  { description: "The observed etcd cluster." },
+);
+
+/** The observed state of an etcd cluster. */
+export type EtcdClusterStatus = Type.Static<typeof statusSchema>;
+
+/** The life-cycle phase shown in `kubectl get etcd`. */
+export type EtcdClusterPhase = NonNullable<EtcdClusterStatus["phase"]>;
 
 /** The openAPIV3Schema of EtcdCluster. */
-export const etcdClusterSchema: JSONSchemaProps = {
-  type: "object",
-  description: "An etcd cluster whose members the operator creates, scales, recovers and upgrades.",
-  required: ["spec"],
-  "x-kubernetes-validations": [
-    {
-      // Members are named <name>-<5 characters> (pod hostnames: 63 at most) and Services <name>-client.
-      rule: "self.metadata.name.size() <= 50 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
-      message:
-        "metadata.name must be at most 50 characters of lowercase letters, digits and '-', starting with a letter (it names the member pods and Services)",
-    },
-  ],
-  properties: {
-    apiVersion: { type: "string" },
-    kind: { type: "string" },
-    metadata: { type: "object" },
+export const etcdClusterSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    metadata: Type.Optional(Type.Unsafe<Record<string, unknown>>({ type: "object" })),
     spec: specSchema,
-    status: statusSchema,
+    status: Type.Optional(statusSchema),
   },
-};
+  {
+    description: "An etcd cluster whose members the operator creates, scales, recovers and upgrades.",
+    "x-kubernetes-validations": [
+      {
+        // Members are named <name>-<5 characters> (pod hostnames: 63 at most) and Services <name>-client.
+        rule: "self.metadata.name.size() <= 50 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+        message:
+          "metadata.name must be at most 50 characters of lowercase letters, digits and '-', starting with a letter (it names the member pods and Services)",
+      },
+    ],
+  },
+);
 
 /** The EtcdCluster CustomResourceDefinition; `crds/etcdclusters.etcd.capstan.dev.yaml` is generated from it. */
 export function etcdClusterCrd(): CustomResourceDefinitionObject {

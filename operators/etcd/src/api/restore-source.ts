@@ -8,7 +8,7 @@ import {
   SHA256_PATTERN,
   s3SourceSchema,
 } from "@capstan/backup";
-import type { JSONSchemaProps } from "@capstan/core";
+import * as Type from "typebox/type";
 import { s3Schema } from "./backup.ts";
 
 export type { PVCSource, S3Source };
@@ -18,92 +18,73 @@ export const DEFAULT_BUMP_REVISION = 1_000_000_000;
 /** The largest bumpRevision accepted (revisions stay exact JavaScript numbers). */
 export const MAX_BUMP_REVISION = 1_000_000_000_000;
 
-/** An EtcdBackup in the cluster's namespace, phase Succeeded. */
-export interface RestoreBackupRef {
-  name: string;
-}
-
-/** Where the seed's snapshot comes from (exactly one of backup, s3, pvc), and how it is restored. */
-export interface EtcdBootstrapRestore {
-  backup?: RestoreBackupRef;
-  s3?: S3Source;
-  pvc?: PVCSource;
-  /** The snapshot's expected SHA-256 (hexadecimal); a backup's status.sha256 when restoring from a backup. */
-  sha256?: string;
-  /** Added to the snapshot's revision (etcdutl --bump-revision), so watchers never see revisions go back. */
-  bumpRevision?: number;
-}
-
-/** How a new cluster starts; immutable. */
-export interface EtcdBootstrap {
-  restore?: EtcdBootstrapRestore;
-}
-
-/** What a restore did (status.restore). */
-export interface EtcdClusterRestoreStatus {
-  /** The snapshot restored: backup/<name>, s3://<bucket>/<key> or pvc://<claim>/<path>. */
-  source: string;
-  /** The snapshot's revision (known when restored from an EtcdBackup). */
-  snapshotRevision?: number;
-  /** The revision the restored cluster starts from: snapshotRevision + bumpRevision. */
-  revision?: number;
-  bumpRevision?: number;
-  /** When the snapshot was restored into the seed's volume. */
-  completionTime?: string;
-  /** The restored cluster's ID (hexadecimal), once its seed answers. */
-  clusterID?: string;
-}
-
 /**
  * The schema of a snapshot source (exactly one of backup, s3 or pvc; sha256; bumpRevision): spec.bootstrap.restore
  * of an EtcdCluster, spec.source of an EtcdRestore from a backup. `field` is how messages name it.
  */
-export function restoreSourceSchema(field: string, description: string): JSONSchemaProps {
-  return {
-    type: "object",
-    description,
-    properties: {
-      backup: {
-        type: "object",
-        description: "An EtcdBackup in this namespace whose phase is Succeeded.",
-        required: ["name"],
-        properties: { name: { type: "string", minLength: 1, maxLength: 253 } },
-      },
-      s3: s3SourceSchema(
-        s3Schema,
-        field,
-        "An S3 object holding the snapshot (as an EtcdBackup's status.location names it).",
-        "ns/demo/demo-1.db",
+export function restoreSourceSchema(field: string, description: string) {
+  return Type.Object(
+    {
+      backup: Type.Optional(
+        Type.Object(
+          { name: Type.String({ minLength: 1, maxLength: 253 }) },
+          { description: "An EtcdBackup in this namespace whose phase is Succeeded." },
+        ),
       ),
-      pvc: pvcSourceSchema(
-        field,
-        "A snapshot file on a PersistentVolumeClaim no EtcdCluster owns, mounted read-only.",
-        "ns/demo/demo-1.db",
+      s3: Type.Optional(
+        s3SourceSchema(
+          s3Schema,
+          field,
+          "An S3 object holding the snapshot (as an EtcdBackup's status.location names it).",
+          "ns/demo/demo-1.db",
+        ),
       ),
-      sha256: {
-        type: "string",
-        description:
-          "Expected SHA-256 of the snapshot (hexadecimal); the download is refused when it differs. With backup: checked against the backup's status.sha256 too.",
-        pattern: SHA256_PATTERN,
-      },
-      bumpRevision: {
-        type: "integer",
-        format: "int64",
-        description:
-          "Added to the snapshot's revision (etcdutl --bump-revision; old revisions are marked compacted), so watchers of the old cluster never see a revision go backwards: more than the writes made since the snapshot.",
-        default: DEFAULT_BUMP_REVISION,
-        minimum: 0,
-        maximum: MAX_BUMP_REVISION,
-      },
+      pvc: Type.Optional(
+        pvcSourceSchema(
+          field,
+          "A snapshot file on a PersistentVolumeClaim no EtcdCluster owns, mounted read-only.",
+          "ns/demo/demo-1.db",
+        ),
+      ),
+      sha256: Type.Optional(
+        Type.String({
+          description:
+            "Expected SHA-256 of the snapshot (hexadecimal); the download is refused when it differs. With backup: checked against the backup's status.sha256 too.",
+          pattern: SHA256_PATTERN,
+        }),
+      ),
+      bumpRevision: Type.Optional(
+        Type.Integer({
+          format: "int64",
+          description:
+            "Added to the snapshot's revision (etcdutl --bump-revision; old revisions are marked compacted), so watchers of the old cluster never see a revision go backwards: more than the writes made since the snapshot.",
+          default: DEFAULT_BUMP_REVISION,
+          minimum: 0,
+          maximum: MAX_BUMP_REVISION,
+        }),
+      ),
     },
-    "x-kubernetes-validations": [
-      {
-        rule: "(has(self.backup) ? 1 : 0) + (has(self.s3) ? 1 : 0) + (has(self.pvc) ? 1 : 0) == 1",
-        message: `${field}: set exactly one of backup, s3 or pvc`,
-      },
-    ],
-  };
+    {
+      description,
+      "x-kubernetes-validations": [
+        {
+          rule: "(has(self.backup) ? 1 : 0) + (has(self.s3) ? 1 : 0) + (has(self.pvc) ? 1 : 0) == 1",
+          message: `${field}: set exactly one of backup, s3 or pvc`,
+        },
+      ],
+    },
+  );
 }
+
+/**
+ * Where the seed's snapshot comes from (exactly one of backup, s3, pvc), and how it is restored: `sha256` is the
+ * snapshot's expected SHA-256 (a backup's status.sha256 when restoring from a backup), `bumpRevision` is added to its
+ * revision (etcdutl --bump-revision) so watchers never see revisions go back.
+ */
+export type EtcdBootstrapRestore = Type.Static<ReturnType<typeof restoreSourceSchema>>;
+
+/** An EtcdBackup in the cluster's namespace, phase Succeeded. */
+export type RestoreBackupRef = NonNullable<EtcdBootstrapRestore["backup"]>;
 
 const restoreSchema = restoreSourceSchema(
   "bootstrap.restore",
@@ -111,18 +92,22 @@ const restoreSchema = restoreSourceSchema(
 );
 
 /** The schema of spec.bootstrap. */
-export const bootstrapSchema: JSONSchemaProps = {
-  type: "object",
-  description: "How a new cluster starts; immutable. Without it the cluster starts empty.",
-  properties: { restore: restoreSchema },
-  "x-kubernetes-validations": [
-    {
-      rule: "self == oldSelf",
-      message:
-        "spec.bootstrap is immutable: it only says how the cluster started; create a new EtcdCluster to restore another snapshot",
-    },
-  ],
-};
+export const bootstrapSchema = Type.Object(
+  { restore: Type.Optional(restoreSchema) },
+  {
+    description: "How a new cluster starts; immutable. Without it the cluster starts empty.",
+    "x-kubernetes-validations": [
+      {
+        rule: "self == oldSelf",
+        message:
+          "spec.bootstrap is immutable: it only says how the cluster started; create a new EtcdCluster to restore another snapshot",
+      },
+    ],
+  },
+);
+
+/** How a new cluster starts; immutable. */
+export type EtcdBootstrap = Type.Static<typeof bootstrapSchema>;
 
 /** CEL rules on spec for bootstrap (added or removed after creation; restore needs persistent storage). */
 export const RESTORE_BOOTSTRAP_RULES: { rule: string; message: string; fieldPath?: string }[] = [
@@ -140,24 +125,31 @@ export const RESTORE_BOOTSTRAP_RULES: { rule: string; message: string; fieldPath
 ];
 
 /** The schema of status.restore. */
-export const restoreStatusSchema: JSONSchemaProps = {
-  type: "object",
-  description: "What the restore from spec.bootstrap.restore did.",
-  required: ["source"],
-  properties: {
-    source: { type: "string", description: "backup/<name>, s3://<bucket>/<key> or pvc://<claim>/<path>." },
-    snapshotRevision: { type: "integer", format: "int64", description: "The snapshot's revision." },
-    revision: {
-      type: "integer",
-      format: "int64",
-      description: "The revision the restored cluster starts from (snapshot revision + bumpRevision).",
-    },
-    bumpRevision: { type: "integer", format: "int64", description: "Revisions added on restore." },
-    completionTime: {
-      type: "string",
-      format: "date-time",
-      description: "When the snapshot was restored.",
-    },
-    clusterID: { type: "string", description: "The restored cluster's ID, in hexadecimal." },
+export const restoreStatusSchema = Type.Object(
+  {
+    source: Type.String({ description: "backup/<name>, s3://<bucket>/<key> or pvc://<claim>/<path>." }),
+    // Known when restored from an EtcdBackup.
+    snapshotRevision: Type.Optional(
+      Type.Integer({ format: "int64", description: "The snapshot's revision." }),
+    ),
+    revision: Type.Optional(
+      Type.Integer({
+        format: "int64",
+        description: "The revision the restored cluster starts from (snapshot revision + bumpRevision).",
+      }),
+    ),
+    bumpRevision: Type.Optional(
+      Type.Integer({ format: "int64", description: "Revisions added on restore." }),
+    ),
+    // When the snapshot was restored into the seed's volume.
+    completionTime: Type.Optional(
+      Type.String({ format: "date-time", description: "When the snapshot was restored." }),
+    ),
+    // Once the seed answers.
+    clusterID: Type.Optional(Type.String({ description: "The restored cluster's ID, in hexadecimal." })),
   },
-};
+  { description: "What the restore from spec.bootstrap.restore did." },
+);
+
+/** What a restore did (status.restore). */
+export type EtcdClusterRestoreStatus = Type.Static<typeof restoreStatusSchema>;

@@ -14,7 +14,6 @@ import {
   type CustomResourceDefinitionObject,
   customResourceDefinition,
   defineKind,
-  type JSONSchemaProps,
   type KubeObject,
 } from "@capstan/core";
 import { GROUP, VERSION } from "./group.ts";
@@ -63,7 +62,7 @@ export const VAULT_SCHEDULE_WORDS: ScheduleWords = { noun: "snapshot", kind: "Va
 export const MAX_SNAPSHOT_SCHEDULE_NAME_LENGTH = 43;
 
 /** The openAPIV3Schema of VaultSnapshotSchedule. */
-export const vaultSnapshotScheduleSchema: JSONSchemaProps = scheduleSchema(
+export const vaultSnapshotScheduleSchema = scheduleSchema(
   VAULT_SCHEDULE_WORDS,
   // A plain copy: @capstan/backup's scheduleSchema takes a JSONSchemaProps until it is converted to TypeBox.
   { ...snapshotSpecSchema("The spec of each snapshot.", DEFAULT_SCHEDULED_SNAPSHOT_DELETION_POLICY) },

@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { defineKind } from "../api/kinds.ts";
 import type { KubeObject } from "../api/object.ts";
 import {
+  type ClaimRetention,
   claimBelongsTo,
   claimRetentionPatch,
   claimRetentionSchema,
@@ -93,5 +94,12 @@ describe("claimRetentionPatch", () => {
     expect(s.enum).toEqual(["Retain", "Delete"]);
     expect(s.default).toBe("Retain");
     expect(s.description).toMatch(/^What happens to the data claims/);
+    expect(claimRetentionSchema("the data claims", "More.").description).toBe(`${s.description} More.`);
+  });
+  it("types a whenDeleted field from the schema: Retain or Delete", () => {
+    expectTypeOf<ClaimRetention>().toEqualTypeOf<"Retain" | "Delete">();
+    // @ts-expect-error a value the schema's enum lacks is not a ClaimRetention
+    const orphan: ClaimRetention = "Orphan";
+    expect(orphan).toBe("Orphan");
   });
 });

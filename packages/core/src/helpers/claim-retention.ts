@@ -4,26 +4,38 @@
 // kubectl, an Argo CD prune, a Helm uninstall, a namespace-wide cleanup of custom resources) nor a foreground
 // cascade can take the data with it; a label records the uid of the resource it was made for. Delete gives the
 // claim a controller reference, and the garbage collector deletes it with the resource.
-import { type JSONSchemaProps, type Kind, PersistentVolumeClaim } from "../api/kinds.ts";
+import * as Type from "typebox/type";
+import { type Kind, PersistentVolumeClaim } from "../api/kinds.ts";
 import type { KubeObject, OwnerReference } from "../api/object.ts";
 import type { Client } from "../client/client.ts";
 import { getControllerOf, ownerReferenceFor, setControllerReference } from "./owner-references.ts";
 
 /** `Retain`: the claims outlive the resource; `Delete`: they are garbage-collected with it. */
-export type ClaimRetention = "Retain" | "Delete";
+export type ClaimRetention = Type.Static<ClaimRetentionSchema>;
 
-/** The schema of a `whenDeleted` field (default Retain). `what` names the claims in the description. */
-export function claimRetentionSchema(what: string): JSONSchemaProps {
-  return {
+/** The schema of a `whenDeleted` field: Retain or Delete, with its description and default. */
+export interface ClaimRetentionSchema extends Type.TEnum<["Retain", "Delete"]> {
+  type: "string";
+  default: "Retain";
+  description: string;
+}
+
+/**
+ * The schema of a `whenDeleted` field (default Retain). `what` names the claims in the description; `more`, when
+ * given, is added to its end (what the operator does with a kept claim).
+ */
+export function claimRetentionSchema(what: string, more?: string): ClaimRetentionSchema {
+  const description =
+    `What happens to ${what} when this resource is deleted (as a StatefulSet's ` +
+    "persistentVolumeClaimRetentionPolicy.whenDeleted): Retain (default) keeps them, with no owner reference, so " +
+    "no deletion of the resource (kubectl, a GitOps prune, a Helm uninstall) deletes the data; Delete lets the " +
+    "garbage collector delete them with it. A change applies to the existing claims too.";
+  const options = {
     type: "string",
-    enum: ["Retain", "Delete"],
     default: "Retain",
-    description:
-      `What happens to ${what} when this resource is deleted (as a StatefulSet's ` +
-      "persistentVolumeClaimRetentionPolicy.whenDeleted): Retain (default) keeps them, with no owner reference, so " +
-      "no deletion of the resource (kubectl, a GitOps prune, a Helm uninstall) deletes the data; Delete lets the " +
-      "garbage collector delete them with it. A change applies to the existing claims too.",
-  };
+    description: more === undefined ? description : `${description} ${more}`,
+  } as const;
+  return Type.Enum(["Retain", "Delete"], options) as ClaimRetentionSchema;
 }
 
 /**
