@@ -230,7 +230,7 @@ const podTemplateSchema: JSONSchemaProps = {
   properties: podPlacementProperties(),
 };
 
-const selectorPair = (what: string): Record<string, JSONSchemaProps> => {
+const selectorPair = (what: string): Record<string, unknown> => {
   const key = what === "Rule" ? "rule" : `${what.charAt(0).toLowerCase()}${what.slice(1)}`;
   const plural = what === "Rule" ? "PrometheusRules" : `${what}s`;
   return {
