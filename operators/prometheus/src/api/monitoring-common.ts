@@ -1,6 +1,6 @@
 // The parts ServiceMonitor, PodMonitor and PrometheusRule (monitoring.coreos.com/v1) share: label and namespace
 // selectors, relabelings, TLS, authorization, Secret references and the per-server status (`status.bindings[]`),
-// as TypeScript types and CRD schema fragments. Field names are prometheus-operator's, so a chart's monitor works
+// as CRD schema fragments (TypeBox) and the TypeScript types derived from them. Field names are prometheus-operator's, so a chart's monitor works
 // unchanged with either operator.
 import {
   type CustomResourceDefinitionObject,

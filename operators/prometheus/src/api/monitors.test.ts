@@ -1,6 +1,6 @@
-// The monitoring.coreos.com CRDs: the types and schemas agree, the field names are prometheus-operator's (so a
-// chart's monitor means the same to both operators), every modelled object keeps unknown fields, and the CRDs
-// carry the install-if-absent annotation.
+// The monitoring.coreos.com CRDs: the types derived from the schemas are what the code expects, the field names
+// are prometheus-operator's (so a chart's monitor means the same to both operators), every modelled object keeps
+// unknown fields, and the CRDs carry the install-if-absent annotation.
 import type { LabelSelector as CoreLabelSelector, JSONSchemaProps } from "@capstan/core";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import {

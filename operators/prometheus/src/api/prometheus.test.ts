@@ -1,5 +1,6 @@
-// The Prometheus types and schema agree, the CRD is well formed, and the patterns and CEL rules mean what their
-// messages say (checked here with JavaScript equivalents; the real CEL runs in the e2e CRD validation suite).
+// The Prometheus types (derived from the schema) are what the code expects, the CRD is well formed, and the
+// patterns and CEL rules mean what their messages say (checked here with JavaScript equivalents; the real CEL runs
+// in the e2e CRD validation suite).
 import type { Condition, LabelSelector, PodPlacement, ResourceQuantities } from "@capstan/core";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { PROMETHEUS_DURATION_PATTERN } from "./monitoring-common.ts";
@@ -21,7 +22,8 @@ import {
 } from "./prometheus.ts";
 
 // Each record must name every key of its type and nothing else (the compiler checks that side); the tests check
-// the schema names the same properties, so the hand-written types and the schema cannot drift.
+// the generated CRD names the same properties. The types are derived from the schema, so this pins the field
+// names: a rename shows here, in code review, rather than only in the users' objects.
 const specKeys: Record<keyof PrometheusSpec, true> = {
   replicas: true,
   version: true,
