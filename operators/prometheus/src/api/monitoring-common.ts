@@ -1,13 +1,14 @@
 // The parts ServiceMonitor, PodMonitor and PrometheusRule (monitoring.coreos.com/v1) share: label and namespace
 // selectors, relabelings, TLS, authorization, Secret references and the per-server status (`status.bindings[]`),
-// as TypeScript types and CRD schema fragments. Field names are prometheus-operator's, so a chart's monitor works
+// as CRD schema fragments (TypeBox) and the TypeScript types derived from them. Field names are prometheus-operator's, so a chart's monitor works
 // unchanged with either operator.
 import {
   type CustomResourceDefinitionObject,
   customResourceDefinition,
   type JSONSchemaProps,
-  type LabelSelector,
+  stringMapSchema,
 } from "@capstan/core";
+import * as Type from "typebox/type";
 
 /** The API group of the monitor kinds, shared with prometheus-operator. */
 export const MONITORING_GROUP = "monitoring.coreos.com";
@@ -23,130 +24,6 @@ export const INSTALL_IF_ABSENT_ANNOTATION = "capstan.dev/install-if-absent";
 export const PROMETHEUS_DURATION_PATTERN =
   "^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$";
 
-/** A reference to one key of a Secret in the monitor's namespace (core/v1 SecretKeySelector). */
-export interface SecretKeySelector {
-  name: string;
-  key: string;
-  optional?: boolean;
-}
-
-/** A reference to one key of a ConfigMap in the monitor's namespace (core/v1 ConfigMapKeySelector). */
-export interface ConfigMapKeySelector {
-  name: string;
-  key: string;
-  optional?: boolean;
-}
-
-/** A value read from a Secret or a ConfigMap (one of the two). */
-export interface SecretOrConfigMap {
-  secret?: SecretKeySelector;
-  configMap?: ConfigMapKeySelector;
-}
-
-/** Where a monitor looks for its Services or Pods: every namespace, a list, or (neither) its own namespace. */
-export interface NamespaceSelector {
-  /** Every namespace; wins over matchNames. */
-  any?: boolean;
-  matchNames?: string[];
-}
-
-/** One Prometheus relabel_config, in prometheus-operator's camelCase. */
-export interface RelabelConfig {
-  sourceLabels?: string[];
-  separator?: string;
-  targetLabel?: string;
-  /** An RE2 regular expression (Prometheus anchors it at both ends). */
-  regex?: string;
-  modulus?: number;
-  replacement?: string;
-  action?: string;
-}
-
-/** TLS settings of a scrape (files come from the Secrets/ConfigMaps named here). */
-export interface SafeTLSConfig {
-  ca?: SecretOrConfigMap;
-  cert?: SecretOrConfigMap;
-  keySecret?: SecretKeySelector;
-  serverName?: string;
-  insecureSkipVerify?: boolean;
-  minVersion?: string;
-  maxVersion?: string;
-}
-
-/** SafeTLSConfig plus files already in the Prometheus container (ServiceMonitor endpoints only). */
-export interface TLSConfig extends SafeTLSConfig {
-  caFile?: string;
-  certFile?: string;
-  keyFile?: string;
-}
-
-/** The Authorization header of a scrape: `<type> <credentials>`. */
-export interface SafeAuthorization {
-  /** Default "Bearer"; "Basic" is refused (use basicAuth). */
-  type?: string;
-  credentials?: SecretKeySelector;
-}
-
-/** HTTP basic authentication from a Secret. */
-export interface BasicAuth {
-  username?: SecretKeySelector;
-  password?: SecretKeySelector;
-}
-
-/** What ServiceMonitor endpoints and PodMonitor endpoints share. */
-export interface ScrapeEndpointCommon {
-  /** HTTP path (default /metrics). */
-  path?: string;
-  /** "http" or "https" (either case). */
-  scheme?: string;
-  params?: Record<string, string[]>;
-  /** Scrape interval, a Prometheus duration (default: the server's scrapeInterval). */
-  interval?: string;
-  /** Scrape timeout, a Prometheus duration, not longer than the interval. */
-  scrapeTimeout?: string;
-  honorLabels?: boolean;
-  honorTimestamps?: boolean;
-  metricRelabelings?: RelabelConfig[];
-  relabelings?: RelabelConfig[];
-  /** Drop targets whose pod is not running (default true). */
-  filterRunning?: boolean;
-  tlsConfig?: SafeTLSConfig;
-  authorization?: SafeAuthorization;
-  basicAuth?: BasicAuth;
-  /** Deprecated in prometheus-operator in favour of authorization; still honoured. */
-  bearerTokenSecret?: SecretKeySelector;
-  followRedirects?: boolean;
-  enableHttp2?: boolean;
-  /** Mark the series of exposed timestamps stale when they disappear (only with honorTimestamps). */
-  trackTimestampsStaleness?: boolean;
-}
-
-/** One condition of a binding: type Accepted, as prometheus-operator writes it. */
-export interface ConfigResourceCondition {
-  type: "Accepted";
-  status: "True" | "False" | "Unknown";
-  lastTransitionTime: string;
-  reason?: string;
-  message?: string;
-  observedGeneration?: number;
-}
-
-/** A server that selects the monitor, and whether it accepted it. */
-export interface WorkloadBinding {
-  /** The server's API group: monitoring.capstan.dev for ours. */
-  group: string;
-  /** The server's plural, "prometheuses". */
-  resource: string;
-  name: string;
-  namespace: string;
-  conditions?: ConfigResourceCondition[];
-}
-
-/** `status` of a ServiceMonitor, PodMonitor or PrometheusRule. */
-export interface ConfigResourceStatus {
-  bindings?: WorkloadBinding[];
-}
-
 /**
  * What Prometheus assumes a target speaks when its response has no (or an unknown) Content-Type: Prometheus 3
  * refuses such a scrape unless the monitor names one (`fallback_scrape_protocol`).
@@ -160,89 +37,88 @@ export const SCRAPE_PROTOCOLS = [
 ] as const;
 export type ScrapeProtocol = (typeof SCRAPE_PROTOCOLS)[number];
 
-// ---- schema fragments ----
+// ---- schema fragments, and the types derived from them ----
 
-const str = (description: string, extra: JSONSchemaProps = {}): JSONSchemaProps => ({
-  type: "string",
-  description,
-  ...extra,
-});
-const bool = (description: string): JSONSchemaProps => ({ type: "boolean", description });
+const str = (description: string, extra: Type.TSchemaOptions = {}) => Type.String({ description, ...extra });
+const bool = (description: string) => Type.Boolean({ description });
+const strings = (description: string) => Type.Array(Type.String(), { description });
 
 /** A metav1.LabelSelector. */
-export function labelSelectorSchema(description: string): JSONSchemaProps {
-  return {
-    type: "object",
-    description,
-    "x-kubernetes-map-type": "atomic",
-    properties: {
-      matchLabels: {
-        type: "object",
-        additionalProperties: { type: "string" },
-        description: "Labels that must all be present with these values.",
-      },
-      matchExpressions: {
-        type: "array",
-        description: "Requirements that must all hold.",
-        items: {
-          type: "object",
-          required: ["key", "operator"],
-          properties: {
+export function labelSelectorSchema(description: string) {
+  return Type.Object(
+    {
+      matchLabels: Type.Optional(stringMapSchema("Labels that must all be present with these values.")),
+      matchExpressions: Type.Optional(
+        Type.Array(
+          Type.Object({
             key: str("The label key."),
-            operator: str("How key and values relate.", {
-              enum: ["In", "NotIn", "Exists", "DoesNotExist"],
+            operator: Type.Enum(["In", "NotIn", "Exists", "DoesNotExist"], {
+              type: "string",
+              description: "How key and values relate.",
             }),
-            values: {
-              type: "array",
-              items: { type: "string" },
-              description: "Values for In and NotIn; empty for Exists and DoesNotExist.",
-            },
-          },
-        },
-      },
+            values: Type.Optional(strings("Values for In and NotIn; empty for Exists and DoesNotExist.")),
+          }),
+          { description: "Requirements that must all hold." },
+        ),
+      ),
     },
-  };
+    { description, "x-kubernetes-map-type": "atomic" },
+  );
 }
 
-/** The type of a LabelSelector, re-exported for the monitor types. */
-export type { LabelSelector };
+/** A metav1.LabelSelector (the same shape as @capstan/core's LabelSelector). */
+export type LabelSelector = Type.Static<ReturnType<typeof labelSelectorSchema>>;
 
-function keySelectorSchema(what: string): JSONSchemaProps {
-  return {
-    type: "object",
-    description: `A key of a ${what} in the monitor's namespace.`,
-    required: ["key"],
-    "x-kubernetes-map-type": "atomic",
-    properties: {
-      name: str(`Name of the ${what}.`),
+function keySelectorSchema(what: string, description = `A key of a ${what} in the monitor's namespace.`) {
+  return Type.Object(
+    {
+      name: Type.Optional(str(`Name of the ${what}.`)),
       key: str(`The key of the ${what} to read.`),
-      optional: bool(`Whether the ${what} or its key may be missing.`),
+      optional: Type.Optional(bool(`Whether the ${what} or its key may be missing.`)),
     },
-  };
+    { description, "x-kubernetes-map-type": "atomic" },
+  );
 }
 
-/** A SecretKeySelector. */
-export const secretKeySelectorSchema: JSONSchemaProps = keySelectorSchema("Secret");
+/** A SecretKeySelector; `description` replaces the generic one where the field says what the key holds. */
+export function secretKeySelectorSchema(description?: string) {
+  return keySelectorSchema("Secret", description);
+}
 
-const secretOrConfigMapSchema = (description: string): JSONSchemaProps => ({
-  type: "object",
-  description: `${description} (from a Secret or a ConfigMap, not both).`,
-  properties: {
-    secret: secretKeySelectorSchema,
-    configMap: keySelectorSchema("ConfigMap"),
-  },
-});
+/** A reference to one key of a Secret in the monitor's namespace (core/v1 SecretKeySelector). */
+export type SecretKeySelector = Type.Static<ReturnType<typeof secretKeySelectorSchema>>;
+
+const configMapKeySelectorSchema = keySelectorSchema("ConfigMap");
+
+/** A reference to one key of a ConfigMap in the monitor's namespace (core/v1 ConfigMapKeySelector). */
+export type ConfigMapKeySelector = Type.Static<typeof configMapKeySelectorSchema>;
+
+const secretOrConfigMapSchema = (description: string) =>
+  Type.Object(
+    {
+      secret: Type.Optional(secretKeySelectorSchema()),
+      configMap: Type.Optional(configMapKeySelectorSchema),
+    },
+    { description: `${description} (from a Secret or a ConfigMap, not both).` },
+  );
+
+/** A value read from a Secret or a ConfigMap (one of the two). */
+export type SecretOrConfigMap = Type.Static<ReturnType<typeof secretOrConfigMapSchema>>;
 
 /** monitoring.coreos.com NamespaceSelector. */
-export const namespaceSelectorSchema: JSONSchemaProps = {
-  type: "object",
-  description:
-    "Where to look: any: true for every namespace, matchNames for a list; neither means the monitor's own namespace.",
-  properties: {
-    any: bool("Select every namespace (wins over matchNames)."),
-    matchNames: { type: "array", items: { type: "string" }, description: "Namespaces to select." },
+export const namespaceSelectorSchema = Type.Object(
+  {
+    any: Type.Optional(bool("Select every namespace (wins over matchNames).")),
+    matchNames: Type.Optional(strings("Namespaces to select.")),
   },
-};
+  {
+    description:
+      "Where to look: any: true for every namespace, matchNames for a list; neither means the monitor's own namespace.",
+  },
+);
+
+/** Where a monitor looks for its Services or Pods: every namespace, a list, or (neither) its own namespace. */
+export type NamespaceSelector = Type.Static<typeof namespaceSelectorSchema>;
 
 /** The relabel actions prometheus-operator accepts, lower-case and CamelCase. */
 export const RELABEL_ACTIONS: readonly string[] = [
@@ -271,150 +147,213 @@ export const RELABEL_ACTIONS: readonly string[] = [
 ];
 
 /** One RelabelConfig, as prometheus-operator spells it (actions in either case). */
-export const relabelConfigSchema: JSONSchemaProps = {
-  type: "object",
-  description: "A Prometheus relabel_config.",
-  properties: {
-    sourceLabels: {
-      type: "array",
-      items: { type: "string" },
-      description: "Labels whose values are joined with separator and matched against regex.",
-    },
-    separator: str("Separator between the source label values (default ;)."),
-    targetLabel: str("The label written by replace, hashmod, lowercase, uppercase, keepequal, dropequal."),
-    regex: str("RE2 regular expression matched against the joined value (default (.*))."),
-    modulus: { type: "integer", format: "int64", minimum: 0, description: "Modulus for hashmod." },
-    replacement: str("Replacement for replace (default $1)."),
-    action: str("The relabel action (default replace).", { enum: [...RELABEL_ACTIONS] }),
+export const relabelConfigSchema = Type.Object(
+  {
+    sourceLabels: Type.Optional(
+      strings("Labels whose values are joined with separator and matched against regex."),
+    ),
+    separator: Type.Optional(str("Separator between the source label values (default ;).")),
+    targetLabel: Type.Optional(
+      str("The label written by replace, hashmod, lowercase, uppercase, keepequal, dropequal."),
+    ),
+    // An RE2 regular expression (Prometheus anchors it at both ends).
+    regex: Type.Optional(str("RE2 regular expression matched against the joined value (default (.*)).")),
+    modulus: Type.Optional(
+      Type.Integer({ format: "int64", minimum: 0, description: "Modulus for hashmod." }),
+    ),
+    replacement: Type.Optional(str("Replacement for replace (default $1).")),
+    action: Type.Optional(
+      Type.Enum([...RELABEL_ACTIONS], {
+        type: "string",
+        description: "The relabel action (default replace).",
+      }),
+    ),
   },
-};
+  { description: "A Prometheus relabel_config." },
+);
 
-const relabelingsSchema = (description: string): JSONSchemaProps => ({
-  type: "array",
-  description,
-  items: relabelConfigSchema,
-});
+/** One Prometheus relabel_config, in prometheus-operator's camelCase. */
+export type RelabelConfig = Type.Static<typeof relabelConfigSchema>;
+
+const relabelingsSchema = (description: string) => Type.Array(relabelConfigSchema, { description });
+
+const TLS_CONFIG_DESCRIPTION = "TLS settings of the scrape.";
+const TLS_VERSIONS = ["TLS10", "TLS11", "TLS12", "TLS13"] as const;
 
 /** SafeTLSConfig. */
-export const tlsConfigSchema: JSONSchemaProps = {
-  type: "object",
-  description: "TLS settings of the scrape.",
-  properties: {
-    ca: secretOrConfigMapSchema("The CA certificate that verifies the target"),
-    cert: secretOrConfigMapSchema("The client certificate"),
-    keySecret: { ...secretKeySelectorSchema, description: "The client key, from a Secret." },
-    serverName: str("Server name the target's certificate must carry."),
-    insecureSkipVerify: bool("Skip verifying the target's certificate."),
-    minVersion: str("Lowest TLS version.", { enum: ["TLS10", "TLS11", "TLS12", "TLS13"] }),
-    maxVersion: str("Highest TLS version.", { enum: ["TLS10", "TLS11", "TLS12", "TLS13"] }),
+export const tlsConfigSchema = Type.Object(
+  {
+    ca: Type.Optional(secretOrConfigMapSchema("The CA certificate that verifies the target")),
+    cert: Type.Optional(secretOrConfigMapSchema("The client certificate")),
+    keySecret: Type.Optional(secretKeySelectorSchema("The client key, from a Secret.")),
+    serverName: Type.Optional(str("Server name the target's certificate must carry.")),
+    insecureSkipVerify: Type.Optional(bool("Skip verifying the target's certificate.")),
+    minVersion: Type.Optional(
+      Type.Enum([...TLS_VERSIONS], { type: "string", description: "Lowest TLS version." }),
+    ),
+    maxVersion: Type.Optional(
+      Type.Enum([...TLS_VERSIONS], { type: "string", description: "Highest TLS version." }),
+    ),
   },
-};
+  { description: TLS_CONFIG_DESCRIPTION },
+);
+
+/** TLS settings of a scrape (files come from the Secrets/ConfigMaps named here). */
+export type SafeTLSConfig = Type.Static<typeof tlsConfigSchema>;
+
+/** ServiceMonitor endpoints' tlsConfig: SafeTLSConfig plus files already in the Prometheus container. */
+export const tlsConfigWithFilesSchema = Type.Object(
+  {
+    ...tlsConfigSchema.properties,
+    caFile: Type.Optional(Type.String({ description: "A CA file in the Prometheus container." })),
+    certFile: Type.Optional(
+      Type.String({ description: "A client certificate file in the Prometheus container." }),
+    ),
+    keyFile: Type.Optional(Type.String({ description: "A client key file in the Prometheus container." })),
+  },
+  { description: TLS_CONFIG_DESCRIPTION },
+);
+
+/** SafeTLSConfig plus files already in the Prometheus container (ServiceMonitor endpoints only). */
+export type TLSConfig = Type.Static<typeof tlsConfigWithFilesSchema>;
+
+const authorizationSchema = Type.Object(
+  {
+    type: Type.Optional(str('Authentication type (default "Bearer"); "Basic" is refused: use basicAuth.')),
+    credentials: Type.Optional(secretKeySelectorSchema("The credentials, from a Secret.")),
+  },
+  { description: "The Authorization header of the scrape." },
+);
+
+/** The Authorization header of a scrape: `<type> <credentials>`. */
+export type SafeAuthorization = Type.Static<typeof authorizationSchema>;
+
+const basicAuthSchema = Type.Object(
+  {
+    username: Type.Optional(secretKeySelectorSchema("The user name, from a Secret.")),
+    password: Type.Optional(secretKeySelectorSchema("The password, from a Secret.")),
+  },
+  { description: "HTTP basic authentication." },
+);
+
+/** HTTP basic authentication from a Secret. */
+export type BasicAuth = Type.Static<typeof basicAuthSchema>;
 
 /** The endpoint fields ServiceMonitor and PodMonitor share. */
-export function scrapeEndpointProperties(): Record<string, JSONSchemaProps> {
+export function scrapeEndpointProperties() {
   return {
-    path: str("HTTP path of the metrics (default /metrics)."),
-    scheme: str("HTTP scheme of the scrape (default http).", { enum: ["http", "https", "HTTP", "HTTPS"] }),
-    params: {
-      type: "object",
-      additionalProperties: { type: "array", items: { type: "string" } },
-      description: "URL parameters of the scrape.",
-    },
-    interval: str("Scrape interval, a Prometheus duration (default: the server's scrapeInterval).", {
-      pattern: PROMETHEUS_DURATION_PATTERN,
-    }),
-    scrapeTimeout: str("Scrape timeout, a Prometheus duration not longer than the interval.", {
-      pattern: PROMETHEUS_DURATION_PATTERN,
-    }),
-    honorLabels: bool("Keep the scraped labels when they clash with the target's labels."),
-    honorTimestamps: bool("Keep the timestamps the target exposes."),
-    metricRelabelings: relabelingsSchema("Relabelings applied to the samples before they are stored."),
-    relabelings: relabelingsSchema(
-      "Relabelings applied to the target's labels, after those the operator generates.",
+    path: Type.Optional(str("HTTP path of the metrics (default /metrics).")),
+    // "http" or "https" (either case).
+    scheme: Type.Optional(
+      Type.Enum(["http", "https", "HTTP", "HTTPS"], {
+        type: "string",
+        description: "HTTP scheme of the scrape (default http).",
+      }),
     ),
-    filterRunning: bool("Drop targets whose pod is not running (default true)."),
-    tlsConfig: tlsConfigSchema,
-    authorization: {
-      type: "object",
-      description: "The Authorization header of the scrape.",
-      properties: {
-        type: str('Authentication type (default "Bearer"); "Basic" is refused: use basicAuth.'),
-        credentials: { ...secretKeySelectorSchema, description: "The credentials, from a Secret." },
-      },
-    },
-    basicAuth: {
-      type: "object",
-      description: "HTTP basic authentication.",
-      properties: {
-        username: { ...secretKeySelectorSchema, description: "The user name, from a Secret." },
-        password: { ...secretKeySelectorSchema, description: "The password, from a Secret." },
-      },
-    },
-    bearerTokenSecret: {
-      ...secretKeySelectorSchema,
-      description: "A bearer token from a Secret (deprecated: use authorization).",
-    },
-    followRedirects: bool("Follow HTTP 3xx redirects."),
-    enableHttp2: bool("Allow HTTP/2."),
-    trackTimestampsStaleness: bool(
-      "Mark the series whose samples carry their own timestamp stale when they disappear (no effect unless honorTimestamps).",
+    params: Type.Optional(
+      Type.Unsafe<Record<string, string[]>>({
+        type: "object",
+        additionalProperties: { type: "array", items: { type: "string" } },
+        description: "URL parameters of the scrape.",
+      }),
+    ),
+    interval: Type.Optional(
+      str("Scrape interval, a Prometheus duration (default: the server's scrapeInterval).", {
+        pattern: PROMETHEUS_DURATION_PATTERN,
+      }),
+    ),
+    scrapeTimeout: Type.Optional(
+      str("Scrape timeout, a Prometheus duration not longer than the interval.", {
+        pattern: PROMETHEUS_DURATION_PATTERN,
+      }),
+    ),
+    honorLabels: Type.Optional(bool("Keep the scraped labels when they clash with the target's labels.")),
+    honorTimestamps: Type.Optional(bool("Keep the timestamps the target exposes.")),
+    metricRelabelings: Type.Optional(
+      relabelingsSchema("Relabelings applied to the samples before they are stored."),
+    ),
+    relabelings: Type.Optional(
+      relabelingsSchema("Relabelings applied to the target's labels, after those the operator generates."),
+    ),
+    filterRunning: Type.Optional(bool("Drop targets whose pod is not running (default true).")),
+    tlsConfig: Type.Optional(tlsConfigSchema),
+    authorization: Type.Optional(authorizationSchema),
+    basicAuth: Type.Optional(basicAuthSchema),
+    // Deprecated in prometheus-operator in favour of authorization; still honoured.
+    bearerTokenSecret: Type.Optional(
+      secretKeySelectorSchema("A bearer token from a Secret (deprecated: use authorization)."),
+    ),
+    followRedirects: Type.Optional(bool("Follow HTTP 3xx redirects.")),
+    enableHttp2: Type.Optional(bool("Allow HTTP/2.")),
+    trackTimestampsStaleness: Type.Optional(
+      bool(
+        "Mark the series whose samples carry their own timestamp stale when they disappear (no effect unless honorTimestamps).",
+      ),
     ),
   };
 }
 
-const bindingConditionSchema: JSONSchemaProps = {
-  type: "object",
-  required: ["type", "status", "lastTransitionTime"],
-  properties: {
-    type: str("Accepted: whether the server took the resource into its configuration.", {
-      enum: ["Accepted"],
+const scrapeEndpointCommonSchema = Type.Object(scrapeEndpointProperties());
+
+/** What ServiceMonitor endpoints and PodMonitor endpoints share. */
+export type ScrapeEndpointCommon = Type.Static<typeof scrapeEndpointCommonSchema>;
+
+const bindingConditionSchema = Type.Object({
+  type: Type.Enum(["Accepted"], {
+    type: "string",
+    description: "Accepted: whether the server took the resource into its configuration.",
+  }),
+  status: str("True, False or Unknown.", { minLength: 1 }),
+  lastTransitionTime: Type.String({ format: "date-time" }),
+  reason: Type.Optional(str("Why, in one CamelCase word.")),
+  message: Type.Optional(str("What is wrong and what to do about it.")),
+  observedGeneration: Type.Optional(Type.Integer({ format: "int64" })),
+});
+
+/** One condition of a binding: type Accepted, as prometheus-operator writes it. */
+export type ConfigResourceCondition = Type.Static<typeof bindingConditionSchema>;
+
+const workloadBindingSchema = Type.Object({
+  group: str("API group of the server (monitoring.capstan.dev for Capstan's Prometheus)."),
+  resource: str("Plural of the server's kind (prometheuses)."),
+  name: str("Name of the server.", { minLength: 1 }),
+  namespace: str("Namespace of the server.", { minLength: 1 }),
+  conditions: Type.Optional(
+    Type.Array(bindingConditionSchema, {
+      "x-kubernetes-list-type": "map",
+      "x-kubernetes-list-map-keys": ["type"],
     }),
-    status: str("True, False or Unknown.", { minLength: 1 }),
-    lastTransitionTime: { type: "string", format: "date-time" },
-    reason: str("Why, in one CamelCase word."),
-    message: str("What is wrong and what to do about it."),
-    observedGeneration: { type: "integer", format: "int64" },
-  },
-};
+  ),
+});
+
+/** A server that selects the monitor, and whether it accepted it. */
+export type WorkloadBinding = Type.Static<typeof workloadBindingSchema>;
 
 /** `status` of the three monitor kinds: one binding per server that selects the object. */
-export const configResourceStatusSchema: JSONSchemaProps = {
-  type: "object",
-  description: "Feedback from each server that selects this resource.",
-  properties: {
-    bindings: {
-      type: "array",
-      description:
-        "One entry per Prometheus server that selects this resource, with an Accepted condition saying whether it is in that server's configuration and, if not, why.",
-      "x-kubernetes-list-type": "map",
-      "x-kubernetes-list-map-keys": ["group", "resource", "name", "namespace"],
-      items: {
-        type: "object",
-        required: ["group", "resource", "name", "namespace"],
-        properties: {
-          group: str("API group of the server (monitoring.capstan.dev for Capstan's Prometheus)."),
-          resource: str("Plural of the server's kind (prometheuses)."),
-          name: str("Name of the server.", { minLength: 1 }),
-          namespace: str("Namespace of the server.", { minLength: 1 }),
-          conditions: {
-            type: "array",
-            items: bindingConditionSchema,
-            "x-kubernetes-list-type": "map",
-            "x-kubernetes-list-map-keys": ["type"],
-          },
-        },
-      },
-    },
+export const configResourceStatusSchema = Type.Object(
+  {
+    bindings: Type.Optional(
+      Type.Array(workloadBindingSchema, {
+        description:
+          "One entry per Prometheus server that selects this resource, with an Accepted condition saying whether it is in that server's configuration and, if not, why.",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["group", "resource", "name", "namespace"],
+      }),
+    ),
   },
-};
+  { description: "Feedback from each server that selects this resource." },
+);
+
+/** `status` of a ServiceMonitor, PodMonitor or PrometheusRule. */
+export type ConfigResourceStatus = Type.Static<typeof configResourceStatusSchema>;
 
 /**
  * Marks every object node of `schema` that declares properties with `x-kubernetes-preserve-unknown-fields`, so the
  * API server keeps the fields of prometheus-operator's API we do not model, at any depth (pruning stops only at the
  * nodes that carry the flag). Returns a new schema.
  */
-export function keepUnknownFields(schema: JSONSchemaProps): JSONSchemaProps {
-  const out: JSONSchemaProps = { ...schema };
+export function keepUnknownFields(schema: JSONSchemaProps | Type.TSchema): JSONSchemaProps {
+  const out: JSONSchemaProps = { ...(schema as JSONSchemaProps) };
   if (out.type === "object" && out.properties !== undefined) {
     out["x-kubernetes-preserve-unknown-fields"] = true;
   }
@@ -437,7 +376,7 @@ export interface MonitorCrdSpec {
   singular: string;
   shortName: string;
   description: string;
-  spec: JSONSchemaProps;
+  spec: Type.TSchema;
 }
 
 /**
@@ -473,9 +412,8 @@ export function monitorCrd(s: MonitorCrdSpec): CustomResourceDefinitionObject {
 }
 
 /** `spec.fallbackScrapeProtocol` of ServiceMonitor and PodMonitor. */
-export const fallbackScrapeProtocolSchema: JSONSchemaProps = {
+export const fallbackScrapeProtocolSchema = Type.Enum([...SCRAPE_PROTOCOLS], {
   type: "string",
-  enum: [...SCRAPE_PROTOCOLS],
   description:
     "The protocol to assume when a target answers without a Content-Type (Prometheus 3 refuses such a scrape otherwise), e.g. PrometheusText0.0.4.",
-};
+});

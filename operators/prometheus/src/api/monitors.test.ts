@@ -1,15 +1,19 @@
-// The monitoring.coreos.com CRDs: the types and schemas agree, the field names are prometheus-operator's (so a
-// chart's monitor means the same to both operators), every modelled object keeps unknown fields, and the CRDs
-// carry the install-if-absent annotation.
-import type { JSONSchemaProps } from "@capstan/core";
-import { describe, expect, it } from "vitest";
+// The monitoring.coreos.com CRDs: the types derived from the schemas are what the code expects, the field names
+// are prometheus-operator's (so a chart's monitor means the same to both operators), every modelled object keeps
+// unknown fields, and the CRDs carry the install-if-absent annotation.
+import type { LabelSelector as CoreLabelSelector, JSONSchemaProps } from "@capstan/core";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import {
+  type ConfigResourceCondition,
   INSTALL_IF_ABSENT_ANNOTATION,
   keepUnknownFields,
+  type LabelSelector,
   RELABEL_ACTIONS,
   type RelabelConfig,
   type SafeTLSConfig,
   type ScrapeEndpointCommon,
+  type ScrapeProtocol,
+  type SecretKeySelector,
   type TLSConfig,
   type WorkloadBinding,
 } from "./monitoring-common.ts";
@@ -149,6 +153,63 @@ const prSpec = pr.properties!.spec!;
 const smEndpoint = smSpec.properties!.endpoints!.items!;
 const pmEndpoint = pmSpec.properties!.podMetricsEndpoints!.items!;
 const group = prSpec.properties!.groups!.items!;
+
+// The types are derived from the schemas (Type.Static): what the code reads is what the CRD keeps.
+describe("derived monitor types", () => {
+  it("ServiceMonitor: endpoints and selector required, the rest optional", () => {
+    expectTypeOf<ServiceMonitorSpec["endpoints"]>().toEqualTypeOf<Endpoint[]>();
+    expectTypeOf<ServiceMonitorSpec["selector"]>().toEqualTypeOf<LabelSelector>();
+    expectTypeOf<ServiceMonitorSpec["sampleLimit"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<ServiceMonitorSpec["serviceDiscoveryRole"]>().toEqualTypeOf<
+      "Endpoints" | "EndpointSlice" | undefined
+    >();
+    expectTypeOf<Endpoint["targetPort"]>().toEqualTypeOf<string | number | undefined>();
+    expectTypeOf<Endpoint["tlsConfig"]>().toEqualTypeOf<TLSConfig | undefined>();
+    expectTypeOf<NonNullable<Endpoint["tlsConfig"]>["caFile"]>().toEqualTypeOf<string | undefined>();
+    // Fields prometheus-operator has and we do not model stay readable (the CRD keeps them).
+    expectTypeOf<ServiceMonitorSpec["someUpstreamField"]>().toEqualTypeOf<unknown>();
+    // @ts-expect-error an endpoint field the schema lacks is a type error (the API server would prune it)
+    const bogus: Endpoint = { port: "web", bogusField: true };
+    expect(bogus.port).toBe("web");
+  });
+
+  it("PodMonitor: only selector required", () => {
+    expectTypeOf<PodMonitorSpec["selector"]>().toEqualTypeOf<LabelSelector>();
+    expectTypeOf<PodMonitorSpec["podMetricsEndpoints"]>().toEqualTypeOf<PodMetricsEndpoint[] | undefined>();
+    expectTypeOf<PodMetricsEndpoint["portNumber"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<PodMonitorSpec["fallbackScrapeProtocol"]>().toEqualTypeOf<ScrapeProtocol | undefined>();
+    expectTypeOf<PodMonitorSpec["scrapeProtocols"]>().toEqualTypeOf<ScrapeProtocol[] | undefined>();
+    expectTypeOf<PodMonitorSpec["nativeHistogramMinBucketFactor"]>().toEqualTypeOf<
+      number | string | undefined
+    >();
+    // @ts-expect-error a PodMonitor endpoint has no bearerTokenFile (ServiceMonitor endpoints only)
+    const bogus: PodMetricsEndpoint = { bearerTokenFile: "/token" };
+    expect(bogus).toBeDefined();
+  });
+
+  it("PrometheusRule: groups need a name, rules an expr", () => {
+    expectTypeOf<RuleGroup["name"]>().toEqualTypeOf<string>();
+    expectTypeOf<Rule["expr"]>().toEqualTypeOf<string | number>();
+    expectTypeOf<Rule["labels"]>().toEqualTypeOf<Record<string, string> | undefined>();
+    // @ts-expect-error a rule field the schema lacks is a type error
+    const bogus: Rule = { expr: "up", severity: "page" };
+    expect(bogus.expr).toBe("up");
+  });
+
+  it("shared parts: core's LabelSelector, key selectors whose name is optional, binding conditions", () => {
+    expectTypeOf<LabelSelector>().toEqualTypeOf<CoreLabelSelector>();
+    // The schema (like core/v1's) requires only key; the old interface required name too.
+    expectTypeOf<SecretKeySelector["name"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<SecretKeySelector["key"]>().toEqualTypeOf<string>();
+    expectTypeOf<ConfigResourceCondition["type"]>().toEqualTypeOf<"Accepted">();
+    // The schema accepts any non-empty status (prometheus-operator's does too), so readers get a string.
+    expectTypeOf<ConfigResourceCondition["status"]>().toEqualTypeOf<string>();
+    expectTypeOf<RelabelConfig["action"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<SafeTLSConfig["minVersion"]>().toEqualTypeOf<
+      "TLS10" | "TLS11" | "TLS12" | "TLS13" | undefined
+    >();
+  });
+});
 
 describe("monitor types match their schemas", () => {
   it.each([

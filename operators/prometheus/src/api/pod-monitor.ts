@@ -1,48 +1,75 @@
 // PodMonitor (monitoring.coreos.com/v1): which Pods to scrape and how, as prometheus-operator defines it; the
-// fields Capstan's Prometheus operator reads, typed, and a CRD schema that keeps every other field.
-import { defineKind, type JSONSchemaProps, type KubeObject } from "@capstan/core";
+// fields Capstan's Prometheus operator reads, as a CRD schema that keeps every other field, and the types it gives.
+import { defineKind, type KubeObject } from "@capstan/core";
+import * as Type from "typebox/type";
 import {
   type ConfigResourceStatus,
   fallbackScrapeProtocolSchema,
-  type LabelSelector,
   labelSelectorSchema,
   MONITORING_GROUP,
   MONITORING_VERSION,
   monitorCrd,
-  type NamespaceSelector,
   namespaceSelectorSchema,
-  type ScrapeEndpointCommon,
-  type ScrapeProtocol,
   scrapeEndpointProperties,
 } from "./monitoring-common.ts";
-import { type MonitorScrapeSettings, scrapeSettingsProperties } from "./scrape-settings.ts";
+import { scrapeSettingsProperties } from "./scrape-settings.ts";
+
+const podMetricsEndpointSchema = Type.Object({
+  // Wins over portNumber and targetPort.
+  port: Type.Optional(Type.String({ description: "Name of the container port; wins over portNumber." })),
+  portNumber: Type.Optional(
+    Type.Integer({
+      format: "int32",
+      minimum: 1,
+      maximum: 65535,
+      description: "Number of the container port.",
+    }),
+  ),
+  targetPort: Type.Optional(
+    Type.Unsafe<string | number>({
+      anyOf: [{ type: "integer" }, { type: "string" }],
+      "x-kubernetes-int-or-string": true,
+      description: "Deprecated: name or number of the container port (use port or portNumber).",
+    }),
+  ),
+  ...scrapeEndpointProperties(),
+});
 
 /** One scraped port of the selected Pods. */
-export interface PodMetricsEndpoint extends ScrapeEndpointCommon {
-  /** Name of the container port; wins over portNumber and targetPort. */
-  port?: string;
-  /** Number of the container port. */
-  portNumber?: number;
-  /** Deprecated in prometheus-operator: name or number of the container port. */
-  targetPort?: string | number;
-}
+export type PodMetricsEndpoint = Type.Static<typeof podMetricsEndpointSchema>;
 
-export interface PodMonitorSpec extends MonitorScrapeSettings {
-  /** Pod label whose value becomes the `job` label (default: `<namespace>/<name>` of the PodMonitor). */
-  jobLabel?: string;
-  /** Pod labels copied onto the targets. */
-  podTargetLabels?: string[];
-  podMetricsEndpoints?: PodMetricsEndpoint[];
-  /** Which Pods to scrape. */
-  selector: LabelSelector;
-  /** Where to look for them (default: the PodMonitor's namespace). */
-  namespaceSelector?: NamespaceSelector;
-  sampleLimit?: number;
-  /** The protocol to assume when a target answers without a Content-Type. */
-  fallbackScrapeProtocol?: ScrapeProtocol;
-  /** Fields of prometheus-operator's API this operator does not read are kept as they are. */
-  [field: string]: unknown;
-}
+/** `spec` of PodMonitor (before keepUnknownFields opens it). */
+export const podMonitorSpecSchema = Type.Object(
+  {
+    // Default: `<namespace>/<name>` of the PodMonitor.
+    jobLabel: Type.Optional(Type.String({ description: "Pod label whose value becomes the job label." })),
+    podTargetLabels: Type.Optional(
+      Type.Array(Type.String(), { description: "Pod labels copied onto the targets." }),
+    ),
+    podMetricsEndpoints: Type.Optional(
+      Type.Array(podMetricsEndpointSchema, { description: "The ports to scrape on the selected Pods." }),
+    ),
+    selector: labelSelectorSchema("Which Pods to scrape."),
+    // Default: the PodMonitor's namespace.
+    namespaceSelector: Type.Optional(namespaceSelectorSchema),
+    sampleLimit: Type.Optional(
+      Type.Integer({
+        format: "int64",
+        minimum: 0,
+        description: "Samples a scrape may return before it fails.",
+      }),
+    ),
+    fallbackScrapeProtocol: Type.Optional(fallbackScrapeProtocolSchema),
+    ...scrapeSettingsProperties(),
+  },
+  { description: "Which Pods to scrape and how." },
+);
+
+/**
+ * `spec` of a PodMonitor: the fields this operator reads; fields of prometheus-operator's API it does not read are
+ * kept as they are (the CRD preserves unknown fields).
+ */
+export type PodMonitorSpec = Type.Static<typeof podMonitorSpecSchema> & { [field: string]: unknown };
 
 export interface PodMonitor extends KubeObject {
   spec: PodMonitorSpec;
@@ -56,54 +83,6 @@ export const PodMonitorKind = defineKind<PodMonitor>({
   plural: "podmonitors",
   namespaced: true,
 });
-
-/** `spec` of PodMonitor (before keepUnknownFields opens it). */
-export const podMonitorSpecSchema: JSONSchemaProps = {
-  type: "object",
-  description: "Which Pods to scrape and how.",
-  required: ["selector"],
-  properties: {
-    jobLabel: { type: "string", description: "Pod label whose value becomes the job label." },
-    podTargetLabels: {
-      type: "array",
-      items: { type: "string" },
-      description: "Pod labels copied onto the targets.",
-    },
-    podMetricsEndpoints: {
-      type: "array",
-      description: "The ports to scrape on the selected Pods.",
-      items: {
-        type: "object",
-        properties: {
-          port: { type: "string", description: "Name of the container port; wins over portNumber." },
-          portNumber: {
-            type: "integer",
-            format: "int32",
-            minimum: 1,
-            maximum: 65535,
-            description: "Number of the container port.",
-          },
-          targetPort: {
-            anyOf: [{ type: "integer" }, { type: "string" }],
-            "x-kubernetes-int-or-string": true,
-            description: "Deprecated: name or number of the container port (use port or portNumber).",
-          },
-          ...scrapeEndpointProperties(),
-        },
-      },
-    },
-    selector: labelSelectorSchema("Which Pods to scrape."),
-    namespaceSelector: namespaceSelectorSchema,
-    sampleLimit: {
-      type: "integer",
-      format: "int64",
-      minimum: 0,
-      description: "Samples a scrape may return before it fails.",
-    },
-    fallbackScrapeProtocol: fallbackScrapeProtocolSchema,
-    ...scrapeSettingsProperties(),
-  },
-};
 
 /** The PodMonitor CRD, installed by the chart only where the cluster has none. */
 export function podMonitorCrd() {

@@ -1,6 +1,7 @@
 // PrometheusRule (monitoring.coreos.com/v1): alerting and recording rule groups, as prometheus-operator defines
-// them; typed, and a CRD schema that keeps every field it does not model.
-import { defineKind, type JSONSchemaProps, type KubeObject } from "@capstan/core";
+// them: a CRD schema that keeps every field it does not model, and the types it gives.
+import { defineKind, type KubeObject, stringMapSchema } from "@capstan/core";
+import * as Type from "typebox/type";
 import {
   type ConfigResourceStatus,
   MONITORING_GROUP,
@@ -9,34 +10,59 @@ import {
   PROMETHEUS_DURATION_PATTERN,
 } from "./monitoring-common.ts";
 
+const duration = (description: string) =>
+  Type.Optional(Type.String({ description, pattern: PROMETHEUS_DURATION_PATTERN }));
+
+const ruleSchema = Type.Object({
+  record: Type.Optional(Type.String({ description: "Name of the series a recording rule writes." })),
+  alert: Type.Optional(Type.String({ description: "Name of the alert." })),
+  // A PromQL expression (prometheus-operator also accepts a number).
+  expr: Type.Unsafe<string | number>({
+    anyOf: [{ type: "integer" }, { type: "string" }],
+    "x-kubernetes-int-or-string": true,
+    description: "The PromQL expression.",
+  }),
+  for: duration("How long the condition must hold before the alert fires."),
+  keep_firing_for: duration("How long the alert keeps firing after the condition clears."),
+  labels: Type.Optional(stringMapSchema("Labels added to the alert or series.")),
+  annotations: Type.Optional(stringMapSchema("Annotations of the alert.")),
+});
+
 /** One alerting rule (alert) or recording rule (record). */
-export interface Rule {
-  record?: string;
-  alert?: string;
-  /** A PromQL expression (prometheus-operator also accepts a number). */
-  expr: string | number;
-  /** How long the condition holds before the alert fires, a Prometheus duration. */
-  for?: string;
-  keep_firing_for?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-}
+export type Rule = Type.Static<typeof ruleSchema>;
+
+const ruleGroupSchema = Type.Object({
+  name: Type.String({ minLength: 1, description: "Name of the group, unique in the object." }),
+  interval: duration("Evaluation interval (default: the server's evaluationInterval)."),
+  labels: Type.Optional(stringMapSchema("Labels added to every rule of the group.")),
+  query_offset: duration("How far back the group's queries look."),
+  limit: Type.Optional(
+    Type.Integer({ description: "Most alerts or series a rule may produce (0: no limit)." }),
+  ),
+  rules: Type.Optional(
+    Type.Array(ruleSchema, { description: "Alerting rules (alert) and recording rules (record)." }),
+  ),
+});
 
 /** A group of rules evaluated together. */
-export interface RuleGroup {
-  name: string;
-  /** Evaluation interval of the group (default: the server's evaluationInterval). */
-  interval?: string;
-  labels?: Record<string, string>;
-  query_offset?: string;
-  limit?: number;
-  rules?: Rule[];
-}
+export type RuleGroup = Type.Static<typeof ruleGroupSchema>;
 
-export interface PrometheusRuleSpec {
-  groups?: RuleGroup[];
-  [field: string]: unknown;
-}
+/** `spec` of PrometheusRule (before keepUnknownFields opens it). */
+export const prometheusRuleSpecSchema = Type.Object(
+  {
+    groups: Type.Optional(
+      Type.Array(ruleGroupSchema, {
+        description: "The rule groups, each evaluated at its own interval.",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+      }),
+    ),
+  },
+  { description: "Rule groups." },
+);
+
+/** `spec` of a PrometheusRule; fields this operator does not read are kept as they are. */
+export type PrometheusRuleSpec = Type.Static<typeof prometheusRuleSpecSchema> & { [field: string]: unknown };
 
 export interface PrometheusRule extends KubeObject {
   spec: PrometheusRuleSpec;
@@ -50,63 +76,6 @@ export const PrometheusRuleKind = defineKind<PrometheusRule>({
   plural: "prometheusrules",
   namespaced: true,
 });
-
-const duration = (description: string): JSONSchemaProps => ({
-  type: "string",
-  description,
-  pattern: PROMETHEUS_DURATION_PATTERN,
-});
-const stringMap = (description: string): JSONSchemaProps => ({
-  type: "object",
-  additionalProperties: { type: "string" },
-  description,
-});
-
-/** `spec` of PrometheusRule (before keepUnknownFields opens it). */
-export const prometheusRuleSpecSchema: JSONSchemaProps = {
-  type: "object",
-  description: "Rule groups.",
-  properties: {
-    groups: {
-      type: "array",
-      description: "The rule groups, each evaluated at its own interval.",
-      "x-kubernetes-list-type": "map",
-      "x-kubernetes-list-map-keys": ["name"],
-      items: {
-        type: "object",
-        required: ["name"],
-        properties: {
-          name: { type: "string", minLength: 1, description: "Name of the group, unique in the object." },
-          interval: duration("Evaluation interval (default: the server's evaluationInterval)."),
-          labels: stringMap("Labels added to every rule of the group."),
-          query_offset: duration("How far back the group's queries look."),
-          limit: { type: "integer", description: "Most alerts or series a rule may produce (0: no limit)." },
-          rules: {
-            type: "array",
-            description: "Alerting rules (alert) and recording rules (record).",
-            items: {
-              type: "object",
-              required: ["expr"],
-              properties: {
-                record: { type: "string", description: "Name of the series a recording rule writes." },
-                alert: { type: "string", description: "Name of the alert." },
-                expr: {
-                  anyOf: [{ type: "integer" }, { type: "string" }],
-                  "x-kubernetes-int-or-string": true,
-                  description: "The PromQL expression.",
-                },
-                for: duration("How long the condition must hold before the alert fires."),
-                keep_firing_for: duration("How long the alert keeps firing after the condition clears."),
-                labels: stringMap("Labels added to the alert or series."),
-                annotations: stringMap("Annotations of the alert."),
-              },
-            },
-          },
-        },
-      },
-    },
-  },
-};
 
 /** The PrometheusRule CRD, installed by the chart only where the cluster has none. */
 export function prometheusRuleCrd() {

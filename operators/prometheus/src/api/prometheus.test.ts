@@ -1,8 +1,11 @@
-// The Prometheus types and schema agree, the CRD is well formed, and the patterns and CEL rules mean what their
-// messages say (checked here with JavaScript equivalents; the real CEL runs in the e2e CRD validation suite).
-import { describe, expect, it } from "vitest";
+// The Prometheus types (derived from the schema) are what the code expects, the CRD is well formed, and the
+// patterns and CEL rules mean what their messages say (checked here with JavaScript equivalents; the real CEL runs
+// in the e2e CRD validation suite).
+import type { Condition, LabelSelector, PodPlacement, ResourceQuantities } from "@capstan/core";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { PROMETHEUS_DURATION_PATTERN } from "./monitoring-common.ts";
 import {
+  type ArbitraryFSAccess,
   BYTE_SIZE_PATTERN,
   FEATURE_FLAG_PATTERN,
   OPERATOR_EXTERNAL_LABELS,
@@ -19,7 +22,8 @@ import {
 } from "./prometheus.ts";
 
 // Each record must name every key of its type and nothing else (the compiler checks that side); the tests check
-// the schema names the same properties, so the hand-written types and the schema cannot drift.
+// the generated CRD names the same properties. The types are derived from the schema, so this pins the field
+// names: a rename shows here, in code review, rather than only in the users' objects.
 const specKeys: Record<keyof PrometheusSpec, true> = {
   replicas: true,
   version: true,
@@ -78,11 +82,54 @@ const selectedKeys: Record<keyof PrometheusSelected, true> = {
 
 type Schema = { properties?: Record<string, Schema>; items?: Schema; [key: string]: unknown };
 type Rule = { rule: string; message: string };
-const root = prometheusSchema as Schema;
+const root = prometheusSchema as unknown as Schema;
 const spec = root.properties!.spec!;
 const status = root.properties!.status!;
 const props = (s: Schema | undefined) => Object.keys(s?.properties ?? {}).sort();
 const rules = (s: Schema | undefined) => (s?.["x-kubernetes-validations"] ?? []) as Rule[];
+
+// The types are derived from the schema (Type.Static); the defaulted spec fields are made present (the API server
+// fills them in), and that list must be the schema's.
+describe("derived Prometheus types", () => {
+  it("defaulted spec fields are present, the others optional", () => {
+    expectTypeOf<PrometheusSpec["replicas"]>().toEqualTypeOf<number>();
+    expectTypeOf<PrometheusSpec["version"]>().toEqualTypeOf<string>();
+    expectTypeOf<PrometheusSpec["retention"]>().toEqualTypeOf<string>();
+    expectTypeOf<PrometheusSpec["storage"]>().toEqualTypeOf<PrometheusStorage>();
+    expectTypeOf<PrometheusSpec["scrapeTimeout"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<PrometheusSpec["retentionSize"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<PrometheusSpec["ruleSelector"]>().toEqualTypeOf<LabelSelector | undefined>();
+    expectTypeOf<PrometheusSpec["externalLabels"]>().toEqualTypeOf<Record<string, string> | undefined>();
+    expectTypeOf<PrometheusSpec["resources"]>().toEqualTypeOf<ResourceQuantities | undefined>();
+    expectTypeOf<PrometheusSpec["arbitraryFSAccessThroughSMs"]>().toEqualTypeOf<
+      ArbitraryFSAccess | undefined
+    >();
+    expectTypeOf<PrometheusPodTemplate>().toEqualTypeOf<PodPlacement>();
+    expectTypeOf<PrometheusStatus["conditions"]>().toEqualTypeOf<Condition[] | undefined>();
+    expectTypeOf<PrometheusStatus["selected"]>().toEqualTypeOf<PrometheusSelected | undefined>();
+    // @ts-expect-error a storage field the schema lacks is a type error (the API server would prune it)
+    const bogus: PrometheusStorage = { size: "1Gi", sizeLimit: "2Gi" };
+    expect(bogus.size).toBe("1Gi");
+  });
+
+  it("the spec fields typed as always present are exactly those with a default in the schema", () => {
+    // The compiler checks this names exactly the fields PrometheusSpec requires; the test, that they are the defaulted ones.
+    const required: { [K in keyof PrometheusSpec as undefined extends PrometheusSpec[K] ? never : K]: true } =
+      {
+        replicas: true,
+        version: true,
+        repository: true,
+        scrapeInterval: true,
+        evaluationInterval: true,
+        retention: true,
+        storage: true,
+      };
+    const defaulted = Object.entries(spec.properties!)
+      .filter(([, s]) => s.default !== undefined)
+      .map(([k]) => k);
+    expect(defaulted.sort()).toEqual(Object.keys(required).sort());
+  });
+});
 
 describe("Prometheus types match the schema", () => {
   it.each([

@@ -41,8 +41,8 @@ const upstream = JSON.parse(
   readFileSync(new URL("../../testdata/prometheus-operator-monitor-fields.json", import.meta.url), "utf8"),
 ) as Record<MonitorKindName, string[]>;
 const ours: Record<MonitorKindName, string[]> = {
-  ServiceMonitor: schemaPaths(serviceMonitorSpecSchema),
-  PodMonitor: schemaPaths(podMonitorSpecSchema),
+  ServiceMonitor: schemaPaths(serviceMonitorSpecSchema as unknown as JSONSchemaProps),
+  PodMonitor: schemaPaths(podMonitorSpecSchema as unknown as JSONSchemaProps),
 };
 
 /** A path as the table writes it: `endpoint.` for either kind's endpoint list. */
