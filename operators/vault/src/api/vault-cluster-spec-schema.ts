@@ -2,7 +2,6 @@
 // (x-kubernetes-validations) that refuse bad input at the API server: immutable and grow-only fields, the unseal
 // threshold, operator-owned config keys, autopilot's minQuorum against replicas.
 import {
-  type ClaimRetention,
   claimRetentionSchema,
   goDurationSchema,
   podPlacementProperties,
@@ -23,8 +22,6 @@ import {
   OPERATOR_OWNED_CONFIG_KEYS,
 } from "./vault-cluster-defaults.ts";
 import { RESTORE_RULES, restoreSchema } from "./vault-restore.ts";
-
-const claimRetention = claimRetentionSchema("the claims data-<pod>");
 
 /** The schema of spec.storage. */
 export const vaultStorageSchema = Type.Object(
@@ -47,11 +44,10 @@ export const vaultStorageSchema = Type.Object(
     ),
     // Retain: the claims stay, with no owner reference; Delete: garbage-collected with the VaultCluster.
     whenDeleted: Type.Optional(
-      // typed by @capstan/core once converted
-      Type.Unsafe<ClaimRetention>({
-        ...claimRetention,
-        description: `${claimRetention.description} Retained claims hold the raft data: a VaultCluster created again under the same name takes them back (with the keys Secret, kept too by default, it comes back unsealed with its data); delete them by hand to start afresh.`,
-      }),
+      claimRetentionSchema(
+        "the claims data-<pod>",
+        "Retained claims hold the raft data: a VaultCluster created again under the same name takes them back (with the keys Secret, kept too by default, it comes back unsealed with its data); delete them by hand to start afresh.",
+      ),
     ),
   },
   {

@@ -2,13 +2,7 @@
 // on a claim), unsealed afterwards with the keys of the cluster the snapshot was taken from; and status.restore, what
 // the restore did. The S3 and claim sources are @capstan/backup's (an EtcdCluster's spec.bootstrap.restore has the
 // same). Schema and types.
-import {
-  type PVCSource,
-  pvcSourceSchema,
-  type S3Source,
-  SHA256_PATTERN,
-  s3SourceSchema,
-} from "@capstan/backup";
+import { pvcSourceSchema, SHA256_PATTERN, s3SourceSchema } from "@capstan/backup";
 import * as Type from "typebox/type";
 import { snapshotDestination } from "./vault-snapshot.ts";
 
@@ -22,24 +16,18 @@ export const restoreSchema = Type.Object(
       ),
     ),
     s3: Type.Optional(
-      // typed by @capstan/backup once converted
-      Type.Unsafe<S3Source>(
-        s3SourceSchema(
-          snapshotDestination.s3,
-          "restore",
-          "An S3 object holding the snapshot (as a VaultSnapshot's status.location names it).",
-          "ns/demo/snap-1.snap",
-        ),
+      s3SourceSchema(
+        snapshotDestination.s3,
+        "restore",
+        "An S3 object holding the snapshot (as a VaultSnapshot's status.location names it).",
+        "ns/demo/snap-1.snap",
       ),
     ),
     pvc: Type.Optional(
-      // typed by @capstan/backup once converted
-      Type.Unsafe<PVCSource>(
-        pvcSourceSchema(
-          "restore",
-          "A snapshot file on a PersistentVolumeClaim no VaultCluster owns, mounted read-only.",
-          "ns/demo/snap-1.snap",
-        ),
+      pvcSourceSchema(
+        "restore",
+        "A snapshot file on a PersistentVolumeClaim no VaultCluster owns, mounted read-only.",
+        "ns/demo/snap-1.snap",
       ),
     ),
     // A VaultSnapshot's status.sha256 when restoring from one.

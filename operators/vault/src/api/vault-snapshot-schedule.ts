@@ -64,8 +64,7 @@ export const MAX_SNAPSHOT_SCHEDULE_NAME_LENGTH = 43;
 /** The openAPIV3Schema of VaultSnapshotSchedule. */
 export const vaultSnapshotScheduleSchema = scheduleSchema(
   VAULT_SCHEDULE_WORDS,
-  // A plain copy: @capstan/backup's scheduleSchema takes a JSONSchemaProps until it is converted to TypeBox.
-  { ...snapshotSpecSchema("The spec of each snapshot.", DEFAULT_SCHEDULED_SNAPSHOT_DELETION_POLICY) },
+  snapshotSpecSchema("The spec of each snapshot.", DEFAULT_SCHEDULED_SNAPSHOT_DELETION_POLICY),
   MAX_SNAPSHOT_SCHEDULE_NAME_LENGTH,
 );
 

@@ -2,7 +2,7 @@
 // in S3-compatible object storage or on a PersistentVolumeClaim (the destination API is @capstan/backup's, the same
 // as an EtcdBackup's). A resource of its own, not a VaultCluster field, so it outlives the cluster (a restore into a
 // new VaultCluster reads it) and carries its own destination, credentials and status. The CRD schema and its types.
-import { type BackupDestination, type DeletionPolicy, destinationSchemas, NAME_RULE } from "@capstan/backup";
+import { type DeletionPolicy, destinationSchemas, NAME_RULE } from "@capstan/backup";
 import {
   type CustomResourceDefinitionObject,
   conditionsSchema,
@@ -47,8 +47,7 @@ export const snapshotSpecSchema = (
         maxLength: 45,
         pattern: "^[a-z]([-a-z0-9]*[a-z0-9])?$",
       }),
-      // typed by @capstan/backup once converted
-      destination: Type.Unsafe<BackupDestination>(snapshotDestination.destination),
+      destination: snapshotDestination.destination,
       activeDeadlineSeconds: Type.Optional(
         Type.Integer({
           format: "int64",
