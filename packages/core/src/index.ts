@@ -65,6 +65,7 @@ export {
 } from "./api/object.ts";
 export {
   conditionsSchema,
+  type Defaulted,
   GO_DURATION_PATTERN,
   goDurationSchema,
   type PodPlacement,

@@ -4,6 +4,7 @@ import {
   claimRetentionSchema,
   conditionsSchema,
   customResourceDefinition,
+  type Defaulted,
   defineKind,
   type KubeObject,
   podPlacementProperties,
@@ -352,8 +353,7 @@ type SchemaSpec = Type.Static<typeof specSchema>;
  * The desired state of an etcd cluster, as read from the API server: the defaulted fields (replicas 1 to 9, version
  * e.g. "3.6.15", repository of the image `<repository>:v<version>`, storage) are always present.
  */
-export type EtcdClusterSpec = Omit<SchemaSpec, DefaultedSpecField> &
-  Required<Pick<SchemaSpec, DefaultedSpecField>>;
+export type EtcdClusterSpec = Defaulted<SchemaSpec, DefaultedSpecField>;
 
 /** All phases, in the order the schema lists them. */
 export const PHASES = [

@@ -4,6 +4,7 @@ import {
   type CustomResourceDefinitionObject,
   conditionsSchema,
   customResourceDefinition,
+  type Defaulted,
   defineKind,
   type KubeObject,
   podPlacementProperties,
@@ -354,9 +355,7 @@ type DefaultedSpecField =
 type Schemaspec = Type.Static<typeof prometheusSpecSchema>;
 
 /** The desired Prometheus server; defaulted fields are always present on objects read from the API server. */
-export type PrometheusSpec = Omit<Schemaspec, DefaultedSpecField> & {
-  [K in DefaultedSpecField]-?: Exclude<Schemaspec[K], undefined>;
-};
+export type PrometheusSpec = Defaulted<Schemaspec, DefaultedSpecField>;
 
 const nameList = (description: string) => Type.Optional(Type.Array(Type.String(), { description }));
 

@@ -1,6 +1,6 @@
 // VaultCluster.spec: the TypeScript types of what users ask for, derived from the schema in
 // vault-cluster-spec-schema.ts (the one source); vault-cluster.test.ts checks they are what the code expects.
-import type { ResourceQuantities, Toleration } from "@capstan/core";
+import type { Defaulted, ResourceQuantities, Toleration } from "@capstan/core";
 import type * as Type from "typebox/type";
 import type {
   vaultAutopilotSchema,
@@ -12,13 +12,6 @@ import type {
 } from "./vault-cluster-spec-schema.ts";
 
 /** An object type's properties, flattened into one type literal (readable in errors and hovers). */
-type Flat<T> = { [P in keyof T]: T[P] };
-
-/**
- * `T` with the fields `K` always present: the schema gives them a default (and so cannot list them as required),
- * and the API server writes that default into every object, so an object read from it always has them.
- */
-type Defaulted<T, K extends keyof T> = Flat<Omit<T, K> & { [P in K]-?: Exclude<T[P], undefined> }>;
 
 /**
  * The raft data volume of each pod: `size` may grow, never shrink (CEL); `storageClassName` is immutable once set;
@@ -70,9 +63,7 @@ export type VaultPodTemplate = Type.Static<typeof vaultPodTemplateSchema>;
  * present on objects read from the API server. `config` is merged into Vault's JSON server configuration; `restore`
  * (api/vault-restore.ts) is immutable.
  */
-export type VaultClusterSpec = Flat<
-  Defaulted<
-    Omit<Type.Static<typeof vaultClusterSpecSchema>, "unseal">,
-    "replicas" | "version" | "repository" | "storage" | "tls"
-  > & { unseal: VaultUnseal }
+export type VaultClusterSpec = Defaulted<
+  Omit<Type.Static<typeof vaultClusterSpecSchema>, "unseal"> & { unseal?: VaultUnseal },
+  "replicas" | "version" | "repository" | "storage" | "tls" | "unseal"
 >;

@@ -2,40 +2,16 @@
 // schema, the single source of truth, and its TypeScript types. Each snapshot it takes is a VaultSnapshot of its
 // template. The schedule's schema, planner and reconcile are @capstan/backup's, shared with the etcd operator's
 // EtcdBackupSchedule.
-import {
-  type ScheduleSpecBase,
-  type ScheduleStatusBase,
-  type ScheduleTemplate,
-  type ScheduleWords,
-  schedulePrinterColumns,
-  scheduleSchema,
-} from "@capstan/backup";
+import { type ScheduleWords, schedulePrinterColumns, scheduleSchema } from "@capstan/backup";
 import {
   type CustomResourceDefinitionObject,
   customResourceDefinition,
   defineKind,
   type KubeObject,
 } from "@capstan/core";
+import type * as Type from "typebox/type";
 import { GROUP, VERSION } from "./group.ts";
-import {
-  DEFAULT_SCHEDULED_SNAPSHOT_DELETION_POLICY,
-  snapshotSpecSchema,
-  type VaultSnapshotSpec,
-} from "./vault-snapshot.ts";
-
-/** The desired schedule. */
-export interface VaultSnapshotScheduleSpec extends ScheduleSpecBase {
-  /** Failed snapshots kept for inspection (default 3). */
-  failedSnapshotsHistoryLimit?: number;
-  /** What each scheduled VaultSnapshot is made from. */
-  snapshotTemplate: ScheduleTemplate<VaultSnapshotSpec>;
-}
-
-/** The observed schedule. */
-export interface VaultSnapshotScheduleStatus extends ScheduleStatusBase {
-  /** Name of the last successful snapshot. */
-  lastSuccessfulSnapshot?: string;
-}
+import { DEFAULT_SCHEDULED_SNAPSHOT_DELETION_POLICY, snapshotSpecSchema } from "./vault-snapshot.ts";
 
 /** A VaultSnapshotSchedule object. */
 export interface VaultSnapshotSchedule extends KubeObject {
@@ -53,7 +29,7 @@ export const VaultSnapshotScheduleKind = defineKind<VaultSnapshotSchedule>({
 });
 
 /** How the schedule names what it creates: `failedSnapshotsHistoryLimit`, `snapshotTemplate`, `lastSuccessfulSnapshot`. */
-export const VAULT_SCHEDULE_WORDS: ScheduleWords = { noun: "snapshot", kind: "VaultSnapshot" };
+export const VAULT_SCHEDULE_WORDS: ScheduleWords<"snapshot"> = { noun: "snapshot", kind: "VaultSnapshot" };
 
 /**
  * Longest VaultSnapshotSchedule name: its snapshots are named `<schedule>-<minutes since 1970>` (9 characters more),
@@ -67,6 +43,12 @@ export const vaultSnapshotScheduleSchema = scheduleSchema(
   snapshotSpecSchema("The spec of each snapshot.", DEFAULT_SCHEDULED_SNAPSHOT_DELETION_POLICY),
   MAX_SNAPSHOT_SCHEDULE_NAME_LENGTH,
 );
+
+/** The desired schedule: @capstan/backup's fields, failedSnapshotsHistoryLimit (default 3) and snapshotTemplate. */
+export type VaultSnapshotScheduleSpec = Type.Static<typeof vaultSnapshotScheduleSchema.properties.spec>;
+
+/** The observed schedule, with the name of the last successful snapshot. */
+export type VaultSnapshotScheduleStatus = Type.Static<typeof vaultSnapshotScheduleSchema.properties.status>;
 
 /** The VaultSnapshotSchedule CustomResourceDefinition. */
 export function vaultSnapshotScheduleCrd(): CustomResourceDefinitionObject {

@@ -6,6 +6,7 @@ import type { Condition } from "../helpers/conditions.ts";
 import {
   conditionSchema,
   conditionsSchema,
+  type Defaulted,
   GO_DURATION_PATTERN,
   goDurationSchema,
   parseGoDuration,
@@ -124,6 +125,17 @@ describe("fragments", () => {
       nodeSelector?: Record<string, string>;
     }>();
     expect(schema.required).toEqual(["conditions", "timeout"]);
+  });
+
+  it("Defaulted: the fields a schema defaults are present on what the API server returns", () => {
+    const spec = Type.Object({
+      replicas: Type.Optional(Type.Integer({ default: 1 })),
+      name: Type.Optional(Type.String()),
+    });
+    expectTypeOf<Defaulted<Type.Static<typeof spec>, "replicas">>().toEqualTypeOf<{
+      name?: string;
+      replicas: number;
+    }>();
   });
 });
 

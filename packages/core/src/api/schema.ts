@@ -194,6 +194,17 @@ export interface PodPlacementProperties {
   nodeSelector: Type.TOptional<Type.TUnsafe<Record<string, string>>>;
 }
 
+/**
+ * `T` (a type derived from a CRD schema with `Type.Static`) with the fields `K` always present. A field the schema
+ * gives a `default` cannot also be `required` (the API server would refuse an object without it before defaulting),
+ * so `Type.Static` makes it optional; but the API server writes the default into every object, so an object read
+ * from it always has the field. E.g. `type EtcdClusterSpec = Defaulted<Type.Static<typeof specSchema>, "replicas">`.
+ */
+export type Defaulted<T, K extends keyof T> = Flat<Omit<T, K> & { [P in K]-?: Exclude<T[P], undefined> }>;
+
+/** One object type of an intersection, so editors show its fields rather than `Omit<...> & {...}`. */
+type Flat<T> = { [P in keyof T]: T[P] };
+
 /** Compute resources of a container as a CRD accepts them (quantities as numbers or strings). */
 export interface ResourceQuantities {
   limits?: Record<string, string | number>;
