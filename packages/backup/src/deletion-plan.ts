@@ -3,11 +3,20 @@
 // one step to take (add the finalizer, stop a running backup Job, delete the S3 object, run or retry the Job that
 // removes the file from the claim, remove the finalizer) and the conditions and event to report. What fails outside
 // (S3 unreachable, credentials gone) keeps the finalizer and is reported by {@link planDeletionFailure}.
+import * as Type from "typebox/type";
 import type { BackupDestination } from "./destination.ts";
 import type { JobOutcome } from "./job-status.ts";
 
 /** What happens to the stored snapshot when its backup object is deleted. */
 export type DeletionPolicy = "Retain" | "Delete";
+
+/**
+ * The schema of a backup kind's `spec.deletionPolicy`: Retain or Delete, defaulting to `dflt` (Retain for a one-shot
+ * backup, Delete in a schedule's template), `description` saying what deleting the object does to the stored file.
+ */
+export function deletionPolicySchema(dflt: DeletionPolicy, description: string) {
+  return Type.Enum(["Retain", "Delete"], { type: "string", default: dflt, description });
+}
 
 /** The backup object as the deletion planner reads it. */
 export interface DeletionSubject {

@@ -2,7 +2,7 @@
 // source of truth, and their TypeScript types. Backups are separate from EtcdCluster so they outlive the cluster
 // and carry their own destination, credentials and status.
 
-import type { DeletionPolicy } from "@capstan/backup";
+import { type DeletionPolicy, deletionPolicySchema } from "@capstan/backup";
 import {
   type CustomResourceDefinitionObject,
   conditionsSchema,
@@ -95,12 +95,10 @@ export function backupSpecSchema(
       ),
       // Delete: deleting the EtcdBackup first deletes the stored snapshot (a finalizer holds it until then).
       deletionPolicy: Type.Optional(
-        Type.Enum(["Retain", "Delete"], {
-          type: "string",
-          default: deletionPolicy,
-          description:
-            "What deleting the EtcdBackup does to the stored snapshot: Delete removes it first (a finalizer holds the EtcdBackup until it is gone), Retain leaves it. Default Retain for an EtcdBackup, Delete in a schedule's backupTemplate (so retention frees storage).",
-        }),
+        deletionPolicySchema(
+          deletionPolicy,
+          "What deleting the EtcdBackup does to the stored snapshot: Delete removes it first (a finalizer holds the EtcdBackup until it is gone), Retain leaves it. Default Retain for an EtcdBackup, Delete in a schedule's backupTemplate (so retention frees storage).",
+        ),
       ),
     },
     { description, ...(rules === undefined ? {} : { "x-kubernetes-validations": rules }) },

@@ -2,7 +2,7 @@
 // in S3-compatible object storage or on a PersistentVolumeClaim (the destination API is @capstan/backup's, the same
 // as an EtcdBackup's). A resource of its own, not a VaultCluster field, so it outlives the cluster (a restore into a
 // new VaultCluster reads it) and carries its own destination, credentials and status. The CRD schema and its types.
-import { type DeletionPolicy, destinationSchemas, NAME_RULE } from "@capstan/backup";
+import { type DeletionPolicy, deletionPolicySchema, destinationSchemas, NAME_RULE } from "@capstan/backup";
 import {
   type CustomResourceDefinitionObject,
   conditionsSchema,
@@ -59,12 +59,10 @@ export const snapshotSpecSchema = (
         }),
       ),
       deletionPolicy: Type.Optional(
-        Type.Enum(["Retain", "Delete"], {
-          type: "string",
-          default: deletionPolicy,
-          description:
-            "What deleting the VaultSnapshot does to the stored file: Delete removes it first (a finalizer holds the VaultSnapshot until it is gone; never while a VaultCluster's spec.restore still reads it), Retain leaves it. Default Retain for a VaultSnapshot, Delete in a schedule's snapshotTemplate (so retention frees storage).",
-        }),
+        deletionPolicySchema(
+          deletionPolicy,
+          "What deleting the VaultSnapshot does to the stored file: Delete removes it first (a finalizer holds the VaultSnapshot until it is gone; never while a VaultCluster's spec.restore still reads it), Retain leaves it. Default Retain for a VaultSnapshot, Delete in a schedule's snapshotTemplate (so retention frees storage).",
+        ),
       ),
     },
     { description, ...(rules === undefined ? {} : { "x-kubernetes-validations": rules }) },
