@@ -119,6 +119,11 @@ export interface SelectOptions {
    * pool.
    */
   keyExists?: (ref: KeyRef) => boolean;
+  /**
+   * Renders a PrometheusRule's rule file for the size check (default renderRuleFile; the reconciler passes one that
+   * reuses what it rendered for the same object before).
+   */
+  ruleFile?: (rule: PrometheusRule) => string;
 }
 
 /** Endpoint fields of prometheus-operator's API this operator cannot honour: a monitor setting one is refused. */
@@ -223,7 +228,12 @@ export function selectMonitors(
   }
   for (const rule of [...monitors.rules].filter(ruleChosen).sort(byKey)) {
     const verdict = judge(() =>
-      judgeRule(rule, spec.version ?? DEFAULT_PROMETHEUS_VERSION, enabledFeatures(spec)),
+      judgeRule(
+        rule,
+        spec.version ?? DEFAULT_PROMETHEUS_VERSION,
+        enabledFeatures(spec),
+        options.ruleFile ?? renderRuleFile,
+      ),
     );
     out.feedback.push(feedback("PrometheusRule", rule, verdict));
     if (verdict.inConfig) out.rules.push(rule);
@@ -540,6 +550,7 @@ function judgeRule(
   rule: PrometheusRule,
   version: string,
   features: readonly string[],
+  ruleFile: (rule: PrometheusRule) => string,
 ): Omit<Verdict, "inConfig"> {
   const groups = rule.spec.groups ?? [];
   const seen = new Set<string>();
@@ -550,7 +561,7 @@ function judgeRule(
     if (err !== undefined) throw new Refusal("InvalidRules", err);
   }
   // Its file goes into one Secret (a rule shard), which the API server caps at 1 MiB.
-  const bytes = ruleFileBytes("", renderRuleFile(rule));
+  const bytes = ruleFileBytes("", ruleFile(rule));
   if (bytes > MAX_RULE_FILE_BYTES) {
     throw new Refusal(
       "RuleFileTooLarge",

@@ -6,6 +6,7 @@ import type { Interest } from "./interest.ts";
 import type { PrometheusOperatorMetrics } from "./metrics.ts";
 import { ReferencedObjects } from "./referenced.ts";
 import type { PodLogClient, ReloaderStateClient, RuntimeInfoClient } from "./reload.ts";
+import { RenderCache } from "./render-cache.ts";
 
 /** When to look again (milliseconds). */
 export const REQUEUE = {
@@ -36,6 +37,8 @@ export class ControllerState {
    * so the Degraded message stays the same while the log scrolls on.
    */
   readonly refusals = new Map<string, Map<string, string>>();
+  /** Each server's last rendered configuration and rule files, reused while their inputs are unchanged. */
+  readonly rendered = new RenderCache();
 }
 
 /** Options of {@link prometheusController}. */

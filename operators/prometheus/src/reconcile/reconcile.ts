@@ -69,6 +69,7 @@ export async function reconcilePrometheus(
     state.refusals.delete(key);
     state.monitorStatus.forgetServer(key);
     state.referenced.forget(key);
+    state.rendered.forget(key);
     options.metrics.forget(req.namespace ?? "", req.name);
     return undefined;
   }
@@ -109,8 +110,9 @@ export async function reconcilePrometheus(
   let first: Selection | undefined;
   /** The candidate generation written this reconcile (undefined: none computed, or a write was refused). */
   let candidate: { secret: SecretObject; shards: SecretObject[] } | undefined;
+  const ruleFile = state.rendered.ruleFileRenderer(key);
   try {
-    first = selectMonitors(p, obs.namespaces, obs.monitors, obs.services, obs.pods);
+    first = selectMonitors(p, obs.namespaces, obs.monitors, obs.services, obs.pods, { ruleFile });
   } catch (err) {
     // A malformed selector of the server itself (selectMonitors names the field): keep the last configuration.
     configProblem = { reason: "InvalidSelector", message: (err as Error).message };
@@ -132,8 +134,12 @@ export async function reconcilePrometheus(
       ? first
       : selectMonitors(p, obs.namespaces, obs.monitors, obs.services, obs.pods, {
           keyExists: (r) => values.has(keyId(r)),
+          ruleFile,
         });
-    const config = renderConfig(p, selection);
+    // Rendered again only when the server or what it selects changed (render-cache.ts); its feedback, which the
+    // configuration does not read, is left out of the arguments (and so of the cache's key).
+    const { serviceMonitors, podMonitors, rules } = selection;
+    const config = state.rendered.config(key, p, { serviceMonitors, podMonitors, rules });
     configHash = config.hash;
     const assets: Record<string, string> = {};
     for (const a of config.assets) assets[a.assetKey] = values.get(keyId(a)) ?? "";
