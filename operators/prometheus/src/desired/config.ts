@@ -6,12 +6,13 @@ import { stableHash } from "@capstan/core";
 import type { LabelSelector, RelabelConfig, ScrapeEndpointCommon } from "../api/monitoring-common.ts";
 import type { PodMetricsEndpoint, PodMonitor } from "../api/pod-monitor.ts";
 import type { Prometheus } from "../api/prometheus.ts";
+import type { PrometheusRule } from "../api/prometheus-rule.ts";
 import type { Endpoint, ServiceMonitor } from "../api/service-monitor.ts";
 import { type AssetRef, endpointAssets, RULES_DIR, ruleFileName } from "./assets.ts";
 import { renderRuleFile } from "./rule-file.ts";
 import { attachMetadata, scrapeSettingsKeys } from "./scrape-settings.ts";
-import type { SelectedMonitor, SelectedMonitors } from "./select.ts";
-import { compare, keyOf, type Obj, sortedMap, toYaml } from "./yaml-output.ts";
+import type { SelectedMonitor } from "./select.ts";
+import { compare, keyOf, type Obj, type RenderInput, sortedMap, toYaml } from "./yaml-output.ts";
 
 /** What the reconciler writes and mounts for one server. */
 export interface RenderedConfig {
@@ -28,6 +29,13 @@ export interface RenderedConfig {
   hash: string;
 }
 
+/** renderConfig's objects: the server, and the selected monitors and rules as {@link RenderInput}s. */
+export interface ConfigInputs {
+  serviceMonitors: readonly SelectedMonitor<RenderInput<ServiceMonitor["spec"]>>[];
+  podMonitors: readonly SelectedMonitor<RenderInput<PodMonitor["spec"]>>[];
+  rules: readonly RenderInput<PrometheusRule["spec"]>[];
+}
+
 /** The environment variable holding the pod name: the `prometheus_replica` external label reads it. */
 export const POD_NAME_ENV = "POD_NAME";
 
@@ -39,7 +47,10 @@ const GROUP_1 = "${1}";
  * Jobs are `serviceMonitor/<ns>/<name>/<i>` and `podMonitor/<ns>/<name>/<i>`, one per endpoint, as
  * prometheus-operator names them; rule_files list the rule files in name order.
  */
-export function renderConfig(prometheus: Prometheus, selected: SelectedMonitors): RenderedConfig {
+export function renderConfig(
+  prometheus: RenderInput<Prometheus["spec"]>,
+  selected: ConfigInputs,
+): RenderedConfig {
   const spec = prometheus.spec;
   const assets = new Map<string, AssetRef>();
   const scrapeConfigs: Obj[] = [];
@@ -80,7 +91,7 @@ export function renderConfig(prometheus: Prometheus, selected: SelectedMonitors)
   };
 }
 
-function externalLabels(p: Prometheus): Obj {
+function externalLabels(p: RenderInput<Prometheus["spec"]>): Obj {
   // Prometheus 3 expands $VAR and ${VAR} in external label values: the user's values are escaped ($ -> $$).
   const out: Obj = { prometheus: keyOf(p), prometheus_replica: `\${${POD_NAME_ENV}}` };
   for (const [k, v] of Object.entries(sortedMap(p.spec.externalLabels ?? {}))) {
@@ -93,8 +104,8 @@ function externalLabels(p: Prometheus): Obj {
 // ---- scrape jobs ----
 
 function serviceMonitorJob(
-  p: Prometheus,
-  m: SelectedMonitor<ServiceMonitor>,
+  p: RenderInput<Prometheus["spec"]>,
+  m: SelectedMonitor<RenderInput<ServiceMonitor["spec"]>>,
   ep: Endpoint,
   i: number,
   assets: Map<string, AssetRef>,
@@ -178,8 +189,8 @@ function serviceMonitorJob(
 }
 
 function podMonitorJob(
-  p: Prometheus,
-  m: SelectedMonitor<PodMonitor>,
+  p: RenderInput<Prometheus["spec"]>,
+  m: SelectedMonitor<RenderInput<PodMonitor["spec"]>>,
   ep: PodMetricsEndpoint,
   i: number,
   assets: Map<string, AssetRef>,

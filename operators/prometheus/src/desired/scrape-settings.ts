@@ -189,7 +189,7 @@ export function scrapeSettingsProblem(spec: Obj, p: Prometheus): SettingProblem 
  * histograms, scrape protocols, the fallback protocol, the body size limit), for the server `p`. Only what
  * scrapeSettingsProblem accepted reaches here.
  */
-export function scrapeSettingsKeys(spec: Obj, p: Prometheus): Obj {
+export function scrapeSettingsKeys(spec: Obj, p: Pick<Prometheus, "spec">): Obj {
   const out: Obj = {};
   for (const [field, key] of LIMITS) {
     const v = spec[field];

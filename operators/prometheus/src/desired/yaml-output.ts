@@ -24,3 +24,14 @@ export function sortedMap<V>(m: Record<string, V>): Record<string, V> {
 export function toYaml(value: unknown): string {
   return stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
 }
+
+/**
+ * What the configuration's renderers (renderConfig, renderRuleFile) read of an object: its name, namespace and spec;
+ * never its status, labels, uid or resourceVersion. The reconciler's render cache (reconcile/render-cache.ts) passes
+ * them exactly this and keys on it, so a status write is no reason to render again; reading more of an object there
+ * fails to compile until the cache passes it too.
+ */
+export interface RenderInput<Spec> {
+  metadata: { name?: string; namespace?: string };
+  spec: Spec;
+}
