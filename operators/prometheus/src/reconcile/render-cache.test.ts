@@ -264,6 +264,15 @@ describe("a change to an input renders again, as an uncached reconcile does", ()
       1,
     ],
     [
+      "a PrometheusRule grown past what one Secret holds (the size check's rule file)",
+      () =>
+        change(PrometheusRuleKind, "alerts", "team", (r) => {
+          const first = r.spec.groups?.[0]?.rules?.[0];
+          if (first) first.annotations = { runbook: "x".repeat(1024 * 1024) };
+        }),
+      1,
+    ],
+    [
       "a namespace's labels (a monitor in it now selected)",
       () =>
         change(Namespace, "other", "", (ns) => {
@@ -280,6 +289,7 @@ describe("a change to an input renders again, as an uncached reconcile does", ()
       edit();
       await reconcile(state);
       expect(counted.configs).toBe(renders);
+      await reconcile(state); // settles what follows from the change (a rule shard no longer needed goes)
       const after = await expectAsUncached();
       expect(after.yaml + JSON.stringify(after.shards)).not.toEqual(
         before.yaml + JSON.stringify(before.shards),
