@@ -28,7 +28,7 @@ export function argumentsKey(args: readonly unknown[]): string | undefined {
   try {
     return createHash("sha256").update(serialize(args)).digest("base64");
   } catch {
-    return undefined; // a function, symbol or class V8 cannot serialize: not cached
+    return undefined; // a value V8 cannot serialize (a function, a symbol): not cached
   }
 }
 
