@@ -4,6 +4,7 @@
 // deletes. Pure: `now` is an input, cron times come from croner (no timers are started).
 import { Cron } from "croner";
 import * as Type from "typebox/type";
+import type { BackupPhase } from "./backup-schema.ts";
 
 /** Successful backups a schedule keeps when its retention is omitted. */
 export const DEFAULT_KEEP_LAST = 7;
@@ -69,9 +70,6 @@ export interface ScheduleSettings {
   /** The spec field of that limit, for messages (default "failedBackupsHistoryLimit"). */
   failedHistoryLimitField?: string | undefined;
 }
-
-/** Where one backup is in its life (the phases of an EtcdBackup and a VaultSnapshot). */
-export type BackupPhase = "Pending" | "Running" | "Succeeded" | "Failed";
 
 /** Backups a restore uses or may still use, each with who uses it (for messages): retention keeps them. */
 export type BackupsInUse = ReadonlyMap<string, string>;

@@ -14,14 +14,9 @@ import {
   setControllerReference,
   statusMergePatch,
 } from "@capstan/core";
+import type { BackupPhase } from "./backup-schema.ts";
 import { degradedReason, scheduleConditions, scheduleReasons } from "./schedule-conditions.ts";
-import {
-  type BackupPhase,
-  type BackupsInUse,
-  type OwnedBackup,
-  planSchedule,
-  type ScheduleSettings,
-} from "./schedule-plan.ts";
+import { type BackupsInUse, type OwnedBackup, planSchedule, type ScheduleSettings } from "./schedule-plan.ts";
 import {
   type ScheduleStatusBase,
   type ScheduleTemplate,

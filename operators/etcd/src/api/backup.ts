@@ -2,10 +2,16 @@
 // source of truth, and their TypeScript types. Backups are separate from EtcdCluster so they outlive the cluster
 // and carry their own destination, credentials and status.
 
-import { type DeletionPolicy, deletionPolicySchema } from "@capstan/backup";
+import {
+  BACKUP_PHASES,
+  backupPrinterColumns,
+  backupStatusHeadProperties,
+  backupStatusTimeProperties,
+  type DeletionPolicy,
+  deletionPolicySchema,
+} from "@capstan/backup";
 import {
   type CustomResourceDefinitionObject,
-  conditionsSchema,
   customResourceDefinition,
   defineKind,
   type KubeObject,
@@ -48,8 +54,8 @@ export const DEFAULT_DELETION_POLICY: DeletionPolicy = "Retain";
 /** A schedule's backups delete their snapshots with them (so retention frees storage) unless the template says Retain. */
 export const DEFAULT_SCHEDULED_DELETION_POLICY: DeletionPolicy = "Delete";
 
-/** All backup phases, in the order the schema lists them. */
-export const BACKUP_PHASES = ["Pending", "Running", "Succeeded", "Failed"] as const;
+/** All backup phases, in the order the schema lists them (@capstan/backup's, shared with VaultSnapshot). */
+export { BACKUP_PHASES };
 
 /** An EtcdBackup object. */
 export interface EtcdBackup extends KubeObject {
@@ -110,22 +116,9 @@ export type EtcdBackupSpec = Type.Static<ReturnType<typeof backupSpecSchema>>;
 
 const backupStatusSchema = Type.Object(
   {
-    observedGeneration: Type.Optional(
-      Type.Integer({
-        format: "int64",
-        description: "The metadata.generation this status was computed from.",
-      }),
-    ),
-    phase: Type.Optional(
-      Type.Enum([...BACKUP_PHASES], {
-        type: "string",
-        description: "Where the backup is in its life.",
-      }),
-    ),
-    conditions: Type.Optional(
-      conditionsSchema(
-        "Available (the snapshot is stored and verified), Progressing (the Job runs), Degraded (refused spec or failed).",
-      ),
+    ...backupStatusHeadProperties(
+      "backup",
+      "Available (the snapshot is stored and verified), Progressing (the Job runs), Degraded (refused spec or failed).",
     ),
     member: Type.Optional(Type.String({ description: "The member the snapshot was taken from." })),
     jobName: Type.Optional(Type.String({ description: "The Job taking the snapshot." })),
@@ -143,13 +136,7 @@ const backupStatusSchema = Type.Object(
         description: "Where the snapshot is stored: s3://<bucket>/<key> or pvc://<claim>/<path>.",
       }),
     ),
-    startTime: Type.Optional(Type.String({ format: "date-time", description: "When the Job was created." })),
-    completionTime: Type.Optional(
-      Type.String({
-        format: "date-time",
-        description: "When the snapshot was stored (or the backup failed).",
-      }),
-    ),
+    ...backupStatusTimeProperties("When the snapshot was stored (or the backup failed)."),
   },
   { description: "The observed backup." },
 );
@@ -198,14 +185,6 @@ export function etcdBackupCrd(): CustomResourceDefinitionObject {
     kind: EtcdBackupKind,
     singular: "etcdbackup",
     schema: etcdBackupSchema,
-    printerColumns: [
-      { name: "Cluster", type: "string", jsonPath: ".spec.clusterName" },
-      { name: "Phase", type: "string", jsonPath: ".status.phase" },
-      { name: "Revision", type: "integer", jsonPath: ".status.revision" },
-      { name: "Size", type: "integer", jsonPath: ".status.size" },
-      { name: "Location", type: "string", jsonPath: ".status.location", priority: 1 },
-      { name: "Completed", type: "date", jsonPath: ".status.completionTime" },
-      { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-    ],
+    printerColumns: backupPrinterColumns({ name: "Revision", jsonPath: ".status.revision" }),
   });
 }

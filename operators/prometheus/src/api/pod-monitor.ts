@@ -2,17 +2,14 @@
 // fields Capstan's Prometheus operator reads, as a CRD schema that keeps every other field, and the types it gives.
 import { defineKind, type KubeObject } from "@capstan/core";
 import * as Type from "typebox/type";
+import { selectionProperties, targetLabelProperties } from "./monitor-spec.ts";
 import {
   type ConfigResourceStatus,
-  fallbackScrapeProtocolSchema,
-  labelSelectorSchema,
   MONITORING_GROUP,
   MONITORING_VERSION,
   monitorCrd,
-  namespaceSelectorSchema,
   scrapeEndpointProperties,
 } from "./monitoring-common.ts";
-import { scrapeSettingsProperties } from "./scrape-settings.ts";
 
 const podMetricsEndpointSchema = Type.Object({
   // Wins over portNumber and targetPort.
@@ -41,26 +38,12 @@ export type PodMetricsEndpoint = Type.Static<typeof podMetricsEndpointSchema>;
 /** `spec` of PodMonitor (before keepUnknownFields opens it). */
 export const podMonitorSpecSchema = Type.Object(
   {
-    // Default: `<namespace>/<name>` of the PodMonitor.
-    jobLabel: Type.Optional(Type.String({ description: "Pod label whose value becomes the job label." })),
-    podTargetLabels: Type.Optional(
-      Type.Array(Type.String(), { description: "Pod labels copied onto the targets." }),
-    ),
+    // jobLabel's default: `<namespace>/<name>` of the PodMonitor.
+    ...targetLabelProperties("Pod label whose value becomes the job label."),
     podMetricsEndpoints: Type.Optional(
       Type.Array(podMetricsEndpointSchema, { description: "The ports to scrape on the selected Pods." }),
     ),
-    selector: labelSelectorSchema("Which Pods to scrape."),
-    // Default: the PodMonitor's namespace.
-    namespaceSelector: Type.Optional(namespaceSelectorSchema),
-    sampleLimit: Type.Optional(
-      Type.Integer({
-        format: "int64",
-        minimum: 0,
-        description: "Samples a scrape may return before it fails.",
-      }),
-    ),
-    fallbackScrapeProtocol: Type.Optional(fallbackScrapeProtocolSchema),
-    ...scrapeSettingsProperties(),
+    ...selectionProperties("Which Pods to scrape."),
   },
   { description: "Which Pods to scrape and how." },
 );

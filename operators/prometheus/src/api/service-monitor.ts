@@ -2,18 +2,15 @@
 // the fields Capstan's Prometheus operator reads, as a CRD schema that keeps every other field, and the types it gives.
 import { defineKind, type KubeObject } from "@capstan/core";
 import * as Type from "typebox/type";
+import { selectionProperties, targetLabelProperties } from "./monitor-spec.ts";
 import {
   type ConfigResourceStatus,
-  fallbackScrapeProtocolSchema,
-  labelSelectorSchema,
   MONITORING_GROUP,
   MONITORING_VERSION,
   monitorCrd,
-  namespaceSelectorSchema,
   scrapeEndpointProperties,
   tlsConfigWithFilesSchema,
 } from "./monitoring-common.ts";
-import { scrapeSettingsProperties } from "./scrape-settings.ts";
 
 const endpointSchema = Type.Object({
   port: Type.Optional(Type.String({ description: "Name of the Service port; wins over targetPort." })),
@@ -40,27 +37,14 @@ export type Endpoint = Type.Static<typeof endpointSchema>;
 /** `spec` of ServiceMonitor (before keepUnknownFields opens it). */
 export const serviceMonitorSpecSchema = Type.Object(
   {
-    // Default: the Service name.
-    jobLabel: Type.Optional(Type.String({ description: "Service label whose value becomes the job label." })),
-    targetLabels: Type.Optional(
-      Type.Array(Type.String(), { description: "Service labels copied onto the targets." }),
-    ),
-    podTargetLabels: Type.Optional(
-      Type.Array(Type.String(), { description: "Pod labels copied onto the targets." }),
-    ),
+    // jobLabel's default: the Service name.
+    ...targetLabelProperties("Service label whose value becomes the job label.", {
+      targetLabels: Type.Optional(
+        Type.Array(Type.String(), { description: "Service labels copied onto the targets." }),
+      ),
+    }),
     endpoints: Type.Array(endpointSchema, { description: "The ports to scrape on the selected Services." }),
-    selector: labelSelectorSchema("Which Services to scrape."),
-    // Default: the ServiceMonitor's namespace.
-    namespaceSelector: Type.Optional(namespaceSelectorSchema),
-    sampleLimit: Type.Optional(
-      Type.Integer({
-        format: "int64",
-        minimum: 0,
-        description: "Samples a scrape may return before it fails.",
-      }),
-    ),
-    fallbackScrapeProtocol: Type.Optional(fallbackScrapeProtocolSchema),
-    ...scrapeSettingsProperties(),
+    ...selectionProperties("Which Services to scrape."),
     serviceDiscoveryRole: Type.Optional(
       Type.Enum(["Endpoints", "EndpointSlice"], {
         type: "string",

@@ -1,12 +1,15 @@
 // The retention size a server runs with (issue 29 item 10): the user's, else 80% of the claim, so the disk never
 // fills; none with ephemeral storage. Checked on the StatefulSet the operator applies, too.
+import { storageSizeBytes } from "@capstan/core";
 import { describe, expect, it } from "vitest";
 import type { Prometheus, PrometheusSpec } from "../api/prometheus.ts";
 import { defaultSpec } from "./config-fixtures.ts";
 import { DEFAULT_RELOADER_IMAGE, statefulSet } from "./objects/statefulset.ts";
-import { derivedRetentionSize, effectiveRetentionSize, quantityBytes } from "./retention.ts";
+import { derivedRetentionSize, effectiveRetentionSize } from "./retention.ts";
 
-describe("quantityBytes", () => {
+// The claim sizes derivedRetentionSize reads through core's storageSizeBytes: the spellings spec.storage.size accepts
+// (STORAGE_SIZE_PATTERN), binary and decimal, whole and fractional; anything else reads as no size.
+describe("storageSizeBytes, as derivedRetentionSize reads a claim's size", () => {
   it.each<[string, number | undefined]>([
     ["10Gi", 10 * 2 ** 30],
     ["512Mi", 512 * 2 ** 20],
@@ -14,10 +17,14 @@ describe("quantityBytes", () => {
     ["500M", 500e6],
     ["2G", 2e9],
     ["1000", 1000],
+    ["1.5G", 1.5e9],
     ["10GB", undefined],
+    ["10gi", undefined],
+    ["-1Gi", undefined],
+    ["1e9", undefined],
     ["", undefined],
   ])("%s", (size, bytes) => {
-    expect(quantityBytes(size)).toBe(bytes);
+    expect(storageSizeBytes(size)).toBe(bytes);
   });
 });
 
@@ -28,6 +35,8 @@ describe("derivedRetentionSize: 80% of the claim in whole MiB, as Prometheus rea
     ["100Gi", "81920MB"],
     ["50G", "38146MB"], // 40e9 bytes / 2^20
     ["1Ti", "838860MB"],
+    ["1.5Gi", "1228MB"],
+    ["1073741824", "819MB"],
     ["1Mi", undefined], // under 1 MiB left: no limit rather than a 0 that Prometheus reads as "none"
     ["nonsense", undefined],
   ])("%s -> %s", (size, want) => {

@@ -9,41 +9,20 @@
 //
 // With ephemeral storage (an emptyDir on the node's disk) there is no size to derive from: none is set, and the
 // kubelet evicts the pod if the node's disk runs short; set retentionSize (and an ephemeral-storage limit) yourself.
+import { storageSizeBytes } from "@capstan/core";
 import type { PrometheusSpec } from "../api/prometheus.ts";
 
 /** The share of the claim a derived retention size allows. */
 export const DERIVED_RETENTION_SHARE = 0.8;
 
-const MULTIPLIERS: Record<string, number> = {
-  "": 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
-
-/** Bytes of a storage size as the CRD accepts it (STORAGE_SIZE_PATTERN: "10Gi", "500M", "1.5Ti"); undefined otherwise. */
-export function quantityBytes(size: string): number | undefined {
-  const m = /^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/.exec(size);
-  if (m === null) return undefined;
-  return Number(m[1]) * (MULTIPLIERS[m[2] ?? ""] ?? 1);
-}
-
 /**
- * The retention size derived from a claim of `claimSize`: 80% of it, rounded down to whole MiB, written as Prometheus
+ * The retention size derived from a claim of `claimSize` (a size as the CRD accepts it, STORAGE_SIZE_PATTERN: "10Gi",
+ * "500M", "1.5Ti"; core's storageSizeBytes reads it): 80% of it, rounded down to whole MiB, written as Prometheus
  * reads it ("MB" is 2^20 bytes for --storage.tsdb.retention.size), e.g. "8192MB" for 10Gi. Undefined when the size
  * cannot be read or leaves less than 1 MiB.
  */
 export function derivedRetentionSize(claimSize: string): string | undefined {
-  const bytes = quantityBytes(claimSize);
+  const bytes = storageSizeBytes(claimSize);
   if (bytes === undefined) return undefined;
   const mib = Math.floor((bytes * DERIVED_RETENTION_SHARE) / 2 ** 20);
   return mib >= 1 ? `${mib}MB` : undefined;

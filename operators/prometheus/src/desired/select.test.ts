@@ -220,6 +220,12 @@ describe("ServiceMonitor feedback", () => {
       'endpoints[0].interval "1.5m" is not a Prometheus duration (e.g. 30s, 1m)',
     ],
     [
+      "interval past the longest duration Prometheus reads (model.ParseDuration: duration out of range)",
+      sm(ep({ port: "metrics", interval: "293y" })),
+      "InvalidDuration",
+      'endpoints[0].interval "293y" is not a Prometheus duration (e.g. 30s, 1m)',
+    ],
+    [
       "zero interval",
       sm(ep({ port: "metrics", interval: "0" })),
       "InvalidDuration",

@@ -12,10 +12,11 @@ import type { Endpoint, ServiceMonitor } from "../api/service-monitor.ts";
 import { type AssetRef, endpointAssets } from "./assets.ts";
 import { enabledFeatures } from "./feature-flags.ts";
 import { fileAccessError } from "./file-access.ts";
+import { parsePrometheusDuration } from "./prometheus-duration.ts";
 import { renderRuleFile } from "./rule-file.ts";
 import { MAX_RULE_FILE_BYTES, ruleFileBytes } from "./rule-shards.ts";
 import { scrapeSettingsProblem } from "./scrape-settings.ts";
-import { parsePrometheusDuration, relabelError, ruleGroupError } from "./validate.ts";
+import { relabelError, ruleGroupError } from "./validate.ts";
 
 /** The parts of a Namespace selection reads. */
 export interface NamespaceLike {

@@ -9,31 +9,7 @@ import type { RelabelConfig } from "../api/monitoring-common.ts";
 import { DEFAULT_PROMETHEUS_VERSION } from "../api/prometheus.ts";
 import type { Rule, RuleGroup } from "../api/prometheus-rule.ts";
 import { goTemplateError } from "./go-template.ts";
-
-const DURATION_UNITS: [string, number][] = [
-  ["y", 365 * 24 * 3600 * 1000],
-  ["w", 7 * 24 * 3600 * 1000],
-  ["d", 24 * 3600 * 1000],
-  ["h", 3600 * 1000],
-  ["m", 60 * 1000],
-  ["s", 1000],
-  ["ms", 1],
-];
-const DURATION = /^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$/;
-
-/** Milliseconds of a Prometheus duration ("30s", "1h30m", "15d", "0"), or undefined if Prometheus would refuse it. */
-export function parsePrometheusDuration(text: string): number | undefined {
-  if (text === "0") return 0;
-  if (text === "") return undefined;
-  const m = DURATION.exec(text);
-  if (m === null) return undefined;
-  let total = 0;
-  DURATION_UNITS.forEach(([, ms], i) => {
-    const n = m[i + 1];
-    if (n !== undefined) total += Number(n) * ms;
-  });
-  return total;
-}
+import { parsePrometheusDuration } from "./prometheus-duration.ts";
 
 /** How many regexes' verdicts re2Error remembers (the oldest is forgotten first). */
 export const RE2_VERDICTS_KEPT = 4096;

@@ -2,10 +2,18 @@
 // in S3-compatible object storage or on a PersistentVolumeClaim (the destination API is @capstan/backup's, the same
 // as an EtcdBackup's). A resource of its own, not a VaultCluster field, so it outlives the cluster (a restore into a
 // new VaultCluster reads it) and carries its own destination, credentials and status. The CRD schema and its types.
-import { type DeletionPolicy, deletionPolicySchema, destinationSchemas, NAME_RULE } from "@capstan/backup";
+import {
+  BACKUP_PHASES,
+  backupPrinterColumns,
+  backupStatusHeadProperties,
+  backupStatusTimeProperties,
+  type DeletionPolicy,
+  deletionPolicySchema,
+  destinationSchemas,
+  NAME_RULE,
+} from "@capstan/backup";
 import {
   type CustomResourceDefinitionObject,
-  conditionsSchema,
   customResourceDefinition,
   defineKind,
   type KubeObject,
@@ -86,30 +94,11 @@ const specSchema = snapshotSpecSchema(
  */
 export type VaultSnapshotSpec = Type.Static<typeof specSchema>;
 
-const phaseSchema = Type.Enum(["Pending", "Running", "Succeeded", "Failed"], {
-  type: "string",
-  description: "Where the snapshot is in its life.",
-});
-
-/** The life cycle of one snapshot. */
-export type VaultSnapshotPhase = Type.Static<typeof phaseSchema>;
-
-/** All phases, in the order the schema lists them. */
-export const SNAPSHOT_PHASES: readonly VaultSnapshotPhase[] = phaseSchema.enum;
-
 const statusSchema = Type.Object(
   {
-    observedGeneration: Type.Optional(
-      Type.Integer({
-        format: "int64",
-        description: "The metadata.generation this status was computed from.",
-      }),
-    ),
-    phase: Type.Optional(phaseSchema),
-    conditions: Type.Optional(
-      conditionsSchema(
-        "Available (the snapshot is stored and verified), Progressing (the Job runs), Degraded (refused spec, forbidden or failed).",
-      ),
+    ...backupStatusHeadProperties(
+      "snapshot",
+      "Available (the snapshot is stored and verified), Progressing (the Job runs), Degraded (refused spec, forbidden or failed).",
     ),
     jobName: Type.Optional(Type.String({ description: "The Job taking the snapshot." })),
     size: Type.Optional(
@@ -137,16 +126,19 @@ const statusSchema = Type.Object(
         description: "The cluster_id of the cluster snapshotted: its unseal keys open a restore of it.",
       }),
     ),
-    startTime: Type.Optional(Type.String({ format: "date-time", description: "When the Job was created." })),
-    completionTime: Type.Optional(
-      Type.String({ format: "date-time", description: "When the snapshot was stored (or failed)." }),
-    ),
+    ...backupStatusTimeProperties("When the snapshot was stored (or failed)."),
   },
   { description: "The observed snapshot." },
 );
 
 /** The observed snapshot. */
 export type VaultSnapshotStatus = Type.Static<typeof statusSchema>;
+
+/** The life cycle of one snapshot (@capstan/backup's BackupPhase, shared with EtcdBackup). */
+export type VaultSnapshotPhase = NonNullable<VaultSnapshotStatus["phase"]>;
+
+/** All phases, in the order the schema lists them. */
+export const SNAPSHOT_PHASES: readonly VaultSnapshotPhase[] = BACKUP_PHASES;
 
 /** A VaultSnapshot object. */
 export interface VaultSnapshot extends KubeObject {
@@ -192,14 +184,6 @@ export function vaultSnapshotCrd(): CustomResourceDefinitionObject {
     kind: VaultSnapshotKind,
     singular: "vaultsnapshot",
     schema: vaultSnapshotSchema,
-    printerColumns: [
-      { name: "Cluster", type: "string", jsonPath: ".spec.clusterName" },
-      { name: "Phase", type: "string", jsonPath: ".status.phase" },
-      { name: "Index", type: "integer", jsonPath: ".status.raftIndex" },
-      { name: "Size", type: "integer", jsonPath: ".status.size" },
-      { name: "Location", type: "string", jsonPath: ".status.location", priority: 1 },
-      { name: "Completed", type: "date", jsonPath: ".status.completionTime" },
-      { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-    ],
+    printerColumns: backupPrinterColumns({ name: "Index", jsonPath: ".status.raftIndex" }),
   });
 }

@@ -1,13 +1,13 @@
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ConfigMap, defineKind, Secret } from "../api/kinds.ts";
-import type { KubeObject } from "../api/object.ts";
+import { ConfigMap, Secret } from "../api/kinds.ts";
 import { Client } from "../client/client.ts";
 import { TerminalError } from "../client/errors.ts";
 import { Manager } from "../manager/manager.ts";
 import { CoreMetrics } from "../metrics/metrics.ts";
 import { ItemExponentialFailureRateLimiter } from "../queue/rate-limiter.ts";
 import { FakeApiServer } from "../testing/fake-api-server.ts";
+import { WIDGETS, Widget, widget } from "../testing/widget-fixture.ts";
 import { silentLogger } from "../util/logger.ts";
 import {
   controller,
@@ -19,18 +19,6 @@ import {
 } from "./controller.ts";
 import { generationChanged, hasLabels } from "./predicates.ts";
 
-interface Widget extends KubeObject {
-  spec: { size: number };
-  status?: { seen?: number };
-}
-const Widget = defineKind<Widget>({
-  group: "test.capstan.dev",
-  version: "v1",
-  kind: "Widget",
-  plural: "widgets",
-  namespaced: true,
-});
-const WIDGETS = "/apis/test.capstan.dev/v1/widgets";
 const CONFIGMAPS = "/api/v1/configmaps";
 
 let server: FakeApiServer;
@@ -51,15 +39,6 @@ afterEach(async () => {
   await running?.catch(() => {});
   await server.stop();
 });
-
-function widget(name: string, size = 1): Widget {
-  return {
-    apiVersion: "test.capstan.dev/v1",
-    kind: "Widget",
-    metadata: { name, namespace: "ns" },
-    spec: { size },
-  };
-}
 
 /** Starts a manager with one controller (fast retries) against the fake server. */
 function run(reconcile: Reconciler, extra: Partial<Parameters<typeof controller<Widget>>[0]> = {}) {

@@ -2,30 +2,17 @@
 // conditions and Event, instead of the rate-limited backoff; anything else keeps the default handling.
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { defineKind } from "../api/kinds.ts";
 import type { KubeObject } from "../api/object.ts";
 import { Client } from "../client/client.ts";
-import type { Condition } from "../helpers/conditions.ts";
 import { Manager } from "../manager/manager.ts";
 import { CoreMetrics } from "../metrics/metrics.ts";
 import type { RateLimiter } from "../queue/rate-limiter.ts";
 import { FakeApiServer } from "../testing/fake-api-server.ts";
+import { widget as newWidget, Widget } from "../testing/widget-fixture.ts";
 import { silentLogger } from "../util/logger.ts";
 import { type ControllerOptions, controller, type Reconciler } from "./controller.ts";
 import type { ErrorPolicy } from "./error-policy.ts";
 import { generationChanged } from "./predicates.ts";
-
-interface Widget extends KubeObject {
-  spec: { size: number };
-  status?: { conditions?: Condition[] };
-}
-const Widget = defineKind<Widget>({
-  group: "test.capstan.dev",
-  version: "v1",
-  kind: "Widget",
-  plural: "widgets",
-  namespaced: true,
-});
 
 /** The operator's own error type: the operand did not answer. */
 class OperandUnavailable extends Error {}
@@ -76,13 +63,10 @@ afterEach(async () => {
   await server.stop();
 });
 
+/** A Widget ns/<name> at generation 3. */
 function widget(name: string): Widget {
-  return {
-    apiVersion: "test.capstan.dev/v1",
-    kind: "Widget",
-    metadata: { name, namespace: "ns", generation: 3 },
-    spec: { size: 1 },
-  };
+  const w = newWidget(name);
+  return { ...w, metadata: { ...w.metadata, generation: 3 } };
 }
 
 function run(reconcile: Reconciler, extra: Partial<ControllerOptions<Widget>> = {}): void {

@@ -3,34 +3,18 @@
 // reconciler the same context.
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { ConfigMap, type ConfigMapObject, defineKind } from "../api/kinds.ts";
-import type { KubeObject } from "../api/object.ts";
+import { ConfigMap, type ConfigMapObject } from "../api/kinds.ts";
 import { Client } from "../client/client.ts";
 import { Manager } from "../manager/manager.ts";
 import { CoreMetrics } from "../metrics/metrics.ts";
 import { ItemExponentialFailureRateLimiter } from "../queue/rate-limiter.ts";
 import { FakeApiServer } from "../testing/fake-api-server.ts";
 import { reconcileOnce } from "../testing/reconcile-once.ts";
+import { widget as newWidget, WIDGETS, Widget } from "../testing/widget-fixture.ts";
 import { silentLogger } from "../util/logger.ts";
 import { type ControllerOptions, controller, type Reconciler } from "./controller.ts";
 
-interface Widget extends KubeObject {
-  spec: { size: number };
-}
-const Widget = defineKind<Widget>({
-  group: "test.capstan.dev",
-  version: "v1",
-  kind: "Widget",
-  plural: "widgets",
-  namespaced: true,
-});
-const WIDGETS = "/apis/test.capstan.dev/v1/widgets";
-const widget: Widget = {
-  apiVersion: Widget.apiVersion,
-  kind: "Widget",
-  metadata: { name: "w", namespace: "ns" },
-  spec: { size: 3 },
-};
+const widget = newWidget("w", 3);
 
 /** `<name>-config` holding the widget's size, applied through ctx.apply (no request when live matches). */
 const applyConfig: Reconciler = async (req, ctx) => {

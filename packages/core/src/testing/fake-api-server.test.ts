@@ -8,22 +8,7 @@ import type { Client, WatchEvent } from "../client/client.ts";
 import { isAlreadyExists, isApiError, isConflict, isInvalid, isNotFound } from "../client/errors.ts";
 import { addFinalizer, removeFinalizer } from "../helpers/finalizers.ts";
 import { FakeApiServer } from "./fake-api-server.ts";
-
-interface Widget extends KubeObject {
-  spec: { size: number };
-  status?: { ready?: boolean };
-}
-const Widget = defineKind<Widget>({
-  group: "test.capstan.dev",
-  version: "v1",
-  kind: "Widget",
-  plural: "widgets",
-  namespaced: true,
-});
-
-function widget(name: string, size = 1, namespace = "ns"): Widget {
-  return { apiVersion: Widget.apiVersion, kind: "Widget", metadata: { name, namespace }, spec: { size } };
-}
+import { Widget, widget } from "./widget-fixture.ts";
 
 function configMap(name: string, data: Record<string, string> = {}, labels?: Record<string, string>) {
   return {

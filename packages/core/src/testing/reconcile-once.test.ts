@@ -1,31 +1,14 @@
 // Tests of the reconcileOnce harness: what it primes, what it reports, and that its assertions fail loudly.
 import { AssertionError } from "node:assert";
 import { describe, expect, it } from "vitest";
-import { ConfigMap, defineKind, Secret } from "../api/kinds.ts";
-import type { KubeObject } from "../api/object.ts";
+import { ConfigMap, Secret } from "../api/kinds.ts";
 import { isConflict } from "../client/errors.ts";
 import type { Reconciler } from "../controller/controller.ts";
 import { FakeApiServer } from "./fake-api-server.ts";
 import { reconcileOnce } from "./reconcile-once.ts";
+import { widget as newWidget, Widget } from "./widget-fixture.ts";
 
-interface Widget extends KubeObject {
-  spec: { size: number };
-  status?: { size?: number };
-}
-const Widget = defineKind<Widget>({
-  group: "test.capstan.dev",
-  version: "v1",
-  kind: "Widget",
-  plural: "widgets",
-  namespaced: true,
-});
-
-const w: Widget = {
-  apiVersion: Widget.apiVersion,
-  kind: "Widget",
-  metadata: { name: "w", namespace: "ns" },
-  spec: { size: 3 },
-};
+const w = newWidget("w", 3);
 
 /** Creates `<name>-config` with the widget's size unless it already says so, then mirrors the size in status. */
 const reconcileWidget: Reconciler = async (req, ctx) => {
