@@ -9,6 +9,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Pod } from "../../packages/core/src/api/kinds.ts";
 import type { Client } from "../../packages/core/src/client/client.ts";
+import { imageNodeFlags } from "../peers/build.ts";
 import { podProcess, startedAt } from "./proc.ts";
 import type { Operator } from "./workloads.ts";
 
@@ -63,13 +64,6 @@ export function applyDir(dir: string): void {
       stdio: ["ignore", "ignore", "inherit"],
     },
   );
-}
-
-/** The Node.js flags of the operator image's entry point (e2e/images/operator-image.sh, the root Dockerfile). */
-export function imageNodeFlags(): string[] {
-  const script = readFileSync(join(REPO, "e2e", "images", "operator-image.sh"), "utf8");
-  const entry = /"Entrypoint\\":\[([^\]]*)\]/.exec(script)?.[1] ?? "";
-  return [...entry.matchAll(/\\"(--[^"\\]+)\\"/g)].map((m) => m[1]!);
 }
 
 /**

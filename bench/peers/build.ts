@@ -66,14 +66,27 @@ export function javaScriptChild(source: string): string {
 }
 
 /**
- * The Node.js flags of the operator images' entry point (e2e/images/operator-image.sh and the root Dockerfile:
- * a 4 MiB young generation per semi-space), which the capstan peers run with; BENCH_CAPSTAN_NODE_FLAGS overrides
- * them ("" for Node's defaults).
+ * The Node.js flags of the operator images' entry point, read from e2e/images/operator-image.sh (the root Dockerfile
+ * and the standalone template have the same, a cli test checks): what an operator process runs with.
+ */
+export function imageNodeFlags(): string[] {
+  const script = readFileSync(
+    join(import.meta.dirname, "..", "..", "e2e", "images", "operator-image.sh"),
+    "utf8",
+  );
+  const entry = /"Entrypoint\\":\[([^\]]*)\]/.exec(script)?.[1] ?? "";
+  return [...entry.matchAll(/\\"(--[^"\\]+)\\"/g)].map((m) => m[1]!);
+}
+
+/**
+ * The flags the capstan peers run with: the images' (imageNodeFlags); BENCH_CAPSTAN_NODE_FLAGS overrides them ("" for
+ * Node's defaults).
  */
 const { env } = process; // read here, not by turbo: no turbo.json entry needed
-export const CAPSTAN_NODE_FLAGS = (env.BENCH_CAPSTAN_NODE_FLAGS ?? "--max-semi-space-size=4")
-  .split(" ")
-  .filter(Boolean);
+export const CAPSTAN_NODE_FLAGS =
+  env.BENCH_CAPSTAN_NODE_FLAGS === undefined
+    ? imageNodeFlags()
+    : env.BENCH_CAPSTAN_NODE_FLAGS.split(" ").filter(Boolean);
 
 /**
  * A benchmark child (bench/peers/<name>.ts) bundled as an operator's process is (@capstan/cli/tsup's preset:

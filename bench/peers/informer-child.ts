@@ -16,15 +16,17 @@ const TIMEOUT_MS = 5 * 60_000;
 
 /**
  * @capstan/core's shared informer (from an InformerFactory, as the manager's cache gets it) with its defaults (a list
- * at resourceVersion 0 decoded while it arrives, managedFields left out), from the built package. BENCH_CAPSTAN_OPTIONS (JSON, e.g. {"watchList":true,"pageSize":0})
- * overrides informer options, to measure one lever at a time.
+ * at resourceVersion 0 decoded while it arrives, managedFields left out), from the built package. To measure one lever
+ * at a time, BENCH_CAPSTAN_OPTIONS (JSON, e.g. {"watchList":true,"pageSize":0}) overrides informer options and
+ * BENCH_CAPSTAN_CLIENT (JSON, e.g. {"requestsHttp2":true}) client options.
  */
 async function loadCapstan(): Promise<StartInformer> {
   const { Client, ConfigMap, InformerFactory } = await import("@capstan/core");
   const { env } = process; // read here, not by turbo
   const informerOptions = JSON.parse(env.BENCH_CAPSTAN_OPTIONS || "{}") as Record<string, unknown>;
+  const clientOptions = JSON.parse(env.BENCH_CAPSTAN_CLIENT || "{}") as Record<string, unknown>;
   return async (ns, onUpdate) => {
-    const client = new Client();
+    const client = new Client(clientOptions);
     const factory = new InformerFactory({ client, informerOptions });
     const informer = factory.informerFor(ConfigMap, { namespace: ns });
     informer.addEventHandler({ onUpdate });

@@ -5,7 +5,8 @@
 # the capstan.local/node:24 root filesystem (node/build.sh's tarball) plus /app/main.js, the operator's
 # self-contained bundle (operators/<name>/dist/main.js, built first when missing or older than its sources), and
 # /app/chunks/ (dist/chunks/: the code the bundle loads only when first used),
-# run as user 1000 with ENTRYPOINT ["node","--max-semi-space-size=4","/app/main.js"], like the root Dockerfile. <NAME>_OPERATOR_IMAGE
+# run as user 1000 with ENTRYPOINT ["node","--max-semi-space-size=4","--wasm-tiering-budget=2147483647","/app/main.js"],
+# like the root Dockerfile. <NAME>_OPERATOR_IMAGE
 # overrides the reference. Skips a tarball newer than its inputs (these scripts, the node tarball, the bundle).
 # Prints the tarball. Each operator's <name>-operator/build.sh calls it.
 #   e2e/images/operator-image.sh OPERATOR OUT_DIR      e.g. operator-image.sh vault ~/.cache/capstan/images
@@ -74,6 +75,6 @@ fi
 # The base image's Env, with NODE_ENV added.
 node_version="$(sed -n 's/.*"NODE_VERSION=\([^"]*\)".*/\1/p' "$work/image"/*.json | head -n 1)"
 "$here/pack.sh" "$work/rootfs" "$ref" "$tarball.tmp" \
-  "{\"Entrypoint\":[\"node\",\"--max-semi-space-size=4\",\"/app/main.js\"],\"User\":\"1000:1000\",\"WorkingDir\":\"/app\",\"Env\":[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\",\"NODE_VERSION=$node_version\",\"SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt\",\"NODE_ENV=production\"],\"ExposedPorts\":{\"8080/tcp\":{},\"8081/tcp\":{}}}"
+  "{\"Entrypoint\":[\"node\",\"--max-semi-space-size=4\",\"--wasm-tiering-budget=2147483647\",\"/app/main.js\"],\"User\":\"1000:1000\",\"WorkingDir\":\"/app\",\"Env\":[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\",\"NODE_VERSION=$node_version\",\"SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt\",\"NODE_ENV=production\"],\"ExposedPorts\":{\"8080/tcp\":{},\"8081/tcp\":{}}}"
 mv "$tarball.tmp" "$tarball"
 echo "$tarball"

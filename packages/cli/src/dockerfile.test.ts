@@ -2,6 +2,7 @@
 // copies exists, the workspaces it builds are real ones, and the workspace packages the operator needs at build
 // time are among those it copies. (No Docker daemon here to build it; the registry-free image builds under
 // e2e/images run the same bundle on the local cluster.)
+import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -49,5 +50,36 @@ describe.each(operators)("Dockerfile with OPERATOR=%s", (operator) => {
       .map((d) => workspaceNames.get(d) ?? d);
     for (const dir of needed) expect(copiedDirs.has(dir), `${dir} is copied`).toBe(true);
     expect(copiedDirs.has(`operators/${operator}`)).toBe(true);
+  });
+});
+
+// The entry point's Node.js flags are written in three places: the root Dockerfile, the Dockerfile
+// `capstan new operator --standalone` writes, and e2e's registry-free image builder (whose flags the benchmarks run
+// with). A flag Node.js does not know stops the image at start ("node: bad option"), so each is tried here on the
+// Node.js the repository pins, the version the images run.
+describe("the operator images' entry point", () => {
+  const fromDockerfile = (path: string) => {
+    const entry = /^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(join(root, path), "utf8"))?.[1];
+    return JSON.parse(entry ?? "[]") as string[];
+  };
+  const builder = readFileSync(join(root, "e2e/images/operator-image.sh"), "utf8");
+  const fromBuilder = JSON.parse(
+    (/\\"Entrypoint\\":(\[[^\]]*\])/.exec(builder)?.[1] ?? "[]").replaceAll('\\"', '"'),
+  ) as string[];
+  const image = fromDockerfile("Dockerfile");
+
+  it("is the same in the root Dockerfile, the standalone template and e2e's image builder", () => {
+    expect(image[0]).toBe("node");
+    expect(image.at(-1)).toBe("/app/main.js");
+    expect(fromDockerfile("packages/cli/templates/standalone/Dockerfile")).toEqual(image);
+    expect(fromBuilder).toEqual(image);
+  });
+
+  it("passes only flags the pinned Node.js accepts", () => {
+    const flags = image.slice(1, -1);
+    expect(flags.length).toBeGreaterThan(0);
+    const run = spawnSync(process.execPath, [...flags, "-e", "0"], { encoding: "utf8" });
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
   });
 });

@@ -1,0 +1,11 @@
+import { readFileSync } from "node:fs";
+const rss = () => (Number(/VmRSS:\s+(\d+)/.exec(readFileSync("/proc/self/status","utf8"))[1]) / 1024).toFixed(1);
+const { Client } = await import("@capstan/core");
+const a = rss();
+const client = new Client(JSON.parse(process.argv[2] ?? "{}"));
+await client.raw("/version");
+const b = rss();
+await client.raw("/api/v1/namespaces/default/configmaps?limit=5");
+const c = rss();
+console.log(process.argv[2], "loaded", a, "after 1st request", b, "after 2nd", c);
+await client.close();
