@@ -48,7 +48,7 @@ EXPOSE 8080 8081
 # 134 MiB with 10,000 cached ConfigMaps, 195 instead of 318 with 50,000, and a faster sync
 # (docs/performance.md, "Node.js heap flags").
 # --wasm-tiering-budget=2147483647: V8 keeps WebAssembly on its baseline code instead of optimizing it once it ran
-# enough. An operator's only WebAssembly is undici's HTTP/1.1 parser (every API request); optimizing it cost 0.1-0.2 s
-# of CPU and left ~10 MiB in a compiler thread's memory for the life of the process. With the budget: steady RSS
-# 7-13 MiB lower, CPU per request the same (docs/performance.md, "WebAssembly left on the baseline compiler").
+# enough. An operator's only WebAssembly is undici's HTTP/1.1 parser (every API request); optimizing it left ~10 MiB
+# in a compiler thread's memory for the life of the process. With the budget: idle steady RSS 11-12 MiB lower, CPU
+# per request the same (docs/performance.md, "WebAssembly left on the baseline compiler").
 ENTRYPOINT ["node", "--max-semi-space-size=4", "--wasm-tiering-budget=2147483647", "/app/main.js"]
